@@ -1,0 +1,98 @@
+// Environment → frozen Config, validated once. src/main.ts is the only caller with process.env.
+import { z } from 'zod'
+
+const seconds = (def: number) => z.coerce.number().int().positive().max(31_536_000).default(def)
+const bool = (def: 'true' | 'false') =>
+  z.enum(['true', 'false']).default(def).transform((v) => v === 'true') // z.coerce.boolean() makes "false" true
+
+export const SIGNING_ALGS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const
+export type SigningAlg = (typeof SIGNING_ALGS)[number]
+
+const Env = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(5000),
+  HOST: z.string().min(1).default('0.0.0.0'),
+  ISSUER: z.url({ protocol: /^https?$/ }).optional(),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://').optional(),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  DATA_DIR: z.string().min(1).default('./data'),
+  SEED_FILE: z.string().min(1).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: bool('false'),
+  KEY_ENCRYPTION_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  KEY_ACTIVATION_DELAY: z.coerce.number().int().min(0).max(31_536_000).default(3600),
+  ACCESS_TOKEN_SIGNING_ALG: z.enum(SIGNING_ALGS).default('ES256'),
+  ACCESS_TOKEN_LIFETIME: seconds(3600),
+  ID_TOKEN_LIFETIME: seconds(300),
+  CIBA_DEFAULT_LIFETIME: seconds(300),
+  CIBA_POLLING_INTERVAL: seconds(5),
+  CIBA_NOTIFICATION_URL: z.url({ protocol: /^https?$/ }).optional(),
+  CIBA_NOTIFICATION_SECRET: z.string().min(1).optional(),
+  CLIENT_CACHE_TTL: z.coerce.number().int().min(0).max(3600).default(5),
+  SHUTDOWN_TIMEOUT: seconds(10),
+})
+
+export type Config = Readonly<{
+  port: number
+  host: string
+  issuer: string
+  databaseUrl: string | undefined
+  databasePoolSize: number
+  dataDir: string
+  seedFile: string | undefined
+  logLevel: z.infer<typeof Env>['LOG_LEVEL']
+  trustProxy: boolean
+  keyEncryptionSecret: string | undefined
+  keyActivationDelay: number
+  accessTokenSigningAlg: SigningAlg
+  accessTokenLifetime: number
+  idTokenLifetime: number
+  cibaDefaultLifetime: number
+  cibaPollingInterval: number
+  cibaNotificationUrl: string | undefined
+  cibaNotificationSecret: string | undefined
+  clientCacheTtl: number
+  shutdownTimeout: number
+}>
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'))
+    this.name = 'ConfigError'
+  }
+}
+
+/** Parses the environment; throws ConfigError with one line per problem, each naming the variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  // An empty variable (FOO=) counts as unset, as most twelve-factor tooling expects.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
+  const parsed = Env.safeParse(cleaned)
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`))
+  }
+  const e = parsed.data
+  if (e.CIBA_NOTIFICATION_URL && !e.CIBA_NOTIFICATION_SECRET) {
+    throw new ConfigError(['CIBA_NOTIFICATION_SECRET: required when CIBA_NOTIFICATION_URL is set'])
+  }
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    issuer: (e.ISSUER ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.DATABASE_POOL_SIZE,
+    dataDir: e.DATA_DIR,
+    seedFile: e.SEED_FILE,
+    logLevel: e.LOG_LEVEL,
+    trustProxy: e.TRUST_PROXY,
+    keyEncryptionSecret: e.KEY_ENCRYPTION_SECRET,
+    keyActivationDelay: e.KEY_ACTIVATION_DELAY,
+    accessTokenSigningAlg: e.ACCESS_TOKEN_SIGNING_ALG,
+    accessTokenLifetime: e.ACCESS_TOKEN_LIFETIME,
+    idTokenLifetime: e.ID_TOKEN_LIFETIME,
+    cibaDefaultLifetime: e.CIBA_DEFAULT_LIFETIME,
+    cibaPollingInterval: e.CIBA_POLLING_INTERVAL,
+    cibaNotificationUrl: e.CIBA_NOTIFICATION_URL,
+    cibaNotificationSecret: e.CIBA_NOTIFICATION_SECRET,
+    clientCacheTtl: e.CLIENT_CACHE_TTL,
+    shutdownTimeout: e.SHUTDOWN_TIMEOUT,
+  })
+}

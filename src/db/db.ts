@@ -1,0 +1,37 @@
+// One database interface, two drivers: pg (DATABASE_URL) and PGlite (embedded).
+// Stores depend on this and nothing else.
+
+export interface QueryResult<R> {
+  rows: R[]
+  rowCount: number
+}
+
+export interface Queryable {
+  /** One statement, positional parameters ($1, $2, …). */
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>
+  /** Several statements, no parameters (migration scripts). */
+  exec(sql: string): Promise<void>
+}
+
+/**
+ * Called with a NOTIFY payload, or with `undefined` after the listening connection was
+ * re-established: messages may have been missed, so the subscriber should resynchronise.
+ */
+export type NotificationHandler = (payload: string | undefined) => void
+
+export interface Db extends Queryable {
+  readonly kind: 'pg' | 'pglite'
+  /** Runs fn in one transaction: COMMIT when it resolves, ROLLBACK when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>
+  /** LISTEN on a channel; resolves to an unsubscribe function. */
+  listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>
+  close(): Promise<void>
+}
+
+/** Postgres error codes we branch on. */
+export const PG_UNIQUE_VIOLATION = '23505'
+export const PG_FOREIGN_KEY_VIOLATION = '23503'
+
+export function pgErrorCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined
+}

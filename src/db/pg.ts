@@ -1,0 +1,125 @@
+// The pg driver: a Pool for queries and transactions, one dedicated connection for LISTEN.
+import pg from 'pg'
+import type { Db, NotificationHandler, Queryable, QueryResult } from './db.js'
+
+export interface PgDbOptions {
+  connectionString: string
+  max?: number
+  /** Told about errors on idle connections and on the LISTEN connection; never fatal. */
+  onError?: (err: Error) => void
+}
+
+export function createPgDb(opts: PgDbOptions): Db {
+  const pool = new pg.Pool({ connectionString: opts.connectionString, max: opts.max ?? 10 })
+  const onError = opts.onError ?? (() => {})
+  pool.on('error', onError) // an idle client died (server restart): the pool replaces it
+  const listener = createListener(opts.connectionString, onError)
+
+  const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
+    const res = await q.query(sql, params as unknown[] | undefined)
+    return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 }
+  }
+
+  return {
+    kind: 'pg',
+    query: (sql, params) => run(pool, sql, params),
+    async exec(sql) {
+      await pool.query(sql)
+    },
+    async transaction(fn) {
+      const client = await pool.connect()
+      const tx: Queryable = {
+        query: (sql, params) => run(client, sql, params),
+        exec: async (sql) => void (await client.query(sql)),
+      }
+      try {
+        await client.query('BEGIN')
+        const result = await fn(tx)
+        await client.query('COMMIT')
+        client.release()
+        return result
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {})
+        client.release(true) // never hand a connection in an unknown state back to the pool
+        throw err
+      }
+    },
+    listen: (channel, handler) => listener.listen(channel, handler),
+    async close() {
+      await listener.close()
+      await pool.end()
+    },
+  }
+}
+
+/** One connection shared by every LISTEN; reconnects with back-off and tells handlers to resync. */
+function createListener(connectionString: string, onError: (err: Error) => void) {
+  const handlers = new Map<string, Set<NotificationHandler>>()
+  let client: pg.Client | undefined
+  let connecting: Promise<pg.Client> | undefined
+  let closed = false
+  let retryTimer: NodeJS.Timeout | undefined
+
+  const connect = (): Promise<pg.Client> => {
+    connecting ??= (async () => {
+      const c = new pg.Client({ connectionString })
+      c.on('notification', (msg) => handlers.get(msg.channel)?.forEach((h) => h(msg.payload ?? '')))
+      c.on('error', (err) => {
+        onError(err)
+        if (client === c) reconnectLater()
+      })
+      await c.connect()
+      for (const channel of handlers.keys()) await c.query(`LISTEN ${quoteIdent(channel)}`)
+      client = c
+      return c
+    })().finally(() => {
+      connecting = undefined
+    })
+    return connecting
+  }
+
+  const reconnectLater = () => {
+    client = undefined
+    if (closed || retryTimer) return
+    retryTimer = setTimeout(async () => {
+      retryTimer = undefined
+      try {
+        await connect()
+        handlers.forEach((set) => set.forEach((h) => h(undefined)))
+      } catch (err) {
+        onError(err as Error)
+        reconnectLater()
+      }
+    }, 1000)
+    retryTimer.unref()
+  }
+
+  return {
+    async listen(channel: string, handler: NotificationHandler) {
+      let set = handlers.get(channel)
+      const isNew = !set
+      if (!set) handlers.set(channel, (set = new Set()))
+      set.add(handler)
+      const c = client ?? (await connect())
+      if (isNew) await c.query(`LISTEN ${quoteIdent(channel)}`)
+      return async () => {
+        set.delete(handler)
+        if (set.size === 0) {
+          handlers.delete(channel)
+          await client?.query(`UNLISTEN ${quoteIdent(channel)}`).catch(() => {})
+        }
+      }
+    },
+    async close() {
+      closed = true
+      if (retryTimer) clearTimeout(retryTimer)
+      const c = client ?? (connecting ? await connecting.catch(() => undefined) : undefined)
+      client = undefined
+      await c?.end().catch(() => {})
+    },
+  }
+}
+
+function quoteIdent(name: string): string {
+  return `"${name.replace(/"/g, '""')}"`
+}

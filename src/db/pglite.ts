@@ -1,0 +1,47 @@
+// The embedded driver: PostgreSQL compiled to WebAssembly, in-process (DATABASE_URL unset).
+// PGlite has one connection and runs every top-level query under its own transaction mutex,
+// so a transaction never interleaves with another request's statements.
+import { PGlite } from '@electric-sql/pglite'
+import type { Db, Queryable } from './db.js'
+
+export interface PgliteDbOptions {
+  /** A directory to persist to; undefined keeps everything in memory. */
+  dataDir?: string
+  /** A dumped data directory (PGlite.dumpDataDir) to start from: tests start from a migrated template. */
+  loadDataDir?: Blob | File
+}
+
+export async function createPgliteDb(opts: PgliteDbOptions = {}): Promise<Db> {
+  const pg = await PGlite.create({
+    ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
+    ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
+  })
+  return wrapPglite(pg)
+}
+
+export function wrapPglite(pg: PGlite): Db & { pglite: PGlite } {
+  const toQueryable = (q: Pick<PGlite, 'query' | 'exec'>): Queryable => ({
+    async query(sql, params) {
+      const res = await q.query(sql, params as unknown[] | undefined)
+      return { rows: res.rows as never[], rowCount: Math.max(res.affectedRows ?? 0, res.rows.length) }
+    },
+    async exec(sql) {
+      await q.exec(sql)
+    },
+  })
+  const top = toQueryable(pg)
+  return {
+    kind: 'pglite',
+    pglite: pg,
+    query: top.query,
+    exec: top.exec,
+    transaction: (fn) => pg.transaction((tx) => fn(toQueryable(tx))),
+    async listen(channel, handler) {
+      const unlisten = await pg.listen(channel, (payload) => handler(payload))
+      return () => unlisten()
+    },
+    async close() {
+      if (!pg.closed) await pg.close()
+    },
+  }
+}

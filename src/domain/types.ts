@@ -1,0 +1,90 @@
+// Plain domain types shared by services, grants and stores. camelCase inside the code;
+// routes and stores convert to and from the wire and column names.
+
+export type AccessTokenType = 'jwt' | 'reference'
+export type RefreshTokenUsage = 'oneTimeOnly' | 'reUse'
+export type RefreshTokenExpiration = 'absolute' | 'sliding'
+
+export interface Secret {
+  /** base64(SHA-256(secret)) or base64(SHA-512(secret)); told apart by decoded length. */
+  valueHash: string
+  expiresAt: number | undefined // ms since epoch
+  description?: string | undefined
+}
+
+export interface Client {
+  clientId: string
+  clientName: string | undefined
+  enabled: boolean
+  secrets: Secret[]
+  requireClientSecret: boolean
+  allowedGrantTypes: string[]
+  allowedScopes: string[]
+  redirectUris: string[]
+  requirePkce: boolean
+  allowOfflineAccess: boolean
+  accessTokenType: AccessTokenType
+  /** Seconds; undefined means the server default (ACCESS_TOKEN_LIFETIME). */
+  accessTokenLifetime: number | undefined
+  refreshTokenUsage: RefreshTokenUsage
+  refreshTokenExpiration: RefreshTokenExpiration
+  absoluteRefreshTokenLifetime: number
+  slidingRefreshTokenLifetime: number
+  /** Seconds; undefined means CIBA_DEFAULT_LIFETIME. */
+  cibaLifetime: number | undefined
+  /** Seconds; undefined means CIBA_POLLING_INTERVAL. */
+  pollingInterval: number | undefined
+  identityProviderRestrictions: string[]
+  requireConsent: boolean
+  /** The client's public keys (RFC 7591 `jwks`), for request objects and login_hint_tokens. */
+  jwks: { keys: Record<string, unknown>[] } | undefined
+}
+
+export interface ApiScope {
+  name: string
+  displayName: string | undefined
+  description: string | undefined
+  enabled: boolean
+}
+
+export interface ApiResource {
+  /** Also the `aud` value of tokens for this API and its introspection user name. */
+  name: string
+  displayName: string | undefined
+  enabled: boolean
+  scopes: string[]
+  secrets: Secret[]
+}
+
+export interface IdentityResource {
+  name: string
+  displayName: string | undefined
+  /** User claims emitted in ID tokens when this scope is granted. */
+  claims: string[]
+  enabled: boolean
+}
+
+export interface User {
+  subjectId: string
+  username: string
+  /** scrypt hash in the form `scrypt$N$r$p$salt$hash` (base64url parts). */
+  passwordHash: string | undefined
+  enabled: boolean
+  claims: Record<string, unknown>
+  cibaUserCodeHash: string | undefined
+}
+
+/** The kinds of handle kept in persisted_grants. */
+export type GrantKind = 'authorization_code' | 'refresh_token' | 'reference_token' | 'device_code' | 'jwt_access_token'
+
+export interface PersistedGrant {
+  handleHash: string
+  kind: GrantKind
+  clientId: string
+  subjectId: string | undefined
+  familyId: string
+  data: Record<string, unknown>
+  createdAt: number
+  expiresAt: number | undefined
+  consumedAt: number | undefined
+}

@@ -1,0 +1,54 @@
+// One error type for the whole protocol surface (RFC 6749 §5.2, RFC 7009 §2.2.1,
+// RFC 8707 §2, OpenID CIBA Core §13). Serialized in one place: src/http/error-handler.ts.
+
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'invalid_target'
+  | 'unsupported_token_type'
+  | 'access_denied'
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token'
+  | 'unknown_user_id'
+  | 'expired_login_hint_token'
+  | 'invalid_binding_message'
+  | 'missing_user_code'
+  | 'invalid_user_code'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'server_error'
+  | 'temporarily_unavailable'
+
+const STATUS: Partial<Record<OAuthErrorCode, number>> = {
+  invalid_client: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  server_error: 500,
+  temporarily_unavailable: 503,
+}
+
+export class OAuthError extends Error {
+  readonly code: OAuthErrorCode
+  readonly status: number
+  readonly description: string | undefined
+  /** Extra response headers, e.g. WWW-Authenticate for invalid_client over Basic. */
+  readonly headers: Readonly<Record<string, string>>
+
+  constructor(
+    code: OAuthErrorCode,
+    description?: string,
+    opts: { status?: number; cause?: unknown; headers?: Record<string, string> } = {},
+  ) {
+    super(description ?? code, { cause: opts.cause })
+    this.name = 'OAuthError'
+    this.code = code
+    this.description = description
+    this.status = opts.status ?? STATUS[code] ?? 400
+    this.headers = opts.headers ?? {}
+  }
+}

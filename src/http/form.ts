@@ -1,0 +1,36 @@
+// Form bodies (RFC 6749 §3.2: application/x-www-form-urlencoded, parameters not repeated).
+import type { FastifyRequest } from 'fastify'
+import { OAuthError } from '../errors.js'
+
+const FORM = 'application/x-www-form-urlencoded'
+
+/**
+ * The request's form parameters as strings. Not a form POST, or a parameter given twice →
+ * invalid_request. Empty values are treated as absent (RFC 6749 §3.1) unless `rejectEmpty`.
+ */
+export function readForm(req: FastifyRequest, opts: { rejectEmpty?: boolean } = {}): Record<string, string> {
+  const type = req.headers['content-type']
+  if (typeof type !== 'string' || type.split(';')[0]!.trim().toLowerCase() !== FORM) {
+    throw new OAuthError('invalid_request', `the request body must be ${FORM}`)
+  }
+  const body = req.body
+  if (body === undefined || body === null) return {}
+  if (typeof body !== 'object') throw new OAuthError('invalid_request', 'malformed request body')
+  const out: Record<string, string> = Object.create(null)
+  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+    if (Array.isArray(value)) throw new OAuthError('invalid_request', `parameter ${safeName(key)} is repeated`)
+    if (typeof value !== 'string') throw new OAuthError('invalid_request', 'malformed request body')
+    if (value === '') {
+      if (opts.rejectEmpty) throw new OAuthError('invalid_request', `parameter ${safeName(key)} is empty`)
+      continue
+    }
+    out[key] = value
+  }
+  return out
+}
+
+/** A parameter name fit for an error_description (RFC 6749 §5.2 allows printable ASCII only). */
+export function safeName(name: string): string {
+  const cleaned = name.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?')
+  return cleaned.length > 40 ? `${cleaned.slice(0, 40)}…`.replace('…', '...') : cleaned
+}

@@ -1,0 +1,81 @@
+// The server process: config, database, migrations, seed, buildApp, listen, graceful shutdown.
+// The only module that reads process.env.
+import { fileURLToPath } from 'node:url'
+import { buildApp } from './app.js'
+import { ConfigError, loadConfig, type Config } from './config.js'
+import type { Db } from './db/db.js'
+import { migrate } from './db/migrate.js'
+import { createPgDb } from './db/pg.js'
+import { createPgliteDb } from './db/pglite.js'
+import { createLogger } from './http/logger.js'
+import { applySeedFile } from './seed/apply.js'
+
+export const DEMO_SEED_FILE = fileURLToPath(new URL('../seed/demo.json', import.meta.url))
+
+export async function openDatabase(config: Config, onError: (err: Error) => void = () => {}): Promise<Db> {
+  if (config.databaseUrl) {
+    return createPgDb({ connectionString: config.databaseUrl, max: config.databasePoolSize, onError })
+  }
+  return createPgliteDb({ dataDir: config.dataDir })
+}
+
+async function main() {
+  let config: Config
+  try {
+    config = loadConfig(process.env)
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err
+    for (const line of err.problems) process.stderr.write(`config error: ${line}\n`)
+    process.exit(1)
+  }
+
+  const logger = createLogger({ level: config.logLevel })
+  const db = await openDatabase(config, (err) => logger.warn({ err }, 'database connection error'))
+  const applied = await migrate(db)
+  if (applied.length > 0) logger.info({ applied }, 'migrations applied')
+
+  // The demo seed is for a fresh clone only: a server with a real database or its own seed
+  // file never gets demo credentials.
+  const seedFile = config.seedFile ?? (config.databaseUrl ? undefined : DEMO_SEED_FILE)
+  if (seedFile) {
+    const summary = await applySeedFile(db, seedFile)
+    logger.info({ seedFile, ...summary }, 'seed applied')
+  }
+  if (config.databaseUrl && !config.keyEncryptionSecret) {
+    logger.warn('KEY_ENCRYPTION_SECRET is not set: signing keys are stored unencrypted in the database')
+  }
+
+  const app = await buildApp({ config, db, logger })
+  await app.listen({ port: config.port, host: config.host })
+
+  let stopping = false
+  const shutdown = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal }, 'shutting down')
+    // Stop accepting, let in-flight requests finish, but never wait longer than the bound.
+    const timer = setTimeout(() => {
+      logger.error({ timeoutSeconds: config.shutdownTimeout }, 'shutdown timed out; exiting')
+      process.exit(1)
+    }, config.shutdownTimeout * 1000)
+    timer.unref()
+    try {
+      await app.close()
+      await db.close()
+      logger.info('stopped')
+      process.exit(0)
+    } catch (err) {
+      logger.error({ err }, 'shutdown failed')
+      process.exit(1)
+    }
+  }
+  process.on('SIGTERM', () => void shutdown('SIGTERM'))
+  process.on('SIGINT', () => void shutdown('SIGINT'))
+}
+
+main().catch((err: unknown) => {
+  // Start-up failed (database unreachable, migration checksum mismatch, invalid seed file…):
+  // one readable line, exit 1.
+  process.stderr.write(`authz failed to start: ${err instanceof Error ? err.message : String(err)}\n`)
+  process.exit(1)
+})

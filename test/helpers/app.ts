@@ -1,0 +1,65 @@
+// Builds the app on a fresh database with a manual clock and captured logs.
+import { Writable } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../src/app.js'
+import { loadConfig, type Config } from '../../src/config.js'
+import { createManualClock } from '../../src/domain/clock.js'
+import { createLogger } from '../../src/http/logger.js'
+import { createTestDb, type TestDb } from './db.js'
+
+export const TEST_ISSUER = 'https://authz.test'
+
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ ISSUER: TEST_ISSUER, LOG_LEVEL: 'info', CLIENT_CACHE_TTL: '0', ...env })
+}
+
+export interface TestApp {
+  app: FastifyInstance
+  db: TestDb['db']
+  testDb: TestDb
+  config: Config
+  clock: ReturnType<typeof createManualClock>
+  /** Every log line the app wrote, as raw JSON text. */
+  logs: string[]
+  close(): Promise<void>
+}
+
+export async function createTestApp(opts: { env?: Record<string, string>; testDb?: TestDb } = {}): Promise<TestApp> {
+  const testDb = opts.testDb ?? (await createTestDb())
+  const config = testConfig(opts.env)
+  const clock = createManualClock(Date.now())
+  const logs: string[] = []
+  const destination = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(...chunk.toString().split('\n').filter(Boolean))
+      cb()
+    },
+  })
+  const logger = createLogger({ level: config.logLevel, destination })
+  const app = await buildApp({ config, db: testDb.db, clock, logger })
+  await app.ready()
+  return {
+    app,
+    db: testDb.db,
+    testDb,
+    config,
+    clock,
+    logs,
+    async close() {
+      await app.close()
+      if (!opts.testDb) await testDb.close()
+    },
+  }
+}
+
+export const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
+
+export function form(params: Record<string, string>): string {
+  return new URLSearchParams(params).toString()
+}
+
+export function basic(id: string, secret: string): string {
+  // RFC 6749 §2.3.1: form-urlencode each part before base64.
+  const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, '+')
+  return `Basic ${Buffer.from(`${enc(id)}:${enc(secret)}`).toString('base64')}`
+}
