@@ -3,21 +3,12 @@
 import { fileURLToPath } from 'node:url'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
-import type { Db } from './db/db.js'
 import { migrate } from './db/migrate.js'
-import { createPgDb } from './db/pg.js'
-import { createPgliteDb } from './db/pglite.js'
+import { openDatabase } from './db/open.js'
 import { createLogger } from './http/logger.js'
 import { applySeedFile } from './seed/apply.js'
 
 export const DEMO_SEED_FILE = fileURLToPath(new URL('../seed/demo.json', import.meta.url))
-
-export async function openDatabase(config: Config, onError: (err: Error) => void = () => {}): Promise<Db> {
-  if (config.databaseUrl) {
-    return createPgDb({ connectionString: config.databaseUrl, max: config.databasePoolSize, onError })
-  }
-  return createPgliteDb({ dataDir: config.dataDir })
-}
 
 async function main() {
   let config: Config
