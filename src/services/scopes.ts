@@ -1,0 +1,93 @@
+// Scope and resource validation shared by every grant and by CIBA: RFC 6749 §3.3 (scope),
+// RFC 8707 §2 (resource indicators → invalid_target), OIDC Core §11 (offline_access).
+import type { Client } from '../domain/types.js'
+import { OAuthError } from '../errors.js'
+import type { ResourceCatalogue, ResourceStore } from '../stores/types.js'
+
+export interface ResolvedScopes {
+  scopes: string[]
+  apiScopes: string[]
+  identityScopes: string[]
+  offlineAccess: boolean
+  /** Names of the API resources whose scopes were granted (the token's `aud`). */
+  audiences: string[]
+}
+
+export interface ScopeResolver {
+  /** scope param (space-delimited) or undefined → client's API scopes; throws invalid_scope / invalid_target */
+  resolve(
+    client: Client,
+    scopeParam: string | undefined,
+    opts: { allowIdentity: boolean; resource?: string | undefined },
+  ): Promise<ResolvedScopes>
+}
+
+export const OFFLINE_ACCESS = 'offline_access'
+
+/** Echo a scope name in error_description only when it is printable ASCII (RFC 6749 §5.2). */
+function quote(s: string): string {
+  return /^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/.test(s) ? ` "${s}"` : ''
+}
+
+function requestedScopes(scopeParam: string | undefined, client: Client, cat: ResourceCatalogue): string[] {
+  if (scopeParam === undefined) {
+    // Omitted: every API scope the client is explicitly allowed (Duende's default).
+    return client.allowedScopes.filter((s) => cat.apiScopes.get(s)?.enabled === true)
+  }
+  const out: string[] = []
+  for (const s of scopeParam.split(' ')) if (s !== '' && !out.includes(s)) out.push(s)
+  return out
+}
+
+function resolveTarget(cat: ResourceCatalogue, resource: string | undefined) {
+  if (resource === undefined) return undefined
+  const api = cat.apiResources.get(resource)
+  if (!api || !api.enabled) throw new OAuthError('invalid_target', 'unknown resource')
+  return api
+}
+
+function audiencesFor(cat: ResourceCatalogue, apiScopes: string[]): string[] {
+  const out: string[] = []
+  for (const api of cat.apiResources.values()) {
+    if (api.enabled && api.scopes.some((s) => apiScopes.includes(s))) out.push(api.name)
+  }
+  return out
+}
+
+export function createScopeResolver(deps: { resources: ResourceStore }): ScopeResolver {
+  return {
+    async resolve(client, scopeParam, opts) {
+      const cat = await deps.resources.loadCatalogue()
+      const target = resolveTarget(cat, opts.resource)
+      const requested = requestedScopes(scopeParam, client, cat)
+      const apiScopes: string[] = []
+      const identityScopes: string[] = []
+      let offlineAccess = false
+      for (const s of requested) {
+        if (s === OFFLINE_ACCESS) {
+          if (!opts.allowIdentity || !client.allowOfflineAccess) throw new OAuthError('invalid_scope', `scope${quote(s)} is not allowed`)
+          offlineAccess = true
+          continue
+        }
+        if (!client.allowedScopes.includes(s)) throw new OAuthError('invalid_scope', `scope${quote(s)} is not allowed`)
+        if (cat.apiScopes.get(s)?.enabled) {
+          // RFC 8707: a resource restricts the token to that API's scopes.
+          if (!target || target.scopes.includes(s)) apiScopes.push(s)
+        } else if (cat.identityResources.get(s)?.enabled) {
+          if (!opts.allowIdentity) throw new OAuthError('invalid_scope', `scope${quote(s)} is not allowed for this grant`)
+          identityScopes.push(s)
+        } else {
+          throw new OAuthError('invalid_scope', `scope${quote(s)} is unknown`)
+        }
+      }
+      if (target && apiScopes.length === 0) throw new OAuthError('invalid_target', 'the resource accepts none of the requested scopes')
+      if (apiScopes.length === 0 && identityScopes.length === 0 && !offlineAccess) {
+        throw new OAuthError('invalid_scope', 'no scope requested and none allowed by default')
+      }
+      const scopes = [...identityScopes, ...apiScopes]
+      if (offlineAccess) scopes.push(OFFLINE_ACCESS)
+      const audiences = target ? [target.name] : audiencesFor(cat, apiScopes)
+      return { scopes, apiScopes, identityScopes, offlineAccess, audiences }
+    },
+  }
+}

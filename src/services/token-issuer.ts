@@ -1,0 +1,175 @@
+// Issues the token endpoint's response for every grant: RFC 9068 JWT access tokens or reference
+// tokens (RFC 6749 §1.4, stored by hash), OIDC Core §2 / §3.1.3.6 ID tokens, RFC 6749 §6 refresh
+// tokens. JWT access tokens cost no database write unless they belong to a grant family.
+import { createHash, randomUUID } from 'node:crypto'
+import type { Config } from '../config.js'
+import type { Clock } from '../domain/clock.js'
+import type { Client, User } from '../domain/types.js'
+import type { GrantStore, ResourceStore, UserStore } from '../stores/types.js'
+import { newHandle } from '../tokens/handles.js'
+import type { SigningKeyService } from '../tokens/signing-keys.js'
+import type { ResolvedScopes } from './scopes.js'
+
+export interface IssueParams {
+  client: Client
+  /** undefined: client_credentials, sub = client_id */
+  subjectId?: string
+  granted: ResolvedScopes
+  /** tenant, acr, amr, idp, auth_time… copied into the access token */
+  claims?: Record<string, unknown>
+  /** grant family; when set, JWT access tokens are recorded (kind jwt_access_token, handle = jti) so revokeFamily can revoke them */
+  familyId?: string
+  /** OIDC Core §2: iss sub aud exp iat auth_time at_hash + user claims per granted identity scopes */
+  idToken?: { user: User; authTime: number; nonce?: string; acr?: string; amr?: string[]; extraClaims?: Record<string, unknown> }
+  /** issue one (only when offline_access granted and client.allowOfflineAccess) */
+  refreshToken?: boolean
+  /** Refresh token rotation: the absolute expiry (ms) inherited from the first token of the family. */
+  refreshAbsoluteExpiresAt?: number
+}
+
+export interface TokenResponse {
+  access_token: string
+  token_type: 'Bearer'
+  expires_in: number
+  scope: string
+  id_token?: string
+  refresh_token?: string
+}
+
+/** What a refresh token row's `data` holds: enough to issue the next access token. */
+export interface RefreshTokenData {
+  granted: ResolvedScopes
+  claims: Record<string, unknown>
+  /** ms since epoch; undefined: no absolute bound (absoluteRefreshTokenLifetime 0). */
+  absoluteExpiresAt: number | undefined
+  idToken?: { authTime: number; acr?: string; amr?: string[] }
+}
+
+export interface TokenIssuer {
+  issue(p: IssueParams): Promise<TokenResponse>
+}
+
+export interface TokenIssuerDeps {
+  config: Pick<Config, 'issuer' | 'accessTokenSigningAlg' | 'accessTokenLifetime' | 'idTokenLifetime'>
+  clock: Clock
+  keys: SigningKeyService
+  grants: GrantStore
+  users?: UserStore
+  resources: ResourceStore
+}
+
+/** OIDC Core §3.1.3.6: base64url of the left half of SHA-256 of the access token (RS256/ES256/PS256). */
+export function atHash(accessToken: string): string {
+  return createHash('sha256').update(accessToken).digest().subarray(0, 16).toString('base64url')
+}
+
+function audClaim(audiences: string[]): string | string[] | undefined {
+  return audiences.length === 0 ? undefined : audiences.length === 1 ? audiences[0] : audiences
+}
+
+export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
+  const { config, clock, keys, grants } = deps
+
+  async function accessToken(p: IssueParams, iat: number, lifetime: number): Promise<string> {
+    const { client, granted } = p
+    const jti = randomUUID()
+    // Registered claims last so that custom claims can never override them.
+    const payload: Record<string, unknown> = {
+      ...p.claims,
+      iss: config.issuer,
+      sub: p.subjectId ?? client.clientId,
+      client_id: client.clientId,
+      aud: audClaim(granted.audiences),
+      scope: granted.scopes.join(' '),
+      jti,
+      iat,
+      nbf: iat,
+      exp: iat + lifetime,
+    }
+    if (payload.aud === undefined) delete payload.aud
+    const expiresAt = (iat + lifetime) * 1000
+    if (client.accessTokenType === 'reference') {
+      const handle = newHandle()
+      await grants.store({
+        handle, kind: 'reference_token', clientId: client.clientId, subjectId: p.subjectId,
+        familyId: p.familyId ?? jti, data: payload, createdAt: iat * 1000, expiresAt,
+      })
+      return handle
+    }
+    const jwt = await keys.sign(payload, { alg: config.accessTokenSigningAlg, typ: 'at+jwt' })
+    if (p.familyId !== undefined) {
+      await grants.store({
+        handle: jti, kind: 'jwt_access_token', clientId: client.clientId, subjectId: p.subjectId,
+        familyId: p.familyId, data: { jti }, createdAt: iat * 1000, expiresAt,
+      })
+    }
+    return jwt
+  }
+
+  async function idToken(p: IssueParams, accessTokenValue: string, iat: number): Promise<string | undefined> {
+    const it = p.idToken
+    if (!it || !p.granted.identityScopes.includes('openid')) return undefined
+    const cat = await deps.resources.loadCatalogue()
+    const userClaims: Record<string, unknown> = {}
+    for (const scope of p.granted.identityScopes) {
+      for (const c of cat.identityResources.get(scope)?.claims ?? []) {
+        if (it.user.claims[c] !== undefined) userClaims[c] = it.user.claims[c]
+      }
+    }
+    const payload: Record<string, unknown> = {
+      ...userClaims,
+      ...it.extraClaims,
+      iss: config.issuer,
+      sub: it.user.subjectId,
+      aud: p.client.clientId,
+      iat,
+      exp: iat + config.idTokenLifetime,
+      auth_time: it.authTime,
+      at_hash: atHash(accessTokenValue),
+    }
+    if (it.nonce !== undefined) payload.nonce = it.nonce
+    if (it.acr !== undefined) payload.acr = it.acr
+    if (it.amr !== undefined) payload.amr = it.amr
+    return keys.sign(payload, { alg: 'RS256', typ: 'JWT' })
+  }
+
+  const wantsRefresh = (p: IssueParams) => p.refreshToken === true && p.granted.offlineAccess && p.client.allowOfflineAccess
+
+  async function refreshToken(p: IssueParams, now: number): Promise<string | undefined> {
+    const { client } = p
+    if (!wantsRefresh(p)) return undefined
+    const absolute =
+      p.refreshAbsoluteExpiresAt ??
+      (client.absoluteRefreshTokenLifetime > 0 ? now + client.absoluteRefreshTokenLifetime * 1000 : undefined)
+    let expiresAt = absolute
+    if (client.refreshTokenExpiration === 'sliding' && client.slidingRefreshTokenLifetime > 0) {
+      const sliding = now + client.slidingRefreshTokenLifetime * 1000
+      expiresAt = absolute === undefined ? sliding : Math.min(sliding, absolute)
+    }
+    const data: RefreshTokenData = { granted: p.granted, claims: p.claims ?? {}, absoluteExpiresAt: absolute }
+    if (p.idToken) data.idToken = { authTime: p.idToken.authTime, acr: p.idToken.acr, amr: p.idToken.amr }
+    const handle = newHandle()
+    await grants.store({
+      handle, kind: 'refresh_token', clientId: client.clientId, subjectId: p.subjectId,
+      familyId: p.familyId!, data: data as unknown as Record<string, unknown>, createdAt: now, expiresAt,
+    })
+    return handle
+  }
+
+  return {
+    async issue(params) {
+      // A refresh token starts a family: the access tokens issued with it belong to it too.
+      const p = params.familyId === undefined && wantsRefresh(params) ? { ...params, familyId: randomUUID() } : params
+      const now = clock.now()
+      const iat = Math.floor(now / 1000)
+      const lifetime = p.client.accessTokenLifetime ?? config.accessTokenLifetime
+      const access = await accessToken(p, iat, lifetime)
+      const res: TokenResponse = { access_token: access, token_type: 'Bearer', expires_in: lifetime, scope: p.granted.scopes.join(' ') }
+      const id = await idToken(p, access, iat)
+      if (id !== undefined) res.id_token = id
+      const rt = await refreshToken(p, now)
+      if (rt !== undefined) res.refresh_token = rt
+      return res
+    },
+  }
+}
