@@ -1,0 +1,107 @@
+// Clients and their secrets (DESIGN.md "Data rules": secrets are stored only as base64 SHA-256/512).
+// findById is on the token endpoint's hot path: one round trip, secrets folded in with json_agg.
+import type { Db } from '../../db/db.js'
+import type { AccessTokenType, Client, RefreshTokenExpiration, RefreshTokenUsage, Secret } from '../../domain/types.js'
+import type { ClientStore } from '../types.js'
+
+interface SecretJson {
+  value_hash: string
+  expires_at_ms: number | null
+  description: string | null
+}
+
+interface ClientRow {
+  client_id: string
+  client_name: string | null
+  enabled: boolean
+  require_client_secret: boolean
+  allowed_grant_types: string[]
+  allowed_scopes: string[]
+  redirect_uris: string[]
+  require_pkce: boolean
+  allow_offline_access: boolean
+  access_token_type: AccessTokenType
+  access_token_lifetime: number | null
+  refresh_token_usage: RefreshTokenUsage
+  refresh_token_expiration: RefreshTokenExpiration
+  absolute_refresh_token_lifetime: number
+  sliding_refresh_token_lifetime: number
+  ciba_lifetime: number | null
+  polling_interval: number | null
+  identity_provider_restrictions: string[]
+  require_consent: boolean
+  jwks: { keys: Record<string, unknown>[] } | null
+  secrets: SecretJson[] | null
+}
+
+// Expiry as epoch milliseconds computed in SQL: JSON numbers, no time-zone parsing in JS.
+const SELECT_CLIENT = `
+  SELECT c.*,
+    (SELECT json_agg(json_build_object(
+        'value_hash', s.value_hash,
+        'expires_at_ms', (extract(epoch FROM s.expires_at) * 1000)::bigint,
+        'description', s.description) ORDER BY s.id)
+     FROM client_secrets s WHERE s.client_id = c.client_id) AS secrets
+  FROM clients c`
+
+function toSecret(s: SecretJson): Secret {
+  return {
+    valueHash: s.value_hash,
+    expiresAt: s.expires_at_ms === null ? undefined : Number(s.expires_at_ms),
+    description: s.description ?? undefined,
+  }
+}
+
+function toClient(r: ClientRow): Client {
+  return {
+    clientId: r.client_id,
+    clientName: r.client_name ?? undefined,
+    enabled: r.enabled,
+    secrets: (r.secrets ?? []).map(toSecret),
+    requireClientSecret: r.require_client_secret,
+    allowedGrantTypes: r.allowed_grant_types,
+    allowedScopes: r.allowed_scopes,
+    redirectUris: r.redirect_uris,
+    requirePkce: r.require_pkce,
+    allowOfflineAccess: r.allow_offline_access,
+    accessTokenType: r.access_token_type,
+    accessTokenLifetime: r.access_token_lifetime ?? undefined,
+    refreshTokenUsage: r.refresh_token_usage,
+    refreshTokenExpiration: r.refresh_token_expiration,
+    absoluteRefreshTokenLifetime: r.absolute_refresh_token_lifetime,
+    slidingRefreshTokenLifetime: r.sliding_refresh_token_lifetime,
+    cibaLifetime: r.ciba_lifetime ?? undefined,
+    pollingInterval: r.polling_interval ?? undefined,
+    identityProviderRestrictions: r.identity_provider_restrictions,
+    requireConsent: r.require_consent,
+    jwks: r.jwks ?? undefined,
+  }
+}
+
+export function createPgClientStore(db: Db): ClientStore {
+  return {
+    async findById(clientId) {
+      const { rows } = await db.query<ClientRow>(`${SELECT_CLIENT} WHERE c.client_id = $1`, [clientId])
+      return rows[0] && toClient(rows[0])
+    },
+    async list() {
+      const { rows } = await db.query<ClientRow>(`${SELECT_CLIENT} ORDER BY c.client_id`)
+      return rows.map(toClient)
+    },
+    async remove(clientId) {
+      // client_secrets go with it (ON DELETE CASCADE).
+      const { rowCount } = await db.query('DELETE FROM clients WHERE client_id = $1', [clientId])
+      return rowCount === 1
+    },
+    async addSecret(clientId, secret) {
+      // INSERT … SELECT: no row when the client does not exist; re-adding the same hash updates it.
+      const { rowCount } = await db.query(
+        `INSERT INTO client_secrets (client_id, value_hash, expires_at, description)
+         SELECT client_id, $2, $3::timestamptz, $4 FROM clients WHERE client_id = $1
+         ON CONFLICT (client_id, value_hash) DO UPDATE SET expires_at = EXCLUDED.expires_at, description = EXCLUDED.description`,
+        [clientId, secret.valueHash, secret.expiresAt === undefined ? null : new Date(secret.expiresAt).toISOString(), secret.description ?? null],
+      )
+      return rowCount === 1
+    },
+  }
+}

@@ -1,0 +1,59 @@
+// Users: subject id, username, scrypt password hash, claims (OIDC Core §5.1) and the CIBA user code hash.
+import type { Db } from '../../db/db.js'
+import type { User } from '../../domain/types.js'
+import type { UserStore } from '../types.js'
+
+interface UserRow {
+  subject_id: string
+  username: string
+  password_hash: string | null
+  enabled: boolean
+  claims: Record<string, unknown>
+  ciba_user_code_hash: string | null
+}
+
+const SELECT_USER = 'SELECT subject_id, username, password_hash, enabled, claims, ciba_user_code_hash FROM users'
+
+function toUser(r: UserRow): User {
+  return {
+    subjectId: r.subject_id,
+    username: r.username,
+    passwordHash: r.password_hash ?? undefined,
+    enabled: r.enabled,
+    claims: r.claims ?? {},
+    cibaUserCodeHash: r.ciba_user_code_hash ?? undefined,
+  }
+}
+
+export function createPgUserStore(db: Db): UserStore {
+  const one = async (where: string, value: string) => {
+    const { rows } = await db.query<UserRow>(`${SELECT_USER} WHERE ${where}`, [value])
+    return rows[0] && toUser(rows[0])
+  }
+  return {
+    findBySubjectId: (subjectId) => one('subject_id = $1', subjectId),
+    findByUsername: (username) => one('username = $1', username),
+    async findByLoginHint(hint) {
+      // OpenID CIBA Core §7.1 login_hint: a hint that names two different users identifies
+      // nobody, so only a single match counts (LIMIT 2 tells one from many).
+      const { rows } = await db.query<UserRow>(
+        `${SELECT_USER} WHERE username = $1 OR subject_id = $1 OR lower(claims ->> 'email') = lower($1) LIMIT 2`,
+        [hint],
+      )
+      return rows.length === 1 && rows[0] ? toUser(rows[0]) : undefined
+    },
+    async upsert(user) {
+      // Keyed by username; updated_at moves only when something really changed.
+      await db.query(
+        `INSERT INTO users (subject_id, username, password_hash, enabled, claims, ciba_user_code_hash)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6)
+         ON CONFLICT (username) DO UPDATE SET
+           subject_id = EXCLUDED.subject_id, password_hash = EXCLUDED.password_hash, enabled = EXCLUDED.enabled,
+           claims = EXCLUDED.claims, ciba_user_code_hash = EXCLUDED.ciba_user_code_hash, updated_at = now()
+         WHERE (users.subject_id, users.password_hash, users.enabled, users.claims, users.ciba_user_code_hash)
+           IS DISTINCT FROM (EXCLUDED.subject_id, EXCLUDED.password_hash, EXCLUDED.enabled, EXCLUDED.claims, EXCLUDED.ciba_user_code_hash)`,
+        [user.subjectId, user.username, user.passwordHash ?? null, user.enabled, JSON.stringify(user.claims), user.cibaUserCodeHash ?? null],
+      )
+    },
+  }
+}

@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createPgClientStore } from '../../src/stores/postgres/clients.js'
+import type { ClientStore } from '../../src/stores/types.js'
+import { secretHash } from '../../src/tokens/handles.js'
+import { createTestDb, type TestDb } from '../helpers/db.js'
+
+let t: TestDb
+let store: ClientStore
+beforeAll(async () => {
+  t = await createTestDb()
+  store = createPgClientStore(t.db)
+  await t.db.query(`INSERT INTO clients (client_id, client_name, allowed_grant_types, allowed_scopes, access_token_type,
+      access_token_lifetime, ciba_lifetime, polling_interval, identity_provider_restrictions, require_consent, jwks)
+    VALUES ('full', 'Full client', '{client_credentials,urn:openid:params:grant-type:ciba}', '{openid,orders.read}', 'reference',
+      600, 120, 7, '{corp-ad}', true, '{"keys":[{"kty":"EC","kid":"k1"}]}')`)
+  await t.db.query(`INSERT INTO clients (client_id) VALUES ('bare')`)
+  await t.db.query(`INSERT INTO client_secrets (client_id, value_hash, expires_at, description)
+    VALUES ('full', $1, '2030-01-01T00:00:00Z', 'primary'), ('full', $2, NULL, NULL)`, [secretHash('a'), secretHash('b')])
+})
+afterAll(() => t.close())
+
+const bareClient = {
+  clientId: 'bare',
+  clientName: undefined,
+  enabled: true,
+  secrets: [],
+  requireClientSecret: true,
+  allowedGrantTypes: [],
+  allowedScopes: [],
+  redirectUris: [],
+  requirePkce: true,
+  allowOfflineAccess: false,
+  accessTokenType: 'jwt',
+  accessTokenLifetime: undefined,
+  refreshTokenUsage: 'oneTimeOnly',
+  refreshTokenExpiration: 'absolute',
+  absoluteRefreshTokenLifetime: 2592000,
+  slidingRefreshTokenLifetime: 1296000,
+  cibaLifetime: undefined,
+  pollingInterval: undefined,
+  identityProviderRestrictions: [],
+  requireConsent: false,
+  jwks: undefined,
+}
+
+describe('PgClientStore', () => {
+  it('loads a client with every setting and its secrets', async () => {
+    expect(await store.findById('full')).toEqual({
+      ...bareClient,
+      clientId: 'full',
+      clientName: 'Full client',
+      secrets: [
+        { valueHash: secretHash('a'), expiresAt: Date.UTC(2030, 0, 1), description: 'primary' },
+        { valueHash: secretHash('b'), expiresAt: undefined, description: undefined },
+      ],
+      allowedGrantTypes: ['client_credentials', 'urn:openid:params:grant-type:ciba'],
+      allowedScopes: ['openid', 'orders.read'],
+      accessTokenType: 'reference',
+      accessTokenLifetime: 600,
+      cibaLifetime: 120,
+      pollingInterval: 7,
+      identityProviderRestrictions: ['corp-ad'],
+      requireConsent: true,
+      jwks: { keys: [{ kty: 'EC', kid: 'k1' }] },
+    })
+  })
+
+  it('maps column defaults and an empty secret set', async () => {
+    expect(await store.findById('bare')).toEqual(bareClient)
+  })
+
+  it('returns undefined for an unknown client', async () => {
+    expect(await store.findById('nope')).toBeUndefined()
+  })
+
+  it('lists clients ordered by id', async () => {
+    expect((await store.list()).map((c) => c.clientId)).toEqual(['bare', 'full'])
+  })
+
+  it('adds a secret to an existing client only', async () => {
+    expect(await store.addSecret('bare', { valueHash: secretHash('new'), expiresAt: Date.UTC(2031, 5, 1, 12), description: 'cli' })).toBe(true)
+    expect(await store.addSecret('nope', { valueHash: secretHash('x') })).toBe(false)
+    expect((await store.findById('bare'))?.secrets).toEqual([
+      { valueHash: secretHash('new'), expiresAt: Date.UTC(2031, 5, 1, 12), description: 'cli' },
+    ])
+  })
+
+  it('removes a client with its secrets', async () => {
+    expect(await store.remove('full')).toBe(true)
+    expect(await store.remove('full')).toBe(false)
+    expect(await store.findById('full')).toBeUndefined()
+    const { rows } = await t.db.query(`SELECT 1 FROM client_secrets WHERE client_id = 'full'`)
+    expect(rows).toEqual([])
+  })
+})
