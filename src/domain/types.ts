@@ -88,3 +88,29 @@ export interface PersistedGrant {
   expiresAt: number | undefined
   consumedAt: number | undefined
 }
+
+/** OpenID CIBA Core 1.0 poll-mode request (table ciba_requests). Times in ms since the epoch. */
+export type CibaStatus = 'pending' | 'approved' | 'denied'
+
+export interface CibaRequest {
+  /** The request id shown in the approval URL; not the auth_req_id (stored only as a hash). */
+  id: string
+  clientId: string
+  subjectId: string
+  requestedScopes: string[]
+  resources: string[]
+  acrValues: string[]
+  tenant: string | undefined
+  idp: string | undefined
+  bindingMessage: string | undefined
+  status: CibaStatus
+  approvedScopes: string[] | undefined
+  authTime: number | undefined
+  intervalSeconds: number
+  lastPolledAt: number | undefined
+  familyId: string
+  createdAt: number
+  expiresAt: number
+  decidedAt: number | undefined
+  consumedAt: number | undefined
+}

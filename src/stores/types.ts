@@ -2,7 +2,7 @@
 // Implementations live in src/stores/postgres/ (the only SQL in the project).
 // Times are milliseconds since the epoch and always come from the caller (the injected Clock),
 // never from SQL now(), so that tests control protocol time.
-import type { ApiResource, ApiScope, Client, GrantKind, IdentityResource, PersistedGrant, User } from '../domain/types.js'
+import type { ApiResource, ApiScope, CibaRequest, Client, GrantKind, IdentityResource, PersistedGrant, User } from '../domain/types.js'
 
 export interface ClientStore {
   findById(clientId: string): Promise<Client | undefined>
@@ -71,5 +71,50 @@ export interface RevocationStore {
   revoke(entry: { jti: string; clientId: string; expiresAt: number; revokedAt: number }): Promise<void>
   /** All revocations still in force at `now`: the replica's in-memory set is rebuilt from this. */
   listActive(now: number): Promise<Array<{ jti: string; expiresAt: number }>>
+  removeExpired(before: number, limit: number): Promise<number>
+}
+
+export type NewCibaRequest = Omit<CibaRequest, 'status' | 'approvedScopes' | 'authTime' | 'lastPolledAt' | 'decidedAt' | 'consumedAt'> & {
+  /** The raw auth_req_id; the store keeps only its hash. */
+  authReqId: string
+}
+
+export type CibaDecision = { status: 'approved'; approvedScopes: string[]; authTime: number } | { status: 'denied' }
+
+/** CIBA requests. Every state change is one SQL statement (DESIGN.md data rules). */
+export interface CibaRequestStore {
+  create(req: NewCibaRequest): Promise<void>
+  findByAuthReqId(authReqId: string): Promise<CibaRequest | undefined>
+  findById(id: string): Promise<CibaRequest | undefined>
+  /** Pending, unexpired requests, oldest first (operators' `authz ciba list`). */
+  listPending(now: number, limit: number): Promise<CibaRequest[]>
+  countPendingForSubject(subjectId: string, now: number): Promise<number>
+  /**
+   * CIBA §11 throttle in one statement: a poll at least `interval` seconds after the last
+   * accepted one (or the first poll) is accepted and stamped; a sooner one is refused, does not
+   * move the stamp, and grows the stored interval by 5 s. undefined when the request is gone.
+   */
+  recordPoll(id: string, now: number): Promise<{ accepted: boolean; intervalSeconds: number } | undefined>
+  /** Approves or denies, only while pending and unexpired; the updated request, or undefined. */
+  decide(id: string, decision: CibaDecision, now: number): Promise<CibaRequest | undefined>
+  /** Single use: marks an approved, unexpired, unconsumed request consumed; undefined otherwise. */
+  consume(id: string, now: number): Promise<CibaRequest | undefined>
+  /** Deletes requests that expired before `before`, at most `limit` rows; returns how many. */
+  removeExpired(before: number, limit: number): Promise<number>
+}
+
+/** Sign-in sessions of the approval pages; the cookie value is stored only as a hash. */
+export interface UserSessionStore {
+  create(s: { sessionId: string; subjectId: string; authTime: number; createdAt: number; expiresAt: number }): Promise<void>
+  /** The unexpired session for this cookie value. */
+  find(sessionId: string, now: number): Promise<{ subjectId: string; authTime: number; expiresAt: number } | undefined>
+  remove(sessionId: string): Promise<void>
+  removeExpired(before: number, limit: number): Promise<number>
+}
+
+/** jti values already seen per client (request-object replay protection). */
+export interface UsedJtiStore {
+  /** Records the jti; false when it is already recorded and not yet expired at `now`. */
+  use(clientId: string, jti: string, expiresAt: number, now: number): Promise<boolean>
   removeExpired(before: number, limit: number): Promise<number>
 }

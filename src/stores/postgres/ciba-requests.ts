@@ -1,0 +1,140 @@
+// OpenID CIBA Core 1.0 poll-mode requests (table ciba_requests). Every state change is one
+// statement, so concurrent polls and decisions resolve in the database, on every replica alike.
+// Times are passed in from the injected Clock as parameters; SQL now() is never used.
+import type { Db } from '../../db/db.js'
+import type { CibaRequest, CibaStatus } from '../../domain/types.js'
+import { handleHash } from '../../tokens/handles.js'
+import type { CibaDecision, CibaRequestStore, NewCibaRequest } from '../types.js'
+
+interface CibaRow {
+  id: string
+  client_id: string
+  subject_id: string
+  requested_scopes: string[]
+  resources: string[]
+  acr_values: string[]
+  tenant: string | null
+  idp: string | null
+  binding_message: string | null
+  status: CibaStatus
+  approved_scopes: string[] | null
+  auth_time: Date | string | null
+  interval_seconds: number
+  last_polled_at: Date | string | null
+  family_id: string
+  created_at: Date | string
+  expires_at: Date | string
+  decided_at: Date | string | null
+  consumed_at: Date | string | null
+}
+
+const ts = (ms: number) => new Date(ms).toISOString()
+const ms = (v: Date | string) => new Date(v).getTime()
+const optMs = (v: Date | string | null) => (v === null ? undefined : ms(v))
+
+function toCibaRequest(r: CibaRow): CibaRequest {
+  return {
+    id: r.id,
+    clientId: r.client_id,
+    subjectId: r.subject_id,
+    requestedScopes: r.requested_scopes,
+    resources: r.resources,
+    acrValues: r.acr_values,
+    tenant: r.tenant ?? undefined,
+    idp: r.idp ?? undefined,
+    bindingMessage: r.binding_message ?? undefined,
+    status: r.status,
+    approvedScopes: r.approved_scopes ?? undefined,
+    authTime: optMs(r.auth_time),
+    intervalSeconds: Number(r.interval_seconds),
+    lastPolledAt: optMs(r.last_polled_at),
+    familyId: r.family_id,
+    createdAt: ms(r.created_at),
+    expiresAt: ms(r.expires_at),
+    decidedAt: optMs(r.decided_at),
+    consumedAt: optMs(r.consumed_at),
+  }
+}
+
+export function createPgCibaRequestStore(db: Db): CibaRequestStore {
+  const one = async (sql: string, params: unknown[]) => {
+    const { rows } = await db.query<CibaRow>(sql, params)
+    return rows[0] && toCibaRequest(rows[0])
+  }
+  return {
+    async create(r: NewCibaRequest) {
+      await db.query(
+        `INSERT INTO ciba_requests (id, auth_req_id_hash, client_id, subject_id, requested_scopes, resources,
+           acr_values, tenant, idp, binding_message, interval_seconds, family_id, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::timestamptz, $14::timestamptz)`,
+        [r.id, handleHash(r.authReqId), r.clientId, r.subjectId, r.requestedScopes, r.resources, r.acrValues,
+          r.tenant ?? null, r.idp ?? null, r.bindingMessage ?? null, r.intervalSeconds, r.familyId,
+          ts(r.createdAt), ts(r.expiresAt)],
+      )
+    },
+    findByAuthReqId: (authReqId) =>
+      one('SELECT * FROM ciba_requests WHERE auth_req_id_hash = $1', [handleHash(authReqId)]),
+    findById: (id) => one('SELECT * FROM ciba_requests WHERE id = $1', [id]),
+    async listPending(now, limit) {
+      const { rows } = await db.query<CibaRow>(
+        `SELECT * FROM ciba_requests WHERE status = 'pending' AND expires_at > $1::timestamptz
+         ORDER BY created_at LIMIT $2`,
+        [ts(now), limit],
+      )
+      return rows.map(toCibaRequest)
+    },
+    async countPendingForSubject(subjectId, now) {
+      const { rows } = await db.query<{ n: number | string }>(
+        `SELECT count(*) AS n FROM ciba_requests
+         WHERE subject_id = $1 AND status = 'pending' AND expires_at > $2::timestamptz`,
+        [subjectId, ts(now)],
+      )
+      return Number(rows[0]?.n ?? 0)
+    },
+    async recordPoll(id, now) {
+      // The CTE locks the row (FOR UPDATE re-reads the newest version after a concurrent poll
+      // commits), so `ok` is decided on the latest stamp: of two simultaneous polls one wins.
+      // A refused poll keeps last_polled_at: the wait is measured from the last ACCEPTED poll.
+      const { rows } = await db.query<{ ok: boolean; interval_seconds: number }>(
+        `WITH cur AS (
+           SELECT id, (last_polled_at IS NULL
+                       OR last_polled_at + interval_seconds * interval '1 second' <= $2::timestamptz) AS ok
+           FROM ciba_requests WHERE id = $1 FOR UPDATE)
+         UPDATE ciba_requests r
+         SET last_polled_at = CASE WHEN cur.ok THEN $2::timestamptz ELSE r.last_polled_at END,
+             interval_seconds = CASE WHEN cur.ok THEN r.interval_seconds ELSE r.interval_seconds + 5 END
+         FROM cur WHERE r.id = cur.id
+         RETURNING cur.ok AS ok, r.interval_seconds AS interval_seconds`,
+        [id, ts(now)],
+      )
+      const row = rows[0]
+      return row && { accepted: row.ok === true, intervalSeconds: Number(row.interval_seconds) }
+    },
+    decide(id, d: CibaDecision, now) {
+      const approved = d.status === 'approved'
+      return one(
+        `UPDATE ciba_requests
+         SET status = $2, approved_scopes = $3, auth_time = $4::timestamptz, decided_at = $5::timestamptz
+         WHERE id = $1 AND status = 'pending' AND expires_at > $5::timestamptz
+         RETURNING *`,
+        [id, d.status, approved ? d.approvedScopes : null, approved ? ts(d.authTime) : null, ts(now)],
+      )
+    },
+    consume: (id, now) =>
+      one(
+        `UPDATE ciba_requests SET consumed_at = $2::timestamptz
+         WHERE id = $1 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $2::timestamptz
+         RETURNING *`,
+        [id, ts(now)],
+      ),
+    async removeExpired(before, limit) {
+      // Small batches by the expires_at index: short statements, never a long table lock.
+      const { rowCount } = await db.query(
+        `DELETE FROM ciba_requests WHERE id IN (
+           SELECT id FROM ciba_requests WHERE expires_at < $1::timestamptz ORDER BY expires_at LIMIT $2)`,
+        [ts(before), limit],
+      )
+      return rowCount
+    },
+  }
+}

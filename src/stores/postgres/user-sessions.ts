@@ -1,0 +1,39 @@
+// Sign-in sessions of the CIBA approval pages (table user_sessions). The cookie value is a
+// 256-bit handle; only its SHA-256 is stored.
+import type { Db } from '../../db/db.js'
+import { handleHash } from '../../tokens/handles.js'
+import type { UserSessionStore } from '../types.js'
+
+const ts = (ms: number) => new Date(ms).toISOString()
+
+export function createPgUserSessionStore(db: Db): UserSessionStore {
+  return {
+    async create(s) {
+      await db.query(
+        `INSERT INTO user_sessions (id_hash, subject_id, auth_time, created_at, expires_at)
+         VALUES ($1, $2, $3::timestamptz, $4::timestamptz, $5::timestamptz)`,
+        [handleHash(s.sessionId), s.subjectId, ts(s.authTime), ts(s.createdAt), ts(s.expiresAt)],
+      )
+    },
+    async find(sessionId, now) {
+      const { rows } = await db.query<{ subject_id: string; auth_time: Date | string; expires_at: Date | string }>(
+        `SELECT subject_id, auth_time, expires_at FROM user_sessions
+         WHERE id_hash = $1 AND expires_at > $2::timestamptz`,
+        [handleHash(sessionId), ts(now)],
+      )
+      const r = rows[0]
+      return r && { subjectId: r.subject_id, authTime: new Date(r.auth_time).getTime(), expiresAt: new Date(r.expires_at).getTime() }
+    },
+    async remove(sessionId) {
+      await db.query('DELETE FROM user_sessions WHERE id_hash = $1', [handleHash(sessionId)])
+    },
+    async removeExpired(before, limit) {
+      const { rowCount } = await db.query(
+        `DELETE FROM user_sessions WHERE id_hash IN (
+           SELECT id_hash FROM user_sessions WHERE expires_at < $1::timestamptz ORDER BY expires_at LIMIT $2)`,
+        [ts(before), limit],
+      )
+      return rowCount
+    },
+  }
+}
