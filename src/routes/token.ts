@@ -1,0 +1,23 @@
+// POST /connect/token (RFC 6749 §3.2, §5.1, §5.2). Parses the form, authenticates the client,
+// delegates to the token service; success and error bodies carry no-store / no-cache.
+import type { FastifyPluginAsync } from 'fastify'
+import { checkInputLengths, type ClientAuthenticator } from '../http/client-auth.js'
+import { readForm } from '../http/form.js'
+import type { TokenService } from '../services/token.js'
+
+export interface TokenRouteDeps {
+  authenticator: ClientAuthenticator
+  tokens: TokenService
+}
+
+export const tokenRoutes: FastifyPluginAsync<TokenRouteDeps> = async (app, deps) => {
+  app.post('/connect/token', async (req, reply) => {
+    const form = readForm(req, { rejectEmpty: true })
+    checkInputLengths(form)
+    const auth = await deps.authenticator.authenticate(req.headers, form)
+    const res = await deps.tokens.exchange(auth, form)
+    req.log.debug({ client_id: auth.client.clientId, grant_type: form.grant_type }, 'token issued')
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+    return res
+  })
+}

@@ -1,0 +1,36 @@
+// The token endpoint's protocol logic (RFC 6749 §3.2, §5): pick the grant handler, check the
+// client may use it, hand it only the parameters it declares, return its response.
+import type { AuthenticatedClient } from '../http/client-auth.js'
+import type { GrantRegistry } from '../grants/registry.js'
+import { OAuthError } from '../errors.js'
+import type { TokenResponse } from './token-issuer.js'
+
+export interface TokenService {
+  exchange(auth: AuthenticatedClient, form: Record<string, string>): Promise<TokenResponse>
+}
+
+export function createTokenService(deps: { registry: GrantRegistry }): TokenService {
+  return {
+    async exchange(auth, form) {
+      const grantType = form.grant_type
+      if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required')
+      const handler = deps.registry.get(grantType)
+      if (!handler) throw new OAuthError('unsupported_grant_type')
+      const { client } = auth
+      if (!client.allowedGrantTypes.includes(grantType)) {
+        throw new OAuthError('unauthorized_client', 'the client may not use this grant type')
+      }
+      if (auth.method === 'none' && !handler.allowPublicClients) {
+        throw new OAuthError('unauthorized_client', 'public clients may not use this grant type')
+      }
+      // zod objects drop keys the handler does not declare.
+      const parsed = handler.params.safeParse(form)
+      if (!parsed.success) {
+        const key = parsed.error.issues[0]?.path[0]
+        const name = typeof key === 'string' && /^[a-z_]{1,40}$/.test(key) ? key : 'parameter'
+        throw new OAuthError('invalid_request', `${name} is missing or invalid`)
+      }
+      return handler.handle(client, parsed.data)
+    },
+  }
+}

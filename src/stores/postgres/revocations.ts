@@ -1,0 +1,50 @@
+// revoked_tokens: JWT access tokens revoked by jti (RFC 7009), kept until the token's own expiry.
+// The insert and a NOTIFY on REVOCATIONS_CHANNEL share one transaction, so every replica's
+// in-memory revocation list (src/services/revocation-list.ts) learns of it once it is committed.
+import type { Db } from '../../db/db.js'
+import type { RevocationStore } from '../types.js'
+
+export const REVOCATIONS_CHANNEL = 'authz_revocations'
+
+/** NOTIFY payload: "<expiresAt ms> <jti>" (a jti may contain spaces; the number cannot). */
+export function revocationPayload(jti: string, expiresAt: number): string {
+  return `${expiresAt} ${jti}`
+}
+
+export function parseRevocationPayload(payload: string): { jti: string; expiresAt: number } | undefined {
+  const sp = payload.indexOf(' ')
+  const expiresAt = Number(payload.slice(0, sp))
+  if (sp < 1 || !Number.isFinite(expiresAt)) return undefined
+  return { jti: payload.slice(sp + 1), expiresAt }
+}
+
+const ts = (ms: number) => new Date(ms).toISOString()
+
+export function createPgRevocationStore(db: Db): RevocationStore {
+  return {
+    async revoke(e) {
+      await db.transaction(async (tx) => {
+        await tx.query(
+          `INSERT INTO revoked_tokens (jti, client_id, expires_at, revoked_at) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (jti) DO NOTHING`,
+          [e.jti, e.clientId, ts(e.expiresAt), ts(e.revokedAt)],
+        )
+        await tx.query('SELECT pg_notify($1, $2)', [REVOCATIONS_CHANNEL, revocationPayload(e.jti, e.expiresAt)])
+      })
+    },
+    async listActive(now) {
+      const { rows } = await db.query<{ jti: string; expires_at: Date }>(
+        'SELECT jti, expires_at FROM revoked_tokens WHERE expires_at > $1',
+        [ts(now)],
+      )
+      return rows.map((r) => ({ jti: r.jti, expiresAt: new Date(r.expires_at).getTime() }))
+    },
+    async removeExpired(before, limit) {
+      const { rowCount } = await db.query(
+        'DELETE FROM revoked_tokens WHERE jti IN (SELECT jti FROM revoked_tokens WHERE expires_at < $1 LIMIT $2)',
+        [ts(before), limit],
+      )
+      return rowCount
+    },
+  }
+}
