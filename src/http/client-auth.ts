@@ -4,7 +4,7 @@
 import type { Clock } from '../domain/clock.js'
 import type { Client, Secret } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
-import type { ClientStore } from '../stores/types.js'
+import type { ClientStore, ResourceStore } from '../stores/types.js'
 import { secretMatches } from '../tokens/handles.js'
 
 export interface AuthenticatedClient {
@@ -130,6 +130,43 @@ export function createClientAuthenticator(deps: { clients: ClientStore; clock: C
       }
       if (!anySecretMatches(creds.secret, client.secrets, deps.clock.now())) throw fail(creds.viaHeader)
       return { client, method: creds.viaHeader ? 'client_secret_basic' : 'client_secret_post', viaHeader: creds.viaHeader }
+    },
+  }
+}
+
+/** Who called the introspection endpoint (RFC 7662 §2.1): an API resource or a client. */
+export type IntrospectionCaller =
+  | { kind: 'api'; name: string; scopes: readonly string[] }
+  | { kind: 'client'; clientId: string }
+
+/**
+ * RFC 7662 §2.1: the caller MUST authenticate. An API resource (name + one of its secrets) is
+ * tried first, then a confidential client; Basic or form body, one method only.
+ */
+export function createIntrospectionCallerAuthenticator(deps: {
+  clients: ClientStore
+  resources: Pick<ResourceStore, 'findApiResource'>
+  clock: Clock
+  realm: string
+}): { authenticate(headers: { authorization?: string | undefined }, form: Record<string, string>): Promise<IntrospectionCaller> } {
+  const challenge = basicChallenge(deps.realm)
+  return {
+    async authenticate(headers, form) {
+      const creds = readClientCredentials(headers, form, challenge)
+      const fail = (viaHeader: boolean, description = 'caller authentication failed') =>
+        new OAuthError('invalid_client', description, viaHeader ? { headers: challenge } : {})
+      if (!creds) throw fail(false, 'caller authentication is required')
+      if (creds.secret === undefined) throw fail(creds.viaHeader)
+      const now = deps.clock.now()
+      const api = await deps.resources.findApiResource(creds.id)
+      if (api && api.enabled && anySecretMatches(creds.secret, api.secrets, now)) {
+        return { kind: 'api', name: api.name, scopes: api.scopes }
+      }
+      const client = await deps.clients.findById(creds.id)
+      if (client && client.enabled && anySecretMatches(creds.secret, client.secrets, now)) {
+        return { kind: 'client', clientId: client.clientId }
+      }
+      throw fail(creds.viaHeader)
     },
   }
 }

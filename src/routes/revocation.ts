@@ -1,0 +1,25 @@
+// POST /connect/revocation (RFC 7009 §2.1, §2.2): the client authenticates, names a token; the
+// answer is 200 with an empty body whether or not the token existed.
+import type { FastifyPluginAsync } from 'fastify'
+import { OAuthError } from '../errors.js'
+import { checkInputLengths, type ClientAuthenticator } from '../http/client-auth.js'
+import { readForm } from '../http/form.js'
+import type { RevocationService } from '../services/revocation.js'
+
+export interface RevocationRouteDeps {
+  authenticator: ClientAuthenticator
+  revocation: RevocationService
+}
+
+export const revocationRoutes: FastifyPluginAsync<RevocationRouteDeps> = async (app, deps) => {
+  app.post('/connect/revocation', async (req, reply) => {
+    const form = readForm(req)
+    checkInputLengths(form)
+    const auth = await deps.authenticator.authenticate(req.headers, form)
+    if (form.token === undefined) throw new OAuthError('invalid_request', 'token is required')
+    await deps.revocation.revoke(auth.client, form.token, form.token_type_hint)
+    req.log.info({ client_id: auth.client.clientId }, 'revocation request')
+    reply.code(200).header('cache-control', 'no-store').header('pragma', 'no-cache')
+    return reply.send()
+  })
+}

@@ -1,0 +1,51 @@
+// RFC 7009 token revocation. A client revokes only its own tokens; anything else (unknown,
+// malformed, another client's) is silently a success (§2.2). JWT access tokens are revoked by jti
+// until their exp (revoked_tokens + NOTIFY to every replica); refresh tokens take their whole
+// grant family with them (§2.1: SHOULD also invalidate the access tokens of the same grant).
+import type { Config } from '../config.js'
+import type { Clock } from '../domain/clock.js'
+import type { Client } from '../domain/types.js'
+import type { GrantStore, RevocationStore } from '../stores/types.js'
+import type { SigningKeyService } from '../tokens/signing-keys.js'
+import { looksLikeJwt } from './introspection.js'
+import type { RevocationList } from './revocation-list.js'
+
+export interface RevocationService {
+  revoke(client: Client, token: string, hint?: string): Promise<void>
+}
+
+export function createRevocationService(deps: {
+  config: Pick<Config, 'issuer'>
+  clock: Clock
+  keys: SigningKeyService
+  grants: GrantStore
+  revocations: RevocationStore
+  list: Pick<RevocationList, 'add'>
+}): RevocationService {
+  async function revokeJwt(client: Client, token: string, now: number) {
+    let payload: Record<string, unknown>
+    try {
+      payload = (await deps.keys.verify(token, { typ: 'at+jwt' })).payload as Record<string, unknown>
+    } catch {
+      return
+    }
+    const { jti, exp } = payload
+    if (payload.iss !== deps.config.issuer || payload.client_id !== client.clientId) return
+    if (typeof jti !== 'string' || typeof exp !== 'number' || exp * 1000 <= now) return
+    await deps.revocations.revoke({ jti, clientId: client.clientId, expiresAt: exp * 1000, revokedAt: now })
+    deps.list.add(jti, exp * 1000)
+  }
+
+  return {
+    async revoke(client, token) {
+      const now = deps.clock.now()
+      if (looksLikeJwt(token)) return revokeJwt(client, token, now)
+      if (token.length > 100) return
+      // One lookup whatever the hint: a handle hash is unique across kinds.
+      const g = await deps.grants.find(token)
+      if (!g || g.clientId !== client.clientId) return
+      if (g.kind === 'refresh_token') await deps.grants.revokeFamily(g.familyId, now)
+      else if (g.kind === 'reference_token') await deps.grants.remove(token, 'reference_token', client.clientId)
+    },
+  }
+}
