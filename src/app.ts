@@ -13,12 +13,34 @@ import { errorHandler, sendError } from './http/error-handler.js'
 import { safeName } from './http/form.js'
 import { createLogger } from './http/logger.js'
 import { healthRoutes } from './routes/health.js'
+import { discoveryRoutes } from './routes/discovery.js'
+import { createDiscoveryService, type DiscoveryService } from './services/discovery.js'
+import { createCachedResourceStore } from './stores/cached.js'
+import { createPgResourceStore } from './stores/postgres/resources.js'
+import { createPgSigningKeyStore } from './stores/postgres/signing-keys.js'
+import { createSigningKeyService } from './tokens/key-service.js'
+import type { SigningKeyService } from './tokens/signing-keys.js'
 
 export interface AppDeps {
   config: Config
   db: Db
   clock?: Clock
   logger?: Logger
+}
+
+/** Services other parts of the app (and tests, via app.authz) use: pass `keys` into yours. */
+export interface CoreServices {
+  clock: Clock
+  /** Signs and verifies every JWT we issue (no database round trip). */
+  keys: SigningKeyService
+  /** Call discovery.contribute(() => ({ ... })) to publish what your feature implements. */
+  discovery: DiscoveryService
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    authz: CoreServices
+  }
 }
 
 /** 64 KiB: far above any legitimate OAuth request (Duende caps JWT parameters at 50 KiB). */
@@ -49,8 +71,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   await app.register(formbody, { bodyLimit: BODY_LIMIT })
 
+  // Signing keys: created on first start (all replicas share them), then kept in memory.
+  const keys = createSigningKeyService({
+    config,
+    store: createPgSigningKeyStore(db),
+    clock,
+    onRefreshError: (err) => logger.warn({ err }, 'signing key refresh failed; keeping the loaded keys'),
+  })
+  await keys.ensureKeys()
+  app.addHook('onClose', async () => keys.close())
+  const discoveryResources = createCachedResourceStore(createPgResourceStore(db), { ttlSeconds: config.clientCacheTtl, clock })
+  const discovery = createDiscoveryService({ config, keys, loadCatalogue: () => discoveryResources.loadCatalogue() })
+  const core: CoreServices = { clock, keys, discovery }
+  app.decorate('authz', core)
+
   const migrations = await loadMigrations()
   await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations) })
+  await app.register(discoveryRoutes, { discovery: core.discovery })
 
   return app
 }

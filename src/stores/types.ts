@@ -3,6 +3,7 @@
 // Times are milliseconds since the epoch and always come from the caller (the injected Clock),
 // never from SQL now(), so that tests control protocol time.
 import type { ApiResource, ApiScope, CibaRequest, Client, GrantKind, IdentityResource, PersistedGrant, User } from '../domain/types.js'
+import type { SigningAlg } from '../config.js'
 
 export interface ClientStore {
   findById(clientId: string): Promise<Client | undefined>
@@ -117,4 +118,34 @@ export interface UsedJtiStore {
   /** Records the jti; false when it is already recorded and not yet expired at `now`. */
   use(clientId: string, jti: string, expiresAt: number, now: number): Promise<boolean>
   removeExpired(before: number, limit: number): Promise<number>
+}
+
+/** A row of signing_keys. privateJwk is JSON text, or v1.<iv>.<tag>.<data> when encrypted. */
+export interface StoredSigningKey {
+  kid: string
+  alg: SigningAlg
+  publicJwk: Record<string, unknown>
+  privateJwk: string
+  encrypted: boolean
+  createdAt: number
+  activateAt: number
+  retireAt: number | undefined
+}
+
+/** Writes allowed inside SigningKeyStore.locked(): one transaction, one replica at a time. */
+export interface SigningKeyWriter {
+  /** Algorithms that have a key not scheduled for retirement (the newest key of each alg). */
+  unretiredAlgs(): Promise<SigningAlg[]>
+  insert(key: StoredSigningKey): Promise<void>
+  /** Schedules retirement of every other key of `alg` that has none scheduled; returns how many. */
+  retireOthers(alg: SigningAlg, keepKid: string, retireAt: number): Promise<number>
+  /** The longest access_token_lifetime any client has (seconds), undefined when none sets one. */
+  maxClientAccessTokenLifetime(): Promise<number | undefined>
+}
+
+export interface SigningKeyStore {
+  /** Every key, or only those still published at `publishedAt` (retire_at unset or later). */
+  list(publishedAt?: number): Promise<StoredSigningKey[]>
+  /** Runs fn in one transaction under an advisory lock, so replicas never create or rotate keys twice. */
+  locked<T>(fn: (w: SigningKeyWriter) => Promise<T>): Promise<T>
 }

@@ -35,4 +35,8 @@ export interface SigningKeyService {
   list(): Promise<KeyInfo[]>
   /** Adds a new key per algorithm (or just `alg`), published now, signing after KEY_ACTIVATION_DELAY. */
   rotate(alg?: SigningAlg): Promise<KeyInfo[]>
+  /** Reloads the in-memory keys from the database now (otherwise every ~60 s in the background). */
+  refresh(): Promise<void>
+  /** Stops the background refresh (app close). */
+  close(): void
 }

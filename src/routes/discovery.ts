@@ -1,0 +1,25 @@
+// GET /.well-known/openid-configuration (OpenID Connect Discovery 1.0 §4, RFC 8414 §3) and the
+// JWKS it names (RFC 7517 §5). Both public and cacheable; the members come from the discovery
+// service, which features extend without touching this route.
+import type { FastifyPluginAsync } from 'fastify'
+import { DISCOVERY_PATH, JWKS_PATH, type DiscoveryService } from '../services/discovery.js'
+
+export interface DiscoveryRouteDeps {
+  discovery: DiscoveryService
+}
+
+export const discoveryRoutes: FastifyPluginAsync<DiscoveryRouteDeps> = async (app, { discovery }) => {
+  const cacheControl = `public, max-age=${discovery.maxAge}`
+
+  app.get(DISCOVERY_PATH, async (_req, reply) => {
+    reply.header('cache-control', cacheControl).type('application/json; charset=utf-8')
+    return discovery.document()
+  })
+
+  // application/json rather than application/jwk-set+json (RFC 7517 §8.5.1): every client
+  // library accepts it, and some reject the specific type.
+  app.get(JWKS_PATH, async (_req, reply) => {
+    reply.header('cache-control', cacheControl).type('application/json; charset=utf-8')
+    return discovery.jwks()
+  })
+}
