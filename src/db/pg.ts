@@ -46,6 +46,7 @@ export function createPgDb(opts: PgDbOptions): Db {
     },
     listen: (channel, handler) => listener.listen(channel, handler),
     async close() {
+      if (pool.ended || pool.ending) return // idempotent, like PGlite's
       await listener.close()
       await pool.end()
     },

@@ -44,7 +44,7 @@ export async function createTestDb(): Promise<TestDb> {
 export async function createEmptyTestDb(): Promise<TestDb> {
   const tpl = inject('dbTemplate')
   if (tpl.kind === 'pglite') {
-    const db = await createPgliteDb()
+    const db = await createPgliteDb({ loadDataDir: new Blob([await readFile(tpl.emptyDumpFile)]) })
     return { db, env: {}, close: () => db.close() }
   }
   const name = `authz_test_${tpl.template.split('_').pop()}_${randomBytes(6).toString('hex')}`

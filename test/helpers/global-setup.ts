@@ -12,7 +12,7 @@ import { createPgliteDb, wrapPglite } from '../../src/db/pglite.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    dbTemplate: { kind: 'pglite'; dumpFile: string } | { kind: 'pg'; adminUrl: string; template: string }
+    dbTemplate: { kind: 'pglite'; dumpFile: string; emptyDumpFile: string } | { kind: 'pg'; adminUrl: string; template: string }
   }
 }
 
@@ -42,13 +42,17 @@ export default async function setup(project: TestProject) {
   }
 
   const dir = await mkdtemp(join(tmpdir(), 'authz-test-'))
-  const db = await createPgliteDb()
+  const db = (await createPgliteDb()) as ReturnType<typeof wrapPglite>
+  const dumpTo = async (file: string) => {
+    const dump = await db.pglite.dumpDataDir('none')
+    await writeFile(file, Buffer.from(await dump.arrayBuffer()))
+    return file
+  }
+  const emptyDumpFile = await dumpTo(join(dir, 'empty.tar'))
   await migrate(db)
-  const dump = await (db as ReturnType<typeof wrapPglite>).pglite.dumpDataDir('none')
+  const dumpFile = await dumpTo(join(dir, 'migrated.tar'))
   await db.close()
-  const dumpFile = join(dir, 'migrated.tar')
-  await writeFile(dumpFile, Buffer.from(await dump.arrayBuffer()))
-  project.provide('dbTemplate', { kind: 'pglite', dumpFile })
+  project.provide('dbTemplate', { kind: 'pglite', dumpFile, emptyDumpFile })
   return () => rm(dir, { recursive: true, force: true })
 }
 

@@ -1,0 +1,101 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { loadMigrations, migrate, MigrationError, pendingMigrations } from '../../src/db/migrate.js'
+import { createEmptyTestDb, createTestDb, type TestDb } from '../helpers/db.js'
+import { testConfig } from '../helpers/app.js'
+
+const cleanups: Array<() => Promise<void>> = []
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!()
+})
+
+async function emptyDb(): Promise<TestDb> {
+  const t = await createEmptyTestDb()
+  cleanups.push(() => t.close())
+  return t
+}
+
+async function migrationsDir(files: Record<string, string>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'authz-migrations-'))
+  for (const [name, sql] of Object.entries(files)) await writeFile(join(dir, name), sql)
+  cleanups.push(() => rm(dir, { recursive: true, force: true }))
+  return dir
+}
+
+describe('migrate', () => {
+  it('applies every migration once, in order, recording a checksum', async () => {
+    const { db } = await emptyDb()
+    const all = await loadMigrations()
+    expect(all.map((m) => m.version)).toEqual([...all.map((m) => m.version)].sort())
+    expect(await migrate(db)).toEqual(all.map((m) => m.version))
+    expect(await migrate(db)).toEqual([])
+    const { rows } = await db.query<{ version: string; checksum: string }>('SELECT version, checksum FROM schema_migrations ORDER BY version')
+    expect(rows).toEqual(all.map((m) => ({ version: m.version, checksum: m.checksum })))
+    expect(await pendingMigrations(db)).toEqual([])
+  })
+
+  it('applies each migration exactly once when two runners start together', async () => {
+    const { db } = await emptyDb()
+    const dir = await migrationsDir({
+      '0001_a.sql': 'CREATE TABLE a (id int); INSERT INTO a VALUES (1);',
+      '0002_b.sql': 'CREATE TABLE b (id int); INSERT INTO b VALUES (2);',
+    })
+    const ms = await loadMigrations(dir)
+    const [first, second] = await Promise.all([migrate(db, ms), migrate(db, ms)])
+    expect([...first!, ...second!].sort()).toEqual(['0001', '0002'])
+    // A second application would have failed on CREATE TABLE or doubled the rows.
+    expect((await db.query('SELECT * FROM a')).rows).toEqual([{ id: 1 }])
+    expect((await db.query('SELECT * FROM b')).rows).toEqual([{ id: 2 }])
+  })
+
+  it('stops on an applied migration whose file was changed', async () => {
+    const { db } = await emptyDb()
+    await migrate(db, await loadMigrations(await migrationsDir({ '0001_a.sql': 'CREATE TABLE a (id int);' })))
+    const edited = await loadMigrations(await migrationsDir({ '0001_a.sql': 'CREATE TABLE a (id bigint);' }))
+    await expect(migrate(db, edited)).rejects.toThrow(MigrationError)
+    await expect(migrate(db, edited)).rejects.toThrow(/0001_a\.sql was changed after it was applied/)
+    await expect(pendingMigrations(db, edited)).rejects.toThrow(/was changed/)
+  })
+
+  it('refuses a database migrated by a newer build', async () => {
+    const { db } = await emptyDb()
+    await migrate(db, await loadMigrations(await migrationsDir({ '0001_a.sql': 'SELECT 1;', '0002_b.sql': 'SELECT 2;' })))
+    const older = await loadMigrations(await migrationsDir({ '0001_a.sql': 'SELECT 1;' }))
+    await expect(migrate(db, older)).rejects.toThrow(/does not know \(0002\)/)
+  })
+
+  it('rolls a failing migration back whole and records nothing', async () => {
+    const { db } = await emptyDb()
+    const ms = await loadMigrations(await migrationsDir({ '0001_a.sql': 'CREATE TABLE a (id int); SELECT * FROM missing_table;' }))
+    await expect(migrate(db, ms)).rejects.toThrow(/missing_table/)
+    expect((await db.query(`SELECT to_regclass('a')::text AS t`)).rows).toEqual([{ t: null }])
+    expect(await pendingMigrations(db, ms)).toEqual(['0001'])
+  })
+})
+
+describe('readiness', () => {
+  it('is ready only while the database answers and every migration is recorded', async () => {
+    const t = await createTestDb()
+    cleanups.push(() => t.close())
+    const app = await buildApp({ config: testConfig({ LOG_LEVEL: 'silent' }), db: t.db })
+    cleanups.push(() => app.close())
+    const ready = () => app.inject({ method: 'GET', url: '/health/ready' })
+
+    expect((await ready()).json()).toEqual({ status: 'ready' })
+
+    const { rows } = await t.db.query<{ checksum: string }>(`DELETE FROM schema_migrations WHERE version = '0001' RETURNING checksum`)
+    const missing = await ready()
+    expect(missing.statusCode).toBe(503)
+    expect(missing.json()).toEqual({ status: 'not_ready', reason: 'migrations not applied: 0001' })
+    await t.db.query(`INSERT INTO schema_migrations (version, name, checksum) VALUES ('0001', 'initial_schema', $1)`, [rows[0]!.checksum])
+    expect((await ready()).statusCode).toBe(200)
+
+    await t.db.close()
+    const down = await ready()
+    expect(down.statusCode).toBe(503)
+    expect(down.json()).toEqual({ status: 'not_ready', reason: 'database unavailable' })
+  })
+})
