@@ -1,5 +1,16 @@
-// CONTRACT (to be implemented by the seed work): applies a seed file (DESIGN.md "Seed file") in one transaction.
+// Applies a seed file (DESIGN.md "Seed file") in one transaction: validate everything first, then
+// an idempotent upsert keyed by clientId / name / username. An invalid file changes nothing.
+import { readFile } from 'node:fs/promises'
 import type { Db } from '../db/db.js'
+import type { Secret } from '../domain/types.js'
+import { createPgSeedWriter, type ExistingUser, type PgSeedWriter } from '../stores/postgres/seed.js'
+import { secretHash } from '../tokens/handles.js'
+import { hashPassword, verifyPassword } from '../tokens/passwords.js'
+import { checkDuplicates, checkReferences } from './check.js'
+import { jsonPath, SeedError } from './errors.js'
+import { SeedFile, STANDARD_IDENTITY_RESOURCES, type SeedInput } from './schema.js'
+
+export { SeedError } from './errors.js'
 
 export interface SeedSummary {
   clients: number
@@ -9,6 +20,91 @@ export interface SeedSummary {
   users: number
 }
 
-export async function applySeedFile(_db: Db, _path: string): Promise<SeedSummary> {
-  throw new Error('not implemented yet')
+export async function applySeedFile(db: Db, path: string): Promise<SeedSummary> {
+  let text: string
+  try {
+    text = await readFile(path, 'utf8')
+  } catch (err) {
+    throw new SeedError([], `cannot read seed file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`)
+  }
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (err) {
+    throw new SeedError([], `seed file ${path} is not valid JSON: ${(err as Error).message}`)
+  }
+  return applySeed(db, json, `invalid seed file ${path}`)
+}
+
+/** Validates `input` whole, then applies it in one transaction; throws SeedError listing every problem. */
+export async function applySeed(db: Db, input: unknown, heading = 'invalid seed file'): Promise<SeedSummary> {
+  const parsed = SeedFile.safeParse(input)
+  if (!parsed.success) throw new SeedError(parsed.error.issues.map((i) => `${jsonPath(i.path)}: ${i.message}`), heading)
+  const seed = parsed.data
+  const dupes = checkDuplicates(seed)
+  if (dupes.length > 0) throw new SeedError(dupes, heading)
+
+  await db.transaction(async (tx) => {
+    const w = createPgSeedWriter(tx)
+    const users = await w.findUsers(seed.users.map((u) => u.username), seed.users.map((u) => u.subjectId))
+    const problems = checkReferences(seed, {
+      apiScopes: await w.apiScopeNames(),
+      identityResources: await w.identityResourceNames(),
+      users,
+    })
+    if (problems.length > 0) throw new SeedError(problems, heading)
+    await write(w, seed, users)
+  })
+  return {
+    clients: seed.clients.length,
+    apiScopes: seed.apiScopes.length,
+    apiResources: seed.apiResources.length,
+    identityResources: seed.identityResources.length,
+    users: seed.users.length,
+  }
+}
+
+async function write(w: PgSeedWriter, seed: SeedInput, existingUsers: ExistingUser[]) {
+  for (const s of seed.apiScopes) await w.upsertApiScope(s)
+  for (const r of seed.apiResources) await w.upsertApiResource({ ...r, secrets: r.secrets && toSecrets(r.secrets) })
+  for (const r of seed.identityResources) {
+    const o = typeof r === 'string' ? { name: r, displayName: undefined, claims: undefined, enabled: true } : r
+    await w.upsertIdentityResource({ ...o, claims: o.claims ?? [...(STANDARD_IDENTITY_RESOURCES[o.name] ?? [])] })
+  }
+  for (const c of seed.clients) await w.upsertClient({ ...c, secrets: c.secrets && toSecrets(c.secrets) })
+  for (const u of seed.users) {
+    const stored = existingUsers.find((e) => e.username === u.username)
+    await w.upsertUser({
+      subjectId: u.subjectId,
+      username: u.username,
+      enabled: u.enabled,
+      claims: u.claims,
+      passwordHash: await keepOrHash(u.password, stored?.passwordHash),
+      cibaUserCodeHash: await keepOrHash(u.cibaUserCode, stored?.cibaUserCodeHash),
+    })
+  }
+}
+
+/**
+ * scrypt hashes are salted: rehashing an unchanged password would rewrite the row on every apply.
+ * Keep the stored hash while it still verifies; an omitted password keeps the stored one.
+ */
+async function keepOrHash(plain: string | undefined, stored: string | undefined): Promise<string | undefined> {
+  if (plain === undefined) return stored
+  if (stored !== undefined && (await verifyPassword(plain, stored))) return stored
+  return hashPassword(plain)
+}
+
+function toSecrets(secrets: NonNullable<SeedInput['clients'][number]['secrets']>): Secret[] {
+  // Keyed by hash: the same secret listed twice is stored once (the last entry wins).
+  const byHash = new Map<string, Secret>()
+  for (const s of secrets) {
+    const valueHash = s.sha256 ?? secretHash(s.value ?? '')
+    byHash.set(valueHash, {
+      valueHash,
+      expiresAt: s.expiration === undefined ? undefined : Date.parse(s.expiration),
+      description: s.description,
+    })
+  }
+  return [...byHash.values()]
 }

@@ -1,0 +1,58 @@
+// Checks a parsed seed file can apply cleanly: no duplicate keys, every scope reference resolves
+// (to the file or to what is already stored), no subject id that belongs to another user.
+import type { ExistingUser } from '../stores/postgres/seed.js'
+import type { SeedInput } from './schema.js'
+
+export interface Existing {
+  apiScopes: Set<string>
+  identityResources: Set<string>
+  users: ExistingUser[]
+}
+
+const idName = (r: SeedInput['identityResources'][number]) => (typeof r === 'string' ? r : r.name)
+
+function duplicates<T>(items: readonly T[], key: (t: T) => string, path: (i: number) => string, what: string): string[] {
+  const seen = new Set<string>()
+  const problems: string[] = []
+  items.forEach((item, i) => {
+    const k = key(item)
+    if (seen.has(k)) problems.push(`${path(i)}: duplicate ${what} "${k}"`)
+    seen.add(k)
+  })
+  return problems
+}
+
+export function checkDuplicates(seed: SeedInput): string[] {
+  return [
+    ...duplicates(seed.apiScopes, (s) => s.name, (i) => `apiScopes[${i}].name`, 'api scope'),
+    ...duplicates(seed.apiResources, (r) => r.name, (i) => `apiResources[${i}].name`, 'api resource'),
+    ...duplicates(seed.identityResources, idName, (i) => `identityResources[${i}]`, 'identity resource'),
+    ...duplicates(seed.clients, (c) => c.clientId, (i) => `clients[${i}].clientId`, 'client'),
+    ...duplicates(seed.users, (u) => u.username, (i) => `users[${i}].username`, 'username'),
+    ...duplicates(seed.users, (u) => u.subjectId, (i) => `users[${i}].subjectId`, 'subject id'),
+  ]
+}
+
+export function checkReferences(seed: SeedInput, existing: Existing): string[] {
+  const problems: string[] = []
+  const apiScopes = new Set([...existing.apiScopes, ...seed.apiScopes.map((s) => s.name)])
+  const identity = new Set([...existing.identityResources, ...seed.identityResources.map(idName)])
+  seed.apiResources.forEach((r, i) =>
+    r.scopes.forEach((s, j) => {
+      if (!apiScopes.has(s)) problems.push(`apiResources[${i}].scopes[${j}]: "${s}" is not an api scope`)
+    }),
+  )
+  seed.clients.forEach((c, i) =>
+    c.allowedScopes.forEach((s, j) => {
+      if (!apiScopes.has(s) && !identity.has(s)) {
+        problems.push(`clients[${i}].allowedScopes[${j}]: "${s}" is neither an api scope nor an identity resource`)
+      }
+    }),
+  )
+  seed.users.forEach((u, i) => {
+    // Upserts are keyed by username: a subject id held by another stored user would make two users one.
+    const holder = existing.users.find((e) => e.subjectId === u.subjectId && e.username !== u.username)
+    if (holder) problems.push(`users[${i}].subjectId: "${u.subjectId}" already belongs to user "${holder.username}"`)
+  })
+  return problems
+}

@@ -1,0 +1,123 @@
+// The seed file (DESIGN.md "Seed file", a public contract): field names follow Duende IdentityServer's,
+// camelCased. Every object is strict: an unknown field (a typo) is an error, never silently ignored.
+import { z } from 'zod'
+
+const name = z.string().min(1).max(200).regex(/^\S+$/, 'must not contain whitespace')
+
+// RFC 3339 date-time with offset, or a plain date (midnight UTC).
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2}))?$/
+
+/** Grant types the server knows by name; extension grants are absolute URIs (RFC 6749 §4.5). */
+export const KNOWN_GRANT_TYPES = [
+  'client_credentials',
+  'authorization_code',
+  'refresh_token',
+  'urn:openid:params:grant-type:ciba',
+  'urn:ietf:params:oauth:grant-type:device_code',
+  'urn:ietf:params:oauth:grant-type:token-exchange',
+  'urn:ietf:params:oauth:grant-type:jwt-bearer',
+] as const
+const GRANT_TYPE = new RegExp(`^(${KNOWN_GRANT_TYPES.map((g) => g.replace(/[.:-]/g, '\\$&')).join('|')}|[a-z][a-z0-9+.-]*:\\S+)$`)
+
+/** OpenID Connect Core §5.4: the claims each standard scope requests. */
+export const STANDARD_IDENTITY_RESOURCES: Readonly<Record<string, readonly string[]>> = {
+  openid: ['sub'],
+  profile: [
+    'name', 'family_name', 'given_name', 'middle_name', 'nickname', 'preferred_username', 'profile',
+    'picture', 'website', 'gender', 'birthdate', 'zoneinfo', 'locale', 'updated_at',
+  ],
+  email: ['email', 'email_verified'],
+  address: ['address'],
+  phone: ['phone_number', 'phone_number_verified'],
+  offline_access: [],
+}
+
+const secret = z
+  .strictObject({
+    value: z.string().min(1).optional().describe('the plain secret; stored only as base64(SHA-256)'),
+    sha256: z
+      .string()
+      .regex(/^[A-Za-z0-9+/]{43}=$/, 'must be base64 of a 32-byte SHA-256 digest')
+      .optional()
+      .describe('base64(SHA-256(secret)), already hashed'),
+    expiration: z.string().regex(ISO_DATE, 'must be an ISO 8601 date or date-time').optional(),
+    description: z.string().max(500).optional(),
+  })
+  .refine((s) => (s.value === undefined) !== (s.sha256 === undefined), { message: 'needs exactly one of "value" or "sha256"' })
+
+const secrets = z.array(secret).describe('omitted: existing secrets are kept; present: exactly this set')
+
+// RFC 7591 jwks: public keys only. Symmetric keys are refused: secrets are stored hashed.
+const jwk = z
+  .looseObject({ kty: z.enum(['RSA', 'EC', 'OKP']), kid: z.string().min(1).optional() })
+  .refine((k) => !('d' in k), { message: 'must be a public key (has a private "d" member)' })
+
+const seconds = z.number().int().positive()
+
+export const SeedClient = z.strictObject({
+  clientId: z.string().min(1).max(200),
+  clientName: z.string().max(200).optional(),
+  secrets: secrets.optional(),
+  allowedGrantTypes: z.array(z.string().regex(GRANT_TYPE, `must be one of ${KNOWN_GRANT_TYPES.join(', ')} or an absolute URI`)).default([]),
+  allowedScopes: z.array(name).default([]),
+  requireClientSecret: z.boolean().default(true),
+  accessTokenType: z.enum(['jwt', 'reference']).default('jwt'),
+  accessTokenLifetime: seconds.optional(),
+  redirectUris: z.array(z.url()).default([]),
+  requirePkce: z.boolean().default(true),
+  allowOfflineAccess: z.boolean().default(false),
+  refreshTokenUsage: z.enum(['oneTimeOnly', 'reUse']).default('oneTimeOnly'),
+  refreshTokenExpiration: z.enum(['absolute', 'sliding']).default('absolute'),
+  absoluteRefreshTokenLifetime: z.number().int().min(0).default(2592000),
+  slidingRefreshTokenLifetime: z.number().int().min(0).default(1296000),
+  cibaLifetime: seconds.optional(),
+  pollingInterval: seconds.optional(),
+  identityProviderRestrictions: z.array(z.string().min(1)).default([]),
+  requireConsent: z.boolean().default(false),
+  enabled: z.boolean().default(true),
+  jwks: z.strictObject({ keys: z.array(jwk) }).optional(),
+})
+
+export const SeedUser = z.strictObject({
+  subjectId: z.string().min(1).max(200),
+  username: z.string().min(1).max(200),
+  password: z.string().min(1).optional().describe('hashed with scrypt; omitted: an existing password is kept'),
+  enabled: z.boolean().default(true),
+  cibaUserCode: z.string().min(1).optional().describe('hashed like a password; omitted: an existing code is kept'),
+  claims: z.record(z.string(), z.unknown()).default({}),
+})
+
+export const SeedFile = z.strictObject({
+  $schema: z.string().optional(),
+  apiScopes: z
+    .array(z.strictObject({ name, displayName: z.string().optional(), description: z.string().optional(), enabled: z.boolean().default(true) }))
+    .default([]),
+  apiResources: z
+    .array(
+      z.strictObject({
+        name: z.string().min(1).max(200),
+        displayName: z.string().optional(),
+        enabled: z.boolean().default(true),
+        scopes: z.array(name).default([]),
+        secrets: secrets.optional(),
+      }),
+    )
+    .default([]),
+  identityResources: z
+    .array(
+      z.union(
+        [name, z.strictObject({ name, displayName: z.string().optional(), claims: z.array(z.string().min(1)).optional(), enabled: z.boolean().default(true) })],
+        { error: 'must be a scope name or an object {name, displayName, claims, enabled}' },
+      ),
+    )
+    .default([]),
+  clients: z.array(SeedClient).default([]),
+  users: z.array(SeedUser).default([]),
+})
+
+export type SeedInput = z.infer<typeof SeedFile>
+
+/** The JSON Schema printed by `authz seed --schema` (what an editor validates against). */
+export function seedJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(SeedFile, { io: 'input' }) as Record<string, unknown>
+}

@@ -1,0 +1,140 @@
+// The seed file's SQL (src/seed/apply.ts): idempotent upserts keyed by client_id / name / username,
+// run inside the caller's transaction. Every UPDATE is guarded by IS DISTINCT FROM so that applying
+// the same file again writes nothing: updated_at moves only when a row really changed.
+import type { Queryable } from '../../db/db.js'
+import type { ApiResource, ApiScope, Client, IdentityResource, Secret, User } from '../../domain/types.js'
+
+export interface ExistingUser {
+  subjectId: string
+  username: string
+  passwordHash: string | undefined
+  cibaUserCodeHash: string | undefined
+}
+
+/** T with its undefined-able properties optional: what a parsed seed entry looks like. */
+type Loose<T> = { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } & {
+  [K in keyof T as undefined extends T[K] ? K : never]?: T[K]
+}
+
+const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString())
+
+export function createPgSeedWriter(tx: Queryable) {
+  const names = async (table: 'api_scopes' | 'identity_resources') =>
+    new Set((await tx.query<{ name: string }>(`SELECT name FROM ${table}`)).rows.map((r) => r.name))
+
+  /** Replaces the secrets of one owner with exactly `secrets`, keyed by hash. */
+  const replaceSecrets = async (table: 'client_secrets' | 'api_resource_secrets', owner: string, secrets: Secret[]) => {
+    const col = table === 'client_secrets' ? 'client_id' : 'api_resource_name'
+    await tx.query(`DELETE FROM ${table} WHERE ${col} = $1 AND NOT (value_hash = ANY($2::text[]))`, [owner, secrets.map((s) => s.valueHash)])
+    for (const s of secrets) {
+      await tx.query(
+        `INSERT INTO ${table} (${col}, value_hash, expires_at, description) VALUES ($1, $2, $3::timestamptz, $4)
+         ON CONFLICT (${col}, value_hash) DO UPDATE SET expires_at = EXCLUDED.expires_at, description = EXCLUDED.description
+         WHERE (${table}.expires_at, ${table}.description) IS DISTINCT FROM (EXCLUDED.expires_at, EXCLUDED.description)`,
+        [owner, s.valueHash, iso(s.expiresAt), s.description ?? null],
+      )
+    }
+  }
+
+  return {
+    apiScopeNames: () => names('api_scopes'),
+    identityResourceNames: () => names('identity_resources'),
+
+    /** Users that share a username or a subject id with the file's users. */
+    async findUsers(usernames: string[], subjectIds: string[]): Promise<ExistingUser[]> {
+      const { rows } = await tx.query<{ subject_id: string; username: string; password_hash: string | null; ciba_user_code_hash: string | null }>(
+        `SELECT subject_id, username, password_hash, ciba_user_code_hash FROM users
+         WHERE username = ANY($1::text[]) OR subject_id = ANY($2::text[])`,
+        [usernames, subjectIds],
+      )
+      return rows.map((r) => ({
+        subjectId: r.subject_id,
+        username: r.username,
+        passwordHash: r.password_hash ?? undefined,
+        cibaUserCodeHash: r.ciba_user_code_hash ?? undefined,
+      }))
+    },
+
+    async upsertApiScope(s: Loose<ApiScope>) {
+      await tx.query(
+        `INSERT INTO api_scopes (name, display_name, description, enabled) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (name) DO UPDATE SET display_name = EXCLUDED.display_name, description = EXCLUDED.description,
+           enabled = EXCLUDED.enabled, updated_at = now()
+         WHERE (api_scopes.display_name, api_scopes.description, api_scopes.enabled)
+           IS DISTINCT FROM (EXCLUDED.display_name, EXCLUDED.description, EXCLUDED.enabled)`,
+        [s.name, s.displayName ?? null, s.description ?? null, s.enabled],
+      )
+    },
+
+    /** Upserts the API resource and sets its scopes; secrets only when given (undefined: keep). */
+    async upsertApiResource(r: Loose<Omit<ApiResource, 'secrets'> & { secrets: Secret[] | undefined }>) {
+      await tx.query(
+        `INSERT INTO api_resources (name, display_name, enabled) VALUES ($1, $2, $3)
+         ON CONFLICT (name) DO UPDATE SET display_name = EXCLUDED.display_name, enabled = EXCLUDED.enabled, updated_at = now()
+         WHERE (api_resources.display_name, api_resources.enabled) IS DISTINCT FROM (EXCLUDED.display_name, EXCLUDED.enabled)`,
+        [r.name, r.displayName ?? null, r.enabled],
+      )
+      await tx.query(`DELETE FROM api_resource_scopes WHERE api_resource_name = $1 AND NOT (scope_name = ANY($2::text[]))`, [r.name, r.scopes])
+      for (const scope of r.scopes) {
+        await tx.query(`INSERT INTO api_resource_scopes (api_resource_name, scope_name) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [r.name, scope])
+      }
+      if (r.secrets) await replaceSecrets('api_resource_secrets', r.name, r.secrets)
+    },
+
+    async upsertIdentityResource(r: Loose<IdentityResource>) {
+      await tx.query(
+        `INSERT INTO identity_resources (name, display_name, claims, enabled) VALUES ($1, $2, $3::text[], $4)
+         ON CONFLICT (name) DO UPDATE SET display_name = EXCLUDED.display_name, claims = EXCLUDED.claims,
+           enabled = EXCLUDED.enabled, updated_at = now()
+         WHERE (identity_resources.display_name, identity_resources.claims, identity_resources.enabled)
+           IS DISTINCT FROM (EXCLUDED.display_name, EXCLUDED.claims, EXCLUDED.enabled)`,
+        [r.name, r.displayName ?? null, r.claims, r.enabled],
+      )
+    },
+
+    /** Upserts the client; secrets only when given (undefined: keep the stored ones). */
+    async upsertClient(c: Loose<Omit<Client, 'secrets'> & { secrets: Secret[] | undefined }>) {
+      await tx.query(UPSERT_CLIENT, [
+        c.clientId, c.clientName ?? null, c.enabled, c.requireClientSecret, c.allowedGrantTypes, c.allowedScopes,
+        c.redirectUris, c.requirePkce, c.allowOfflineAccess, c.accessTokenType, c.accessTokenLifetime ?? null,
+        c.refreshTokenUsage, c.refreshTokenExpiration, c.absoluteRefreshTokenLifetime, c.slidingRefreshTokenLifetime,
+        c.cibaLifetime ?? null, c.pollingInterval ?? null, c.identityProviderRestrictions, c.requireConsent,
+        c.jwks === undefined ? null : JSON.stringify(c.jwks),
+      ])
+      if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
+    },
+
+    /** Keyed by username (the caller has checked that the subject id is not another user's). */
+    async upsertUser(u: User) {
+      await tx.query(
+        `INSERT INTO users (subject_id, username, password_hash, enabled, claims, ciba_user_code_hash)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6)
+         ON CONFLICT (username) DO UPDATE SET
+           subject_id = EXCLUDED.subject_id, password_hash = EXCLUDED.password_hash, enabled = EXCLUDED.enabled,
+           claims = EXCLUDED.claims, ciba_user_code_hash = EXCLUDED.ciba_user_code_hash, updated_at = now()
+         WHERE (users.subject_id, users.password_hash, users.enabled, users.claims, users.ciba_user_code_hash)
+           IS DISTINCT FROM (EXCLUDED.subject_id, EXCLUDED.password_hash, EXCLUDED.enabled, EXCLUDED.claims, EXCLUDED.ciba_user_code_hash)`,
+        [u.subjectId, u.username, u.passwordHash ?? null, u.enabled, JSON.stringify(u.claims), u.cibaUserCodeHash ?? null],
+      )
+    },
+  }
+}
+
+export type PgSeedWriter = ReturnType<typeof createPgSeedWriter>
+
+const CLIENT_COLUMNS = [
+  'client_id', 'client_name', 'enabled', 'require_client_secret', 'allowed_grant_types', 'allowed_scopes',
+  'redirect_uris', 'require_pkce', 'allow_offline_access', 'access_token_type', 'access_token_lifetime',
+  'refresh_token_usage', 'refresh_token_expiration', 'absolute_refresh_token_lifetime', 'sliding_refresh_token_lifetime',
+  'ciba_lifetime', 'polling_interval', 'identity_provider_restrictions', 'require_consent', 'jwks',
+]
+const CLIENT_CASTS: Record<string, string> = {
+  allowed_grant_types: '::text[]', allowed_scopes: '::text[]', redirect_uris: '::text[]',
+  identity_provider_restrictions: '::text[]', jwks: '::jsonb',
+}
+const UPDATABLE = CLIENT_COLUMNS.slice(1)
+const UPSERT_CLIENT = `
+  INSERT INTO clients (${CLIENT_COLUMNS.join(', ')})
+  VALUES (${CLIENT_COLUMNS.map((c, i) => `$${i + 1}${CLIENT_CASTS[c] ?? ''}`).join(', ')})
+  ON CONFLICT (client_id) DO UPDATE SET ${UPDATABLE.map((c) => `${c} = EXCLUDED.${c}`).join(', ')}, updated_at = now()
+  WHERE (${UPDATABLE.map((c) => `clients.${c}`).join(', ')}) IS DISTINCT FROM (${UPDATABLE.map((c) => `EXCLUDED.${c}`).join(', ')})`

@@ -1,0 +1,161 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Queryable } from '../../src/db/db.js'
+import { DEMO_SEED_FILE } from '../../src/seed/paths.js'
+import { applySeed, applySeedFile, SeedError } from '../../src/seed/apply.js'
+import { createPgClientStore } from '../../src/stores/postgres/clients.js'
+import { createPgResourceStore } from '../../src/stores/postgres/resources.js'
+import { createPgUserStore } from '../../src/stores/postgres/users.js'
+import { secretHash, secretMatches } from '../../src/tokens/handles.js'
+import { verifyPassword } from '../../src/tokens/passwords.js'
+import { createTestDb, type TestDb } from '../helpers/db.js'
+
+const TABLES = ['api_scopes', 'api_resources', 'api_resource_scopes', 'api_resource_secrets', 'identity_resources', 'clients', 'client_secrets', 'users']
+
+/** Every row of every configuration table, updated_at and ids included. */
+async function dump(db: Queryable): Promise<Record<string, unknown[]>> {
+  const out: Record<string, unknown[]> = {}
+  for (const t of TABLES) out[t] = (await db.query(`SELECT to_jsonb(x) AS r FROM ${t} x ORDER BY to_jsonb(x)::text`)).rows
+  return out
+}
+
+async function seedError(p: Promise<unknown>): Promise<SeedError> {
+  const err = await p.then(() => undefined, (e: unknown) => e)
+  expect(err).toBeInstanceOf(SeedError)
+  return err as SeedError
+}
+
+let t: TestDb
+let dir: string
+beforeAll(async () => {
+  t = await createTestDb()
+  dir = await mkdtemp(join(tmpdir(), 'authz-seed-'))
+})
+afterAll(async () => {
+  await t.close()
+  await rm(dir, { recursive: true, force: true })
+})
+
+describe('seed file', () => {
+  it('applies the demo seed, and applying it again changes nothing', async () => {
+    expect(await applySeedFile(t.db, DEMO_SEED_FILE)).toEqual({ clients: 3, apiScopes: 2, apiResources: 1, identityResources: 4, users: 1 })
+    const first = await dump(t.db)
+    await applySeedFile(t.db, DEMO_SEED_FILE)
+    expect(await dump(t.db)).toEqual(first)
+
+    const ciba = await createPgClientStore(t.db).findById('demo-ciba')
+    expect(ciba).toMatchObject({
+      clientName: 'Demo CIBA client', allowedGrantTypes: ['urn:openid:params:grant-type:ciba'],
+      allowedScopes: ['openid', 'profile', 'email', 'orders.read', 'offline_access'], allowOfflineAccess: true,
+      accessTokenType: 'jwt', requireClientSecret: true, enabled: true,
+    })
+    expect(ciba?.secrets).toEqual([{ valueHash: secretHash('demo-ciba-secret'), expiresAt: undefined, description: undefined }])
+    const catalogue = await createPgResourceStore(t.db).loadCatalogue()
+    expect(catalogue.identityResources.get('email')?.claims).toEqual(['email', 'email_verified'])
+    expect(catalogue.identityResources.get('offline_access')?.claims).toEqual([])
+    expect(catalogue.identityResources.get('profile')?.claims).toHaveLength(14)
+    expect(catalogue.apiResources.get('orders-api')?.scopes).toEqual(['orders.read', 'orders.write'])
+    const alice = await createPgUserStore(t.db).findByUsername('alice')
+    expect(alice?.claims).toEqual({ name: 'Alice Example', email: 'alice@example.com', email_verified: true })
+    expect(await verifyPassword('alice-password', alice?.passwordHash)).toBe(true)
+  })
+
+  it('stores secrets and passwords only hashed', async () => {
+    const text = JSON.stringify(await dump(t.db))
+    for (const plain of ['orders-api-secret', 'demo-backend-secret', 'demo-reference-secret', 'demo-ciba-secret', 'alice-password']) {
+      expect(text).not.toContain(plain)
+    }
+    const api = await createPgResourceStore(t.db).findApiResource('orders-api')
+    expect(secretMatches('orders-api-secret', api?.secrets[0]?.valueHash ?? '')).toBe(true)
+  })
+
+  it('updates what changed, accepts pre-hashed secrets, replaces the secret set, keeps an omitted password', async () => {
+    const before = await dump(t.db)
+    await applySeed(t.db, {
+      clients: [{ clientId: 'demo-backend', secrets: [{ sha256: secretHash('rotated'), expiration: '2030-01-01', description: 'new' }],
+        allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] }],
+      users: [{ subjectId: 'alice-0001', username: 'alice', cibaUserCode: '4711', claims: { name: 'Alice' } }],
+    })
+    const backend = await createPgClientStore(t.db).findById('demo-backend')
+    expect(backend?.secrets).toEqual([{ valueHash: secretHash('rotated'), expiresAt: Date.UTC(2030, 0, 1), description: 'new' }])
+    expect(backend?.allowedScopes).toEqual(['orders.read'])
+    const alice = await createPgUserStore(t.db).findByUsername('alice')
+    expect(await verifyPassword('alice-password', alice?.passwordHash)).toBe(true)
+    expect(await verifyPassword('4711', alice?.cibaUserCodeHash)).toBe(true)
+    const after = await dump(t.db)
+    // Untouched rows keep their updated_at; the changed ones moved.
+    expect(after.clients?.filter((r) => JSON.stringify(r).includes('demo-ciba'))).toEqual(before.clients?.filter((r) => JSON.stringify(r).includes('demo-ciba')))
+    expect(after.api_scopes).toEqual(before.api_scopes)
+  })
+
+  it('rejects an invalid file whole, naming the JSON path of every problem', async () => {
+    const before = await dump(t.db)
+    const err = await seedError(
+      applySeed(t.db, {
+        apiScopes: [{ name: 'new.scope' }],
+        clients: [
+          { clientId: 'ok', allowedGrantTypes: ['client_credentials', 'client_credential'] },
+          { clientId: 'typo', secrets: [{ vaule: 'x' }], accesTokenType: 'jwt' },
+          { clientId: 'ok', jwks: { keys: [{ kty: 'oct', k: 'AAAA' }] } },
+        ],
+        identityResources: [3],
+        users: [{ subjectId: 's', username: 'u', password: 7 }],
+      }),
+    )
+    // In the schema's field order.
+    expect(err.problems).toEqual([
+      'identityResources[0]: must be a scope name or an object {name, displayName, claims, enabled}',
+      'clients[0].allowedGrantTypes[1]: must be one of client_credentials, authorization_code, refresh_token, urn:openid:params:grant-type:ciba, urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange, urn:ietf:params:oauth:grant-type:jwt-bearer or an absolute URI',
+      'clients[1].secrets[0]: Unrecognized key: "vaule"',
+      'clients[1].secrets[0]: needs exactly one of "value" or "sha256"',
+      'clients[1]: Unrecognized key: "accesTokenType"',
+      'clients[2].jwks.keys[0].kty: Invalid option: expected one of "RSA"|"EC"|"OKP"',
+      'users[0].password: Invalid input: expected string, received number',
+    ])
+    expect(err.message.split('\n')[0]).toBe('invalid seed file:')
+    expect(await dump(t.db)).toEqual(before)
+  })
+
+  it('rejects duplicates and dangling references without writing anything', async () => {
+    const before = await dump(t.db)
+    const err = await seedError(
+      applySeed(t.db, {
+        apiScopes: [{ name: 'fresh.scope' }],
+        apiResources: [{ name: 'x-api', scopes: ['fresh.scope', 'orders.read', 'missing.scope'] }],
+        clients: [
+          { clientId: 'a', allowedScopes: ['openid', 'fresh.scope', 'nope'] },
+          { clientId: 'a' },
+        ],
+        users: [{ subjectId: 'alice-0001', username: 'not-alice' }],
+      }),
+    )
+    expect(err.problems).toEqual(['clients[1].clientId: duplicate client "a"'])
+    const err2 = await seedError(
+      applySeed(t.db, {
+        apiScopes: [{ name: 'fresh.scope' }],
+        apiResources: [{ name: 'x-api', scopes: ['fresh.scope', 'orders.read', 'missing.scope'] }],
+        clients: [{ clientId: 'a', allowedScopes: ['openid', 'fresh.scope', 'nope'] }],
+        users: [{ subjectId: 'alice-0001', username: 'not-alice' }],
+      }),
+    )
+    expect(err2.problems).toEqual([
+      'apiResources[0].scopes[2]: "missing.scope" is not an api scope',
+      'clients[0].allowedScopes[2]: "nope" is neither an api scope nor an identity resource',
+      'users[0].subjectId: "alice-0001" already belongs to user "alice"',
+    ])
+    expect(await dump(t.db)).toEqual(before)
+  })
+
+  it('names the file when it cannot be read or is not JSON', async () => {
+    const missing = join(dir, 'missing.json')
+    expect((await seedError(applySeedFile(t.db, missing))).message).toBe(`cannot read seed file ${missing}: ENOENT`)
+    const broken = join(dir, 'broken.json')
+    await writeFile(broken, '{"clients": [')
+    expect((await seedError(applySeedFile(t.db, broken))).message).toMatch(new RegExp(`^seed file ${broken} is not valid JSON: `))
+    const bad = join(dir, 'bad.json')
+    await writeFile(bad, '{"client": []}')
+    expect((await seedError(applySeedFile(t.db, bad))).message).toBe(`invalid seed file ${bad}:\n  (root): Unrecognized key: "client"`)
+  })
+})
