@@ -19,6 +19,23 @@ import { createCachedResourceStore } from './stores/cached.js'
 import { createPgResourceStore } from './stores/postgres/resources.js'
 import { createPgSigningKeyStore } from './stores/postgres/signing-keys.js'
 import { createSigningKeyService } from './tokens/key-service.js'
+import { createClientCredentialsGrant } from './grants/client-credentials.js'
+import { createGrantRegistry, type GrantHandler } from './grants/registry.js'
+import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
+import { introspectRoutes } from './routes/introspect.js'
+import { revocationRoutes } from './routes/revocation.js'
+import { tokenRoutes } from './routes/token.js'
+import { createIntrospectionService } from './services/introspection.js'
+import { createRevocationList } from './services/revocation-list.js'
+import { createRevocationService } from './services/revocation.js'
+import { createScopeResolver } from './services/scopes.js'
+import { createTokenIssuer } from './services/token-issuer.js'
+import { createTokenService } from './services/token.js'
+import { createCachedClientStore } from './stores/cached.js'
+import { createPgClientStore } from './stores/postgres/clients.js'
+import { createPgGrantStore } from './stores/postgres/grants.js'
+import { createPgRevocationStore } from './stores/postgres/revocations.js'
+import { createPgUserStore } from './stores/postgres/users.js'
 import type { SigningKeyService } from './tokens/signing-keys.js'
 
 export interface AppDeps {
@@ -88,6 +105,40 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const migrations = await loadMigrations()
   await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations) })
   await app.register(discoveryRoutes, { discovery: core.discovery })
+
+  // Token core (issue 3): cached client/resource lookups keep the token and introspection hot
+  // paths free of database round trips; revocations of JWTs live in an in-memory list per replica.
+  const clients = createCachedClientStore(createPgClientStore(db), { ttlSeconds: config.clientCacheTtl, clock })
+  const resources = discoveryResources
+  const grants = createPgGrantStore(db)
+  const revocationStore = createPgRevocationStore(db)
+  const revocationList = createRevocationList({ store: revocationStore, db, clock })
+  await revocationList.start()
+  app.addHook('onClose', async () => revocationList.stop())
+  const authenticator = createClientAuthenticator({ clients, clock, realm: config.issuer })
+  const scopes = createScopeResolver({ resources })
+  const tokenIssuer = createTokenIssuer({ config, clock, keys, grants, users: createPgUserStore(db), resources })
+  // One entry per grant_type; extension grants (CIBA…) add their handler to this list.
+  const grantHandlers: GrantHandler<any>[] = [
+    createClientCredentialsGrant({ scopes, tokens: tokenIssuer }),
+  ]
+  const registry = createGrantRegistry(grantHandlers)
+  const introspection = createIntrospectionService({ config, clock, keys, grants, revocations: revocationList })
+  const revocation = createRevocationService({ config, clock, keys, grants, revocations: revocationStore, list: revocationList })
+  await app.register(tokenRoutes, { authenticator, tokens: createTokenService({ registry }) })
+  await app.register(introspectRoutes, {
+    callers: createIntrospectionCallerAuthenticator({ clients, resources, clock, realm: config.issuer }),
+    introspection,
+  })
+  await app.register(revocationRoutes, { authenticator, revocation })
+  discovery.contribute(() => ({
+    grant_types_supported: registry.grantTypes(),
+    introspection_endpoint: `${config.issuer}/connect/introspect`,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+    introspection_signing_alg_values_supported: [config.accessTokenSigningAlg],
+    revocation_endpoint: `${config.issuer}/connect/revocation`,
+    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+  }))
 
   return app
 }

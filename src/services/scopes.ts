@@ -46,11 +46,22 @@ function resolveTarget(cat: ResourceCatalogue, resource: string | undefined) {
   return api
 }
 
+// scope → names of the enabled API resources that carry it; built once per cached catalogue.
+const scopeIndex = new WeakMap<ResourceCatalogue, Map<string, string[]>>()
+
 function audiencesFor(cat: ResourceCatalogue, apiScopes: string[]): string[] {
-  const out: string[] = []
-  for (const api of cat.apiResources.values()) {
-    if (api.enabled && api.scopes.some((s) => apiScopes.includes(s))) out.push(api.name)
+  let index = scopeIndex.get(cat)
+  if (!index) {
+    index = new Map()
+    for (const api of cat.apiResources.values()) {
+      if (!api.enabled) continue
+      for (const s of api.scopes) (index.get(s) ?? index.set(s, []).get(s)!).push(api.name)
+    }
+    scopeIndex.set(cat, index)
   }
+  // In the order of the granted scopes, so that `aud` is deterministic.
+  const out: string[] = []
+  for (const s of apiScopes) for (const name of index.get(s) ?? []) if (!out.includes(name)) out.push(name)
   return out
 }
 
