@@ -1,0 +1,189 @@
+// OpenID CIBA Core 1.0 §7: the backchannel authentication request (poll mode). Validates the
+// request in a fixed order (cheap syntax first, then lookups), stores it with a 256-bit
+// auth_req_id kept only as a hash, notifies the user, and answers §7.3 {auth_req_id, expires_in, interval}.
+import { randomBytes, randomUUID } from 'node:crypto'
+import type { Config } from '../config.js'
+import type { Clock } from '../domain/clock.js'
+import type { Client, User } from '../domain/types.js'
+import { OAuthError } from '../errors.js'
+import { checkInputLengths, INPUT_LIMITS } from '../http/client-auth.js'
+import type { CibaRequestStore, UserStore } from '../stores/types.js'
+import { newHandle } from '../tokens/handles.js'
+import { verifyPassword } from '../tokens/passwords.js'
+import type { SigningKeyService } from '../tokens/signing-keys.js'
+import type { CibaNotifier } from './ciba-notifier.js'
+import type { ClientJwtVerifier } from './ciba-request-object.js'
+import type { ScopeResolver } from './scopes.js'
+
+export const CIBA_GRANT = 'urn:openid:params:grant-type:ciba'
+
+/** The authentication request parameters (§7.1); with `request` none may appear outside it (§7.1.1). */
+const AUTH_PARAMS = ['scope', 'client_notification_token', 'acr_values', 'login_hint_token', 'id_token_hint',
+  'login_hint', 'binding_message', 'user_code', 'requested_expiry', 'resource'] as const
+/** binding_message: short enough to show on a phone, no control characters (§7.1). */
+const BINDING_MESSAGE_MAX = 64
+/** More pending requests than this for one user is refused up front (push-notification fatigue). */
+export const DEFAULT_MAX_PENDING_PER_USER = 5
+
+export interface CibaStartResponse {
+  auth_req_id: string
+  expires_in: number
+  interval: number
+}
+
+export interface ParsedAcrValues {
+  acrValues: string[]
+  tenant: string | undefined
+  idp: string | undefined
+}
+
+export interface CibaServiceDeps {
+  config: Pick<Config, 'issuer' | 'cibaDefaultLifetime' | 'cibaPollingInterval'>
+  clock: Clock
+  users: UserStore
+  requests: CibaRequestStore
+  scopes: ScopeResolver
+  keys: Pick<SigningKeyService, 'verify'>
+  clientJwts: ClientJwtVerifier
+  notifier: CibaNotifier
+  maxPendingPerUser?: number
+}
+
+export interface CibaService {
+  start(client: Client, form: Record<string, string>): Promise<CibaStartResponse>
+}
+
+/**
+ * acr_values (§7.1, Duende's conventions): the first `tenant:` value becomes the tenant, the first
+ * `idp:` value the identity provider (dropped when the client's restrictions exclude it), the rest stay.
+ */
+export function parseAcrValues(value: string | undefined, client: Pick<Client, 'identityProviderRestrictions'>): ParsedAcrValues {
+  const out: ParsedAcrValues = { acrValues: [], tenant: undefined, idp: undefined }
+  for (const v of (value ?? '').split(' ')) {
+    if (v === '') continue
+    if (v.startsWith('tenant:') && v.length > 7) {
+      out.tenant ??= v.slice(7)
+    } else if (v.startsWith('idp:') && v.length > 4) {
+      const idp = v.slice(4)
+      const allowed = client.identityProviderRestrictions.length === 0 || client.identityProviderRestrictions.includes(idp)
+      if (allowed && out.idp === undefined) out.idp = idp
+    } else if (!out.acrValues.includes(v)) {
+      out.acrValues.push(v)
+    }
+  }
+  return out
+}
+
+export function checkBindingMessage(message: string | undefined): void {
+  if (message === undefined) return
+  // Characters, not UTF-16 units: an emoji counts once.
+  if ([...message].length > BINDING_MESSAGE_MAX) {
+    throw new OAuthError('invalid_binding_message', `binding_message is longer than ${BINDING_MESSAGE_MAX} characters`)
+  }
+  if (/[\p{Cc}\p{Cf}\u2028\u2029]/u.test(message)) {
+    throw new OAuthError('invalid_binding_message', 'binding_message contains control characters')
+  }
+}
+
+/** requested_expiry (§7.1): a positive integer no greater than the lifetime cap. */
+export function checkRequestedExpiry(value: string | undefined, cap: number): number {
+  if (value === undefined) return cap
+  if (!/^[1-9][0-9]{0,8}$/.test(value)) throw new OAuthError('invalid_request', 'requested_expiry must be a positive integer')
+  const n = Number(value)
+  if (n > cap) throw new OAuthError('invalid_request', `requested_expiry must not exceed ${cap} seconds`)
+  return n
+}
+
+export function createCibaService(deps: CibaServiceDeps): CibaService {
+  const { config, clock } = deps
+  const maxPending = deps.maxPendingPerUser ?? DEFAULT_MAX_PENDING_PER_USER
+
+  async function effectiveParams(client: Client, form: Record<string, string>): Promise<Record<string, string>> {
+    if (form.request === undefined) return form
+    const outside = AUTH_PARAMS.filter((p) => form[p] !== undefined)
+    if (outside.length > 0) {
+      throw new OAuthError('invalid_request', `with a request object, ${outside[0]} must be inside it, not outside`)
+    }
+    return deps.clientJwts.requestObject(client, form.request)
+  }
+
+  async function idTokenHintSubject(client: Client, hint: string): Promise<string> {
+    // §7.1: an ID token we issued to this client; an expired one is still a valid hint.
+    let payload
+    try {
+      ;({ payload } = await deps.keys.verify(hint))
+    } catch (err) {
+      throw new OAuthError('invalid_request', 'id_token_hint is not an ID token issued by this server', { cause: err })
+    }
+    const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud]
+    if (payload.iss !== config.issuer || !aud.includes(client.clientId) || typeof payload.sub !== 'string') {
+      throw new OAuthError('invalid_request', 'id_token_hint was not issued to this client')
+    }
+    return payload.sub
+  }
+
+  async function findUser(client: Client, p: Record<string, string>): Promise<User> {
+    let user: User | undefined
+    if (p.login_hint !== undefined) user = await deps.users.findByLoginHint(p.login_hint)
+    else if (p.id_token_hint !== undefined) user = await deps.users.findBySubjectId(await idTokenHintSubject(client, p.id_token_hint))
+    else user = await deps.users.findByLoginHint(await deps.clientJwts.loginHintToken(client, p.login_hint_token!))
+    if (!user || !user.enabled) throw new OAuthError('unknown_user_id', 'the hint names no known user')
+    return user
+  }
+
+  async function checkUserCode(user: User, code: string | undefined): Promise<void> {
+    if (user.cibaUserCodeHash === undefined) return
+    if (code === undefined) throw new OAuthError('missing_user_code', 'this user requires a user_code')
+    if (!(await verifyPassword(code, user.cibaUserCodeHash))) throw new OAuthError('invalid_user_code', 'the user_code is wrong')
+  }
+
+  return {
+    async start(client, form) {
+      if (!client.allowedGrantTypes.includes(CIBA_GRANT)) {
+        throw new OAuthError('unauthorized_client', 'the client may not use CIBA')
+      }
+      const p = await effectiveParams(client, form)
+      checkBindingMessage(p.binding_message)
+      checkInputLengths(p, { ...INPUT_LIMITS, binding_message: 4096 })
+      if (p.scope === undefined) throw new OAuthError('invalid_request', 'scope is required')
+      if (!p.scope.split(' ').includes('openid')) throw new OAuthError('invalid_request', 'scope must include openid')
+      const hints = (['login_hint', 'id_token_hint', 'login_hint_token'] as const).filter((h) => p[h] !== undefined)
+      if (hints.length !== 1) {
+        throw new OAuthError('invalid_request', 'exactly one of login_hint, id_token_hint and login_hint_token is required')
+      }
+      const cap = client.cibaLifetime ?? config.cibaDefaultLifetime
+      const expiresIn = checkRequestedExpiry(p.requested_expiry, cap)
+      const acr = parseAcrValues(p.acr_values, client)
+      const granted = await deps.scopes.resolve(client, p.scope, { allowIdentity: true, resource: p.resource })
+      const user = await findUser(client, p)
+      await checkUserCode(user, p.user_code)
+      const now = clock.now()
+      if ((await deps.requests.countPendingForSubject(user.subjectId, now)) >= maxPending) {
+        throw new OAuthError('access_denied', 'too many pending requests for this user', { status: 403 })
+      }
+
+      const authReqId = newHandle()
+      const id = randomBytes(16).toString('base64url')
+      const interval = client.pollingInterval ?? config.cibaPollingInterval
+      const expiresAt = now + expiresIn * 1000
+      await deps.requests.create({
+        id, authReqId, clientId: client.clientId, subjectId: user.subjectId, requestedScopes: granted.scopes,
+        resources: p.resource === undefined ? [] : [p.resource], acrValues: acr.acrValues, tenant: acr.tenant,
+        idp: acr.idp, bindingMessage: p.binding_message, intervalSeconds: interval, familyId: randomUUID(),
+        createdAt: now, expiresAt,
+      })
+      deps.notifier.notify({
+        request_id: id, subject: user.subjectId, username: user.username, client_id: client.clientId,
+        client_name: client.clientName ?? client.clientId, scopes: granted.scopes, binding_message: p.binding_message ?? null,
+        acr_values: [...acr.acrValues, ...(acr.tenant ? [`tenant:${acr.tenant}`] : []), ...(acr.idp ? [`idp:${acr.idp}`] : [])],
+        expires_at: Math.floor(expiresAt / 1000), approval_url: approvalUrl(config.issuer, id),
+      })
+      // No poll time is stamped here: the first poll is never slow_down.
+      return { auth_req_id: authReqId, expires_in: expiresIn, interval }
+    },
+  }
+}
+
+export function approvalUrl(issuer: string, requestId: string): string {
+  return `${issuer}/ciba/approve?request=${encodeURIComponent(requestId)}`
+}
