@@ -30,11 +30,53 @@ const REDACT_PATHS = [
   ...REDACTED_FIELDS.flatMap((f) => [`body.${f}`, `req.body.${f}`, `params.${f}`, `*.${f}`]),
 ]
 
+const SENSITIVE = new Set<string>(REDACTED_FIELDS)
+
+/** The URL with the value of every sensitive query parameter replaced: a client may (wrongly) send a secret there. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?')
+  if (q < 0) return url
+  const params = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=')
+      const name = eq < 0 ? pair : pair.slice(0, eq)
+      let decoded = name
+      try {
+        decoded = decodeURIComponent(name.replace(/\+/g, ' '))
+      } catch {
+        // a malformed name is logged as sent
+      }
+      return eq >= 0 && SENSITIVE.has(decoded) ? `${name}=[redacted]` : pair
+    })
+  return `${url.slice(0, q)}?${params.join('&')}`
+}
+
+interface LoggedRequest {
+  method?: string
+  url?: string
+  ip?: string
+  headers?: Record<string, unknown>
+  socket?: { remoteAddress?: string; remotePort?: number }
+}
+
 export function createLogger(opts: { level: string; destination?: DestinationStream }): Logger {
   return pino(
     {
       level: opts.level,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      serializers: {
+        // Fastify logs req on every incoming request: method, redacted URL and peer, never headers or body.
+        req: (req: LoggedRequest) => ({
+          method: req.method,
+          url: req.url === undefined ? undefined : redactUrl(req.url),
+          host: req.headers?.host,
+          remoteAddress: req.ip ?? req.socket?.remoteAddress,
+          remotePort: req.socket?.remotePort,
+        }),
+        err: pino.stdSerializers.err,
+      },
       base: undefined, // no pid/hostname noise; the container runtime adds its own
       timestamp: pino.stdTimeFunctions.isoTime,
     },

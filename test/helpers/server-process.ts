@@ -1,0 +1,56 @@
+// Starts the real server (src/main.ts) as a child process on a free port and waits until it listens.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+export interface ServerProcess {
+  child: ChildProcess
+  baseUrl: string
+  port: number
+  output: () => string
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>
+  stop(): Promise<void>
+}
+
+export async function startServer(env: Record<string, string> = {}, entry = 'src/main.ts'): Promise<ServerProcess> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'authz-server-'))
+  const args = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [entry]
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout!.on('data', (d) => (out += d))
+  child.stderr!.on('data', (d) => (out += d))
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  void exited.then(() => rm(dataDir, { recursive: true, force: true }))
+
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${out}`)), 45_000)
+    const check = () => {
+      const m = /"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)"/.exec(out)
+      if (m) {
+        clearTimeout(timer)
+        resolve(Number(m[1]))
+      }
+    }
+    child.stdout!.on('data', check)
+    void exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`server exited with ${code} before listening:\n${out}`))
+    })
+  })
+  return {
+    child,
+    port,
+    baseUrl: `http://127.0.0.1:${port}`,
+    output: () => out,
+    exited,
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGKILL')
+      await exited
+    },
+  }
+}

@@ -1,0 +1,40 @@
+// Secrets, tokens and passwords never reach the logs (issue 2 item 9), whatever the level.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { REDACTED_FIELDS } from '../../src/http/logger.js'
+import { createTestApp, FORM, type TestApp } from '../helpers/app.js'
+
+let t: TestApp
+beforeAll(async () => {
+  t = await createTestApp({ env: { LOG_LEVEL: 'trace' } })
+})
+afterAll(() => t.close())
+
+const secret = (field: string) => `SECRET-${field}-8f3a1c`
+
+describe('log redaction', () => {
+  it('never writes a credential sent in the body, the query string or the headers', async () => {
+    const body = new URLSearchParams(Object.fromEntries(REDACTED_FIELDS.map((f) => [f, secret(f)])))
+    body.set('grant_type', 'client_credentials')
+    body.set('client_id', 'nobody')
+    const headers = {
+      ...FORM,
+      authorization: `Basic ${Buffer.from(`nobody:${secret('basic')}`).toString('base64')}`,
+      cookie: `authz_session=${secret('cookie')}`,
+    }
+    const urls = ['/connect/token', '/connect/introspect', '/connect/revocation', '/no-such-route']
+    for (const url of urls) {
+      const res = await t.app.inject({ method: 'POST', url, headers, payload: body.toString() })
+      expect(res.statusCode).toBeGreaterThanOrEqual(400)
+      expect(res.statusCode).toBeLessThan(500)
+      const q = await t.app.inject({ method: 'GET', url: `${url}?client_secret=${secret('query')}&token=${secret('query-token')}` })
+      expect(q.statusCode).toBeLessThan(500)
+    }
+    const output = t.logs.join('\n')
+    expect(t.logs.length).toBeGreaterThan(urls.length * 2) // trace level: the requests were logged
+    expect(output).toContain('"reqId"')
+    for (const field of [...REDACTED_FIELDS, 'basic', 'cookie', 'query', 'query-token']) {
+      expect(output).not.toContain(secret(field))
+    }
+    expect(output).not.toContain(Buffer.from(`nobody:${secret('basic')}`).toString('base64'))
+  })
+})

@@ -1,0 +1,57 @@
+// Graceful shutdown (issue 2 item 9): on SIGTERM the server stops accepting, lets in-flight
+// requests finish within SHUTDOWN_TIMEOUT, closes the database and exits 0.
+import { connect } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startServer, type ServerProcess } from '../helpers/server-process.js'
+import { createTestDb, type TestDb } from '../helpers/db.js'
+
+let server: ServerProcess | undefined
+let testDb: TestDb | undefined
+afterEach(async () => {
+  await server?.stop()
+  await testDb?.close()
+  server = testDb = undefined
+})
+
+/** Sends the head of a POST whose body is still to come: a request in flight. */
+function startSlowRequest(port: number) {
+  const socket = connect(port, '127.0.0.1')
+  let response = ''
+  socket.on('data', (d) => (response += d))
+  const done = new Promise<string>((resolve) => socket.on('close', () => resolve(response)))
+  const body = 'grant_type=client_credentials'
+  socket.write(
+    `POST /connect/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+  )
+  return { finish: () => socket.write(body.slice(5)), done }
+}
+
+describe('graceful shutdown', () => {
+  it('finishes the request in flight, refuses new ones, and exits 0', async () => {
+    testDb = await createTestDb()
+    server = await startServer({ ...testDb.env, SEED_FILE: 'seed/demo.json' })
+    const slow = startSlowRequest(server.port)
+    await new Promise((r) => setTimeout(r, 200)) // transport timing only: let the head arrive
+    server.child.kill('SIGTERM')
+    await new Promise((r) => setTimeout(r, 300))
+    await expect(fetch(`${server.baseUrl}/health/live`)).rejects.toThrow()
+    slow.finish()
+    const response = await slow.done
+    expect(response).toMatch(/^HTTP\/1\.1 401 /) // no client credentials: answered, not dropped
+    expect(response).toContain('"error":"invalid_client"')
+    expect(await server.exited).toBe(0)
+    expect(server.output()).toContain('"msg":"stopped"')
+  })
+
+  it('gives up on a request that never completes after SHUTDOWN_TIMEOUT and exits 1', async () => {
+    testDb = await createTestDb()
+    server = await startServer({ ...testDb.env, SEED_FILE: 'seed/demo.json', SHUTDOWN_TIMEOUT: '1' })
+    startSlowRequest(server.port) // never finished
+    await new Promise((r) => setTimeout(r, 200))
+    const t0 = Date.now()
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(1)
+    expect(Date.now() - t0).toBeLessThan(5000)
+    expect(server.output()).toContain('shutdown timed out')
+  })
+})
