@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { migrate } from './db/migrate.js'
+import { acquireDataDirLock } from './db/data-dir-lock.js'
 import { openDatabase } from './db/open.js'
 import { createLogger } from './http/logger.js'
 import { applySeedFile } from './seed/apply.js'
@@ -21,6 +22,8 @@ async function main() {
   }
 
   const logger = createLogger({ level: config.logLevel })
+  // Embedded PGlite is single-process: hold DATA_DIR so the admin CLI cannot open it meanwhile.
+  const dataDirLock = config.databaseUrl ? undefined : await acquireDataDirLock(config.dataDir)
   const db = await openDatabase(config, (err) => logger.warn({ err }, 'database connection error'))
   const applied = await migrate(db)
   if (applied.length > 0) logger.info({ applied }, 'migrations applied')
@@ -53,6 +56,7 @@ async function main() {
     try {
       await app.close()
       await db.close()
+      await dataDirLock?.release()
       logger.info('stopped')
       process.exit(0)
     } catch (err) {

@@ -1,0 +1,112 @@
+// authz clients list|show|remove|add-secret. Secret hashes are never printed: a hash of a weak
+// secret can be brute-forced offline.
+import { randomBytes } from 'node:crypto'
+import type { Client } from '../domain/types.js'
+import { createPgClientStore } from '../stores/postgres/clients.js'
+import { secretHash } from '../tokens/handles.js'
+import { CliError, isoOrNull, parse, table, UsageError, type CliCommand, type CliContext } from './context.js'
+
+const usage = `Usage: authz clients list [--json]
+       authz clients show CLIENT_ID [--json]
+       authz clients remove CLIENT_ID
+       authz clients add-secret CLIENT_ID [--expires ISO_DATE] [--description TEXT]
+
+  list         all clients, one per line
+  show         one client's settings (secrets by expiry and description; hashes are never shown)
+  remove       delete a client and its secrets
+  add-secret   generate a strong secret (32 random bytes, base64url), store only its hash and
+               print the secret once on stdout
+
+Options:
+  --json         machine-readable output (list, show)
+  --expires      the secret's expiry, e.g. 2030-01-01T00:00:00Z
+  --description  a note stored with the secret
+  --help         show this help`
+
+/** The client as printed: secret hashes left out, absent values as null. */
+function toJson(c: Client) {
+  const { secrets, ...rest } = c
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(rest)) out[k] = v ?? null
+  out.secrets = secrets.map((s) => ({ expiresAt: isoOrNull(s.expiresAt), description: s.description ?? null }))
+  return out
+}
+
+function one(positionals: string[], what: string): string {
+  const [id, ...rest] = positionals
+  if (!id || rest.length > 0) throw new UsageError(`expected exactly one ${what}`, usage)
+  return id
+}
+
+async function list(args: string[], ctx: CliContext) {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, usage)
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, usage)
+  const clients = await createPgClientStore(await ctx.db()).list()
+  if (values.json) return ctx.out(JSON.stringify(clients.map(toJson), null, 2))
+  if (clients.length === 0) return ctx.out('no clients')
+  const rows = clients.map((c) => [c.clientId, c.enabled ? 'yes' : 'no', String(c.secrets.length), c.allowedGrantTypes.join(' '), c.allowedScopes.join(' ')])
+  table(['CLIENT ID', 'ENABLED', 'SECRETS', 'GRANT TYPES', 'SCOPES'], rows).forEach((l) => ctx.out(l))
+}
+
+async function show(args: string[], ctx: CliContext) {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, usage)
+  const id = one(positionals, 'CLIENT_ID')
+  const client = await createPgClientStore(await ctx.db()).findById(id)
+  if (!client) throw new CliError(`no client "${id}"`)
+  const json = toJson(client)
+  if (values.json) return ctx.out(JSON.stringify(json, null, 2))
+  for (const [k, v] of Object.entries(json)) {
+    if (k === 'secrets') continue
+    ctx.out(`${k}: ${Array.isArray(v) ? v.join(' ') : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`)
+  }
+  ctx.out(`secrets: ${client.secrets.length}`)
+  client.secrets.forEach((s, i) =>
+    ctx.out(`  ${i + 1}. expires ${isoOrNull(s.expiresAt) ?? 'never'}${s.description ? ` (${s.description})` : ''}`),
+  )
+}
+
+async function remove(args: string[], ctx: CliContext) {
+  const id = one(parse(args, {}, usage).positionals, 'CLIENT_ID')
+  if (!(await createPgClientStore(await ctx.db()).remove(id))) throw new CliError(`no client "${id}"`)
+  ctx.out(`removed client "${id}"`)
+}
+
+async function addSecret(args: string[], ctx: CliContext) {
+  const { values, positionals } = parse(args, { expires: { type: 'string' }, description: { type: 'string' } }, usage)
+  const id = one(positionals, 'CLIENT_ID')
+  let expiresAt: number | undefined
+  if (values.expires !== undefined) {
+    expiresAt = Date.parse(values.expires)
+    if (!/^\d{4}-\d{2}-\d{2}/.test(values.expires) || Number.isNaN(expiresAt)) throw new CliError(`--expires: not an ISO 8601 date: ${values.expires}`)
+    if (expiresAt <= ctx.clock.now()) throw new CliError('--expires: the date is in the past')
+  }
+  const secret = randomBytes(32).toString('base64url')
+  const added = await createPgClientStore(await ctx.db()).addSecret(id, {
+    valueHash: secretHash(secret),
+    ...(expiresAt !== undefined ? { expiresAt } : {}),
+    ...(values.description !== undefined ? { description: values.description } : {}),
+  })
+  if (!added) throw new CliError(`no client "${id}"`)
+  // The secret alone on stdout (SECRET=$(authz clients add-secret …)); the notice on stderr.
+  ctx.err(`new secret for client "${id}" (shown once; only its hash is stored):`)
+  ctx.out(secret)
+}
+
+const SUBCOMMANDS: Record<string, (args: string[], ctx: CliContext) => Promise<void>> = {
+  list,
+  show,
+  remove,
+  'add-secret': addSecret,
+}
+
+export const clientsCommand: CliCommand = {
+  name: 'clients',
+  summary: 'list, show and remove clients; add a generated secret',
+  usage,
+  async run(args, ctx) {
+    const [sub, ...rest] = args
+    const fn = sub === undefined ? undefined : SUBCOMMANDS[sub]
+    if (!fn) throw new UsageError(sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`, usage)
+    await fn(rest, ctx)
+  },
+}

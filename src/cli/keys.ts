@@ -1,0 +1,68 @@
+// authz keys list|rotate: the signing keys every replica shares (issue 2 item 7).
+import { SIGNING_ALGS, type SigningAlg } from '../config.js'
+import { createPgSigningKeyStore } from '../stores/postgres/signing-keys.js'
+import { createSigningKeyService } from '../tokens/key-service.js'
+import type { KeyInfo, SigningKeyService } from '../tokens/signing-keys.js'
+import { CliError, isoOrNull, parse, table, UsageError, type CliCommand, type CliContext } from './context.js'
+
+const usage = `Usage: authz keys list [--json]
+       authz keys rotate [--alg ${SIGNING_ALGS.join('|')}]
+
+  list     signing keys with their status (pending: published, not signing yet; current: signs;
+           retired: published for verification until what it signed has expired)
+  rotate   add a new key per algorithm (or only --alg): published in JWKS at once, signing
+           after KEY_ACTIVATION_DELAY seconds
+
+Options:
+  --json   machine-readable output (list)
+  --alg    the algorithm to rotate
+  --help   show this help`
+
+const toJson = (k: KeyInfo) => ({ ...k, createdAt: isoOrNull(k.createdAt), activateAt: isoOrNull(k.activateAt), retireAt: isoOrNull(k.retireAt) })
+
+function print(ctx: CliContext, keys: KeyInfo[]) {
+  const rows = keys.map((k) => [k.kid, k.alg, k.status, isoOrNull(k.createdAt) ?? '', isoOrNull(k.activateAt) ?? '', isoOrNull(k.retireAt) ?? '-', k.encrypted ? 'yes' : 'no'])
+  table(['KID', 'ALG', 'STATUS', 'CREATED', 'ACTIVATES', 'RETIRES', 'ENCRYPTED'], rows).forEach((l) => ctx.out(l))
+}
+
+async function withService(ctx: CliContext, fn: (keys: SigningKeyService) => Promise<void>) {
+  const keys = createSigningKeyService({ store: createPgSigningKeyStore(await ctx.db()), config: ctx.config(), clock: ctx.clock })
+  try {
+    await keys.ensureKeys() // the same initial keys the server would create on first start
+    await fn(keys)
+  } finally {
+    keys.close()
+  }
+}
+
+export const keysCommand: CliCommand = {
+  name: 'keys',
+  summary: 'list or rotate the signing keys',
+  usage,
+  async run(args, ctx) {
+    const [sub, ...rest] = args
+    if (sub === 'list') {
+      const { values, positionals } = parse(rest, { json: { type: 'boolean' } }, usage)
+      if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, usage)
+      return withService(ctx, async (keys) => {
+        const all = await keys.list()
+        if (values.json) ctx.out(JSON.stringify(all.map(toJson), null, 2))
+        else print(ctx, all)
+      })
+    }
+    if (sub === 'rotate') {
+      const { values, positionals } = parse(rest, { alg: { type: 'string' } }, usage)
+      if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, usage)
+      const alg = values.alg
+      if (alg !== undefined && !(SIGNING_ALGS as readonly string[]).includes(alg)) {
+        throw new CliError(`--alg: must be one of ${SIGNING_ALGS.join(', ')}`)
+      }
+      return withService(ctx, async (keys) => {
+        const created = await keys.rotate(alg as SigningAlg | undefined)
+        ctx.out(`added ${created.length} key(s); they sign from ${isoOrNull(created[0]?.activateAt) ?? '-'}`)
+        print(ctx, created)
+      })
+    }
+    throw new UsageError(sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`, usage)
+  },
+}

@@ -1,0 +1,36 @@
+// authz seed FILE | authz seed --schema (DESIGN.md "Seed file").
+import { applySeedFile } from '../seed/apply.js'
+import { seedJsonSchema } from '../seed/schema.js'
+import { parse, UsageError, type CliCommand } from './context.js'
+
+const usage = `Usage: authz seed FILE
+       authz seed --schema
+
+Applies a seed file (JSON: apiScopes, apiResources, identityResources, clients, users) in one
+transaction, as an idempotent upsert keyed by clientId / name / username. An invalid file changes
+nothing; each problem is printed with its JSON path.
+
+Options:
+  --schema   print the JSON Schema of the seed file and exit
+  --help     show this help`
+
+export const seedCommand: CliCommand = {
+  name: 'seed',
+  summary: 'apply a seed file, or print its JSON Schema (--schema)',
+  usage,
+  async run(args, ctx) {
+    const { values, positionals } = parse(args, { schema: { type: 'boolean' } }, usage)
+    if (values.schema) {
+      if (positionals.length > 0) throw new UsageError('--schema takes no file', usage)
+      ctx.out(JSON.stringify(seedJsonSchema(), null, 2))
+      return
+    }
+    const [file, ...rest] = positionals
+    if (!file || rest.length > 0) throw new UsageError('expected exactly one FILE', usage)
+    const s = await applySeedFile(await ctx.db(), file)
+    ctx.out(
+      `seed applied from ${file}: ${s.apiScopes} api scopes, ${s.apiResources} api resources, ` +
+        `${s.identityResources} identity resources, ${s.clients} clients, ${s.users} users`,
+    )
+  },
+}

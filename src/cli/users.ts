@@ -1,0 +1,70 @@
+// authz users add: creates or updates a user with a scrypt-hashed password read from stdin or a
+// prompt, never from argv.
+import { randomUUID } from 'node:crypto'
+import { pgErrorCode, PG_UNIQUE_VIOLATION } from '../db/db.js'
+import { createPgUserStore } from '../stores/postgres/users.js'
+import { hashPassword } from '../tokens/passwords.js'
+import { CliError, parse, UsageError, type CliCommand, type CliContext } from './context.js'
+import { readPassword } from './prompt.js'
+
+const usage = `Usage: authz users add USERNAME [--subject ID] [--email EMAIL] [--name NAME]
+
+Creates the user (or sets the password and the given claims of an existing one). The password is
+read from stdin when stdin is not a terminal, otherwise prompted for without echo; it is never
+taken from the command line.
+
+  echo "$PASSWORD" | authz users add alice --email alice@example.com
+
+Options:
+  --subject  the subject id (sub) of a new user; default: a random UUID
+  --email    the email claim
+  --name     the name claim
+  --help     show this help`
+
+async function add(args: string[], ctx: CliContext) {
+  const { values, positionals } = parse(args, { subject: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' } }, usage)
+  const [username, ...rest] = positionals
+  if (!username || rest.length > 0) throw new UsageError('expected exactly one USERNAME', usage)
+  let password: string
+  try {
+    password = await readPassword(ctx)
+  } catch (err) {
+    throw new CliError((err as Error).message)
+  }
+  if (password.length === 0) throw new CliError('no password given (pipe it on stdin or type it at the prompt)')
+
+  const users = createPgUserStore(await ctx.db())
+  const existing = await users.findByUsername(username)
+  if (existing && values.subject !== undefined && values.subject !== existing.subjectId) {
+    throw new CliError(`user "${username}" exists with subject "${existing.subjectId}"; subject ids do not change`)
+  }
+  const claims = { ...existing?.claims }
+  if (values.email !== undefined) claims.email = values.email
+  if (values.name !== undefined) claims.name = values.name
+  const subjectId = existing?.subjectId ?? values.subject ?? randomUUID()
+  try {
+    await users.upsert({
+      subjectId,
+      username,
+      passwordHash: await hashPassword(password),
+      enabled: existing?.enabled ?? true,
+      claims,
+      cibaUserCodeHash: existing?.cibaUserCodeHash,
+    })
+  } catch (err) {
+    if (pgErrorCode(err) === PG_UNIQUE_VIOLATION) throw new CliError(`subject "${subjectId}" belongs to another user`)
+    throw err
+  }
+  ctx.out(`${existing ? 'updated' : 'created'} user "${username}" (subject ${subjectId})`)
+}
+
+export const usersCommand: CliCommand = {
+  name: 'users',
+  summary: 'add a user (password from stdin or a prompt)',
+  usage,
+  async run(args, ctx) {
+    const [sub, ...rest] = args
+    if (sub !== 'add') throw new UsageError(sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`, usage)
+    await add(rest, ctx)
+  },
+}
