@@ -37,12 +37,25 @@ import { createPgGrantStore } from './stores/postgres/grants.js'
 import { createPgRevocationStore } from './stores/postgres/revocations.js'
 import { createPgUserStore } from './stores/postgres/users.js'
 import type { SigningKeyService } from './tokens/signing-keys.js'
+import { createCibaGrant } from './grants/ciba.js'
+import { cibaApproveRoutes } from './routes/ciba-approve.js'
+import { CIBA_PATH, cibaRoutes } from './routes/ciba.js'
+import { CIBA_GRANT, createCibaService } from './services/ciba.js'
+import { createCibaApproval } from './services/ciba-approval.js'
+import { createCibaCleanup } from './services/ciba-cleanup.js'
+import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './services/ciba-notifier.js'
+import { createClientJwtVerifier, REQUEST_OBJECT_ALGS } from './services/ciba-request-object.js'
+import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
+import { createPgUsedJtiStore } from './stores/postgres/used-jtis.js'
+import { createPgUserSessionStore } from './stores/postgres/user-sessions.js'
 
 export interface AppDeps {
   config: Config
   db: Db
   clock?: Clock
   logger?: Logger
+  /** CIBA user notification; default: the webhook when CIBA_NOTIFICATION_URL is set, else the log. */
+  cibaNotifier?: CibaNotifier
 }
 
 /** Services other parts of the app (and tests, via app.authz) use: pass `keys` into yours. */
@@ -122,6 +135,35 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const grantHandlers: GrantHandler<any>[] = [
     createClientCredentialsGrant({ scopes, tokens: tokenIssuer }),
   ]
+  // CIBA (issue 4): OpenID CIBA Core 1.0 poll mode.
+  const users = createPgUserStore(db)
+  const cibaRequests = createPgCibaRequestStore(db)
+  grantHandlers.push(createCibaGrant({ clock, requests: cibaRequests, grants, users, scopes, tokens: tokenIssuer }))
+  const cibaNotifier =
+    deps.cibaNotifier ??
+    (config.cibaNotificationUrl && config.cibaNotificationSecret
+      ? createWebhookNotifier({ url: config.cibaNotificationUrl, secret: config.cibaNotificationSecret, clock, logger })
+      : createLogNotifier({ logger }))
+  app.addHook('onClose', async () => cibaNotifier.drain())
+  const usedJtis = createPgUsedJtiStore(db)
+  const ciba = createCibaService({
+    config, clock, users, requests: cibaRequests, scopes, keys, notifier: cibaNotifier,
+    clientJwts: createClientJwtVerifier({ clock, issuer: config.issuer, usedJtis }),
+  })
+  await app.register(cibaRoutes, { authenticator, ciba })
+  const userSessions = createPgUserSessionStore(db)
+  const approval = createCibaApproval({ clock, requests: cibaRequests, sessions: userSessions, users, clients, resources })
+  await app.register(cibaApproveRoutes, { approval, secureCookies: config.issuer.startsWith('https:') })
+  const cibaCleanup = createCibaCleanup({ clock, requests: cibaRequests, sessions: userSessions, usedJtis, logger })
+  cibaCleanup.start()
+  app.addHook('onClose', async () => cibaCleanup.stop())
+  discovery.contribute(() => ({
+    grant_types_supported: [CIBA_GRANT],
+    backchannel_authentication_endpoint: `${config.issuer}${CIBA_PATH}`,
+    backchannel_token_delivery_modes_supported: ['poll'],
+    backchannel_user_code_parameter_supported: true,
+    backchannel_authentication_request_signing_alg_values_supported: [...REQUEST_OBJECT_ALGS],
+  }))
   const registry = createGrantRegistry(grantHandlers)
   const introspection = createIntrospectionService({ config, clock, keys, grants, revocations: revocationList })
   const revocation = createRevocationService({ config, clock, keys, grants, revocations: revocationStore, list: revocationList })
