@@ -87,6 +87,8 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
 
   return {
     async ensureKeys() {
+      // Load first: a missing or wrong KEY_ENCRYPTION_SECRET fails here, before anything is written.
+      await reload()
       const now = clock.now()
       await store.locked(async (w) => {
         const have = new Set(await w.unretiredAlgs())
@@ -94,7 +96,7 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
           if (!have.has(alg)) await w.insert(await generateSigningKey(alg, { createdAt: now, activateAt: now }, encryptionKey))
         }
       })
-      await reload() // throws KeyDecryptionError when the secret is missing or wrong: start-up fails
+      await reload()
       if (!timer) {
         timer = setInterval(() => void reloadInBackground(), refreshMs)
         timer.unref()
@@ -148,6 +150,7 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
     },
 
     async rotate(alg) {
+      await reload() // the same check before writing: never add a plaintext key beside encrypted ones
       const now = clock.now()
       const activateAt = now + config.keyActivationDelay * 1000
       const created = await store.locked(async (w) => {

@@ -106,7 +106,9 @@ describe('encrypted storage (KEY_ENCRYPTION_SECRET)', () => {
     expect((e1 as Error).message).not.toContain(wrong)
     const e2 = await service().keys.ensureKeys().catch((e: Error) => e)
     expect((e2 as Error).message).toMatch(/^signing key \S+ is stored encrypted but KEY_ENCRYPTION_SECRET is not set$/)
-    expect((await rows()).length).toBe(2) // no replacement keys were created
+    // Nor may a rotation without the secret add a plaintext key beside the encrypted ones.
+    await expect(service().keys.rotate()).rejects.toThrow(/KEY_ENCRYPTION_SECRET is not set$/)
+    expect((await rows()).length).toBe(2)
   })
 })
 
