@@ -1,6 +1,7 @@
 // OpenID CIBA Core 1.0 §10.1 (token request), §11 (errors): the poll-mode token grant.
-// Check order matters: unknown/other client → invalid_grant; replay → revoke + invalid_grant;
-// expired → expired_token; too soon → slow_down (the stored interval grows by 5 s);
+// Check order matters: unknown/other client → invalid_grant; already redeemed → slow_down when too
+// soon, else revoke + invalid_grant; expired → expired_token (never slow_down after expiry);
+// too soon → slow_down (the stored interval grows by 5 s);
 // denied → access_denied; pending → authorization_pending; approved → consume once, issue.
 import { z } from 'zod'
 import type { Clock } from '../domain/clock.js'
@@ -59,17 +60,26 @@ export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id
       const req = await requests.findByAuthReqId(auth_req_id)
       if (!req || req.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'unknown auth_req_id')
       const now = clock.now()
-      if (req.consumedAt !== undefined) return replay(req, now)
+      // Already redeemed: a poll overlapping the redeeming one (CIBA §10.1 forbids them, but they
+      // happen) is just too fast; a later one is a replay and revokes what was issued.
+      if (req.consumedAt !== undefined) {
+        await throttle(req.id, now)
+        return replay(req, now)
+      }
       if (req.expiresAt <= now) throw new OAuthError('expired_token', 'the request has expired')
-      const poll = await requests.recordPoll(req.id, now)
-      if (!poll) throw new OAuthError('invalid_grant', 'unknown auth_req_id')
-      if (!poll.accepted) throw new OAuthError('slow_down', `poll at most every ${poll.intervalSeconds} seconds`)
+      await throttle(req.id, now)
       if (req.status === 'denied') throw new OAuthError('access_denied', 'the user denied the request')
       if (req.status === 'pending') throw new OAuthError('authorization_pending')
       const consumed = await requests.consume(req.id, now)
       if (!consumed) return replay(req, now)
       return issue(client, consumed)
     },
+  }
+
+  async function throttle(id: string, now: number): Promise<void> {
+    const poll = await requests.recordPoll(id, now)
+    if (!poll) throw new OAuthError('invalid_grant', 'unknown auth_req_id')
+    if (!poll.accepted) throw new OAuthError('slow_down', `poll at most every ${poll.intervalSeconds} seconds`)
   }
 
   async function replay(req: CibaRequest, now: number): Promise<never> {
