@@ -21,6 +21,7 @@ import { createPgSigningKeyStore } from './stores/postgres/signing-keys.js'
 import { createSigningKeyService } from './tokens/key-service.js'
 import { createClientCredentialsGrant } from './grants/client-credentials.js'
 import { createGrantRegistry, type GrantHandler } from './grants/registry.js'
+import { createRefreshTokenGrant } from './grants/refresh-token.js'
 import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
 import { introspectRoutes } from './routes/introspect.js'
 import { revocationRoutes } from './routes/revocation.js'
@@ -134,6 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // One entry per grant_type; extension grants (CIBA…) add their handler to this list.
   const grantHandlers: GrantHandler<any>[] = [
     createClientCredentialsGrant({ scopes, tokens: tokenIssuer }),
+    createRefreshTokenGrant({ clock, grants, users: createPgUserStore(db), scopes, tokens: tokenIssuer }),
   ]
   // CIBA (issue 4): OpenID CIBA Core 1.0 poll mode.
   const users = createPgUserStore(db)
