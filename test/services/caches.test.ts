@@ -1,0 +1,107 @@
+// The CLIENT_CACHE_TTL caches over the client/resource stores and the replica's revocation list.
+import { describe, expect, it } from 'vitest'
+import { createManualClock } from '../../src/domain/clock.js'
+import type { Client } from '../../src/domain/types.js'
+import { createRevocationList } from '../../src/services/revocation-list.js'
+import { createCachedClientStore, createCachedResourceStore, createTtlCache } from '../../src/stores/cached.js'
+import { revocationPayload } from '../../src/stores/postgres/revocations.js'
+import type { ClientStore, ResourceStore } from '../../src/stores/types.js'
+
+function countingClients() {
+  const calls: string[] = []
+  let enabled = true
+  const store: ClientStore = {
+    async findById(id) {
+      calls.push(id)
+      return id === 'known' ? ({ clientId: id, enabled } as Client) : undefined
+    },
+    list: async () => [],
+    remove: async () => true,
+    addSecret: async () => true,
+  }
+  return { store, calls, disable: () => (enabled = false) }
+}
+
+describe('cached client store', () => {
+  it('serves lookups from memory for the TTL, then sees changes', async () => {
+    const clock = createManualClock()
+    const inner = countingClients()
+    const cached = createCachedClientStore(inner.store, { ttlSeconds: 5, clock })
+    expect((await cached.findById('known'))?.enabled).toBe(true)
+    inner.disable()
+    expect((await cached.findById('known'))?.enabled).toBe(true) // stale within the bound
+    expect(await cached.findById('unknown')).toBeUndefined()
+    expect(await cached.findById('unknown')).toBeUndefined() // negative lookups are cached too
+    expect(inner.calls).toEqual(['known', 'unknown'])
+    clock.advance(5)
+    expect((await cached.findById('known'))?.enabled).toBe(false)
+    expect(inner.calls).toEqual(['known', 'unknown', 'known'])
+  })
+
+  it('shares one load between concurrent misses and does not cache failures', async () => {
+    const clock = createManualClock()
+    let loads = 0
+    const cache = createTtlCache<number>({ ttlSeconds: 5, clock })
+    const [a, b] = await Promise.all([cache.get('k', async () => ++loads), cache.get('k', async () => ++loads)])
+    expect([a, b, loads]).toEqual([1, 1, 1])
+    await expect(cache.get('e', () => Promise.reject(new Error('db down')))).rejects.toThrow('db down')
+    await new Promise((r) => setImmediate(r))
+    expect(await cache.get('e', async () => 7)).toBe(7)
+  })
+
+  it('is bounded and is a pass-through with TTL 0', async () => {
+    const clock = createManualClock()
+    const cache = createTtlCache<string>({ ttlSeconds: 60, clock, maxKeys: 2 })
+    let loads = 0
+    for (const k of ['a', 'b', 'c', 'a']) await cache.get(k, async () => `${k}${++loads}`)
+    expect(loads).toBe(4) // adding 'c' cleared the full cache
+    const inner = countingClients()
+    expect(createCachedClientStore(inner.store, { ttlSeconds: 0, clock })).toBe(inner.store)
+  })
+
+  it('caches the resource catalogue', async () => {
+    const clock = createManualClock()
+    let loads = 0
+    const inner: ResourceStore = {
+      loadCatalogue: async () => ({ apiScopes: new Map(), apiResources: new Map([['x', { name: String(++loads) } as never]]), identityResources: new Map() }),
+      findApiResource: async () => undefined,
+    }
+    const cached = createCachedResourceStore(inner, { ttlSeconds: 1, clock })
+    await cached.loadCatalogue()
+    await cached.loadCatalogue()
+    expect(loads).toBe(1)
+    clock.advance(1)
+    await cached.loadCatalogue()
+    expect(loads).toBe(2)
+  })
+})
+
+describe('revocation list', () => {
+  it('loads at start, follows notifications, reloads after a reconnect, forgets expired entries', async () => {
+    const clock = createManualClock()
+    const now = clock.now()
+    let rows = [{ jti: 'a', expiresAt: now + 10_000 }]
+    let handler: ((p: string | undefined) => void) | undefined
+    const list = createRevocationList({
+      clock,
+      store: { revoke: async () => {}, listActive: async () => rows, removeExpired: async () => 0 },
+      db: { listen: async (_c, h) => ((handler = h), async () => {}) },
+    })
+    await list.start()
+    expect(list.has('a')).toBe(true)
+    handler!(revocationPayload('b', now + 20_000))
+    expect(list.has('b')).toBe(true)
+    rows = [{ jti: 'c', expiresAt: now + 20_000 }]
+    handler!(undefined) // reconnected: resynchronise
+    await new Promise((r) => setImmediate(r))
+    expect(list.has('c')).toBe(true)
+    list.add('d', now + 5_000)
+    expect(list.has('d')).toBe(true)
+    clock.advance(10)
+    expect([list.has('a'), list.has('b'), list.has('d')]).toEqual([false, true, false])
+    clock.advance(60)
+    expect(list.has('b')).toBe(false)
+    expect(list.size()).toBe(0)
+    expect(list.has('never')).toBe(false)
+  })
+})
