@@ -1,5 +1,5 @@
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import { createPgSigningKeyStore } from '../../src/stores/postgres/signing-keys.js'
 import { deriveKeyEncryptionKey, decryptPrivateKey } from '../../src/tokens/key-crypto.js'
@@ -170,6 +170,24 @@ describe('rotation', () => {
     expect((await a.keys.verify(jwt)).payload).toEqual({ sub: 'b' }) // unknown kid → one reload
     a.keys.close()
     b.keys.close()
+  })
+
+  it('makes a replica sign with a key rotated elsewhere once its cache refreshes (every 60 s)', async () => {
+    const clock = createManualClock(T0)
+    const a = service({ KEY_ACTIVATION_DELAY: '3600' }, clock).keys
+    const b = service({ KEY_ACTIVATION_DELAY: '3600' }, clock).keys
+    await a.ensureKeys()
+    await b.ensureKeys()
+    const oldKid = decodeProtectedHeader(await a.sign({}, { alg: 'ES256', typ: 'at+jwt' })).kid
+    const [created] = await b.rotate('ES256')
+    clock.advance(59)
+    expect((await a.jwks()).keys.map((k) => k.kid)).not.toContain(created!.kid) // cache still fresh
+    clock.advance(3541) // the new key activates; a's cache is stale, so this call starts a reload
+    expect(decodeProtectedHeader(await a.sign({}, { alg: 'ES256', typ: 'at+jwt' })).kid).toBe(oldKid) // still valid
+    // The background reload is a real query: wait for it (protocol time does not move).
+    await vi.waitFor(async () => expect(decodeProtectedHeader(await a.sign({}, { alg: 'ES256', typ: 'at+jwt' })).kid).toBe(created!.kid))
+    a.close()
+    b.close()
   })
 })
 
