@@ -1,0 +1,64 @@
+// The load: autocannon, in this process (pinned to the load CPU), 50 keep-alive connections over
+// loopback. Each run is a warm-up, discarded (JIT, caches, connection pools), then the measured run,
+// during which the server's RSS is sampled from /proc.
+import autocannon from 'autocannon'
+import { memoryOf } from './processes.js'
+
+/** One HTTP request, replayed as fast as the server answers. */
+export interface BenchRequest {
+  url: string
+  headers: Record<string, string>
+  body: string
+}
+
+export interface LoadOptions {
+  connections: number
+  warmupSeconds: number
+  durationSeconds: number
+}
+
+export interface LoadResult {
+  /** Mean of autocannon's per-second request counts. */
+  rps: number
+  p50: number
+  p99: number
+  non2xx: number
+  /** Socket errors and timeouts: no response at all. */
+  errors: number
+  statusCodes: Record<string, number>
+  /** non-2xx responses and errors during the (discarded) warm-up: they fail the run too. */
+  warmupFailures: number
+  /** Highest VmRSS sampled during the measured run; undefined when /proc is unavailable. */
+  peakRssMiB: number | undefined
+}
+
+const RSS_SAMPLE_MS = 250
+
+function cannon(req: BenchRequest, connections: number, duration: number) {
+  return autocannon({ url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, duration })
+}
+
+export async function runLoad(req: BenchRequest, serverPid: number, opts: LoadOptions): Promise<LoadResult> {
+  let warmupFailures = 0
+  if (opts.warmupSeconds > 0) {
+    const w = await cannon(req, opts.connections, opts.warmupSeconds)
+    warmupFailures = w.non2xx + w.errors + w.timeouts
+  }
+  let peak: number | undefined
+  const sample = () => {
+    const m = memoryOf(serverPid)
+    if (m) peak = Math.max(peak ?? 0, m.rssMiB)
+  }
+  const sampler = setInterval(sample, RSS_SAMPLE_MS)
+  try {
+    const r = await cannon(req, opts.connections, opts.durationSeconds)
+    sample()
+    const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, s]) => [code, s.count]))
+    return {
+      rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99,
+      non2xx: r.non2xx, errors: r.errors + r.timeouts, statusCodes, warmupFailures, peakRssMiB: peak,
+    }
+  } finally {
+    clearInterval(sampler)
+  }
+}

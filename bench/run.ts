@@ -1,0 +1,150 @@
+// `npm run bench`: our server against oidc-provider 9 under the same autocannon load, for the five
+// scenarios of issue 3 item 11, printed as Markdown (stdout; progress goes to stderr, so
+// `npm run bench > perf.md` keeps only the tables).
+//
+// Method: each server in its own process pinned to CPU 0, the load generator (this process) on
+// CPU 1, 50 connections over loopback, a discarded warm-up then a measured run per scenario and
+// server, one server loaded at a time. Every request is checked once before the load (scenarios.ts);
+// any non-2xx answer or socket error during a run fails the benchmark (exit 1).
+//
+// Environment: DATABASE_URL (unset: embedded PGlite in a temporary directory; set: a fresh database
+// is created on that server and dropped afterwards), BENCH_DURATION (measured seconds, 10),
+// BENCH_WARMUP (2), BENCH_CONNECTIONS (50), BENCH_SCENARIOS (e.g. "a,d"; all by default),
+// BENCH_CPU_PROF (a directory: our server runs under `node --cpu-prof` and writes its profile there).
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { measureJoseVerify, startPeer, type Peer } from './baselines.js'
+import { createCleanup } from './cleanup.js'
+import { runLoad, type LoadOptions, type LoadResult } from './load.js'
+import { build, startOurServer, type OurServer } from './our-server.js'
+import { detectPinning, memoryOf, pinSelf, type Pinning } from './processes.js'
+import { header, scenarioTable, summaryTable, type ScenarioOutcome } from './report.js'
+import { SCENARIOS, sendOnce, type Scenario, type Server } from './scenarios.js'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+const progress = (line: string) => process.stderr.write(`bench: ${line}\n`)
+const print = (text: string) => process.stdout.write(`${text}\n`)
+
+function positiveInt(name: string, def: number): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return def
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${name} must be a whole number, got "${raw}"`)
+  return n
+}
+
+function selectedScenarios(): Scenario[] {
+  const ids = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  if (ids.length === 0) return [...SCENARIOS]
+  const unknown = ids.filter((id) => !SCENARIOS.some((s) => s.id === id))
+  if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown scenario ${unknown.join(', ')} (use a–e)`)
+  return SCENARIOS.filter((s) => ids.includes(s.id))
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const srv = createServer().once('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number }
+      srv.close(() => resolvePort(port))
+    })
+  })
+}
+
+/** Thrown when a server answered anything but 2xx under load; the message carries a sample answer. */
+class BenchFailure extends Error {}
+
+async function loadOrFail(s: Scenario, server: Server, pid: number, load: LoadOptions): Promise<LoadResult> {
+  progress(`(${s.id}) ${server.label}: ${load.warmupSeconds} s warm-up, ${load.durationSeconds} s measured`)
+  const { request } = await s.prepare(server)
+  const r = await runLoad(request, pid, load)
+  if (r.non2xx > 0 || r.errors > 0 || r.warmupFailures > 0) {
+    const sample = await sendOnce(request).catch((err: unknown) => ({ status: 0, type: '', body: String(err) }))
+    throw new BenchFailure(
+      `scenario (${s.id}) ${s.title} on ${server.label}: ${r.non2xx} non-2xx, ${r.errors} errors/timeouts, ` +
+        `${r.warmupFailures} failures in warm-up; status codes ${JSON.stringify(r.statusCodes)}\n` +
+        `sample answer: ${sample.status} ${sample.type}\n${sample.body.slice(0, 1000)}`,
+    )
+  }
+  return r
+}
+
+interface Servers {
+  ours: OurServer
+  peer: Peer
+  oursApi: Server
+  peerApi: Server
+}
+
+async function runScenario(s: Scenario, sv: Servers, load: LoadOptions, pinning: Pinning): Promise<ScenarioOutcome> {
+  const ours = await loadOrFail(s, sv.oursApi, sv.ours.child.pid, load)
+  if (s.comparison === 'peer') {
+    return { scenario: s, ours, peer: await loadOrFail(s, sv.peerApi, sv.peer.child.pid, load) }
+  }
+  // Same token as our server just introspected, verified by jose in a process on the server CPU.
+  const { token } = await s.prepare(sv.oursApi)
+  progress(`(${s.id}) jose jwtVerify: ${load.durationSeconds} s`)
+  const discovery = (await (await fetch(`${sv.ours.url}/.well-known/openid-configuration`)).json()) as { jwks_uri: string }
+  const joseRate = await measureJoseVerify({
+    root: ROOT, pinning, jwksUrl: discovery.jwks_uri, issuer: sv.ours.url, token: token!,
+    durationMs: load.durationSeconds * 1000,
+  })
+  return { scenario: s, ours, joseRate }
+}
+
+async function main(): Promise<void> {
+  const load: LoadOptions = {
+    connections: positiveInt('BENCH_CONNECTIONS', 50),
+    warmupSeconds: positiveInt('BENCH_WARMUP', 2),
+    durationSeconds: Math.max(1, positiveInt('BENCH_DURATION', 10)),
+  }
+  const scenarios = selectedScenarios()
+  const cpuProfDir = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined
+  const pinning = detectPinning()
+  pinSelf(pinning)
+
+  const cleanup = createCleanup(progress)
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      progress(`${signal}: stopping servers`)
+      void cleanup.run().finally(() => process.exit(130))
+    })
+  }
+  try {
+    progress('npm run build')
+    build(ROOT)
+    progress('starting authz and oidc-provider')
+    const [oursPort, peerPort] = [await freePort(), await freePort()]
+    const ours = await startOurServer({ root: ROOT, port: oursPort, pinning, databaseUrl: process.env.DATABASE_URL, cpuProfDir, cleanup })
+    const peer = await startPeer({ root: ROOT, port: peerPort, pinning, cleanup })
+    const peerLabel = `oidc-provider ${peer.version}`
+    const sv: Servers = {
+      ours, peer,
+      oursApi: { label: 'authz', url: ours.url, tokenPath: '/connect/token', introspectionPath: '/connect/introspect' },
+      peerApi: { label: peerLabel, url: peer.url, tokenPath: '/token', introspectionPath: '/token/introspection' },
+    }
+    const autocannonVersion = (JSON.parse(readFileSync(`${ROOT}/node_modules/autocannon/package.json`, 'utf8')) as { version: string }).version
+    print(header({ databaseMode: ours.databaseMode, pinning: pinning.note, ...load, peerLabel, autocannonVersion }))
+
+    const outcomes: ScenarioOutcome[] = []
+    for (const s of scenarios) {
+      const outcome = await runScenario(s, sv, load, pinning)
+      outcomes.push(outcome)
+      print(scenarioTable(outcome, peerLabel))
+    }
+    print(summaryTable(outcomes))
+    const peak = (pid: number) => memoryOf(pid)?.hwmMiB.toFixed(0) ?? '–'
+    print(`Peak RSS over the whole run (VmHWM): authz ${peak(ours.child.pid)} MiB` +
+      `${ours.databaseMode.startsWith('embedded') ? ' (includes the embedded database)' : ''}, ${peerLabel} ${peak(peer.child.pid)} MiB.`)
+  } catch (err) {
+    process.exitCode = 1
+    progress(err instanceof BenchFailure ? `FAILED: ${err.message}` : `error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`)
+  } finally {
+    await cleanup.run()
+    if (cpuProfDir) progress(`CPU profile of authz written to ${cpuProfDir} (summarise: node --import tsx bench/profile-summary.ts ${cpuProfDir})`)
+  }
+}
+
+await main()

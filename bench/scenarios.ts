@@ -1,0 +1,140 @@
+// The five scenarios of issue 3 item 11, each one fixed request replayed by autocannon. Before a
+// run, the token it needs is obtained with one token request on that server, and the request is
+// sent once and its answer checked: a benchmark of `{"active":false}` or of an error page would
+// measure nothing, so a wrong answer fails the run before any load is applied.
+import { API, API_SCOPES, JWT_CLIENT, REFERENCE_CLIENT, basicAuth } from './fixture.js'
+import type { BenchRequest } from './load.js'
+
+/** Where a server answers; both speak the same protocol on different paths. */
+export interface Server {
+  label: string
+  url: string
+  tokenPath: string
+  introspectionPath: string
+}
+
+export interface Prepared {
+  request: BenchRequest
+  /** The token the request introspects, if any (scenario c hands it to jose). */
+  token?: string
+}
+
+export interface Target {
+  /** Our rate / the comparison rate must be at least this. */
+  minRatio: number
+  /** Our p99 latency must not exceed the peer's (scenario a). */
+  p99AtMostPeer: boolean
+}
+
+export interface Scenario {
+  id: string
+  title: string
+  /** 'peer': compared with oidc-provider under the same load; 'jose': with jose's verify rate. */
+  comparison: 'peer' | 'jose'
+  target: Target
+  /** Obtains the token it needs and checks one answer; returns the request to replay. */
+  prepare(server: Server): Promise<Prepared>
+}
+
+const FORM = 'application/x-www-form-urlencoded'
+const JWT_INTROSPECTION = 'application/token-introspection+jwt'
+const SCOPE = API_SCOPES.join(' ')
+
+function tokenRequest(server: Server, client: { id: string; secret: string }): BenchRequest {
+  return {
+    url: server.url + server.tokenPath,
+    headers: { 'content-type': FORM, accept: 'application/json', authorization: basicAuth(client.id, client.secret) },
+    body: new URLSearchParams({ grant_type: 'client_credentials', scope: SCOPE }).toString(),
+  }
+}
+
+function introspectionRequest(server: Server, token: string, accept: string): BenchRequest {
+  return {
+    url: server.url + server.introspectionPath,
+    headers: { 'content-type': FORM, accept, authorization: basicAuth(API.name, API.secret) },
+    body: new URLSearchParams({ token }).toString(),
+  }
+}
+
+/** Sends `req` once; returns status, content type and body text. */
+export async function sendOnce(req: BenchRequest): Promise<{ status: number; type: string; body: string }> {
+  const res = await fetch(req.url, { method: 'POST', headers: req.headers, body: req.body })
+  return { status: res.status, type: res.headers.get('content-type') ?? '', body: await res.text() }
+}
+
+/** Sends `req` once and throws, showing the answer, unless it is a 200 that `accept` approves. */
+async function expectAnswer(server: Server, req: BenchRequest, what: string, accept: (type: string, body: string) => boolean) {
+  const res = await sendOnce(req)
+  if (res.status !== 200 || !accept(res.type, res.body)) {
+    throw new Error(`${server.label}: ${what}: unexpected answer ${res.status} ${res.type}: ${res.body.slice(0, 500)}`)
+  }
+  return res.body
+}
+
+const isJwt = (s: string) => /^[\w-]+\.[\w-]+\.[\w-]+$/.test(s)
+
+/** One token from `client`, checked: Bearer, both scopes, and the expected format. */
+async function obtainToken(server: Server, client: { id: string; secret: string }, format: 'jwt' | 'opaque'): Promise<string> {
+  const body = await expectAnswer(server, tokenRequest(server, client), `token for ${client.id}`, (type, text) => {
+    if (!type.startsWith('application/json')) return false
+    const t = JSON.parse(text) as { access_token?: unknown; token_type?: unknown; scope?: unknown }
+    return typeof t.access_token === 'string' && isJwt(t.access_token) === (format === 'jwt') &&
+      String(t.token_type).toLowerCase() === 'bearer' && t.scope === SCOPE
+  })
+  return (JSON.parse(body) as { access_token: string }).access_token
+}
+
+const activeJson = (type: string, text: string) =>
+  type.startsWith('application/json') && (JSON.parse(text) as { active?: unknown; scope?: unknown }).active === true
+
+/** RFC 9701: a JWS whose payload's token_introspection says active. */
+const activeJwt = (type: string, text: string) => {
+  if (!type.startsWith(JWT_INTROSPECTION) || !isJwt(text)) return false
+  const payload = JSON.parse(Buffer.from(text.split('.')[1]!, 'base64url').toString('utf8')) as { token_introspection?: { active?: unknown } }
+  return payload.token_introspection?.active === true
+}
+
+const peerTarget = (minRatio: number, p99AtMostPeer = false): Target => ({ minRatio, p99AtMostPeer })
+
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    id: 'a', title: 'client_credentials, JWT access tokens (ES256)', comparison: 'peer', target: peerTarget(2, true),
+    async prepare(server) {
+      await obtainToken(server, JWT_CLIENT, 'jwt')
+      return { request: tokenRequest(server, JWT_CLIENT) }
+    },
+  },
+  {
+    id: 'b', title: 'client_credentials, reference (opaque) access tokens', comparison: 'peer', target: peerTarget(1.5),
+    async prepare(server) {
+      await obtainToken(server, REFERENCE_CLIENT, 'opaque')
+      return { request: tokenRequest(server, REFERENCE_CLIENT) }
+    },
+  },
+  {
+    // oidc-provider answers unsupported_token_type for JWTs, so the yardstick is jose alone.
+    id: 'c', title: 'introspection of a JWT access token (JSON)', comparison: 'jose', target: peerTarget(0.8),
+    async prepare(server) {
+      const token = await obtainToken(server, JWT_CLIENT, 'jwt')
+      const request = introspectionRequest(server, token, 'application/json')
+      await expectAnswer(server, request, 'introspection of a JWT', activeJson)
+      return { request, token }
+    },
+  },
+  {
+    id: 'd', title: 'introspection of a reference token (JSON)', comparison: 'peer', target: peerTarget(1.5),
+    async prepare(server) {
+      const request = introspectionRequest(server, await obtainToken(server, REFERENCE_CLIENT, 'opaque'), 'application/json')
+      await expectAnswer(server, request, 'introspection of a reference token', activeJson)
+      return { request }
+    },
+  },
+  {
+    id: 'e', title: 'introspection of a reference token, RFC 9701 JWT response', comparison: 'peer', target: peerTarget(1.5),
+    async prepare(server) {
+      const request = introspectionRequest(server, await obtainToken(server, REFERENCE_CLIENT, 'opaque'), JWT_INTROSPECTION)
+      await expectAnswer(server, request, 'RFC 9701 introspection', activeJwt)
+      return { request }
+    },
+  },
+]
