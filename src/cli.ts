@@ -3,6 +3,7 @@
 // and one line here. Exit codes: 0 ok, 1 error (one line on stderr), 2 usage error.
 import { ConfigError } from './config.js'
 import { systemClock } from './domain/clock.js'
+import { cibaCommand } from './cli/ciba.js'
 import { clientsCommand } from './cli/clients.js'
 import { createContext, UsageError, type CliCommand, type Resources } from './cli/context.js'
 import { keysCommand } from './cli/keys.js'
@@ -11,7 +12,7 @@ import { seedCommand } from './cli/seed.js'
 import { usersCommand } from './cli/users.js'
 import { SeedError } from './seed/errors.js'
 
-export const COMMANDS: readonly CliCommand[] = [migrateCommand, seedCommand, clientsCommand, usersCommand, keysCommand]
+export const COMMANDS: readonly CliCommand[] = [migrateCommand, seedCommand, clientsCommand, usersCommand, keysCommand, cibaCommand]
 
 export function rootUsage(commands: readonly CliCommand[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length))

@@ -1,0 +1,68 @@
+// authz ciba list | approve REQUEST_ID | deny REQUEST_ID: operators (and tests) answer CIBA
+// requests without the approval page. Same single-statement decision as the page: only a
+// pending, unexpired request changes.
+import { createPgCibaRequestStore } from '../stores/postgres/ciba-requests.js'
+import { CliError, parse, table, UsageError, type CliCommand, type CliContext } from './context.js'
+
+const usage = `Usage: authz ciba list [--json]
+       authz ciba approve REQUEST_ID
+       authz ciba deny REQUEST_ID
+
+list     pending, unexpired CIBA requests (oldest first, at most 1000)
+approve  approve a pending request with all the scopes it asked for (auth_time = now)
+deny     deny a pending request; the client's next poll gets access_denied
+
+REQUEST_ID is the id in the approval URL (/ciba/approve?request=REQUEST_ID), not the auth_req_id.
+
+Options:
+  --json   list as JSON lines
+  --help   show this help`
+
+async function list(args: string[], ctx: CliContext) {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, usage)
+  if (positionals.length > 0) throw new UsageError('list takes no arguments', usage)
+  const requests = await createPgCibaRequestStore(await ctx.db()).listPending(ctx.clock.now(), 1000)
+  if (values.json) {
+    for (const r of requests) {
+      ctx.out(JSON.stringify({
+        request_id: r.id, client_id: r.clientId, subject: r.subjectId, scopes: r.requestedScopes,
+        binding_message: r.bindingMessage ?? null, created_at: new Date(r.createdAt).toISOString(), expires_at: new Date(r.expiresAt).toISOString(),
+      }))
+    }
+    return
+  }
+  if (requests.length === 0) return ctx.out('no pending CIBA requests')
+  const rows = requests.map((r) => [r.id, r.clientId, r.subjectId, new Date(r.expiresAt).toISOString(), r.requestedScopes.join(' '), r.bindingMessage ?? ''])
+  for (const line of table(['REQUEST_ID', 'CLIENT', 'SUBJECT', 'EXPIRES', 'SCOPES', 'BINDING_MESSAGE'], rows)) ctx.out(line)
+}
+
+async function decide(decision: 'approve' | 'deny', args: string[], ctx: CliContext) {
+  const { positionals } = parse(args, {}, usage)
+  const [id, ...rest] = positionals
+  if (!id || rest.length > 0) throw new UsageError('expected exactly one REQUEST_ID', usage)
+  const store = createPgCibaRequestStore(await ctx.db())
+  const req = await store.findById(id)
+  if (!req) throw new CliError(`no CIBA request "${id}"`)
+  const now = ctx.clock.now()
+  const done = await store.decide(
+    id,
+    decision === 'approve' ? { status: 'approved', approvedScopes: req.requestedScopes, authTime: now } : { status: 'denied' },
+    now,
+  )
+  if (!done) {
+    throw new CliError(req.status !== 'pending' ? `request "${id}" was already ${req.status}` : `request "${id}" has expired`)
+  }
+  ctx.out(`${done.status} request "${id}" (client ${done.clientId}, subject ${done.subjectId})`)
+}
+
+export const cibaCommand: CliCommand = {
+  name: 'ciba',
+  summary: 'list pending CIBA requests, approve or deny one',
+  usage,
+  async run(args, ctx) {
+    const [sub, ...rest] = args
+    if (sub === 'list') return list(rest, ctx)
+    if (sub === 'approve' || sub === 'deny') return decide(sub, rest, ctx)
+    throw new UsageError(sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`, usage)
+  },
+}
