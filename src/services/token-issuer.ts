@@ -165,9 +165,10 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       const lifetime = p.client.accessTokenLifetime ?? config.accessTokenLifetime
       const access = await accessToken(p, iat, lifetime)
       const res: TokenResponse = { access_token: access, token_type: 'Bearer', expires_in: lifetime, scope: p.granted.scopes.join(' ') }
-      const id = await idToken(p, access, iat)
+      // Skipped outright on the client_credentials hot path (no extra promises).
+      const id = p.idToken ? await idToken(p, access, iat) : undefined
       if (id !== undefined) res.id_token = id
-      const rt = await refreshToken(p, now)
+      const rt = p.refreshToken ? await refreshToken(p, now) : undefined
       if (rt !== undefined) res.refresh_token = rt
       return res
     },

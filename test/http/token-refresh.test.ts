@@ -112,3 +112,34 @@ describe('refresh_token grant', () => {
     expect(res.statusCode).toBe(200)
   })
 })
+
+describe('refresh tokens at introspection and revocation', () => {
+  const introspect = (token: string, authorization: string, hint?: string) =>
+    t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization }, payload: form({ token, ...(hint ? { token_type_hint: hint } : {}) }) })
+
+  it('shows a refresh token only to the client that owns it, never to an API', async () => {
+    const res = await issue('app', 'orders.read offline_access')
+    const own = await introspect(res.refresh_token!, basic('app', 'app-secret'), 'access_token')
+    const iat = Math.floor(t.clock.now() / 1000)
+    expect(own.json()).toEqual({ active: true, iss: TEST_ISSUER, sub: 'u-1', client_id: 'app', scope: 'orders.read offline_access', iat, exp: iat + 1000 })
+    expect((await introspect(res.refresh_token!, basic('orders-api', 'orders-secret'), 'refresh_token')).body).toBe('{"active":false}')
+    expect((await introspect(res.refresh_token!, basic('reuser', 'reuser-secret'))).body).toBe('{"active":false}')
+  })
+
+  it('revoking a refresh token revokes its family, JWT access tokens included', async () => {
+    const res = await issue('app', 'orders.read offline_access')
+    const other = await t.app.inject({ method: 'POST', url: '/connect/revocation', headers: { ...FORM, authorization: basic('reuser', 'reuser-secret') }, payload: form({ token: res.refresh_token! }) })
+    expect(other.statusCode).toBe(200)
+    expect((await introspect(res.refresh_token!, basic('app', 'app-secret'))).json().active).toBe(true)
+    const rev = await t.app.inject({ method: 'POST', url: '/connect/revocation', headers: { ...FORM, authorization: basic('app', 'app-secret') }, payload: form({ token: res.refresh_token!, token_type_hint: 'refresh_token' }) })
+    expect(rev.statusCode).toBe(200)
+    expect((await introspect(res.refresh_token!, basic('app', 'app-secret'))).body).toBe('{"active":false}')
+    // The JWT of that family reaches this replica's revocation list through NOTIFY.
+    let body = ''
+    for (let i = 0; i < 100 && body !== '{"active":false}'; i++) {
+      body = (await introspect(res.access_token!, basic('orders-api', 'orders-secret'))).body
+      if (body !== '{"active":false}') await new Promise((r) => setTimeout(r, 20))
+    }
+    expect(body).toBe('{"active":false}')
+  })
+})
