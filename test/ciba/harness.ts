@@ -31,7 +31,18 @@ export interface CibaTestApp {
   notifications: CibaNotification[]
   clientKey: CibaKeys
   otherKey: CibaKeys
+  /** With `listen`: the server's address, also the issuer. */
+  baseUrl: string
   close(): Promise<void>
+}
+
+/** A free port for a server whose issuer must be its listening address. */
+async function freePort(): Promise<number> {
+  const probe = (await import('node:net')).createServer()
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()))
+  const port = (probe.address() as { port: number }).port
+  await new Promise<void>((r) => probe.close(() => r()))
+  return port
 }
 
 async function newKey(kid: string) {
@@ -68,9 +79,12 @@ export function cibaSeed(jwk: Record<string, unknown>) {
   }
 }
 
-export async function createCibaTestApp(opts: { env?: Record<string, string>; notifier?: CibaNotifier | false } = {}): Promise<CibaTestApp> {
+export async function createCibaTestApp(
+  opts: { env?: Record<string, string>; notifier?: CibaNotifier | false; listen?: boolean } = {},
+): Promise<CibaTestApp> {
   const testDb = await createTestDb()
-  const config = testConfig(opts.env)
+  const port = opts.listen ? await freePort() : undefined
+  const config = testConfig({ ...opts.env, ...(port ? { ISSUER: `http://127.0.0.1:${port}` } : {}) })
   const clock = createManualClock(Date.now())
   const logs: string[] = []
   const destination = new Writable({
@@ -88,8 +102,9 @@ export async function createCibaTestApp(opts: { env?: Record<string, string>; no
   const client = await newKey('bank-1')
   const other = await newKey('other-1')
   await applySeed(testDb.db, cibaSeed(client.jwk))
+  if (port) await app.listen({ port, host: '127.0.0.1' })
   return {
-    app, db: testDb.db, config, clock, logs, notifications, clientKey: client.key, otherKey: other.key,
+    app, db: testDb.db, config, clock, logs, notifications, clientKey: client.key, otherKey: other.key, baseUrl: config.issuer,
     async close() {
       await app.close()
       await testDb.close()
