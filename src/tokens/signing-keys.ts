@@ -15,22 +15,31 @@ export interface KeyInfo {
 }
 
 export interface SigningKeyService {
-  /** Creates the initial RS256 and ES256 keys when none exist; safe when replicas start together. */
+  /**
+   * Creates the RS256, ES256 (and ACCESS_TOKEN_SIGNING_ALG) keys that do not exist yet, under an
+   * advisory lock so replicas starting together create each once, then loads every published key.
+   * Rejects with a message naming the kid (never the secret) when a key is stored encrypted and
+   * KEY_ENCRYPTION_SECRET is missing or wrong: start-up must fail.
+   */
   ensureKeys(): Promise<void>
   /**
    * Signs a JWT with the current key for `alg`. The header gets alg, kid and typ.
    * Hot path (every access token): no database round trip; keys are cached in memory.
+   * Throws a plain Error when we hold no key for `alg` (see algorithms()).
    */
   sign(payload: JWTPayload, opts: { alg: SigningAlg; typ: string }): Promise<string>
   /**
    * Verifies a JWT signed by one of our published keys (any alg we have keys for), checks the
    * `typ` header when given; does NOT check times or claims (callers decide on exp with the Clock).
-   * Throws on a bad signature, unknown kid, or malformed token.
+   * Throws a plain Error (never anything else) on a bad signature, unknown or unpublished kid,
+   * header alg other than the key's, `none`, `crit`, or a malformed token. typ is compared
+   * case-insensitively, "application/" optional (RFC 8725 §3.11): pass 'JWT' for ID tokens,
+   * 'at+jwt' for access tokens, so one kind is never accepted as the other.
    */
   verify(jwt: string, opts?: { typ?: string }): Promise<{ payload: JWTPayload; protectedHeader: ProtectedHeaderParameters }>
   /** The public JWKS (pending, current and not-yet-removed retired keys). */
   jwks(): Promise<{ keys: JWK[] }>
-  /** Algorithms we hold keys for (discovery: *_signing_alg_values_supported). */
+  /** Algorithms we can sign with now, i.e. hold a current key for (discovery: *_signing_alg_values_supported). */
   algorithms(): SigningAlg[]
   list(): Promise<KeyInfo[]>
   /** Adds a new key per algorithm (or just `alg`), published now, signing after KEY_ACTIVATION_DELAY. */
