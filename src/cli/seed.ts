@@ -1,5 +1,5 @@
 // authz seed FILE | authz seed --schema (DESIGN.md "Seed file").
-import { applySeedFile } from '../seed/apply.js'
+import { readSeedFile, validateSeed, writeSeed } from '../seed/apply.js'
 import { seedJsonSchema } from '../seed/schema.js'
 import { parse, UsageError, type CliCommand } from './context.js'
 
@@ -27,7 +27,10 @@ export const seedCommand: CliCommand = {
     }
     const [file, ...rest] = positionals
     if (!file || rest.length > 0) throw new UsageError('expected exactly one FILE', usage)
-    const s = await applySeedFile(await ctx.db(), file)
+    // Validate before opening the database: a typo needs no database to be reported.
+    const heading = `invalid seed file ${file}`
+    const seed = validateSeed(await readSeedFile(file), heading)
+    const s = await writeSeed(await ctx.db(), seed, heading)
     ctx.out(
       `seed applied from ${file}: ${s.apiScopes} api scopes, ${s.apiResources} api resources, ` +
         `${s.identityResources} identity resources, ${s.clients} clients, ${s.users} users`,

@@ -21,29 +21,40 @@ export interface SeedSummary {
 }
 
 export async function applySeedFile(db: Db, path: string): Promise<SeedSummary> {
+  return writeSeed(db, validateSeed(await readSeedFile(path), `invalid seed file ${path}`))
+}
+
+/** Validates `input` whole, then applies it in one transaction; throws SeedError listing every problem. */
+export async function applySeed(db: Db, input: unknown, heading = 'invalid seed file'): Promise<SeedSummary> {
+  return writeSeed(db, validateSeed(input, heading), heading)
+}
+
+/** The file's JSON; a SeedError naming the file when it cannot be read or parsed. */
+export async function readSeedFile(path: string): Promise<unknown> {
   let text: string
   try {
     text = await readFile(path, 'utf8')
   } catch (err) {
     throw new SeedError([], `cannot read seed file ${path}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`)
   }
-  let json: unknown
   try {
-    json = JSON.parse(text)
+    return JSON.parse(text)
   } catch (err) {
     throw new SeedError([], `seed file ${path} is not valid JSON: ${(err as Error).message}`)
   }
-  return applySeed(db, json, `invalid seed file ${path}`)
 }
 
-/** Validates `input` whole, then applies it in one transaction; throws SeedError listing every problem. */
-export async function applySeed(db: Db, input: unknown, heading = 'invalid seed file'): Promise<SeedSummary> {
+/** Everything that can be checked without the database: the schema and duplicate keys. */
+export function validateSeed(input: unknown, heading = 'invalid seed file'): SeedInput {
   const parsed = SeedFile.safeParse(input)
   if (!parsed.success) throw new SeedError(parsed.error.issues.map((i) => `${jsonPath(i.path)}: ${i.message}`), heading)
-  const seed = parsed.data
-  const dupes = checkDuplicates(seed)
+  const dupes = checkDuplicates(parsed.data)
   if (dupes.length > 0) throw new SeedError(dupes, heading)
+  return parsed.data
+}
 
+/** Checks references against the file and the stored rows, then upserts, all in one transaction. */
+export async function writeSeed(db: Db, seed: SeedInput, heading = 'invalid seed file'): Promise<SeedSummary> {
   await db.transaction(async (tx) => {
     const w = createPgSeedWriter(tx)
     const users = await w.findUsers(seed.users.map((u) => u.username), seed.users.map((u) => u.subjectId))
