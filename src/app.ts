@@ -146,7 +146,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     (config.cibaNotificationUrl && config.cibaNotificationSecret
       ? createWebhookNotifier({ url: config.cibaNotificationUrl, secret: config.cibaNotificationSecret, clock, logger })
       : createLogNotifier({ logger }))
-  app.addHook('onClose', async () => cibaNotifier.drain())
+  // Shutdown waits a little for notifications in flight, never for their retry back-off.
+  app.addHook('onClose', async () => {
+    await Promise.race([cibaNotifier.drain(), new Promise((r) => setTimeout(r, 2000).unref())])
+  })
   const usedJtis = createPgUsedJtiStore(db)
   const ciba = createCibaService({
     config, clock, users, requests: cibaRequests, scopes, keys, notifier: cibaNotifier,

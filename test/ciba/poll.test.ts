@@ -72,6 +72,11 @@ describe('CIBA token grant', () => {
     expect((await t.db.query('SELECT kind FROM persisted_grants WHERE family_id = $1 ORDER BY kind', [family])).rows)
       .toEqual([{ kind: 'jwt_access_token' }, { kind: 'refresh_token' }])
     await expectPollError(authReqId, 'invalid_grant', 'auth_req_id already used')
+    // Nothing secret reaches the logs: handles, tokens, passwords, session cookies.
+    const logText = t.logs.join('\n')
+    for (const secret of [authReqId, body.access_token, body.refresh_token, body.id_token, 'alice-pw', 'bank-secret']) {
+      expect(logText).not.toContain(secret)
+    }
     expect((await t.db.query('SELECT 1 FROM persisted_grants WHERE family_id = $1', [family])).rows).toEqual([])
     expect((await t.db.query('SELECT jti FROM revoked_tokens WHERE jti = $1', [at.jti])).rows).toEqual([{ jti: at.jti }])
   })

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
-import { createWebhookNotifier, webhookSignature, type CibaNotification } from '../../src/services/ciba-notifier.js'
+import { createLogNotifier, createWebhookNotifier, webhookSignature, type CibaNotification } from '../../src/services/ciba-notifier.js'
 import { BANK, createCibaTestApp, startCiba, TEST_ISSUER, type CibaTestApp } from './harness.js'
 
 interface Received { headers: IncomingMessage['headers']; body: string }
@@ -128,6 +128,13 @@ describe('webhook notifier', () => {
     expect(Date.now() - before).toBeLessThan(50)
     await notifier.drain()
     expect(logs.at(-1)!.obj).toMatchObject({ failure: 'timeout', attempt: 1 })
+  })
+
+  it('without a webhook, logs the approval URL at info level', () => {
+    logs.length = 0
+    createLogNotifier({ logger }).notify(n)
+    expect(logs).toEqual([{ level: 'info', msg: 'CIBA approval requested: open approval_url to approve or deny',
+      obj: { request_id: 'r1', client_id: 'c', subject: 's', approval_url: 'https://x/ciba/approve?request=r1' } }])
   })
 
   it('signs as the spec says', () => {
