@@ -28,11 +28,14 @@ export interface LoadResult {
   statusCodes: Record<string, number>
   /** non-2xx responses and errors during the (discarded) warm-up: they fail the run too. */
   warmupFailures: number
+  /** The measured run on the monotonic clock in µs (V8 CPU profiles use the same clock). */
+  window: { startUs: number; endUs: number }
   /** Highest VmRSS sampled during the measured run; undefined when /proc is unavailable. */
   peakRssMiB: number | undefined
 }
 
 const RSS_SAMPLE_MS = 250
+const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)
 
 function cannon(req: BenchRequest, connections: number, duration: number) {
   return autocannon({ url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, duration })
@@ -51,12 +54,14 @@ export async function runLoad(req: BenchRequest, serverPid: number, opts: LoadOp
   }
   const sampler = setInterval(sample, RSS_SAMPLE_MS)
   try {
+    const startUs = monotonicUs()
     const r = await cannon(req, opts.connections, opts.durationSeconds)
+    const window = { startUs, endUs: monotonicUs() }
     sample()
     const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, s]) => [code, s.count]))
     return {
       rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99,
-      non2xx: r.non2xx, errors: r.errors + r.timeouts, statusCodes, warmupFailures, peakRssMiB: peak,
+      non2xx: r.non2xx, errors: r.errors + r.timeouts, statusCodes, warmupFailures, window, peakRssMiB: peak,
     }
   } finally {
     clearInterval(sampler)

@@ -11,7 +11,7 @@
 // is created on that server and dropped afterwards), BENCH_DURATION (measured seconds, 10),
 // BENCH_WARMUP (2), BENCH_CONNECTIONS (50), BENCH_SCENARIOS (e.g. "a,d"; all by default),
 // BENCH_CPU_PROF (a directory: our server runs under `node --cpu-prof` and writes its profile there).
-import { readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -102,6 +102,7 @@ async function main(): Promise<void> {
   }
   const scenarios = selectedScenarios()
   const cpuProfDir = process.env.BENCH_CPU_PROF ? resolve(process.env.BENCH_CPU_PROF) : undefined
+  if (cpuProfDir) mkdirSync(cpuProfDir, { recursive: true })
   const pinning = detectPinning()
   pinSelf(pinning)
 
@@ -135,6 +136,11 @@ async function main(): Promise<void> {
       print(scenarioTable(outcome, peerLabel))
     }
     print(summaryTable(outcomes))
+    if (cpuProfDir) {
+      // Lets profile-summary.ts keep only the samples taken while our server was under load.
+      const windows = outcomes.map((o) => ({ scenario: o.scenario.id, ...o.ours.window }))
+      writeFileSync(resolve(cpuProfDir, 'bench-windows.json'), JSON.stringify(windows))
+    }
     const peak = (pid: number) => memoryOf(pid)?.hwmMiB.toFixed(0) ?? '–'
     print(`Peak RSS over the whole run (VmHWM): authz ${peak(ours.child.pid)} MiB` +
       `${ours.databaseMode.startsWith('embedded') ? ' (includes the embedded database)' : ''}, ${peerLabel} ${peak(peer.child.pid)} MiB.`)
