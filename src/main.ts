@@ -1,6 +1,5 @@
 // The server process: config, database, migrations, seed, buildApp, listen, graceful shutdown.
 // The only module that reads process.env.
-import { fileURLToPath } from 'node:url'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { migrate } from './db/migrate.js'
@@ -8,8 +7,7 @@ import { acquireDataDirLock } from './db/data-dir-lock.js'
 import { openDatabase } from './db/open.js'
 import { createLogger } from './http/logger.js'
 import { applySeedFile } from './seed/apply.js'
-
-export const DEMO_SEED_FILE = fileURLToPath(new URL('../seed/demo.json', import.meta.url))
+import { DEMO_SEED_FILE } from './seed/paths.js'
 
 async function main() {
   let config: Config
