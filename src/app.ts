@@ -81,7 +81,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config, db } = deps
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? createLogger({ level: config.logLevel })
-  void clock
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,

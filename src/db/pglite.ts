@@ -38,7 +38,10 @@ export function wrapPglite(pg: PGlite): Db & { pglite: PGlite } {
     transaction: (fn) => pg.transaction((tx) => fn(toQueryable(tx))),
     async listen(channel, handler) {
       const unlisten = await pg.listen(channel, (payload) => handler(payload))
-      return () => unlisten()
+      // Unsubscribing from a database that is already closed has nothing left to undo.
+      return async () => {
+        if (!pg.closed) await unlisten()
+      }
     },
     async close() {
       if (!pg.closed) await pg.close()

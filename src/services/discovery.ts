@@ -62,7 +62,7 @@ export function createDiscoveryService(deps: DiscoveryDeps): DiscoveryService {
       issuer: config.issuer,
       jwks_uri: `${config.issuer}${JWKS_PATH}`,
       token_endpoint: `${config.issuer}/connect/token`,
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       subject_types_supported: ['public'],
       // RS256 first: OIDC Core §15.1 requires it; then every other alg we hold a signing key for.
       id_token_signing_alg_values_supported: ['RS256', ...keys.algorithms().filter((a) => a !== 'RS256')],

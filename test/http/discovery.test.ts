@@ -61,7 +61,7 @@ describe('discovery document', () => {
       issuer: TEST_ISSUER,
       jwks_uri: `${TEST_ISSUER}/.well-known/openid-configuration/jwks`,
       token_endpoint: `${TEST_ISSUER}/connect/token`,
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256', 'ES256'],
       scopes_supported: ['email', 'openid', 'orders.read'],

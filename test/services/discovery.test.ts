@@ -12,7 +12,7 @@ describe('discovery service', () => {
       issuer: 'https://id.example.com',
       jwks_uri: 'https://id.example.com/.well-known/openid-configuration/jwks',
       token_endpoint: 'https://id.example.com/connect/token',
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256', 'ES256', 'PS256'],
       claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time'],
@@ -26,7 +26,7 @@ describe('discovery service', () => {
     const doc = await d.document()
     expect(doc.grant_types_supported).toEqual(['client_credentials', 'urn:openid:params:grant-type:ciba'])
     expect(doc.x).toBe(2)
-    expect(doc.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post', 'private_key_jwt'])
+    expect(doc.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'])
   })
 
   it('never lets clients cache longer than a new key takes to start signing', () => {
