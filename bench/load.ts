@@ -9,6 +9,8 @@ export interface BenchRequest {
   url: string
   headers: Record<string, string>
   body: string
+  /** When set, each request sends the next of these bodies in turn instead of `body`. */
+  bodies?: readonly string[]
 }
 
 export interface LoadOptions {
@@ -38,7 +40,12 @@ const RSS_SAMPLE_MS = 250
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)
 
 function cannon(req: BenchRequest, connections: number, duration: number) {
-  return autocannon({ url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, duration })
+  const bodies = req.bodies
+  let next = 0
+  const rotate = bodies && bodies.length > 0
+    ? [{ setupRequest: (r: { body?: string | Buffer }) => ({ ...r, body: bodies[next++ % bodies.length] }) }]
+    : undefined
+  return autocannon({ url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, duration, ...(rotate ? { requests: rotate } : {}) })
 }
 
 export async function runLoad(req: BenchRequest, serverPid: number, opts: LoadOptions): Promise<LoadResult> {

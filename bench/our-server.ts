@@ -10,6 +10,9 @@ import pg from 'pg'
 import type { Cleanup } from './cleanup.js'
 import { spawnNode, waitForHttp, type Child, type Pinning } from './processes.js'
 
+/** Server settings taken from the benchmark's own environment when set (README: tuning). */
+export const PASSED_THROUGH = ['DATABASE_POOL_SIZE', 'CLIENT_CACHE_TTL', 'ACCESS_TOKEN_LIFETIME'] as const
+
 export interface OurServer {
   child: Child
   url: string
@@ -73,6 +76,8 @@ export async function startOurServer(opts: OurServerOptions): Promise<OurServer>
     // As in production: keys encrypted at rest (decrypted once at start, no hot-path cost).
     KEY_ENCRYPTION_SECRET: randomBytes(24).toString('base64url'),
   }
+  // Tuning knobs a user may want to compare runs with; everything else is fixed above.
+  for (const name of PASSED_THROUGH) if (process.env[name]) env[name] = process.env[name]
   let databaseMode: string
   if (opts.databaseUrl) {
     const db = await createRunDatabase(opts.databaseUrl, cleanup)

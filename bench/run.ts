@@ -10,7 +10,8 @@
 // Environment: DATABASE_URL (unset: embedded PGlite in a temporary directory; set: a fresh database
 // is created on that server and dropped afterwards), BENCH_DURATION (measured seconds, 10),
 // BENCH_WARMUP (2), BENCH_CONNECTIONS (50), BENCH_SCENARIOS (e.g. "a,d"; all by default),
-// BENCH_CPU_PROF (a directory: our server runs under `node --cpu-prof` and writes its profile there).
+// BENCH_CPU_PROF (a directory: our server runs under `node --cpu-prof` and writes its profile there),
+// and DATABASE_POOL_SIZE, CLIENT_CACHE_TTL, ACCESS_TOKEN_LIFETIME passed through to our server.
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { resolve } from 'node:path'
@@ -21,7 +22,7 @@ import { runLoad, type LoadOptions, type LoadResult } from './load.js'
 import { build, startOurServer, type OurServer } from './our-server.js'
 import { detectPinning, memoryOf, pinSelf, type Pinning } from './processes.js'
 import { header, scenarioTable, summaryTable, type ScenarioOutcome } from './report.js'
-import { SCENARIOS, sendOnce, type Scenario, type Server } from './scenarios.js'
+import { SCENARIOS, sendOnce, type Prepared, type Scenario, type Server } from './scenarios.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 const progress = (line: string) => process.stderr.write(`bench: ${line}\n`)
@@ -39,7 +40,7 @@ function selectedScenarios(): Scenario[] {
   const ids = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean)
   if (ids.length === 0) return [...SCENARIOS]
   const unknown = ids.filter((id) => !SCENARIOS.some((s) => s.id === id))
-  if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown scenario ${unknown.join(', ')} (use a–e)`)
+  if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown scenario ${unknown.join(', ')} (use ${SCENARIOS.map((x) => x.id).join(', ')})`)
   return SCENARIOS.filter((s) => ids.includes(s.id))
 }
 
@@ -56,9 +57,10 @@ async function freePort(): Promise<number> {
 /** Thrown when a server answered anything but 2xx under load; the message carries a sample answer. */
 class BenchFailure extends Error {}
 
-async function loadOrFail(s: Scenario, server: Server, pid: number, load: LoadOptions): Promise<LoadResult> {
+async function loadOrFail(s: Scenario, server: Server, pid: number, load: LoadOptions): Promise<{ result: LoadResult; prepared: Prepared }> {
   progress(`(${s.id}) ${server.label}: ${load.warmupSeconds} s warm-up, ${load.durationSeconds} s measured`)
-  const { request } = await s.prepare(server)
+  const prepared = await s.prepare(server)
+  const { request } = prepared
   const r = await runLoad(request, pid, load)
   if (r.non2xx > 0 || r.errors > 0 || r.warmupFailures > 0) {
     const sample = await sendOnce(request).catch((err: unknown) => ({ status: 0, type: '', body: String(err) }))
@@ -68,7 +70,7 @@ async function loadOrFail(s: Scenario, server: Server, pid: number, load: LoadOp
         `sample answer: ${sample.status} ${sample.type}\n${sample.body.slice(0, 1000)}`,
     )
   }
-  return r
+  return { result: r, prepared }
 }
 
 interface Servers {
@@ -78,20 +80,30 @@ interface Servers {
   peerApi: Server
 }
 
-async function runScenario(s: Scenario, sv: Servers, load: LoadOptions, pinning: Pinning): Promise<ScenarioOutcome> {
+interface Context {
+  sv: Servers
+  load: LoadOptions
+  pinning: Pinning
+  /** jose's verify rate, measured once per run (scenarios c and c2 share it). */
+  joseRate?: number
+}
+
+async function runScenario(s: Scenario, ctx: Context): Promise<ScenarioOutcome> {
+  const { sv, load } = ctx
   const ours = await loadOrFail(s, sv.oursApi, sv.ours.child.pid, load)
   if (s.comparison === 'peer') {
-    return { scenario: s, ours, peer: await loadOrFail(s, sv.peerApi, sv.peer.child.pid, load) }
+    return { scenario: s, ours: ours.result, peer: (await loadOrFail(s, sv.peerApi, sv.peer.child.pid, load)).result }
   }
-  // Same token as our server just introspected, verified by jose in a process on the server CPU.
-  const { token } = await s.prepare(sv.oursApi)
-  progress(`(${s.id}) jose jwtVerify: ${load.durationSeconds} s`)
-  const discovery = (await (await fetch(`${sv.ours.url}/.well-known/openid-configuration`)).json()) as { jwks_uri: string }
-  const joseRate = await measureJoseVerify({
-    root: ROOT, pinning, jwksUrl: discovery.jwks_uri, issuer: sv.ours.url, token: token!,
-    durationMs: load.durationSeconds * 1000,
-  })
-  return { scenario: s, ours, joseRate }
+  if (ctx.joseRate === undefined) {
+    // A token our server just introspected, verified by jose in a process on the server CPU.
+    progress(`(${s.id}) jose jwtVerify: ${load.durationSeconds} s`)
+    const discovery = (await (await fetch(`${sv.ours.url}/.well-known/openid-configuration`)).json()) as { jwks_uri: string }
+    ctx.joseRate = await measureJoseVerify({
+      root: ROOT, pinning: ctx.pinning, jwksUrl: discovery.jwks_uri, issuer: sv.ours.url, token: ours.prepared.token!,
+      durationMs: load.durationSeconds * 1000,
+    })
+  }
+  return { scenario: s, ours: ours.result, joseRate: ctx.joseRate }
 }
 
 async function main(): Promise<void> {
@@ -130,8 +142,9 @@ async function main(): Promise<void> {
     print(header({ databaseMode: ours.databaseMode, pinning: pinning.note, ...load, peerLabel, autocannonVersion }))
 
     const outcomes: ScenarioOutcome[] = []
+    const ctx: Context = { sv, load, pinning }
     for (const s of scenarios) {
-      const outcome = await runScenario(s, sv, load, pinning)
+      const outcome = await runScenario(s, ctx)
       outcomes.push(outcome)
       print(scenarioTable(outcome, peerLabel))
     }

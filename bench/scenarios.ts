@@ -84,6 +84,26 @@ async function obtainToken(server: Server, client: { id: string; secret: string 
   return (JSON.parse(body) as { access_token: string }).access_token
 }
 
+/**
+ * More than our server's verified-JWT cache holds (JWT_CACHE_SIZE, 10,000 in
+ * src/services/introspection.ts): cycled in order, every lookup misses a FIFO or LRU cache.
+ */
+export const DISTINCT_JWTS = 12_000
+
+/** `count` JWTs from `client`, requested 50 at a time (a few seconds; not measured). */
+async function obtainTokens(server: Server, client: { id: string; secret: string }, count: number): Promise<string[]> {
+  const req = tokenRequest(server, client)
+  const tokens: string[] = []
+  while (tokens.length < count) {
+    const batch = Array.from({ length: Math.min(50, count - tokens.length) }, () => sendOnce(req))
+    for (const res of await Promise.all(batch)) {
+      if (res.status !== 200) throw new Error(`${server.label}: token request failed: ${res.status} ${res.body.slice(0, 500)}`)
+      tokens.push((JSON.parse(res.body) as { access_token: string }).access_token)
+    }
+  }
+  return tokens
+}
+
 const activeJson = (type: string, text: string) =>
   type.startsWith('application/json') && (JSON.parse(text) as { active?: unknown; scope?: unknown }).active === true
 
@@ -119,6 +139,19 @@ export const SCENARIOS: readonly Scenario[] = [
       const request = introspectionRequest(server, token, 'application/json')
       await expectAnswer(server, request, 'introspection of a JWT', activeJson)
       return { request, token }
+    },
+  },
+  {
+    // Not in issue 3: (c) replays one token, which our verified-JWT cache answers without a
+    // signature check. Here every request carries another token, more of them than the cache holds
+    // and replayed in order, so every request pays the verification: the honest worst case.
+    id: 'c2', title: `introspection of JWT access tokens, ${DISTINCT_JWTS.toLocaleString('en-US')} distinct, cache defeated (JSON; extra, not in issue 3)`,
+    comparison: 'jose', target: peerTarget(0.8),
+    async prepare(server) {
+      const tokens = await obtainTokens(server, JWT_CLIENT, DISTINCT_JWTS)
+      const request = introspectionRequest(server, tokens[0]!, 'application/json')
+      await expectAnswer(server, request, 'introspection of a JWT', activeJson)
+      return { request: { ...request, bodies: tokens.map((token) => new URLSearchParams({ token }).toString()) }, token: tokens[0]! }
     },
   },
   {
