@@ -111,7 +111,7 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
     // §7.1: an ID token we issued to this client; an expired one is still a valid hint.
     let payload
     try {
-      ;({ payload } = await deps.keys.verify(hint))
+      ;({ payload } = await deps.keys.verify(hint, { typ: 'JWT' })) // our ID tokens; never an access token or introspection JWT
     } catch (err) {
       throw new OAuthError('invalid_request', 'id_token_hint is not an ID token issued by this server', { cause: err })
     }

@@ -136,6 +136,9 @@ describe('POST /connect/ciba errors', () => {
     await expectError({ ...BANK, scope: 'openid', id_token_hint: await idt({ sub: 'u-nobody' }) }, 400, 'unknown_user_id', 'the hint names no known user')
     const foreign = await signJwt(t, t.clientKey, { iss: TEST_ISSUER, sub: 'u-alice', aud: 'bank' })
     await expectError({ ...BANK, scope: 'openid', id_token_hint: foreign }, 400, 'invalid_request', 'id_token_hint is not an ID token issued by this server')
+    // Another JWT we signed whose claims would pass (an access token naming the client) is no ID token.
+    const accessToken = await keys.sign({ iss: TEST_ISSUER, sub: 'u-alice', aud: 'bank', iat: now, exp: now + 60 }, { alg: 'ES256', typ: 'at+jwt' })
+    await expectError({ ...BANK, scope: 'openid', id_token_hint: accessToken }, 400, 'invalid_request', 'id_token_hint is not an ID token issued by this server')
   })
 
   it('login_hint_token: signed with the client key, sub or login_hint; expired; wrong key', async () => {
