@@ -43,7 +43,7 @@ import { cibaApproveRoutes } from './routes/ciba-approve.js'
 import { CIBA_PATH, cibaRoutes } from './routes/ciba.js'
 import { CIBA_GRANT, createCibaService } from './services/ciba.js'
 import { createCibaApproval } from './services/ciba-approval.js'
-import { createCibaCleanup } from './services/ciba-cleanup.js'
+import { CIBA_RETENTION_SECONDS, createCleanup } from './services/cleanup.js'
 import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './services/ciba-notifier.js'
 import { createClientJwtVerifier, REQUEST_OBJECT_ALGS } from './services/ciba-request-object.js'
 import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
@@ -158,9 +158,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const userSessions = createPgUserSessionStore(db)
   const approval = createCibaApproval({ clock, requests: cibaRequests, sessions: userSessions, users, clients, resources })
   await app.register(cibaApproveRoutes, { approval, secureCookies: config.issuer.startsWith('https:') })
-  const cibaCleanup = createCibaCleanup({ clock, requests: cibaRequests, sessions: userSessions, usedJtis, logger })
-  cibaCleanup.start()
-  app.addHook('onClose', async () => cibaCleanup.stop())
+  const cleanup = createCleanup({
+    clock,
+    logger,
+    tasks: [
+      { name: 'cibaRequests', remove: cibaRequests.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS },
+      { name: 'persistedGrants', remove: grants.removeExpired },
+      { name: 'revokedTokens', remove: revocationStore.removeExpired },
+      { name: 'userSessions', remove: userSessions.removeExpired },
+      { name: 'usedJtis', remove: usedJtis.removeExpired },
+    ],
+  })
+  cleanup.start()
+  app.addHook('onClose', async () => cleanup.stop())
   discovery.contribute(() => ({
     grant_types_supported: [CIBA_GRANT],
     backchannel_authentication_endpoint: `${config.issuer}${CIBA_PATH}`,

@@ -2,10 +2,8 @@
 // approval and denial, expiry and cleanup, single use under concurrency, replay revocation.
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createCibaCleanup } from '../../src/services/ciba-cleanup.js'
+import { CIBA_RETENTION_SECONDS, createCleanup } from '../../src/services/cleanup.js'
 import { createPgCibaRequestStore } from '../../src/stores/postgres/ciba-requests.js'
-import { createPgUsedJtiStore } from '../../src/stores/postgres/used-jtis.js'
-import { createPgUserSessionStore } from '../../src/stores/postgres/user-sessions.js'
 import { decide, lastRequestId } from './approve-helper.js'
 import { BANK, createCibaTestApp, NO_STORE, poll, startCiba, TEST_ISSUER, type CibaTestApp } from './harness.js'
 
@@ -104,9 +102,9 @@ describe('CIBA token grant', () => {
     t.clock.advance(30)
     await expectPollError(authReqId, 'expired_token', 'the request has expired')
     await expectPollError(authReqId, 'expired_token', 'the request has expired') // no slow_down after expiry
-    const cleanup = createCibaCleanup({
-      clock: t.clock, requests: createPgCibaRequestStore(t.db), sessions: createPgUserSessionStore(t.db),
-      usedJtis: createPgUsedJtiStore(t.db), logger: { info: () => {}, warn: () => {} }, batchSize: 2,
+    const cleanup = createCleanup({
+      clock: t.clock, logger: { info: () => {}, warn: () => {} }, batchSize: 2,
+      tasks: [{ name: 'requests', remove: createPgCibaRequestStore(t.db).removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS }],
     })
     t.clock.advance(299)
     await cleanup.runOnce()
