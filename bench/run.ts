@@ -17,7 +17,7 @@ import { createServer } from 'node:net'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { measureJoseVerify, startPeer, type Peer } from './baselines.js'
-import { createCleanup } from './cleanup.js'
+import { createCleanup, type Cleanup } from './cleanup.js'
 import { runLoad, type LoadOptions, type LoadResult } from './load.js'
 import { build, startOurServer, type OurServer } from './our-server.js'
 import { detectPinning, memoryOf, pinSelf, type Pinning } from './processes.js'
@@ -52,6 +52,12 @@ async function freePort(): Promise<number> {
       srv.close(() => resolvePort(port))
     })
   })
+}
+
+/** The stack, plus the cause chain (fetch hides the socket error in `cause`). */
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err)
+  return `${err.stack ?? err.message}${err.cause === undefined ? '' : `\ncaused by: ${describe(err.cause)}`}`
 }
 
 /** Thrown when a server answered anything but 2xx under load; the message carries a sample answer. */
@@ -106,6 +112,18 @@ async function runScenario(s: Scenario, ctx: Context): Promise<ScenarioOutcome> 
   return { scenario: s, ours: ours.result, joseRate: ctx.joseRate }
 }
 
+async function startServers(pinning: Pinning, cpuProfDir: string | undefined, cleanup: Cleanup): Promise<Servers> {
+  progress('starting authz and oidc-provider')
+  const [oursPort, peerPort] = [await freePort(), await freePort()]
+  const ours = await startOurServer({ root: ROOT, port: oursPort, pinning, databaseUrl: process.env.DATABASE_URL, cpuProfDir, cleanup })
+  const peer = await startPeer({ root: ROOT, port: peerPort, pinning, cleanup })
+  return {
+    ours, peer,
+    oursApi: { label: 'authz', url: ours.url, tokenPath: '/connect/token', introspectionPath: '/connect/introspect' },
+    peerApi: { label: `oidc-provider ${peer.version}`, url: peer.url, tokenPath: '/token', introspectionPath: '/token/introspection' },
+  }
+}
+
 async function main(): Promise<void> {
   const load: LoadOptions = {
     connections: positiveInt('BENCH_CONNECTIONS', 50),
@@ -119,6 +137,7 @@ async function main(): Promise<void> {
   pinSelf(pinning)
 
   const cleanup = createCleanup(progress)
+  let servers: Servers | undefined
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       progress(`${signal}: stopping servers`)
@@ -128,25 +147,17 @@ async function main(): Promise<void> {
   try {
     progress('npm run build')
     build(ROOT)
-    progress('starting authz and oidc-provider')
-    const [oursPort, peerPort] = [await freePort(), await freePort()]
-    const ours = await startOurServer({ root: ROOT, port: oursPort, pinning, databaseUrl: process.env.DATABASE_URL, cpuProfDir, cleanup })
-    const peer = await startPeer({ root: ROOT, port: peerPort, pinning, cleanup })
-    const peerLabel = `oidc-provider ${peer.version}`
-    const sv: Servers = {
-      ours, peer,
-      oursApi: { label: 'authz', url: ours.url, tokenPath: '/connect/token', introspectionPath: '/connect/introspect' },
-      peerApi: { label: peerLabel, url: peer.url, tokenPath: '/token', introspectionPath: '/token/introspection' },
-    }
+    servers = await startServers(pinning, cpuProfDir, cleanup)
+    const ctx: Context = { sv: servers, load, pinning }
+    const { ours, peer } = ctx.sv
     const autocannonVersion = (JSON.parse(readFileSync(`${ROOT}/node_modules/autocannon/package.json`, 'utf8')) as { version: string }).version
-    print(header({ databaseMode: ours.databaseMode, pinning: pinning.note, ...load, peerLabel, autocannonVersion }))
+    print(header({ databaseMode: ours.databaseMode, pinning: pinning.note, ...load, peerLabel: ctx.sv.peerApi.label, autocannonVersion }))
 
     const outcomes: ScenarioOutcome[] = []
-    const ctx: Context = { sv, load, pinning }
     for (const s of scenarios) {
       const outcome = await runScenario(s, ctx)
       outcomes.push(outcome)
-      print(scenarioTable(outcome, peerLabel))
+      print(scenarioTable(outcome, ctx.sv.peerApi.label))
     }
     print(summaryTable(outcomes))
     if (cpuProfDir) {
@@ -156,10 +167,13 @@ async function main(): Promise<void> {
     }
     const peak = (pid: number) => memoryOf(pid)?.hwmMiB.toFixed(0) ?? '–'
     print(`Peak RSS over the whole run (VmHWM): authz ${peak(ours.child.pid)} MiB` +
-      `${ours.databaseMode.startsWith('embedded') ? ' (includes the embedded database)' : ''}, ${peerLabel} ${peak(peer.child.pid)} MiB.`)
+      `${ours.databaseMode.startsWith('embedded') ? ' (includes the embedded database)' : ''}, ${ctx.sv.peerApi.label} ${peak(peer.child.pid)} MiB.`)
   } catch (err) {
     process.exitCode = 1
-    progress(err instanceof BenchFailure ? `FAILED: ${err.message}` : `error: ${err instanceof Error ? err.stack ?? err.message : String(err)}`)
+    progress(err instanceof BenchFailure ? `FAILED: ${err.message}` : `error: ${describe(err)}`)
+    for (const child of [servers?.ours.child, servers?.peer.child]) {
+      if (child && child.output() !== '') progress(`last output of ${child.name}:\n${child.output()}`)
+    }
   } finally {
     await cleanup.run()
     if (cpuProfDir) progress(`CPU profile of authz written to ${cpuProfDir} (summarise: node --import tsx bench/profile-summary.ts ${cpuProfDir})`)

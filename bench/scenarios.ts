@@ -95,7 +95,10 @@ async function obtainTokens(server: Server, client: { id: string; secret: string
   const req = tokenRequest(server, client)
   const tokens: string[] = []
   while (tokens.length < count) {
-    const batch = Array.from({ length: Math.min(50, count - tokens.length) }, () => sendOnce(req))
+    // Setup traffic, not measured: a request that lost its pooled keep-alive socket is sent again
+    // once (fetch never retries a POST). Under load, by contrast, any error fails the run.
+    const once = () => sendOnce(req).catch(() => sendOnce(req))
+    const batch = Array.from({ length: Math.min(50, count - tokens.length) }, once)
     for (const res of await Promise.all(batch)) {
       if (res.status !== 200) throw new Error(`${server.label}: token request failed: ${res.status} ${res.body.slice(0, 500)}`)
       tokens.push((JSON.parse(res.body) as { access_token: string }).access_token)
