@@ -39,19 +39,24 @@ export interface LoadResult {
 const RSS_SAMPLE_MS = 250
 const monotonicUs = () => Number(process.hrtime.bigint() / 1000n)
 
-function cannon(req: BenchRequest, connections: number, duration: number) {
+/** Position in BenchRequest.bodies, shared by warm-up and measured run so the cycle continues. */
+interface Cursor {
+  next: number
+}
+
+function cannon(req: BenchRequest, connections: number, duration: number, cursor: Cursor) {
   const bodies = req.bodies
-  let next = 0
   const rotate = bodies && bodies.length > 0
-    ? [{ setupRequest: (r: { body?: string | Buffer }) => ({ ...r, body: bodies[next++ % bodies.length] }) }]
+    ? [{ setupRequest: (r: { body?: string | Buffer }) => ({ ...r, body: bodies[cursor.next++ % bodies.length] }) }]
     : undefined
   return autocannon({ url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, duration, ...(rotate ? { requests: rotate } : {}) })
 }
 
 export async function runLoad(req: BenchRequest, serverPid: number, opts: LoadOptions): Promise<LoadResult> {
+  const cursor: Cursor = { next: 0 }
   let warmupFailures = 0
   if (opts.warmupSeconds > 0) {
-    const w = await cannon(req, opts.connections, opts.warmupSeconds)
+    const w = await cannon(req, opts.connections, opts.warmupSeconds, cursor)
     warmupFailures = w.non2xx + w.errors + w.timeouts
   }
   let peak: number | undefined
@@ -62,7 +67,7 @@ export async function runLoad(req: BenchRequest, serverPid: number, opts: LoadOp
   const sampler = setInterval(sample, RSS_SAMPLE_MS)
   try {
     const startUs = monotonicUs()
-    const r = await cannon(req, opts.connections, opts.durationSeconds)
+    const r = await cannon(req, opts.connections, opts.durationSeconds, cursor)
     const window = { startUs, endUs: monotonicUs() }
     sample()
     const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, s]) => [code, s.count]))
