@@ -1,15 +1,13 @@
 // A CIBA test app: createTestApp's setup plus a notifier that captures notifications, the CIBA
 // seed (clients with registered keys, users with and without user codes) and form helpers.
-import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose'
 import { buildApp } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
 import { createManualClock } from '../../src/domain/clock.js'
-import { createLogger } from '../../src/http/logger.js'
 import { applySeed } from '../../src/seed/apply.js'
 import type { CibaNotification, CibaNotifier } from '../../src/services/ciba-notifier.js'
-import { testConfig, TEST_ISSUER } from '../helpers/app.js'
+import { captureLogs, testConfig, TEST_ISSUER } from '../helpers/app.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 export const CIBA = 'urn:openid:params:grant-type:ciba'
@@ -86,14 +84,7 @@ export async function createCibaTestApp(
   const port = opts.listen ? await freePort() : undefined
   const config = testConfig({ ...opts.env, ...(port ? { ISSUER: `http://127.0.0.1:${port}` } : {}) })
   const clock = createManualClock(Date.now())
-  const logs: string[] = []
-  const destination = new Writable({
-    write(chunk, _enc, cb) {
-      logs.push(...chunk.toString().split('\n').filter(Boolean))
-      cb()
-    },
-  })
-  const logger = createLogger({ level: config.logLevel, destination })
+  const { logs, logger } = captureLogs(config)
   const notifications: CibaNotification[] = []
   const capture: CibaNotifier = { notify: (n) => void notifications.push(n), drain: async () => {} }
   const notifier = opts.notifier === false ? undefined : (opts.notifier ?? capture)

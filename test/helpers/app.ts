@@ -1,6 +1,7 @@
 // Builds the app on a fresh database with a manual clock and captured logs.
 import { Writable } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { createManualClock } from '../../src/domain/clock.js'
@@ -24,10 +25,8 @@ export interface TestApp {
   close(): Promise<void>
 }
 
-export async function createTestApp(opts: { env?: Record<string, string>; testDb?: TestDb } = {}): Promise<TestApp> {
-  const testDb = opts.testDb ?? (await createTestDb())
-  const config = testConfig(opts.env)
-  const clock = createManualClock(Date.now())
+/** A logger whose every line is kept, as raw JSON text, for assertions on what was logged. */
+export function captureLogs(config: Pick<Config, 'logLevel'>): { logs: string[]; logger: Logger } {
   const logs: string[] = []
   const destination = new Writable({
     write(chunk, _enc, cb) {
@@ -35,7 +34,14 @@ export async function createTestApp(opts: { env?: Record<string, string>; testDb
       cb()
     },
   })
-  const logger = createLogger({ level: config.logLevel, destination })
+  return { logs, logger: createLogger({ level: config.logLevel, destination }) }
+}
+
+export async function createTestApp(opts: { env?: Record<string, string>; testDb?: TestDb } = {}): Promise<TestApp> {
+  const testDb = opts.testDb ?? (await createTestDb())
+  const config = testConfig(opts.env)
+  const clock = createManualClock(Date.now())
+  const { logs, logger } = captureLogs(config)
   const app = await buildApp({ config, db: testDb.db, clock, logger })
   await app.ready()
   return {

@@ -2,6 +2,7 @@
 // run inside the caller's transaction. Every UPDATE is guarded by IS DISTINCT FROM so that applying
 // the same file again writes nothing: updated_at moves only when a row really changed.
 import type { Queryable } from '../../db/db.js'
+import { createPgUserStore } from './users.js'
 import type { ApiResource, ApiScope, Client, IdentityResource, Secret, User } from '../../domain/types.js'
 
 export interface ExistingUser {
@@ -19,6 +20,7 @@ type Loose<T> = { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } &
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString())
 
 export function createPgSeedWriter(tx: Queryable) {
+  const users = createPgUserStore(tx)
   const names = async (table: 'api_scopes' | 'identity_resources') =>
     new Set((await tx.query<{ name: string }>(`SELECT name FROM ${table}`)).rows.map((r) => r.name))
 
@@ -105,18 +107,7 @@ export function createPgSeedWriter(tx: Queryable) {
     },
 
     /** Keyed by username (the caller has checked that the subject id is not another user's). */
-    async upsertUser(u: User) {
-      await tx.query(
-        `INSERT INTO users (subject_id, username, password_hash, enabled, claims, ciba_user_code_hash)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6)
-         ON CONFLICT (username) DO UPDATE SET
-           subject_id = EXCLUDED.subject_id, password_hash = EXCLUDED.password_hash, enabled = EXCLUDED.enabled,
-           claims = EXCLUDED.claims, ciba_user_code_hash = EXCLUDED.ciba_user_code_hash, updated_at = now()
-         WHERE (users.subject_id, users.password_hash, users.enabled, users.claims, users.ciba_user_code_hash)
-           IS DISTINCT FROM (EXCLUDED.subject_id, EXCLUDED.password_hash, EXCLUDED.enabled, EXCLUDED.claims, EXCLUDED.ciba_user_code_hash)`,
-        [u.subjectId, u.username, u.passwordHash ?? null, u.enabled, JSON.stringify(u.claims), u.cibaUserCodeHash ?? null],
-      )
-    },
+    upsertUser: (u: User) => users.upsert(u),
   }
 }
 

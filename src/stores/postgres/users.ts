@@ -1,5 +1,5 @@
 // Users: subject id, username, scrypt password hash, claims (OIDC Core §5.1) and the CIBA user code hash.
-import type { Db } from '../../db/db.js'
+import type { Queryable } from '../../db/db.js'
 import type { User } from '../../domain/types.js'
 import type { UserStore } from '../types.js'
 
@@ -25,7 +25,8 @@ function toUser(r: UserRow): User {
   }
 }
 
-export function createPgUserStore(db: Db): UserStore {
+/** Takes the pool or a transaction (the seed file upserts users inside its own). */
+export function createPgUserStore(db: Queryable): UserStore {
   const one = async (where: string, value: string) => {
     const { rows } = await db.query<UserRow>(`${SELECT_USER} WHERE ${where}`, [value])
     return rows[0] && toUser(rows[0])
