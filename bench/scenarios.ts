@@ -1,7 +1,7 @@
-// The five scenarios of issue 3 item 11, each one fixed request replayed by autocannon. Before a
-// run, the token it needs is obtained with one token request on that server, and the request is
-// sent once and its answer checked: a benchmark of `{"active":false}` or of an error page would
-// measure nothing, so a wrong answer fails the run before any load is applied.
+// The five scenarios of issue 3 item 11 (plus c2, see there), each one request replayed by
+// autocannon. Before a run, the token it needs is obtained with one token request on that server,
+// and the request is sent once and its answer checked: a benchmark of `{"active":false}` or of an
+// error page would measure nothing, so a wrong answer fails the run before any load is applied.
 import { API, API_SCOPES, JWT_CLIENT, REFERENCE_CLIENT, basicAuth } from './fixture.js'
 import type { BenchRequest } from './load.js'
 
