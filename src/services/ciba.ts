@@ -163,7 +163,7 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
       }
 
       const authReqId = newHandle()
-      const id = randomBytes(16).toString('base64url')
+      const id = randomBytes(16).toString('hex') // the approval URL's id; hex so that it never starts with '-' on a command line
       const interval = client.pollingInterval ?? config.cibaPollingInterval
       const expiresAt = now + expiresIn * 1000
       await deps.requests.create({

@@ -41,6 +41,8 @@ describe('POST /connect/ciba success', () => {
       tenant: 'acme', idp: 'corp-ad', binding_message: 'W4SCT', status: 'pending', interval_seconds: 5, last_polled_at: null,
     })
     expect(JSON.stringify(rows[0])).not.toContain(body.auth_req_id)
+    // 128 random bits in hex: never starts with '-', so `authz ciba approve ID` cannot read it as an option.
+    expect(rows[0]!.id).toMatch(/^[0-9a-f]{32}$/)
     const n = t.notifications.at(-1)!
     expect(n).toEqual({
       request_id: rows[0]!.id, subject: 'u-alice', username: 'alice', client_id: 'bank', client_name: 'Bank <App>',

@@ -26,7 +26,7 @@ function startSlowRequest(port: number) {
   return { finish: () => socket.write(body.slice(5)), done }
 }
 
-describe('graceful shutdown', () => {
+describe('graceful shutdown', { timeout: 60_000 }, () => {
   it('finishes the request in flight, refuses new ones, and exits 0', async () => {
     testDb = await createTestDb()
     server = await startServer({ ...testDb.env, SEED_FILE: 'seed/demo.json' })
