@@ -6,9 +6,18 @@ export interface QueryResult<R> {
   rowCount: number
 }
 
+/** Per-query options; drivers that cannot honour one ignore it. */
+export interface QueryOptions {
+  /**
+   * Prepare this statement once per connection under this name and reuse its plan (pg named
+   * prepared statements). One name must always go with one sql text. PGlite ignores it.
+   */
+  name?: string
+}
+
 export interface Queryable {
   /** One statement, positional parameters ($1, $2, …). */
-  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<QueryResult<R>>
   /** Several statements, no parameters (migration scripts). */
   exec(sql: string): Promise<void>
 }

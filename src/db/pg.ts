@@ -1,6 +1,6 @@
 // The pg driver: a Pool for queries and transactions, one dedicated connection for LISTEN.
 import pg from 'pg'
-import type { Db, NotificationHandler, Queryable, QueryResult } from './db.js'
+import type { Db, NotificationHandler, Queryable, QueryOptions, QueryResult } from './db.js'
 
 export interface PgDbOptions {
   connectionString: string
@@ -15,21 +15,23 @@ export function createPgDb(opts: PgDbOptions): Db {
   pool.on('error', onError) // an idle client died (server restart): the pool replaces it
   const listener = createListener(opts.connectionString, onError)
 
-  const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
-    const res = await q.query(sql, params as unknown[] | undefined)
+  const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
+    const values = params as unknown[] | undefined
+    // A named statement is parsed and planned once per connection, then only bound and executed.
+    const res = options?.name ? await q.query({ name: options.name, text: sql, values }) : await q.query(sql, values)
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 }
   }
 
   return {
     kind: 'pg',
-    query: (sql, params) => run(pool, sql, params),
+    query: (sql, params, options) => run(pool, sql, params, options),
     async exec(sql) {
       await pool.query(sql)
     },
     async transaction(fn) {
       const client = await pool.connect()
       const tx: Queryable = {
-        query: (sql, params) => run(client, sql, params),
+        query: (sql, params, options) => run(client, sql, params, options),
         exec: async (sql) => void (await client.query(sql)),
       }
       try {
