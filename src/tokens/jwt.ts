@@ -23,9 +23,28 @@ function keyOptions(alg: SigningAlg, key: KeyObject) {
 
 const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
 
+// The encoded header for { alg, kid, typ } never changes, and every token we sign uses one of a
+// handful of them. A memo of a pure function: whatever it holds, signCompact's output is the same.
+const HEADER_MEMO_SIZE = 64
+const headerMemo = new Map<string, string>()
+
+function encodeHeader(header: JwtHeader): string {
+  const { alg, kid, typ } = header
+  // Only the exact shape { alg, kid, typ } (in that order: it fixes the JSON) is remembered.
+  if (typeof kid !== 'string' || typeof typ !== 'string' || Object.keys(header).join() !== 'alg,kid,typ') return b64json(header)
+  const memoKey = `${alg}\u0000${kid}\u0000${typ}`
+  let encoded = headerMemo.get(memoKey)
+  if (encoded === undefined) {
+    encoded = b64json(header)
+    if (headerMemo.size >= HEADER_MEMO_SIZE) headerMemo.clear()
+    headerMemo.set(memoKey, encoded)
+  }
+  return encoded
+}
+
 /** Signs header and payload with `key` (a private KeyObject suited to `alg`). */
 export function signCompact(header: JwtHeader & { alg: SigningAlg }, payload: object, key: KeyObject): string {
-  const input = `${b64json(header)}.${b64json(payload)}`
+  const input = `${encodeHeader(header)}.${b64json(payload)}`
   const o = keyOptions(header.alg, key)
   return `${input}.${cryptoSign(o.hash, Buffer.from(input), o.key).toString('base64url')}`
 }
