@@ -11,7 +11,7 @@ import { systemClock, type Clock } from './domain/clock.js'
 import { OAuthError } from './errors.js'
 import { errorHandler, sendError } from './http/error-handler.js'
 import { safeName } from './http/form.js'
-import { createLogger } from './http/logger.js'
+import { createLogger, lazyChildLoggerFactory } from './http/logger.js'
 import { healthRoutes } from './routes/health.js'
 import { discoveryRoutes } from './routes/discovery.js'
 import { createDiscoveryService, type DiscoveryService } from './services/discovery.js'
@@ -84,6 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
+    childLoggerFactory: lazyChildLoggerFactory, // per-request loggers only when something is logged
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,
     requestIdHeader: 'x-request-id',

@@ -64,6 +64,7 @@ export function basicChallenge(realm: string): Record<string, string> {
 
 /** RFC 6749 §2.3.1 / Appendix B: the id and secret are form-urlencoded before base64. */
 function formDecode(s: string): string | undefined {
+  if (s.indexOf('%') < 0 && s.indexOf('+') < 0) return s // the common case: nothing to decode
   try {
     return decodeURIComponent(s.replace(/\+/g, ' '))
   } catch {

@@ -28,10 +28,14 @@ const b64json = (value: unknown) => Buffer.from(JSON.stringify(value)).toString(
 const HEADER_MEMO_SIZE = 64
 const headerMemo = new Map<string, string>()
 
+const MEMO_SHAPE = ['alg', 'kid', 'typ']
+
 function encodeHeader(header: JwtHeader): string {
   const { alg, kid, typ } = header
   // Only the exact shape { alg, kid, typ } (in that order: it fixes the JSON) is remembered.
-  if (typeof kid !== 'string' || typeof typ !== 'string' || Object.keys(header).join() !== 'alg,kid,typ') return b64json(header)
+  let i = 0
+  for (const k in header) if (k !== MEMO_SHAPE[i++]) return b64json(header)
+  if (i !== 3 || typeof kid !== 'string' || typeof typ !== 'string') return b64json(header)
   const memoKey = `${alg}\u0000${kid}\u0000${typ}`
   let encoded = headerMemo.get(memoKey)
   if (encoded === undefined) {
