@@ -38,13 +38,29 @@ export function createIntrospectionService(deps: {
   cacheSize?: number
 }): IntrospectionService {
   const { config, clock } = deps
-  const verified = new Map<string, Record<string, unknown>>()
-  const cacheSize = deps.cacheSize ?? JWT_CACHE_SIZE
+  // Two generations of at most half the size each, instead of deleting the oldest key of one Map:
+  // V8 leaves deleted entries as holes that keys().next() walks past, measured at ~10 µs per
+  // eviction with 10,000 entries, i.e. on every request once tokens outnumber the cache.
+  const generationSize = Math.max(1, Math.floor((deps.cacheSize ?? JWT_CACHE_SIZE) / 2))
+  let young = new Map<string, Record<string, unknown>>()
+  let old = new Map<string, Record<string, unknown>>()
+  const remember = (token: string, payload: Record<string, unknown>) => {
+    if (young.size >= generationSize) {
+      old = young
+      young = new Map()
+    }
+    young.set(token, payload)
+  }
 
   /** Signature, typ at+jwt, iss; cached. Times are checked by the caller on every use. */
   async function verifyJwt(token: string): Promise<Record<string, unknown> | undefined> {
-    const hit = verified.get(token)
+    const hit = young.get(token)
     if (hit) return hit
+    const older = old.get(token)
+    if (older) {
+      remember(token, older) // still in use: keep it past the next generation change
+      return older
+    }
     let payload: Record<string, unknown>
     try {
       payload = (await deps.keys.verify(token, { typ: 'at+jwt' })).payload as Record<string, unknown>
@@ -52,8 +68,7 @@ export function createIntrospectionService(deps: {
       return undefined // malformed, unknown key, bad signature, wrong typ
     }
     if (payload.iss !== config.issuer || typeof payload.exp !== 'number' || typeof payload.jti !== 'string') return undefined
-    if (verified.size >= cacheSize) verified.delete(verified.keys().next().value!)
-    verified.set(token, payload)
+    remember(token, payload)
     return payload
   }
 
