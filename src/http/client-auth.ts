@@ -105,17 +105,10 @@ export function readClientCredentials(
   return { id: form.client_id, secret: form.client_secret, viaHeader: false }
 }
 
-/** Constant-time comparison against every unexpired secret (rotation: several may be valid). */
-export function anySecretMatches(presented: string, secrets: readonly Secret[], now: number): boolean {
-  let ok = false
-  for (const s of secrets) {
-    if (s.expiresAt !== undefined && s.expiresAt <= now) continue
-    if (secretMatches(presented, s.valueHash)) ok = true
-  }
-  return ok
-}
-
-/** The latest expiry (ms; Infinity: none) among the unexpired secrets `presented` matches; undefined: no match. */
+/**
+ * Constant-time comparison against every unexpired secret (rotation: several may be valid): the latest
+ * expiry (ms; Infinity: none) among those `presented` matches; undefined: no match.
+ */
 function matchedUntil(presented: string, secrets: readonly Secret[], now: number): number | undefined {
   let until: number | undefined
   for (const s of secrets) {
@@ -135,7 +128,7 @@ const sha256 = (value: string): string =>
 const MAX_VERIFIED_PER_RECORD = 16
 
 export interface SecretVerifier {
-  /** Like anySecretMatches, remembering a match for as long as the store keeps returning `record`. */
+  /** Whether `presented` matches an unexpired secret, remembering a match for as long as the store keeps returning `record`. */
   matches(record: { readonly secrets: readonly Secret[] }, presented: string, now: number): boolean
 }
 
