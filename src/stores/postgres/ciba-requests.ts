@@ -5,6 +5,7 @@ import type { Db } from '../../db/db.js'
 import type { CibaRequest, CibaStatus } from '../../domain/types.js'
 import { handleHash } from '../../tokens/handles.js'
 import type { CibaDecision, CibaRequestStore, NewCibaRequest } from '../types.js'
+import { ts } from './columns.js'
 
 interface CibaRow {
   id: string
@@ -28,7 +29,6 @@ interface CibaRow {
   consumed_at: Date | string | null
 }
 
-const ts = (ms: number) => new Date(ms).toISOString()
 const ms = (v: Date | string) => new Date(v).getTime()
 const optMs = (v: Date | string | null) => (v === null ? undefined : ms(v))
 

@@ -1,14 +1,9 @@
 // Clients and their secrets (DESIGN.md "Data rules": secrets are stored only as base64 SHA-256/512).
 // findById is on the token endpoint's hot path: one round trip, secrets folded in with json_agg.
 import type { Db } from '../../db/db.js'
-import type { AccessTokenType, Client, RefreshTokenExpiration, RefreshTokenUsage, Secret } from '../../domain/types.js'
+import type { AccessTokenType, Client, RefreshTokenExpiration, RefreshTokenUsage } from '../../domain/types.js'
 import type { ClientStore } from '../types.js'
-
-interface SecretJson {
-  value_hash: string
-  expires_at_ms: number | null
-  description: string | null
-}
+import { secretsJsonAgg, toSecret, type SecretJson } from './columns.js'
 
 interface ClientRow {
   client_id: string
@@ -34,23 +29,10 @@ interface ClientRow {
   secrets: SecretJson[] | null
 }
 
-// Expiry as epoch milliseconds computed in SQL: JSON numbers, no time-zone parsing in JS.
 const SELECT_CLIENT = `
   SELECT c.*,
-    (SELECT json_agg(json_build_object(
-        'value_hash', s.value_hash,
-        'expires_at_ms', (extract(epoch FROM s.expires_at) * 1000)::bigint,
-        'description', s.description) ORDER BY s.id)
-     FROM client_secrets s WHERE s.client_id = c.client_id) AS secrets
+    ${secretsJsonAgg('client_secrets', 'client_id', 'c.client_id')} AS secrets
   FROM clients c`
-
-function toSecret(s: SecretJson): Secret {
-  return {
-    valueHash: s.value_hash,
-    expiresAt: s.expires_at_ms === null ? undefined : Number(s.expires_at_ms),
-    description: s.description ?? undefined,
-  }
-}
 
 function toClient(r: ClientRow): Client {
   return {

@@ -1,20 +1,15 @@
 // API scopes, API resources (with their scopes and secrets) and identity resources: the
 // catalogue scope validation works from. Small enough to load whole.
 import type { Db } from '../../db/db.js'
-import type { ApiResource, ApiScope, IdentityResource, Secret } from '../../domain/types.js'
+import type { ApiResource, ApiScope, IdentityResource } from '../../domain/types.js'
 import type { ResourceCatalogue, ResourceStore } from '../types.js'
+import { secretsJsonAgg, toSecret, type SecretJson } from './columns.js'
 
 interface ApiScopeRow {
   name: string
   display_name: string | null
   description: string | null
   enabled: boolean
-}
-
-interface SecretJson {
-  value_hash: string
-  expires_at_ms: number | null
-  description: string | null
 }
 
 interface ApiResourceRow {
@@ -37,20 +32,8 @@ const SELECT_API_RESOURCE = `
   SELECT r.name, r.display_name, r.enabled,
     (SELECT array_agg(rs.scope_name ORDER BY rs.scope_name)
      FROM api_resource_scopes rs WHERE rs.api_resource_name = r.name) AS scopes,
-    (SELECT json_agg(json_build_object(
-        'value_hash', s.value_hash,
-        'expires_at_ms', (extract(epoch FROM s.expires_at) * 1000)::bigint,
-        'description', s.description) ORDER BY s.id)
-     FROM api_resource_secrets s WHERE s.api_resource_name = r.name) AS secrets
+    ${secretsJsonAgg('api_resource_secrets', 'api_resource_name', 'r.name')} AS secrets
   FROM api_resources r`
-
-function toSecret(s: SecretJson): Secret {
-  return {
-    valueHash: s.value_hash,
-    expiresAt: s.expires_at_ms === null ? undefined : Number(s.expires_at_ms),
-    description: s.description ?? undefined,
-  }
-}
 
 function toApiScope(r: ApiScopeRow): ApiScope {
   return { name: r.name, displayName: r.display_name ?? undefined, description: r.description ?? undefined, enabled: r.enabled }

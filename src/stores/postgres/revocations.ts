@@ -3,6 +3,7 @@
 // in-memory revocation list (src/services/revocation-list.ts) learns of it once it is committed.
 import type { Db } from '../../db/db.js'
 import type { RevocationStore } from '../types.js'
+import { ts } from './columns.js'
 
 export const REVOCATIONS_CHANNEL = 'authz_revocations'
 
@@ -17,8 +18,6 @@ export function parseRevocationPayload(payload: string): { jti: string; expiresA
   if (sp < 1 || !Number.isFinite(expiresAt)) return undefined
   return { jti: payload.slice(sp + 1), expiresAt }
 }
-
-const ts = (ms: number) => new Date(ms).toISOString()
 
 export function createPgRevocationStore(db: Db): RevocationStore {
   return {

@@ -3,8 +3,7 @@
 // jti yield exactly one success.
 import type { Db } from '../../db/db.js'
 import type { UsedJtiStore } from '../types.js'
-
-const ts = (ms: number) => new Date(ms).toISOString()
+import { ts } from './columns.js'
 
 export function createPgUsedJtiStore(db: Db): UsedJtiStore {
   return {

@@ -3,8 +3,7 @@
 import type { Db } from '../../db/db.js'
 import { handleHash } from '../../tokens/handles.js'
 import type { UserSessionStore } from '../types.js'
-
-const ts = (ms: number) => new Date(ms).toISOString()
+import { ts } from './columns.js'
 
 export function createPgUserSessionStore(db: Db): UserSessionStore {
   return {

@@ -1,0 +1,32 @@
+// Mapping helpers shared by the Postgres stores: protocol times go in as ISO strings built from
+// the injected clock's milliseconds, and secrets come out folded into their owner's row.
+import type { Secret } from '../../domain/types.js'
+
+/** A time parameter (ms since the epoch) for a timestamptz column. */
+export const ts = (ms: number) => new Date(ms).toISOString()
+
+export interface SecretJson {
+  value_hash: string
+  expires_at_ms: number | null
+  description: string | null
+}
+
+/**
+ * A subquery folding the owner's secrets into one JSON array, expiry as epoch milliseconds
+ * computed in SQL (JSON numbers, no time-zone parsing in JS). One round trip per owner.
+ */
+export function secretsJsonAgg(table: 'client_secrets' | 'api_resource_secrets', ownerColumn: string, ownerRef: string): string {
+  return `(SELECT json_agg(json_build_object(
+        'value_hash', s.value_hash,
+        'expires_at_ms', (extract(epoch FROM s.expires_at) * 1000)::bigint,
+        'description', s.description) ORDER BY s.id)
+     FROM ${table} s WHERE s.${ownerColumn} = ${ownerRef})`
+}
+
+export function toSecret(s: SecretJson): Secret {
+  return {
+    valueHash: s.value_hash,
+    expiresAt: s.expires_at_ms === null ? undefined : Number(s.expires_at_ms),
+    description: s.description ?? undefined,
+  }
+}
