@@ -5,7 +5,7 @@ import type { Db } from '../../db/db.js'
 import type { CibaRequest, CibaStatus } from '../../domain/types.js'
 import { handleHash } from '../../tokens/handles.js'
 import type { CibaDecision, CibaRequestStore, NewCibaRequest } from '../types.js'
-import { ts } from './columns.js'
+import { deleteExpired, toMs, ts } from './columns.js'
 
 interface CibaRow {
   id: string
@@ -29,8 +29,7 @@ interface CibaRow {
   consumed_at: Date | string | null
 }
 
-const ms = (v: Date | string) => new Date(v).getTime()
-const optMs = (v: Date | string | null) => (v === null ? undefined : ms(v))
+const optMs = (v: Date | string | null) => (v === null ? undefined : toMs(v))
 
 function toCibaRequest(r: CibaRow): CibaRequest {
   return {
@@ -49,8 +48,8 @@ function toCibaRequest(r: CibaRow): CibaRequest {
     intervalSeconds: Number(r.interval_seconds),
     lastPolledAt: optMs(r.last_polled_at),
     familyId: r.family_id,
-    createdAt: ms(r.created_at),
-    expiresAt: ms(r.expires_at),
+    createdAt: toMs(r.created_at),
+    expiresAt: toMs(r.expires_at),
     decidedAt: optMs(r.decided_at),
     consumedAt: optMs(r.consumed_at),
   }
@@ -127,14 +126,6 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
          RETURNING *`,
         [id, ts(now)],
       ),
-    async removeExpired(before, limit) {
-      // Small batches by the expires_at index: short statements, never a long table lock.
-      const { rowCount } = await db.query(
-        `DELETE FROM ciba_requests WHERE id IN (
-           SELECT id FROM ciba_requests WHERE expires_at < $1::timestamptz ORDER BY expires_at LIMIT $2)`,
-        [ts(before), limit],
-      )
-      return rowCount
-    },
+    removeExpired: (before, limit) => deleteExpired(db, 'ciba_requests', 'id', before, limit),
   }
 }

@@ -1,5 +1,6 @@
 // Mapping helpers shared by the Postgres stores: protocol times go in as ISO strings built from
 // the injected clock's milliseconds, and secrets come out folded into their owner's row.
+import type { Queryable } from '../../db/db.js'
 import type { Secret } from '../../domain/types.js'
 
 /** A time parameter (ms since the epoch) for a timestamptz column. */
@@ -29,4 +30,21 @@ export function toSecret(s: SecretJson): Secret {
     expiresAt: s.expires_at_ms === null ? undefined : Number(s.expires_at_ms),
     description: s.description ?? undefined,
   }
+}
+
+/** A timestamptz read back (pg: Date; PGlite: Date or ISO string) as ms since the epoch. */
+export const toMs = (v: Date | string) => new Date(v).getTime()
+
+/**
+ * Deletes at most `limit` rows of `table` that expired before `before` (ms), oldest first, by the
+ * expires_at index: short statements, never a long table lock. Returns how many were deleted.
+ * `key` lists the table's primary-key columns, comma-separated.
+ */
+export async function deleteExpired(db: Queryable, table: string, key: string, before: number, limit: number): Promise<number> {
+  const { rowCount } = await db.query(
+    `DELETE FROM ${table} WHERE (${key}) IN (
+       SELECT ${key} FROM ${table} WHERE expires_at < $1::timestamptz ORDER BY expires_at LIMIT $2)`,
+    [ts(before), limit],
+  )
+  return rowCount
 }

@@ -6,6 +6,7 @@ import type { Db, Queryable } from '../../db/db.js'
 import type { GrantKind, PersistedGrant } from '../../domain/types.js'
 import { handleHash } from '../../tokens/handles.js'
 import type { GrantStore, NewGrant } from '../types.js'
+import { deleteExpired, ts } from './columns.js'
 import { REVOCATIONS_CHANNEL, revocationPayload } from './revocations.js'
 
 /** Times arrive as epoch milliseconds (float8): no timestamp parsing on the hot path. */
@@ -40,7 +41,7 @@ function toGrant(r: GrantRow): PersistedGrant {
   }
 }
 
-const ts = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString())
+const optTs = (ms: number | undefined) => (ms === undefined ? null : ts(ms))
 
 // One statement text whatever the batch size (arrays, not a VALUES list per row), so pg prepares
 // it once per connection. unnest zips the arrays into rows.
@@ -54,7 +55,7 @@ const CONSUME = `UPDATE persisted_grants SET consumed_at = $3
 async function insertMany(db: Db, grants: NewGrant[]): Promise<void> {
   const cols: unknown[][] = [[], [], [], [], [], [], [], []]
   for (const g of grants) {
-    const row = [handleHash(g.handle), g.kind, g.clientId, g.subjectId ?? null, g.familyId, JSON.stringify(g.data), ts(g.createdAt), ts(g.expiresAt)]
+    const row = [handleHash(g.handle), g.kind, g.clientId, g.subjectId ?? null, g.familyId, JSON.stringify(g.data), ts(g.createdAt), optTs(g.expiresAt)]
     row.forEach((v, i) => cols[i]!.push(v))
   }
   await db.query(INSERT_MANY, cols, { name: 'grants_insert_many' })
@@ -147,13 +148,6 @@ export function createPgGrantStore(db: Db, opts: PgGrantStoreOptions = {}): Gran
     revokeFamily(familyId, at) {
       return db.transaction((tx) => revokeFamilyIn(tx, familyId, at))
     },
-    async removeExpired(before, limit) {
-      const { rowCount } = await db.query(
-        `DELETE FROM persisted_grants WHERE handle_hash IN (
-           SELECT handle_hash FROM persisted_grants WHERE expires_at < $1 LIMIT $2)`,
-        [ts(before), limit],
-      )
-      return rowCount
-    },
+    removeExpired: (before, limit) => deleteExpired(db, 'persisted_grants', 'handle_hash', before, limit),
   }
 }

@@ -3,7 +3,7 @@
 // in-memory revocation list (src/services/revocation-list.ts) learns of it once it is committed.
 import type { Db } from '../../db/db.js'
 import type { RevocationStore } from '../types.js'
-import { ts } from './columns.js'
+import { deleteExpired, toMs, ts } from './columns.js'
 
 export const REVOCATIONS_CHANNEL = 'authz_revocations'
 
@@ -36,14 +36,8 @@ export function createPgRevocationStore(db: Db): RevocationStore {
         'SELECT jti, expires_at FROM revoked_tokens WHERE expires_at > $1',
         [ts(now)],
       )
-      return rows.map((r) => ({ jti: r.jti, expiresAt: new Date(r.expires_at).getTime() }))
+      return rows.map((r) => ({ jti: r.jti, expiresAt: toMs(r.expires_at) }))
     },
-    async removeExpired(before, limit) {
-      const { rowCount } = await db.query(
-        'DELETE FROM revoked_tokens WHERE jti IN (SELECT jti FROM revoked_tokens WHERE expires_at < $1 LIMIT $2)',
-        [ts(before), limit],
-      )
-      return rowCount
-    },
+    removeExpired: (before, limit) => deleteExpired(db, 'revoked_tokens', 'jti', before, limit),
   }
 }

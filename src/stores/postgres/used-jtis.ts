@@ -3,7 +3,7 @@
 // jti yield exactly one success.
 import type { Db } from '../../db/db.js'
 import type { UsedJtiStore } from '../types.js'
-import { ts } from './columns.js'
+import { deleteExpired, ts } from './columns.js'
 
 export function createPgUsedJtiStore(db: Db): UsedJtiStore {
   return {
@@ -18,13 +18,6 @@ export function createPgUsedJtiStore(db: Db): UsedJtiStore {
       )
       return rows.length === 1
     },
-    async removeExpired(before, limit) {
-      const { rowCount } = await db.query(
-        `DELETE FROM used_jtis WHERE (client_id, jti) IN (
-           SELECT client_id, jti FROM used_jtis WHERE expires_at < $1::timestamptz ORDER BY expires_at LIMIT $2)`,
-        [ts(before), limit],
-      )
-      return rowCount
-    },
+    removeExpired: (before, limit) => deleteExpired(db, 'used_jtis', 'client_id, jti', before, limit),
   }
 }

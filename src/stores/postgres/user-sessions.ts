@@ -3,7 +3,7 @@
 import type { Db } from '../../db/db.js'
 import { handleHash } from '../../tokens/handles.js'
 import type { UserSessionStore } from '../types.js'
-import { ts } from './columns.js'
+import { deleteExpired, toMs, ts } from './columns.js'
 
 export function createPgUserSessionStore(db: Db): UserSessionStore {
   return {
@@ -21,18 +21,11 @@ export function createPgUserSessionStore(db: Db): UserSessionStore {
         [handleHash(sessionId), ts(now)],
       )
       const r = rows[0]
-      return r && { subjectId: r.subject_id, authTime: new Date(r.auth_time).getTime(), expiresAt: new Date(r.expires_at).getTime() }
+      return r && { subjectId: r.subject_id, authTime: toMs(r.auth_time), expiresAt: toMs(r.expires_at) }
     },
     async remove(sessionId) {
       await db.query('DELETE FROM user_sessions WHERE id_hash = $1', [handleHash(sessionId)])
     },
-    async removeExpired(before, limit) {
-      const { rowCount } = await db.query(
-        `DELETE FROM user_sessions WHERE id_hash IN (
-           SELECT id_hash FROM user_sessions WHERE expires_at < $1::timestamptz ORDER BY expires_at LIMIT $2)`,
-        [ts(before), limit],
-      )
-      return rowCount
-    },
+    removeExpired: (before, limit) => deleteExpired(db, 'user_sessions', 'id_hash', before, limit),
   }
 }
