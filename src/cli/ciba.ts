@@ -2,7 +2,7 @@
 // requests without the approval page. Same single-statement decision as the page: only a
 // pending, unexpired request changes.
 import { createPgCibaRequestStore } from '../stores/postgres/ciba-requests.js'
-import { CliError, parse, table, UsageError, type CliCommand, type CliContext } from './context.js'
+import { CliError, parse, table, UsageError, commandGroup, type CliContext } from './context.js'
 
 const usage = `Usage: authz ciba list [--json]
        authz ciba approve REQUEST_ID
@@ -55,14 +55,9 @@ async function decide(decision: 'approve' | 'deny', args: string[], ctx: CliCont
   ctx.out(`${done.status} request "${id}" (client ${done.clientId}, subject ${done.subjectId})`)
 }
 
-export const cibaCommand: CliCommand = {
+export const cibaCommand = commandGroup({
   name: 'ciba',
   summary: 'list pending CIBA requests, approve or deny one',
   usage,
-  async run(args, ctx) {
-    const [sub, ...rest] = args
-    if (sub === 'list') return list(rest, ctx)
-    if (sub === 'approve' || sub === 'deny') return decide(sub, rest, ctx)
-    throw new UsageError(sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`, usage)
-  },
-}
+  subcommands: { list, approve: (args, ctx) => decide('approve', args, ctx), deny: (args, ctx) => decide('deny', args, ctx) },
+})

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import type { Client } from '../domain/types.js'
 import { createPgClientStore } from '../stores/postgres/clients.js'
 import { secretHash } from '../tokens/handles.js'
-import { CliError, isoOrNull, parse, table, UsageError, type CliCommand, type CliContext } from './context.js'
+import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext, type Subcommand } from './context.js'
 
 const usage = `Usage: authz clients list [--json]
        authz clients show CLIENT_ID [--json]
@@ -92,21 +92,16 @@ async function addSecret(args: string[], ctx: CliContext) {
   ctx.out(secret)
 }
 
-const SUBCOMMANDS: Record<string, (args: string[], ctx: CliContext) => Promise<void>> = {
+const SUBCOMMANDS: Record<string, Subcommand> = {
   list,
   show,
   remove,
   'add-secret': addSecret,
 }
 
-export const clientsCommand: CliCommand = {
+export const clientsCommand = commandGroup({
   name: 'clients',
   summary: 'list, show and remove clients; add a generated secret',
   usage,
-  async run(args, ctx) {
-    const [sub, ...rest] = args
-    const fn = sub === undefined ? undefined : SUBCOMMANDS[sub]
-    if (!fn) throw new UsageError(sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`, usage)
-    await fn(rest, ctx)
-  },
-}
+  subcommands: SUBCOMMANDS,
+})

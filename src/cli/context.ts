@@ -17,6 +17,22 @@ export interface CliCommand {
   run(args: string[], ctx: CliContext): Promise<void>
 }
 
+export type Subcommand = (args: string[], ctx: CliContext) => Promise<void>
+
+/** A command group (`authz NAME SUB …`): dispatches to its subcommands, usage errors for the rest. */
+export function commandGroup(spec: Omit<CliCommand, 'run'> & { subcommands: Record<string, Subcommand> }): CliCommand {
+  const { subcommands, ...command } = spec
+  return {
+    ...command,
+    async run(args, ctx) {
+      const [sub, ...rest] = args
+      const fn = sub !== undefined && Object.hasOwn(subcommands, sub) ? subcommands[sub] : undefined
+      if (!fn) throw new UsageError(sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`, command.usage)
+      await fn(rest, ctx)
+    },
+  }
+}
+
 export interface CliContext {
   out(line: string): void
   err(line: string): void

@@ -3,7 +3,7 @@ import { SIGNING_ALGS, type SigningAlg } from '../config.js'
 import { createPgSigningKeyStore } from '../stores/postgres/signing-keys.js'
 import { createSigningKeyService } from '../tokens/key-service.js'
 import type { KeyInfo, SigningKeyService } from '../tokens/signing-keys.js'
-import { CliError, isoOrNull, parse, table, UsageError, type CliCommand, type CliContext } from './context.js'
+import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext } from './context.js'
 
 const usage = `Usage: authz keys list [--json]
        authz keys rotate [--alg ${SIGNING_ALGS.join('|')}]
@@ -35,34 +35,33 @@ async function withService(ctx: CliContext, fn: (keys: SigningKeyService) => Pro
   }
 }
 
-export const keysCommand: CliCommand = {
+async function list(args: string[], ctx: CliContext) {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, usage)
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, usage)
+  await withService(ctx, async (keys) => {
+    const all = await keys.list()
+    if (values.json) ctx.out(JSON.stringify(all.map(toJson), null, 2))
+    else print(ctx, all)
+  })
+}
+
+async function rotate(args: string[], ctx: CliContext) {
+  const { values, positionals } = parse(args, { alg: { type: 'string' } }, usage)
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, usage)
+  const alg = values.alg
+  if (alg !== undefined && !(SIGNING_ALGS as readonly string[]).includes(alg)) {
+    throw new CliError(`--alg: must be one of ${SIGNING_ALGS.join(', ')}`)
+  }
+  await withService(ctx, async (keys) => {
+    const created = await keys.rotate(alg as SigningAlg | undefined)
+    ctx.out(`added ${created.length} key(s); they sign from ${isoOrNull(created[0]?.activateAt) ?? '-'}`)
+    print(ctx, created)
+  })
+}
+
+export const keysCommand = commandGroup({
   name: 'keys',
   summary: 'list or rotate the signing keys',
   usage,
-  async run(args, ctx) {
-    const [sub, ...rest] = args
-    if (sub === 'list') {
-      const { values, positionals } = parse(rest, { json: { type: 'boolean' } }, usage)
-      if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, usage)
-      return withService(ctx, async (keys) => {
-        const all = await keys.list()
-        if (values.json) ctx.out(JSON.stringify(all.map(toJson), null, 2))
-        else print(ctx, all)
-      })
-    }
-    if (sub === 'rotate') {
-      const { values, positionals } = parse(rest, { alg: { type: 'string' } }, usage)
-      if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, usage)
-      const alg = values.alg
-      if (alg !== undefined && !(SIGNING_ALGS as readonly string[]).includes(alg)) {
-        throw new CliError(`--alg: must be one of ${SIGNING_ALGS.join(', ')}`)
-      }
-      return withService(ctx, async (keys) => {
-        const created = await keys.rotate(alg as SigningAlg | undefined)
-        ctx.out(`added ${created.length} key(s); they sign from ${isoOrNull(created[0]?.activateAt) ?? '-'}`)
-        print(ctx, created)
-      })
-    }
-    throw new UsageError(sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`, usage)
-  },
-}
+  subcommands: { list, rotate },
+})

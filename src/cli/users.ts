@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { pgErrorCode, PG_UNIQUE_VIOLATION } from '../db/db.js'
 import { createPgUserStore } from '../stores/postgres/users.js'
 import { hashPassword } from '../tokens/passwords.js'
-import { CliError, parse, UsageError, type CliCommand, type CliContext } from './context.js'
+import { CliError, parse, UsageError, commandGroup, type CliContext } from './context.js'
 import { readPassword } from './prompt.js'
 
 const usage = `Usage: authz users add USERNAME [--subject ID] [--email EMAIL] [--name NAME]
@@ -58,13 +58,9 @@ async function add(args: string[], ctx: CliContext) {
   ctx.out(`${existing ? 'updated' : 'created'} user "${username}" (subject ${subjectId})`)
 }
 
-export const usersCommand: CliCommand = {
+export const usersCommand = commandGroup({
   name: 'users',
   summary: 'add a user (password from stdin or a prompt)',
   usage,
-  async run(args, ctx) {
-    const [sub, ...rest] = args
-    if (sub !== 'add') throw new UsageError(sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`, usage)
-    await add(rest, ctx)
-  },
-}
+  subcommands: { add },
+})
