@@ -5,50 +5,49 @@ import formbody from '@fastify/formbody'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { Config } from './config.js'
-import { loadMigrations, pendingMigrations } from './db/migrate.js'
 import type { Db } from './db/db.js'
+import { loadMigrations, pendingMigrations } from './db/migrate.js'
 import { systemClock, type Clock } from './domain/clock.js'
 import { OAuthError } from './errors.js'
+import { createCibaGrant } from './grants/ciba.js'
+import { createClientCredentialsGrant } from './grants/client-credentials.js'
+import { createRefreshTokenGrant } from './grants/refresh-token.js'
+import { createGrantRegistry, type GrantHandler } from './grants/registry.js'
+import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
 import { errorHandler, sendError } from './http/error-handler.js'
 import { safeName } from './http/form.js'
 import { createLogger, lazyChildLoggerFactory } from './http/logger.js'
-import { healthRoutes } from './routes/health.js'
+import { cibaApproveRoutes } from './routes/ciba-approve.js'
+import { CIBA_PATH, cibaRoutes } from './routes/ciba.js'
 import { discoveryRoutes } from './routes/discovery.js'
-import { createDiscoveryService, type DiscoveryService } from './services/discovery.js'
-import { createCachedResourceStore } from './stores/cached.js'
-import { createPgResourceStore } from './stores/postgres/resources.js'
-import { createPgSigningKeyStore } from './stores/postgres/signing-keys.js'
-import { createSigningKeyService } from './tokens/key-service.js'
-import { createClientCredentialsGrant } from './grants/client-credentials.js'
-import { createGrantRegistry, type GrantHandler } from './grants/registry.js'
-import { createRefreshTokenGrant } from './grants/refresh-token.js'
-import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
+import { healthRoutes } from './routes/health.js'
 import { introspectRoutes } from './routes/introspect.js'
 import { revocationRoutes } from './routes/revocation.js'
 import { tokenRoutes } from './routes/token.js'
+import { createCibaApproval } from './services/ciba-approval.js'
+import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './services/ciba-notifier.js'
+import { createClientJwtVerifier, REQUEST_OBJECT_ALGS } from './services/ciba-request-object.js'
+import { createCibaService } from './services/ciba.js'
+import { CIBA_RETENTION_SECONDS, createCleanup } from './services/cleanup.js'
+import { createDiscoveryService, type DiscoveryService } from './services/discovery.js'
 import { createIntrospectionService } from './services/introspection.js'
 import { createRevocationList } from './services/revocation-list.js'
 import { createRevocationService } from './services/revocation.js'
 import { createScopeResolver } from './services/scopes.js'
 import { createTokenIssuer } from './services/token-issuer.js'
 import { createTokenService } from './services/token.js'
-import { createCachedClientStore } from './stores/cached.js'
+import { createCachedClientStore, createCachedResourceStore } from './stores/cached.js'
+import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
 import { createPgClientStore } from './stores/postgres/clients.js'
 import { createPgGrantStore } from './stores/postgres/grants.js'
+import { createPgResourceStore } from './stores/postgres/resources.js'
 import { createPgRevocationStore } from './stores/postgres/revocations.js'
-import { createPgUserStore } from './stores/postgres/users.js'
-import type { SigningKeyService } from './tokens/signing-keys.js'
-import { createCibaGrant } from './grants/ciba.js'
-import { cibaApproveRoutes } from './routes/ciba-approve.js'
-import { CIBA_PATH, cibaRoutes } from './routes/ciba.js'
-import { CIBA_GRANT, createCibaService } from './services/ciba.js'
-import { createCibaApproval } from './services/ciba-approval.js'
-import { CIBA_RETENTION_SECONDS, createCleanup } from './services/cleanup.js'
-import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './services/ciba-notifier.js'
-import { createClientJwtVerifier, REQUEST_OBJECT_ALGS } from './services/ciba-request-object.js'
-import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
+import { createPgSigningKeyStore } from './stores/postgres/signing-keys.js'
 import { createPgUsedJtiStore } from './stores/postgres/used-jtis.js'
 import { createPgUserSessionStore } from './stores/postgres/user-sessions.js'
+import { createPgUserStore } from './stores/postgres/users.js'
+import { createSigningKeyService } from './tokens/key-service.js'
+import type { SigningKeyService } from './tokens/signing-keys.js'
 
 export interface AppDeps {
   config: Config
@@ -111,84 +110,78 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   await keys.ensureKeys()
   app.addHook('onClose', async () => keys.close())
-  const discoveryResources = createCachedResourceStore(createPgResourceStore(db), { ttlSeconds: config.clientCacheTtl, clock })
-  const discovery = createDiscoveryService({ config, keys, loadCatalogue: () => discoveryResources.loadCatalogue() })
-  const core: CoreServices = { clock, keys, discovery }
-  app.decorate('authz', core)
+  const stores = createStores(db, config, clock)
+  const discovery = createDiscoveryService({ config, keys, loadCatalogue: () => stores.resources.loadCatalogue() })
+  app.decorate('authz', { clock, keys, discovery } satisfies CoreServices)
 
   const migrations = await loadMigrations()
   await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations) })
-  await app.register(discoveryRoutes, { discovery: core.discovery })
+  await app.register(discoveryRoutes, { discovery })
 
-  // Token core (issue 3): cached client/resource lookups keep the token and introspection hot
-  // paths free of database round trips; revocations of JWTs live in an in-memory list per replica.
-  const clients = createCachedClientStore(createPgClientStore(db), { ttlSeconds: config.clientCacheTtl, clock })
-  const resources = discoveryResources
-  const grants = createPgGrantStore(db)
-  const revocationStore = createPgRevocationStore(db)
-  const revocationList = createRevocationList({ store: revocationStore, db, clock })
+  const revocationList = createRevocationList({ store: stores.revocations, db, clock })
   await revocationList.start()
   app.addHook('onClose', async () => revocationList.stop())
-  const authenticator = createClientAuthenticator({ clients, clock, realm: config.issuer })
-  const scopes = createScopeResolver({ resources })
-  const tokenIssuer = createTokenIssuer({ config, clock, keys, grants, users: createPgUserStore(db), resources })
-  // One entry per grant_type; extension grants (CIBA…) add their handler to this list.
-  const grantHandlers: GrantHandler<any>[] = [
-    createClientCredentialsGrant({ scopes, tokens: tokenIssuer }),
-    createRefreshTokenGrant({ clock, grants, users: createPgUserStore(db), scopes, tokens: tokenIssuer }),
-  ]
-  // CIBA (issue 4): OpenID CIBA Core 1.0 poll mode.
-  const users = createPgUserStore(db)
-  const cibaRequests = createPgCibaRequestStore(db)
-  grantHandlers.push(createCibaGrant({ clock, requests: cibaRequests, grants, users, scopes, tokens: tokenIssuer }))
-  const cibaNotifier =
-    deps.cibaNotifier ??
-    (config.cibaNotificationUrl && config.cibaNotificationSecret
-      ? createWebhookNotifier({ url: config.cibaNotificationUrl, secret: config.cibaNotificationSecret, clock, logger })
-      : createLogNotifier({ logger }))
-  // Shutdown waits a little for notifications in flight, never for their retry back-off.
-  app.addHook('onClose', async () => {
-    await Promise.race([cibaNotifier.drain(), new Promise((r) => setTimeout(r, 2000).unref())])
-  })
-  const usedJtis = createPgUsedJtiStore(db)
-  const ciba = createCibaService({
-    config, clock, users, requests: cibaRequests, scopes, keys, notifier: cibaNotifier,
-    clientJwts: createClientJwtVerifier({ clock, issuer: config.issuer, usedJtis }),
-  })
-  await app.register(cibaRoutes, { authenticator, ciba })
-  const userSessions = createPgUserSessionStore(db)
-  const approval = createCibaApproval({ clock, requests: cibaRequests, sessions: userSessions, users, clients, resources })
-  await app.register(cibaApproveRoutes, { approval, secureCookies: config.issuer.startsWith('https:') })
-  const cleanup = createCleanup({
-    clock,
-    logger,
-    tasks: [
-      { name: 'cibaRequests', remove: cibaRequests.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS },
-      { name: 'persistedGrants', remove: grants.removeExpired },
-      { name: 'revokedTokens', remove: revocationStore.removeExpired },
-      { name: 'userSessions', remove: userSessions.removeExpired },
-      { name: 'usedJtis', remove: usedJtis.removeExpired },
-    ],
-  })
-  cleanup.start()
-  app.addHook('onClose', async () => cleanup.stop())
-  discovery.contribute(() => ({
-    grant_types_supported: [CIBA_GRANT],
-    backchannel_authentication_endpoint: `${config.issuer}${CIBA_PATH}`,
-    backchannel_token_delivery_modes_supported: ['poll'],
-    backchannel_user_code_parameter_supported: true,
-    backchannel_authentication_request_signing_alg_values_supported: [...REQUEST_OBJECT_ALGS],
-  }))
-  const registry = createGrantRegistry(grantHandlers)
-  const introspection = createIntrospectionService({ config, clock, keys, grants, revocations: revocationList })
-  const revocation = createRevocationService({ config, clock, keys, grants, revocations: revocationStore, list: revocationList })
-  await app.register(tokenRoutes, { authenticator, tokens: createTokenService({ registry }) })
+  const ctx: Wiring = {
+    app, config, clock, keys, discovery, stores, revocationList,
+    authenticator: createClientAuthenticator({ clients: stores.clients, clock, realm: config.issuer }),
+    scopes: createScopeResolver({ resources: stores.resources }),
+    tokens: createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources }),
+  }
+  const cibaGrant = await registerCiba(ctx, deps.cibaNotifier ?? defaultNotifier(config, clock, logger))
+  await registerTokenCore(ctx, [cibaGrant])
+  startCleanup(ctx, logger)
+  return app
+}
+
+/** Every store, once: cached where the hot path reads configuration (CLIENT_CACHE_TTL). */
+function createStores(db: Db, config: Config, clock: Clock) {
+  const cache = { ttlSeconds: config.clientCacheTtl, clock }
+  return {
+    clients: createCachedClientStore(createPgClientStore(db), cache),
+    resources: createCachedResourceStore(createPgResourceStore(db), cache),
+    users: createPgUserStore(db),
+    grants: createPgGrantStore(db),
+    revocations: createPgRevocationStore(db),
+    cibaRequests: createPgCibaRequestStore(db),
+    userSessions: createPgUserSessionStore(db),
+    usedJtis: createPgUsedJtiStore(db),
+  }
+}
+
+interface Wiring {
+  app: FastifyInstance
+  config: Config
+  clock: Clock
+  keys: SigningKeyService
+  discovery: DiscoveryService
+  stores: ReturnType<typeof createStores>
+  revocationList: ReturnType<typeof createRevocationList>
+  authenticator: ReturnType<typeof createClientAuthenticator>
+  scopes: ReturnType<typeof createScopeResolver>
+  tokens: ReturnType<typeof createTokenIssuer>
+}
+
+/**
+ * Token, introspection and revocation endpoints (issue 3). One grant handler per grant_type;
+ * extension grants come in through `extraGrants`.
+ */
+async function registerTokenCore(w: Wiring, extraGrants: GrantHandler<any>[]) {
+  const { app, config, clock, keys, stores } = w
+  const registry = createGrantRegistry([
+    createClientCredentialsGrant({ scopes: w.scopes, tokens: w.tokens }),
+    createRefreshTokenGrant({ clock, grants: stores.grants, users: stores.users, scopes: w.scopes, tokens: w.tokens }),
+    ...extraGrants,
+  ])
+  await app.register(tokenRoutes, { authenticator: w.authenticator, tokens: createTokenService({ registry }) })
   await app.register(introspectRoutes, {
-    callers: createIntrospectionCallerAuthenticator({ clients, resources, clock, realm: config.issuer }),
-    introspection,
+    callers: createIntrospectionCallerAuthenticator({ clients: stores.clients, resources: stores.resources, clock, realm: config.issuer }),
+    introspection: createIntrospectionService({ config, clock, keys, grants: stores.grants, revocations: w.revocationList }),
   })
-  await app.register(revocationRoutes, { authenticator, revocation })
-  discovery.contribute(() => ({
+  await app.register(revocationRoutes, {
+    authenticator: w.authenticator,
+    revocation: createRevocationService({ config, clock, keys, grants: stores.grants, revocations: stores.revocations, list: w.revocationList }),
+  })
+  w.discovery.contribute(() => ({
     grant_types_supported: registry.grantTypes(),
     introspection_endpoint: `${config.issuer}/connect/introspect`,
     introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
@@ -196,6 +189,53 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     revocation_endpoint: `${config.issuer}/connect/revocation`,
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
   }))
+}
 
-  return app
+/** CIBA (issue 4): OpenID CIBA Core 1.0 poll mode. Returns its token-endpoint grant. */
+async function registerCiba(w: Wiring, notifier: CibaNotifier): Promise<GrantHandler<any>> {
+  const { app, config, clock, stores } = w
+  // Shutdown waits a little for notifications in flight, never for their retry back-off.
+  app.addHook('onClose', async () => {
+    await Promise.race([notifier.drain(), new Promise((r) => setTimeout(r, 2000).unref())])
+  })
+  const ciba = createCibaService({
+    config, clock, users: stores.users, requests: stores.cibaRequests, scopes: w.scopes, keys: w.keys, notifier,
+    clientJwts: createClientJwtVerifier({ clock, issuer: config.issuer, usedJtis: stores.usedJtis }),
+  })
+  await app.register(cibaRoutes, { authenticator: w.authenticator, ciba })
+  const approval = createCibaApproval({
+    clock, requests: stores.cibaRequests, sessions: stores.userSessions, users: stores.users, clients: stores.clients, resources: stores.resources,
+  })
+  await app.register(cibaApproveRoutes, { approval, secureCookies: config.issuer.startsWith('https:') })
+  w.discovery.contribute(() => ({
+    backchannel_authentication_endpoint: `${config.issuer}${CIBA_PATH}`,
+    backchannel_token_delivery_modes_supported: ['poll'],
+    backchannel_user_code_parameter_supported: true,
+    backchannel_authentication_request_signing_alg_values_supported: [...REQUEST_OBJECT_ALGS],
+  }))
+  return createCibaGrant({ clock, requests: stores.cibaRequests, grants: stores.grants, users: stores.users, scopes: w.scopes, tokens: w.tokens })
+}
+
+/** The webhook when CIBA_NOTIFICATION_URL is set, else the approval URL in the log (development). */
+function defaultNotifier(config: Config, clock: Clock, logger: Logger): CibaNotifier {
+  return config.cibaNotificationUrl && config.cibaNotificationSecret
+    ? createWebhookNotifier({ url: config.cibaNotificationUrl, secret: config.cibaNotificationSecret, clock, logger })
+    : createLogNotifier({ logger })
+}
+
+/** Expired state, removed in the background in small batches (src/services/cleanup.ts). */
+function startCleanup({ app, clock, stores }: Wiring, logger: Logger) {
+  const cleanup = createCleanup({
+    clock,
+    logger,
+    tasks: [
+      { name: 'cibaRequests', remove: stores.cibaRequests.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS },
+      { name: 'persistedGrants', remove: stores.grants.removeExpired },
+      { name: 'revokedTokens', remove: stores.revocations.removeExpired },
+      { name: 'userSessions', remove: stores.userSessions.removeExpired },
+      { name: 'usedJtis', remove: stores.usedJtis.removeExpired },
+    ],
+  })
+  cleanup.start()
+  app.addHook('onClose', async () => cleanup.stop())
 }
