@@ -3,6 +3,7 @@
 // becomes a `tenant` claim (Duende's convention).
 import { z } from 'zod'
 import { OAuthError } from '../errors.js'
+import { parseAcrValues } from '../services/acr-values.js'
 import type { ScopeResolver } from '../services/scopes.js'
 import type { TokenIssuer } from '../services/token-issuer.js'
 import type { GrantHandler } from './registry.js'
@@ -14,15 +15,6 @@ const Params = z.object({
 })
 export type ClientCredentialsParams = z.infer<typeof Params>
 
-/** `tenant:<name>` from space-delimited acr_values, if any. */
-export function tenantFromAcrValues(acrValues: string | undefined): string | undefined {
-  if (acrValues === undefined) return undefined
-  for (const v of acrValues.split(' ')) {
-    if (v.startsWith('tenant:') && v.length > 7) return v.slice(7)
-  }
-  return undefined
-}
-
 export function createClientCredentialsGrant(deps: { scopes: ScopeResolver; tokens: TokenIssuer }): GrantHandler<ClientCredentialsParams> {
   return {
     grantType: 'client_credentials',
@@ -31,7 +23,7 @@ export function createClientCredentialsGrant(deps: { scopes: ScopeResolver; toke
     async handle(client, params) {
       if (!client.requireClientSecret) throw new OAuthError('unauthorized_client', 'public clients may not use client_credentials')
       const granted = await deps.scopes.resolve(client, params.scope, { allowIdentity: false, resource: params.resource })
-      const tenant = tenantFromAcrValues(params.acr_values)
+      const { tenant } = parseAcrValues(params.acr_values, client)
       return deps.tokens.issue(tenant === undefined ? { client, granted } : { client, granted, claims: { tenant } })
     },
   }

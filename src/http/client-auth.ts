@@ -5,6 +5,7 @@ import * as nodeCrypto from 'node:crypto'
 import type { Clock } from '../domain/clock.js'
 import type { Client, Secret } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
+import { DEFAULT_INPUT_LIMIT } from '../services/input-limits.js'
 import type { ClientStore, ResourceStore } from '../stores/types.js'
 import { secretMatches } from '../tokens/handles.js'
 
@@ -27,34 +28,6 @@ export interface ClientAuthenticator {
     form: Record<string, string>,
     opts?: { requireConfidential?: boolean },
   ): Promise<AuthenticatedClient>
-}
-
-/** Duende's InputLengthRestrictions: most parameters 100 characters, a few longer. */
-export const INPUT_LIMITS: Readonly<Record<string, number>> = {
-  scope: 300,
-  acr_values: 300,
-  resource: 512,
-  token: 51_200,
-  assertion: 51_200,
-  client_assertion: 51_200,
-  request: 51_200,
-  login_hint_token: 4000,
-  id_token_hint: 4000,
-  binding_message: 300,
-  redirect_uri: 400,
-  code_verifier: 128,
-}
-export const DEFAULT_INPUT_LIMIT = 100
-
-/** Bad input never costs more than a 4xx: every parameter has a length limit. */
-export function checkInputLengths(form: Record<string, string>, limits: Readonly<Record<string, number>> = INPUT_LIMITS): void {
-  for (const key in form) {
-    const max = limits[key] ?? DEFAULT_INPUT_LIMIT
-    if (form[key]!.length > max) {
-      const name = /^[a-z_]{1,40}$/.test(key) ? key : 'parameter'
-      throw new OAuthError('invalid_request', `${name} is too long`)
-    }
-  }
 }
 
 /** `Basic realm="…"` challenge for invalid_client when the Authorization header was used. */

@@ -2,7 +2,8 @@
 // Confidential clients only (§7.1: the client authenticates); errors per §13 (invalid_client
 // 401, access_denied 403, the rest 400), every response no-store.
 import type { FastifyPluginAsync } from 'fastify'
-import { checkInputLengths, INPUT_LIMITS, type ClientAuthenticator } from '../http/client-auth.js'
+import type { ClientAuthenticator } from '../http/client-auth.js'
+import { CIBA_INPUT_LIMITS, checkInputLengths } from '../services/input-limits.js'
 import { readForm } from '../http/form.js'
 import type { CibaService } from '../services/ciba.js'
 
@@ -17,7 +18,7 @@ export const cibaRoutes: FastifyPluginAsync<CibaRouteDeps> = async (app, deps) =
   app.post(CIBA_PATH, async (req, reply) => {
     const form = readForm(req)
     // binding_message gets its own error code (invalid_binding_message) from the service.
-    checkInputLengths(form, { ...INPUT_LIMITS, binding_message: 4096 })
+    checkInputLengths(form, CIBA_INPUT_LIMITS)
     const { client } = await deps.authenticator.authenticate(req.headers, form, { requireConfidential: true })
     const res = await deps.ciba.start(client, form)
     req.log.info({ client_id: client.clientId }, 'CIBA request started')

@@ -2,7 +2,8 @@
 // negotiation of the Accept header (RFC 9110 §12.5.1), not string equality.
 import type { FastifyPluginAsync } from 'fastify'
 import { OAuthError } from '../errors.js'
-import { checkInputLengths, type IntrospectionCaller } from '../http/client-auth.js'
+import type { IntrospectionCaller } from '../http/client-auth.js'
+import { checkInputLengths } from '../services/input-limits.js'
 import { readForm } from '../http/form.js'
 import type { IntrospectionService } from '../services/introspection.js'
 

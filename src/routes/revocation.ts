@@ -2,7 +2,8 @@
 // answer is 200 with an empty body whether or not the token existed.
 import type { FastifyPluginAsync } from 'fastify'
 import { OAuthError } from '../errors.js'
-import { checkInputLengths, type ClientAuthenticator } from '../http/client-auth.js'
+import type { ClientAuthenticator } from '../http/client-auth.js'
+import { checkInputLengths } from '../services/input-limits.js'
 import { readForm } from '../http/form.js'
 import type { RevocationService } from '../services/revocation.js'
 

@@ -1,7 +1,8 @@
 // POST /connect/token (RFC 6749 §3.2, §5.1, §5.2). Parses the form, authenticates the client,
 // delegates to the token service; success and error bodies carry no-store / no-cache.
 import type { FastifyPluginAsync } from 'fastify'
-import { checkInputLengths, type ClientAuthenticator } from '../http/client-auth.js'
+import type { ClientAuthenticator } from '../http/client-auth.js'
+import { checkInputLengths } from '../services/input-limits.js'
 import { readForm } from '../http/form.js'
 import type { TokenService } from '../services/token.js'
 

@@ -6,13 +6,14 @@ import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
 import type { Client, User } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
-import { checkInputLengths, INPUT_LIMITS } from '../http/client-auth.js'
 import type { CibaRequestStore, UserStore } from '../stores/types.js'
 import { newHandle } from '../tokens/handles.js'
 import { verifyPassword } from '../tokens/passwords.js'
 import type { SigningKeyService } from '../tokens/signing-keys.js'
+import { parseAcrValues } from './acr-values.js'
 import type { CibaNotifier } from './ciba-notifier.js'
 import type { ClientJwtVerifier } from './ciba-request-object.js'
+import { CIBA_INPUT_LIMITS, checkInputLengths } from './input-limits.js'
 import type { ScopeResolver } from './scopes.js'
 
 export const CIBA_GRANT = 'urn:openid:params:grant-type:ciba'
@@ -31,12 +32,6 @@ export interface CibaStartResponse {
   interval: number
 }
 
-export interface ParsedAcrValues {
-  acrValues: string[]
-  tenant: string | undefined
-  idp: string | undefined
-}
-
 export interface CibaServiceDeps {
   config: Pick<Config, 'issuer' | 'cibaDefaultLifetime' | 'cibaPollingInterval'>
   clock: Clock
@@ -51,27 +46,6 @@ export interface CibaServiceDeps {
 
 export interface CibaService {
   start(client: Client, form: Record<string, string>): Promise<CibaStartResponse>
-}
-
-/**
- * acr_values (§7.1, Duende's conventions): the first `tenant:` value becomes the tenant, the first
- * `idp:` value the identity provider (dropped when the client's restrictions exclude it), the rest stay.
- */
-export function parseAcrValues(value: string | undefined, client: Pick<Client, 'identityProviderRestrictions'>): ParsedAcrValues {
-  const out: ParsedAcrValues = { acrValues: [], tenant: undefined, idp: undefined }
-  for (const v of (value ?? '').split(' ')) {
-    if (v === '') continue
-    if (v.startsWith('tenant:') && v.length > 7) {
-      out.tenant ??= v.slice(7)
-    } else if (v.startsWith('idp:') && v.length > 4) {
-      const idp = v.slice(4)
-      const allowed = client.identityProviderRestrictions.length === 0 || client.identityProviderRestrictions.includes(idp)
-      if (allowed && out.idp === undefined) out.idp = idp
-    } else if (!out.acrValues.includes(v)) {
-      out.acrValues.push(v)
-    }
-  }
-  return out
 }
 
 export function checkBindingMessage(message: string | undefined): void {
@@ -144,7 +118,7 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
       }
       const p = await effectiveParams(client, form)
       checkBindingMessage(p.binding_message)
-      checkInputLengths(p, { ...INPUT_LIMITS, binding_message: 4096 })
+      checkInputLengths(p, CIBA_INPUT_LIMITS)
       if (p.scope === undefined) throw new OAuthError('invalid_request', 'scope is required')
       if (!p.scope.split(' ').includes('openid')) throw new OAuthError('invalid_request', 'scope must include openid')
       const hints = (['login_hint', 'id_token_hint', 'login_hint_token'] as const).filter((h) => p[h] !== undefined)
