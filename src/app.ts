@@ -118,7 +118,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations) })
   await app.register(discoveryRoutes, { discovery })
 
-  const revocationList = createRevocationList({ store: stores.revocations, db, clock })
+  const revocationList = createRevocationList({ store: stores.revocations, clock })
   await revocationList.start()
   app.addHook('onClose', async () => revocationList.stop())
   const ctx: Wiring = {

@@ -1,9 +1,7 @@
 // The replica's in-memory set of revoked JWT access token jtis (RFC 7009 for self-contained
 // tokens). Loaded from revoked_tokens at start, kept current by LISTEN/NOTIFY, reloaded whole
 // after the listening connection reconnects. JWT introspection then needs no database read.
-import type { Db } from '../db/db.js'
 import type { Clock } from '../domain/clock.js'
-import { parseRevocationPayload, REVOCATIONS_CHANNEL } from '../stores/postgres/revocations.js'
 import type { RevocationStore } from '../stores/types.js'
 
 export interface RevocationList {
@@ -17,7 +15,7 @@ export interface RevocationList {
   size(): number
 }
 
-export function createRevocationList(deps: { store: RevocationStore; db: Pick<Db, 'listen'>; clock: Clock }): RevocationList {
+export function createRevocationList(deps: { store: RevocationStore; clock: Clock }): RevocationList {
   const revoked = new Map<string, number>() // jti → expiresAt (ms)
   let unlisten: (() => Promise<void>) | undefined
   let lastPurge = 0
@@ -36,14 +34,10 @@ export function createRevocationList(deps: { store: RevocationStore; db: Pick<Db
 
   return {
     async start() {
-      unlisten = await deps.db.listen(REVOCATIONS_CHANNEL, (payload) => {
-        if (payload === undefined) {
-          // Reconnected: notifications may have been missed.
-          reload().catch(() => {})
-          return
-        }
-        const e = parseRevocationPayload(payload)
-        if (e) revoked.set(e.jti, e.expiresAt)
+      unlisten = await deps.store.subscribe((e) => {
+        // undefined: resubscribed after a reconnect, so notifications may have been missed.
+        if (e === undefined) reload().catch(() => {})
+        else revoked.set(e.jti, e.expiresAt)
       })
       await reload()
     },

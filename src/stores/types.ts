@@ -72,6 +72,11 @@ export interface RevocationStore {
   revoke(entry: { jti: string; clientId: string; expiresAt: number; revokedAt: number }): Promise<void>
   /** All revocations still in force at `now`: the replica's in-memory set is rebuilt from this. */
   listActive(now: number): Promise<Array<{ jti: string; expiresAt: number }>>
+  /**
+   * Calls `onRevoked` for every revocation committed by any replica, and with `undefined` after the
+   * subscription was re-established (some may have been missed: reload). Resolves to an unsubscribe.
+   */
+  subscribe(onRevoked: (entry: { jti: string; expiresAt: number } | undefined) => void): Promise<() => Promise<void>>
   removeExpired(before: number, limit: number): Promise<number>
 }
 

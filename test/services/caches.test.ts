@@ -4,7 +4,6 @@ import { createManualClock } from '../../src/domain/clock.js'
 import type { Client } from '../../src/domain/types.js'
 import { createRevocationList } from '../../src/services/revocation-list.js'
 import { createCachedClientStore, createCachedResourceStore, createTtlCache } from '../../src/stores/cached.js'
-import { revocationPayload } from '../../src/stores/postgres/revocations.js'
 import type { ClientStore, ResourceStore } from '../../src/stores/types.js'
 
 function countingClients() {
@@ -81,15 +80,14 @@ describe('revocation list', () => {
     const clock = createManualClock()
     const now = clock.now()
     let rows = [{ jti: 'a', expiresAt: now + 10_000 }]
-    let handler: ((p: string | undefined) => void) | undefined
+    let handler: ((e: { jti: string; expiresAt: number } | undefined) => void) | undefined
     const list = createRevocationList({
       clock,
-      store: { revoke: async () => {}, listActive: async () => rows, removeExpired: async () => 0 },
-      db: { listen: async (_c, h) => ((handler = h), async () => {}) },
+      store: { revoke: async () => {}, listActive: async () => rows, removeExpired: async () => 0, subscribe: async (h) => ((handler = h), async () => {}) },
     })
     await list.start()
     expect(list.has('a')).toBe(true)
-    handler!(revocationPayload('b', now + 20_000))
+    handler!({ jti: 'b', expiresAt: now + 20_000 })
     expect(list.has('b')).toBe(true)
     rows = [{ jti: 'c', expiresAt: now + 20_000 }]
     handler!(undefined) // reconnected: resynchronise

@@ -1,6 +1,7 @@
 // revoked_tokens: JWT access tokens revoked by jti (RFC 7009), kept until the token's own expiry.
 // The insert and a NOTIFY on REVOCATIONS_CHANNEL share one transaction, so every replica's
-// in-memory revocation list (src/services/revocation-list.ts) learns of it once it is committed.
+// in-memory revocation list (src/services/revocation-list.ts, through subscribe) learns of it once
+// it is committed.
 import type { Db } from '../../db/db.js'
 import type { RevocationStore } from '../types.js'
 import { deleteExpired, toMs, ts } from './columns.js'
@@ -37,6 +38,13 @@ export function createPgRevocationStore(db: Db): RevocationStore {
         [ts(now)],
       )
       return rows.map((r) => ({ jti: r.jti, expiresAt: toMs(r.expires_at) }))
+    },
+    subscribe(onRevoked) {
+      return db.listen(REVOCATIONS_CHANNEL, (payload) => {
+        if (payload === undefined) return onRevoked(undefined)
+        const e = parseRevocationPayload(payload)
+        if (e) onRevoked(e)
+      })
     },
     removeExpired: (before, limit) => deleteExpired(db, 'revoked_tokens', 'jti', before, limit),
   }
