@@ -79,7 +79,7 @@ export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAu
       return until !== undefined && until > clock.now() ? secondsUntil(until) : 0
     },
     async recordFailure(id, address, reason) {
-      logger.info({ client_id: id, address, reason }, 'client authentication failed')
+      logger.info({ client_id: id, address, reason }, 'client authentication rejected')
       const key = pairKey(id, address)
       if (failed.size >= MAX_TRACKED_PAIRS) failed.clear() // only the reset-on-success optimisation is lost
       failed.add(key)
@@ -94,7 +94,7 @@ export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAu
       return secondsUntil(until)
     },
     refused(id, address, retryAfter) {
-      logger.info({ client_id: id, address, reason: 'blocked', retry_after: retryAfter }, 'client authentication failed')
+      logger.info({ client_id: id, address, reason: 'blocked', retry_after: retryAfter }, 'client authentication rejected')
     },
     recordSuccess(id, address) {
       const key = pairKey(id, address)
