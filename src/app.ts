@@ -39,6 +39,7 @@ import { createRevocationService } from './services/revocation.js'
 import { createScopeResolver } from './services/scopes.js'
 import { createTokenIssuer } from './services/token-issuer.js'
 import { createTokenService } from './services/token.js'
+import { createUserCodeCheck, userCodePolicy } from './services/user-code-check.js'
 import { createCachedClientStore, createCachedResourceStore } from './stores/cached.js'
 import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
 import { createPgClientStore } from './stores/postgres/clients.js'
@@ -217,6 +218,7 @@ async function registerCiba(w: Wiring, notifier: CibaNotifier): Promise<GrantHan
   const ciba = createCibaService({
     config, clock, users: stores.users, requests: stores.cibaRequests, scopes: w.scopes, keys: w.keys, notifier,
     clientJwts: createClientJwtVerifier({ clock, issuer: config.issuer, usedJtis: stores.usedJtis }),
+    userCodes: createUserCodeCheck({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
   })
   await app.register(cibaRoutes, { authenticator: w.authenticator, ciba, rateLimit: apiRateLimit(config.rateLimitApi) })
   const approval = createCibaApproval({
