@@ -223,6 +223,7 @@ async function registerCiba(w: Wiring, notifier: CibaNotifier): Promise<GrantHan
   await app.register(cibaRoutes, { authenticator: w.authenticator, ciba, rateLimit: apiRateLimit(config.rateLimitApi) })
   const approval = createCibaApproval({
     clock, requests: stores.cibaRequests, sessions: stores.userSessions, users: stores.users, clients: stores.clients, resources: stores.resources,
+    passwordCheck: w.passwordCheck,
   })
   await app.register(cibaApproveRoutes, {
     approval, secureCookies: config.issuer.startsWith('https:'), signInRateLimit: pageRateLimit(config.rateLimitSignIn),

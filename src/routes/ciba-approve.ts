@@ -62,7 +62,7 @@ export const cibaApproveRoutes: FastifyPluginAsync<CibaApproveRouteDeps> = async
   })
   app.post(SIGN_IN_PATH, { config: { rateLimit: deps.signInRateLimit } }, async (req, reply) => {
     const id = requestId(req)
-    return send(reply, await deps.approval.signIn(id, formOf(req), cookies(req)), id)
+    return send(reply, await deps.approval.signIn(id, formOf(req), cookies(req), req.ip), id)
   })
   app.post(DECISION_PATH, async (req, reply) => {
     const id = requestId(req)
