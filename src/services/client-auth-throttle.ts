@@ -58,7 +58,15 @@ export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAu
 
   async function reload(): Promise<void> {
     const now = clock.now()
-    const rows = await deps.failures.listBlocked('client', now, MAX_TRACKED_PAIRS)
+    let rows
+    try {
+      rows = await deps.failures.listBlocked('client', now, MAX_TRACKED_PAIRS)
+    } catch (err) {
+      // Authentication goes on with the blocks known so far; the next reload is one period away.
+      logger.warn({ err }, 'reloading blocked clients failed; keeping the loaded ones')
+      loadedAt = now
+      return
+    }
     const next = new Map(rows.map((r) => [pairKey(r.name, r.source), r.blockedUntil]))
     // Blocks this replica learnt of while the list was read are kept (a block never ends early).
     for (const [k, until] of blocked) if (until > now && !next.has(k) && next.size < MAX_TRACKED_PAIRS) next.set(k, until)
