@@ -5,10 +5,11 @@ import * as nodeCrypto from 'node:crypto'
 import type { Clock } from '../domain/clock.js'
 import type { Client, Secret } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
-import type { ClientAuthFailure, ClientAuthThrottle } from '../services/client-auth-throttle.js'
+import type { ClientAuthThrottle } from '../services/client-auth-throttle.js'
 import { DEFAULT_INPUT_LIMIT } from '../services/input-limits.js'
 import type { ClientStore, ResourceStore } from '../stores/types.js'
 import { secretMatches } from '../tokens/handles.js'
+import { throttledFailures } from './client-auth-failures.js'
 
 export interface AuthenticatedClient {
   client: Client
@@ -134,32 +135,6 @@ export function createSecretVerifier(): SecretVerifier {
 export interface ClientAuthOptions {
   address: string
   requireConfidential?: boolean
-}
-
-/**
- * invalid_client answers with throttling (src/services/client-auth-throttle.ts): a blocked pair
- * is refused before any lookup or secret check; every failure is counted and logged; the answer
- * that starts a block, and every answer while it lasts, carries Retry-After.
- */
-function throttledFailures(throttle: ClientAuthThrottle, challenge: Record<string, string>, description: string) {
-  const error = (viaHeader: boolean, retryAfter: number, text = description) =>
-    new OAuthError('invalid_client', text, {
-      headers: { ...(viaHeader ? challenge : {}), ...(retryAfter > 0 ? { 'retry-after': String(retryAfter) } : {}) },
-    })
-  return {
-    error,
-    async refuseIfBlocked(creds: PresentedCredentials, address: string): Promise<void> {
-      const pending = throttle.refreshIfStale()
-      if (pending) await pending
-      const wait = throttle.blockedFor(creds.id, address)
-      if (wait === 0) return
-      throttle.refused(creds.id, address, wait)
-      throw error(creds.viaHeader, wait, 'too many failed client authentications from this address, retry later')
-    },
-    async failure(creds: PresentedCredentials, address: string, reason: Exclude<ClientAuthFailure, 'blocked'>): Promise<OAuthError> {
-      return error(creds.viaHeader, await throttle.recordFailure(creds.id, address, reason))
-    },
-  }
 }
 
 export function createClientAuthenticator(deps: {
