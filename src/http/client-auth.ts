@@ -170,13 +170,14 @@ export type IntrospectionCaller =
   | { kind: 'api'; name: string; scopes: readonly string[] }
   | { kind: 'client'; clientId: string }
 
+export interface IntrospectionCallerAuthenticator {
+  authenticate(headers: { authorization?: string | undefined }, form: Record<string, string>, ctx: { address: string }): Promise<IntrospectionCaller>
+}
+
 /**
  * RFC 7662 §2.1: the caller MUST authenticate. An API resource (name + one of its secrets) is
  * tried first, then a confidential client; Basic or form body, one method only.
  */
-export interface IntrospectionCallerAuthenticator {
-  authenticate(headers: { authorization?: string | undefined }, form: Record<string, string>, ctx: { address: string }): Promise<IntrospectionCaller>
-}
 
 export function createIntrospectionCallerAuthenticator(deps: {
   clients: ClientStore

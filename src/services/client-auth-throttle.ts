@@ -91,7 +91,14 @@ export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAu
       const key = pairKey(id, address)
       if (failed.size >= MAX_TRACKED_PAIRS) failed.clear() // only the reset-on-success optimisation is lost
       failed.add(key)
-      const r = await deps.failures.recordFailure({ kind: 'client', name: id, source: address }, deps.policy, clock.now())
+      let r
+      try {
+        r = await deps.failures.recordFailure({ kind: 'client', name: id, source: address }, deps.policy, clock.now())
+      } catch (err) {
+        // The answer is invalid_client all the same; only this failure goes uncounted.
+        logger.warn({ err, client_id: id, address }, 'counting a failed client authentication failed')
+        return 0
+      }
       // Not counted without a time: another writer started the block a moment ago.
       const until = r.blockedUntil ?? (r.counted ? undefined : clock.now() + deps.policy.baseSeconds * 1000)
       if (until === undefined) return 0

@@ -83,4 +83,11 @@ describe('client authentication throttle', () => {
     expect(await r.blockedFor('c4', '192.0.2.4')).toBe(50)
     expect(logs.some((l) => l.includes('reloading blocked clients failed'))).toBe(true)
   })
+
+  it('answers a failure without a block when it cannot be counted, and logs that', async () => {
+    const store = createPgFailureCounterStore(t.db)
+    const r = replica({ ...store, recordFailure: () => Promise.reject(new Error('db down')) })
+    expect(await r.throttle.recordFailure('c5', '192.0.2.5', 'bad_secret')).toBe(0)
+    expect(logs.some((l) => l.includes('counting a failed client authentication failed') && l.includes('"client_id":"c5"'))).toBe(true)
+  })
 })
