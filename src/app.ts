@@ -15,6 +15,7 @@ import { createRefreshTokenGrant } from './grants/refresh-token.js'
 import { createGrantRegistry, type GrantHandler } from './grants/registry.js'
 import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
 import { errorHandler, sendError } from './http/error-handler.js'
+import { apiRateLimit, pageRateLimit, registerRateLimit } from './http/rate-limit.js'
 import { safeName } from './http/form.js'
 import { createLogger, lazyChildLoggerFactory } from './http/logger.js'
 import { cibaApproveRoutes } from './routes/ciba-approve.js'
@@ -28,17 +29,21 @@ import { createCibaApproval } from './services/ciba-approval.js'
 import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './services/ciba-notifier.js'
 import { createClientJwtVerifier, REQUEST_OBJECT_ALGS } from './services/ciba-request-object.js'
 import { createCibaService } from './services/ciba.js'
+import { clientAuthPolicy, createClientAuthThrottle } from './services/client-auth-throttle.js'
 import { CIBA_RETENTION_SECONDS, createCleanup } from './services/cleanup.js'
 import { createDiscoveryService, type DiscoveryService } from './services/discovery.js'
 import { createIntrospectionService } from './services/introspection.js'
+import { createPasswordCheck, lockoutPolicy, type PasswordCheck } from './services/password-check.js'
 import { createRevocationList } from './services/revocation-list.js'
 import { createRevocationService } from './services/revocation.js'
 import { createScopeResolver } from './services/scopes.js'
 import { createTokenIssuer } from './services/token-issuer.js'
 import { createTokenService } from './services/token.js'
+import { createUserCodeCheck, userCodePolicy } from './services/user-code-check.js'
 import { createCachedClientStore, createCachedResourceStore } from './stores/cached.js'
 import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
 import { createPgClientStore } from './stores/postgres/clients.js'
+import { createPgFailureCounterStore } from './stores/postgres/failure-counters.js'
 import { createPgGrantStore } from './stores/postgres/grants.js'
 import { createPgResourceStore } from './stores/postgres/resources.js'
 import { createPgRevocationStore } from './stores/postgres/revocations.js'
@@ -100,6 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id)
   })
   await app.register(formbody, { bodyLimit: BODY_LIMIT })
+  await registerRateLimit(app)
 
   // Signing keys: created on first start (all replicas share them), then kept in memory.
   const keys = createSigningKeyService({
@@ -121,9 +127,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const revocationList = createRevocationList({ store: stores.revocations, clock })
   await revocationList.start()
   app.addHook('onClose', async () => revocationList.stop())
+  const throttle = createClientAuthThrottle({
+    failures: stores.failures, clock, logger, policy: clientAuthPolicy(config), staleSeconds: config.clientCacheTtl,
+  })
   const ctx: Wiring = {
-    app, config, clock, keys, discovery, stores, revocationList,
-    authenticator: createClientAuthenticator({ clients: stores.clients, clock, realm: config.issuer }),
+    app, config, clock, keys, discovery, stores, revocationList, throttle,
+    authenticator: createClientAuthenticator({ clients: stores.clients, clock, realm: config.issuer, throttle }),
+    passwordCheck: createPasswordCheck({ users: stores.users, failures: stores.failures, clock, logger, policy: lockoutPolicy(config) }),
     scopes: createScopeResolver({ resources: stores.resources }),
     tokens: createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources }),
   }
@@ -145,6 +155,7 @@ function createStores(db: Db, config: Config, clock: Clock) {
     cibaRequests: createPgCibaRequestStore(db),
     userSessions: createPgUserSessionStore(db),
     usedJtis: createPgUsedJtiStore(db),
+    failures: createPgFailureCounterStore(db),
   }
 }
 
@@ -157,6 +168,9 @@ interface Wiring {
   stores: ReturnType<typeof createStores>
   revocationList: ReturnType<typeof createRevocationList>
   authenticator: ReturnType<typeof createClientAuthenticator>
+  throttle: ReturnType<typeof createClientAuthThrottle>
+  /** Every password check (sign-in pages) goes through this one: lockout and failure logs. */
+  passwordCheck: PasswordCheck
   scopes: ReturnType<typeof createScopeResolver>
   tokens: ReturnType<typeof createTokenIssuer>
 }
@@ -172,13 +186,16 @@ async function registerTokenCore(w: Wiring, extraGrants: GrantHandler<any>[]) {
     createRefreshTokenGrant({ clock, grants: stores.grants, users: stores.users, scopes: w.scopes, tokens: w.tokens }),
     ...extraGrants,
   ])
-  await app.register(tokenRoutes, { authenticator: w.authenticator, tokens: createTokenService({ registry }) })
+  const rateLimit = apiRateLimit(config.rateLimitApi)
+  await app.register(tokenRoutes, { authenticator: w.authenticator, tokens: createTokenService({ registry }), rateLimit })
   await app.register(introspectRoutes, {
-    callers: createIntrospectionCallerAuthenticator({ clients: stores.clients, resources: stores.resources, clock, realm: config.issuer }),
+    rateLimit,
+    callers: createIntrospectionCallerAuthenticator({ clients: stores.clients, resources: stores.resources, clock, realm: config.issuer, throttle: w.throttle }),
     introspection: createIntrospectionService({ config, clock, keys, grants: stores.grants, revocations: w.revocationList }),
   })
   await app.register(revocationRoutes, {
     authenticator: w.authenticator,
+    rateLimit,
     revocation: createRevocationService({ config, clock, keys, grants: stores.grants, revocations: stores.revocations, list: w.revocationList }),
   })
   w.discovery.contribute(() => ({
@@ -201,12 +218,16 @@ async function registerCiba(w: Wiring, notifier: CibaNotifier): Promise<GrantHan
   const ciba = createCibaService({
     config, clock, users: stores.users, requests: stores.cibaRequests, scopes: w.scopes, keys: w.keys, notifier,
     clientJwts: createClientJwtVerifier({ clock, issuer: config.issuer, usedJtis: stores.usedJtis }),
+    userCodes: createUserCodeCheck({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
   })
-  await app.register(cibaRoutes, { authenticator: w.authenticator, ciba })
+  await app.register(cibaRoutes, { authenticator: w.authenticator, ciba, rateLimit: apiRateLimit(config.rateLimitApi) })
   const approval = createCibaApproval({
     clock, requests: stores.cibaRequests, sessions: stores.userSessions, users: stores.users, clients: stores.clients, resources: stores.resources,
+    passwordCheck: w.passwordCheck,
   })
-  await app.register(cibaApproveRoutes, { approval, secureCookies: config.issuer.startsWith('https:') })
+  await app.register(cibaApproveRoutes, {
+    approval, secureCookies: config.issuer.startsWith('https:'), signInRateLimit: pageRateLimit(config.rateLimitSignIn),
+  })
   w.discovery.contribute(() => ({
     backchannel_authentication_endpoint: `${config.issuer}${CIBA_PATH}`,
     backchannel_token_delivery_modes_supported: ['poll'],
@@ -234,6 +255,7 @@ function startCleanup({ app, clock, stores }: Wiring, logger: Logger) {
       { name: 'revokedTokens', remove: stores.revocations.removeExpired },
       { name: 'userSessions', remove: stores.userSessions.removeExpired },
       { name: 'usedJtis', remove: stores.usedJtis.removeExpired },
+      { name: 'failureCounters', remove: stores.failures.removeExpired },
     ],
   })
   cleanup.start()

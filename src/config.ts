@@ -5,6 +5,11 @@ const seconds = (def: number) => z.coerce.number().int().positive().max(31_536_0
 const bool = (def: 'true' | 'false') =>
   z.enum(['true', 'false']).default(def).transform((v) => v === 'true') // z.coerce.boolean() makes "false" true
 
+/** Failures before a lockout or block. */
+const count = (def: number) => z.coerce.number().int().min(1).max(1000).default(def)
+/** Requests per minute per source address; 0 turns the limit off. */
+const perMinute = (def: number) => z.coerce.number().int().min(0).max(100_000_000).default(def)
+
 export const SIGNING_ALGS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const
 export type SigningAlg = (typeof SIGNING_ALGS)[number]
 
@@ -29,6 +34,16 @@ const Env = z.object({
   CIBA_NOTIFICATION_SECRET: z.string().min(1).optional(),
   CLIENT_CACHE_TTL: z.coerce.number().int().min(0).max(3600).default(5),
   SHUTDOWN_TIMEOUT: seconds(10),
+  LOCKOUT_THRESHOLD: count(10),
+  LOCKOUT_DURATION: seconds(300),
+  LOCKOUT_MAX_DURATION: seconds(86_400),
+  CLIENT_AUTH_FAILURE_LIMIT: count(10),
+  CLIENT_AUTH_BLOCK_DURATION: seconds(60),
+  CLIENT_AUTH_BLOCK_MAX_DURATION: seconds(3600),
+  USER_CODE_FAILURE_LIMIT: count(5),
+  USER_CODE_BLOCK_DURATION: seconds(300),
+  RATE_LIMIT_SIGN_IN: perMinute(60),
+  RATE_LIMIT_API: perMinute(60_000),
 })
 
 export type Config = Readonly<{
@@ -52,6 +67,20 @@ export type Config = Readonly<{
   cibaNotificationSecret: string | undefined
   clientCacheTtl: number
   shutdownTimeout: number
+  /** Password lockout (src/services/password-check.ts): failures in a row, first and longest lock (s). */
+  lockoutThreshold: number
+  lockoutDuration: number
+  lockoutMaxDuration: number
+  /** Per client (or API) and source address (src/http/client-auth.ts). */
+  clientAuthFailureLimit: number
+  clientAuthBlockDuration: number
+  clientAuthBlockMaxDuration: number
+  /** CIBA user_code, per client and user; the longest block is lockoutMaxDuration. */
+  userCodeFailureLimit: number
+  userCodeBlockDuration: number
+  /** Requests per minute per source address and replica; 0: off. */
+  rateLimitSignIn: number
+  rateLimitApi: number
 }>
 
 export class ConfigError extends Error {
@@ -72,6 +101,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const e = parsed.data
   if (e.CIBA_NOTIFICATION_URL && !e.CIBA_NOTIFICATION_SECRET) {
     throw new ConfigError(['CIBA_NOTIFICATION_SECRET: required when CIBA_NOTIFICATION_URL is set'])
+  }
+  for (const [base, max] of [['LOCKOUT_DURATION', 'LOCKOUT_MAX_DURATION'], ['CLIENT_AUTH_BLOCK_DURATION', 'CLIENT_AUTH_BLOCK_MAX_DURATION'], ['USER_CODE_BLOCK_DURATION', 'LOCKOUT_MAX_DURATION']] as const) {
+    if (e[base] > e[max]) throw new ConfigError([`${max}: must not be less than ${base}`])
   }
   return Object.freeze({
     port: e.PORT,
@@ -94,5 +126,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     cibaNotificationSecret: e.CIBA_NOTIFICATION_SECRET,
     clientCacheTtl: e.CLIENT_CACHE_TTL,
     shutdownTimeout: e.SHUTDOWN_TIMEOUT,
+    lockoutThreshold: e.LOCKOUT_THRESHOLD,
+    lockoutDuration: e.LOCKOUT_DURATION,
+    lockoutMaxDuration: e.LOCKOUT_MAX_DURATION,
+    clientAuthFailureLimit: e.CLIENT_AUTH_FAILURE_LIMIT,
+    clientAuthBlockDuration: e.CLIENT_AUTH_BLOCK_DURATION,
+    clientAuthBlockMaxDuration: e.CLIENT_AUTH_BLOCK_MAX_DURATION,
+    userCodeFailureLimit: e.USER_CODE_FAILURE_LIMIT,
+    userCodeBlockDuration: e.USER_CODE_BLOCK_DURATION,
+    rateLimitSignIn: e.RATE_LIMIT_SIGN_IN,
+    rateLimitApi: e.RATE_LIMIT_API,
   })
 }

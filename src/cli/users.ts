@@ -1,13 +1,15 @@
 // authz users add: creates or updates a user with a scrypt-hashed password read from stdin or a
-// prompt, never from argv.
+// prompt, never from argv. authz users unlock: clears a password lockout (and user_code blocks).
 import { randomUUID } from 'node:crypto'
 import { pgErrorCode, PG_UNIQUE_VIOLATION } from '../db/db.js'
+import { createPgFailureCounterStore } from '../stores/postgres/failure-counters.js'
 import { createPgUserStore } from '../stores/postgres/users.js'
 import { hashPassword } from '../tokens/passwords.js'
 import { CliError, parse, UsageError, commandGroup, type CliContext } from './context.js'
 import { readPassword } from './prompt.js'
 
 const usage = `Usage: authz users add USERNAME [--subject ID] [--email EMAIL] [--name NAME]
+       authz users unlock USERNAME
 
 Creates the user (or sets the password and the given claims of an existing one). The password is
 read from stdin when stdin is not a terminal, otherwise prompted for without echo; it is never
@@ -19,7 +21,10 @@ Options:
   --subject  the subject id (sub) of a new user; default: a random UUID
   --email    the email claim
   --name     the name claim
-  --help     show this help`
+  --help     show this help
+
+unlock ends the user's password lockout now and forgets the failed sign-ins and the lockout
+escalation, and any CIBA user_code blocks of the user (on every replica: they live in the database).`
 
 async function add(args: string[], ctx: CliContext) {
   const { values, positionals } = parse(args, { subject: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' } }, usage)
@@ -58,9 +63,20 @@ async function add(args: string[], ctx: CliContext) {
   ctx.out(`${existing ? 'updated' : 'created'} user "${username}" (subject ${subjectId})`)
 }
 
+async function unlock(args: string[], ctx: CliContext) {
+  const { positionals } = parse(args, {}, usage)
+  const [username, ...rest] = positionals
+  if (!username || rest.length > 0) throw new UsageError('expected exactly one USERNAME', usage)
+  const db = await ctx.db()
+  const user = await createPgUserStore(db).findByUsername(username)
+  if (!user) throw new CliError(`no user "${username}"`)
+  const cleared = await createPgFailureCounterStore(db).clearName(['user', 'user_code'], user.subjectId)
+  ctx.out(cleared > 0 ? `unlocked user "${username}"` : `user "${username}" had no failed attempts to clear`)
+}
+
 export const usersCommand = commandGroup({
   name: 'users',
-  summary: 'add a user (password from stdin or a prompt)',
+  summary: 'add a user (password from stdin or a prompt), unlock a locked-out user',
   usage,
-  subcommands: { add },
+  subcommands: { add, unlock },
 })

@@ -5,9 +5,11 @@ import * as nodeCrypto from 'node:crypto'
 import type { Clock } from '../domain/clock.js'
 import type { Client, Secret } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
+import type { ClientAuthThrottle } from '../services/client-auth-throttle.js'
 import { DEFAULT_INPUT_LIMIT } from '../services/input-limits.js'
 import type { ClientStore, ResourceStore } from '../stores/types.js'
 import { secretMatches } from '../tokens/handles.js'
+import { throttledFailures } from './client-auth-failures.js'
 
 export interface AuthenticatedClient {
   client: Client
@@ -26,7 +28,7 @@ export interface ClientAuthenticator {
   authenticate(
     headers: { authorization?: string | undefined },
     form: Record<string, string>,
-    opts?: { requireConfidential?: boolean },
+    opts: ClientAuthOptions,
   ): Promise<AuthenticatedClient>
 }
 
@@ -129,23 +131,35 @@ export function createSecretVerifier(): SecretVerifier {
   }
 }
 
-export function createClientAuthenticator(deps: { clients: ClientStore; clock: Clock; realm: string }): ClientAuthenticator {
+/** The request's source address (req.ip) and what the endpoint requires. */
+export interface ClientAuthOptions {
+  address: string
+  requireConfidential?: boolean
+}
+
+export function createClientAuthenticator(deps: {
+  clients: ClientStore
+  clock: Clock
+  realm: string
+  throttle: ClientAuthThrottle
+}): ClientAuthenticator {
   const challenge = basicChallenge(deps.realm)
   const secrets = createSecretVerifier()
+  const t = throttledFailures(deps.throttle, challenge, 'client authentication failed')
   return {
-    async authenticate(headers, form, opts = {}) {
+    async authenticate(headers, form, opts) {
       const creds = readClientCredentials(headers, form, challenge)
-      const fail = (viaHeader: boolean, description = 'client authentication failed') =>
-        new OAuthError('invalid_client', description, viaHeader ? { headers: challenge } : {})
-      if (!creds) throw fail(false, 'client authentication is required')
+      if (!creds) throw t.error(false, 0, 'client authentication is required')
+      await t.refuseIfBlocked(creds, opts.address)
       const client = await deps.clients.findById(creds.id)
-      if (!client || !client.enabled) throw fail(creds.viaHeader)
+      if (!client || !client.enabled) throw await t.failure(creds, opts.address, client ? 'disabled' : 'unknown_client')
       if (creds.secret === undefined) {
         // A public client identifies itself with client_id alone (method 'none').
-        if (client.requireClientSecret || opts.requireConfidential) throw fail(creds.viaHeader)
+        if (client.requireClientSecret || opts.requireConfidential) throw await t.failure(creds, opts.address, 'secret_required')
         return { client, method: 'none', viaHeader: creds.viaHeader }
       }
-      if (!secrets.matches(client, creds.secret, deps.clock.now())) throw fail(creds.viaHeader)
+      if (!secrets.matches(client, creds.secret, deps.clock.now())) throw await t.failure(creds, opts.address, 'bad_secret')
+      await deps.throttle.recordSuccess(creds.id, opts.address)
       return { client, method: creds.viaHeader ? 'client_secret_basic' : 'client_secret_post', viaHeader: creds.viaHeader }
     },
   }
@@ -156,35 +170,45 @@ export type IntrospectionCaller =
   | { kind: 'api'; name: string; scopes: readonly string[] }
   | { kind: 'client'; clientId: string }
 
+export interface IntrospectionCallerAuthenticator {
+  authenticate(headers: { authorization?: string | undefined }, form: Record<string, string>, ctx: { address: string }): Promise<IntrospectionCaller>
+}
+
 /**
  * RFC 7662 §2.1: the caller MUST authenticate. An API resource (name + one of its secrets) is
  * tried first, then a confidential client; Basic or form body, one method only.
  */
+
 export function createIntrospectionCallerAuthenticator(deps: {
   clients: ClientStore
   resources: Pick<ResourceStore, 'findApiResource'>
   clock: Clock
   realm: string
-}): { authenticate(headers: { authorization?: string | undefined }, form: Record<string, string>): Promise<IntrospectionCaller> } {
+  throttle: ClientAuthThrottle
+}): IntrospectionCallerAuthenticator {
   const challenge = basicChallenge(deps.realm)
   const secrets = createSecretVerifier()
+  const t = throttledFailures(deps.throttle, challenge, 'caller authentication failed')
   return {
-    async authenticate(headers, form) {
+    async authenticate(headers, form, { address }) {
       const creds = readClientCredentials(headers, form, challenge)
-      const fail = (viaHeader: boolean, description = 'caller authentication failed') =>
-        new OAuthError('invalid_client', description, viaHeader ? { headers: challenge } : {})
-      if (!creds) throw fail(false, 'caller authentication is required')
-      if (creds.secret === undefined) throw fail(creds.viaHeader)
+      if (!creds) throw t.error(false, 0, 'caller authentication is required')
+      await t.refuseIfBlocked(creds, address)
+      const secret = creds.secret
       const now = deps.clock.now()
       const api = await deps.resources.findApiResource(creds.id)
-      if (api && api.enabled && secrets.matches(api, creds.secret, now)) {
+      if (api && api.enabled && secret !== undefined && secrets.matches(api, secret, now)) {
+        await deps.throttle.recordSuccess(creds.id, address)
         return { kind: 'api', name: api.name, scopes: api.scopes }
       }
       const client = await deps.clients.findById(creds.id)
-      if (client && client.enabled && secrets.matches(client, creds.secret, now)) {
+      if (client && client.enabled && secret !== undefined && secrets.matches(client, secret, now)) {
+        await deps.throttle.recordSuccess(creds.id, address)
         return { kind: 'client', clientId: client.clientId }
       }
-      throw fail(creds.viaHeader)
+      const known = api ?? client
+      const reason = !known ? 'unknown_client' : !known.enabled ? 'disabled' : secret === undefined ? 'secret_required' : 'bad_secret'
+      throw await t.failure(creds, address, reason)
     },
   }
 }

@@ -42,7 +42,23 @@ export function sendError(reply: FastifyReply, e: OAuthError) {
   }
 }
 
+/** A finished non-JSON answer raised from a hook, e.g. the HTML page of a rate-limited page route. */
+export class HtmlResponseError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly headers: Readonly<Record<string, string>>,
+    readonly body: string,
+  ) {
+    super(`HTTP ${statusCode}`)
+    this.name = 'HtmlResponseError'
+  }
+}
+
 export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply) {
+  if (err instanceof HtmlResponseError) {
+    req.log.info({ status: err.statusCode }, 'page request refused')
+    return reply.code(err.statusCode).headers(err.headers).send(err.body)
+  }
   const e = toOAuthError(err)
   if (e.status >= 500) req.log.error({ err: e.cause ?? err }, 'request failed')
   else req.log.info({ error: e.code }, e.description ?? e.code)

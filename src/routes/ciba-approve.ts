@@ -1,6 +1,7 @@
 // The CIBA approval pages (CIBA Core §7.2, the user's side): GET shows sign-in or the request,
 // POST sign-in and POST decision. Plain HTML forms, no JavaScript; session cookie HttpOnly,
 // SameSite=Lax, Secure when the issuer is https, Path=/ciba.
+import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { parseCookies, serializeCookie } from '../http/cookies.js'
 import { readForm } from '../http/form.js'
@@ -16,6 +17,8 @@ export interface CibaApproveRouteDeps {
   approval: CibaApproval
   /** Secure cookies when the issuer is https. */
   secureCookies: boolean
+  /** Per-address limit on the sign-in POST (src/http/rate-limit.ts pageRateLimit); none when undefined. */
+  signInRateLimit?: RateLimitOptions | undefined
 }
 
 export const cibaApproveRoutes: FastifyPluginAsync<CibaApproveRouteDeps> = async (app, deps) => {
@@ -57,9 +60,9 @@ export const cibaApproveRoutes: FastifyPluginAsync<CibaApproveRouteDeps> = async
     const id = requestId(req)
     return send(reply, await deps.approval.show(id, cookies(req)), id)
   })
-  app.post(SIGN_IN_PATH, async (req, reply) => {
+  app.post(SIGN_IN_PATH, { config: { rateLimit: deps.signInRateLimit } }, async (req, reply) => {
     const id = requestId(req)
-    return send(reply, await deps.approval.signIn(id, formOf(req), cookies(req)), id)
+    return send(reply, await deps.approval.signIn(id, formOf(req), cookies(req), req.ip), id)
   })
   app.post(DECISION_PATH, async (req, reply) => {
     const id = requestId(req)

@@ -1,8 +1,9 @@
 // POST /connect/introspect (RFC 7662 §2) with RFC 9701 JWT responses chosen by real content
 // negotiation of the Accept header (RFC 9110 §12.5.1), not string equality.
+import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync } from 'fastify'
 import { OAuthError } from '../errors.js'
-import type { IntrospectionCaller } from '../http/client-auth.js'
+import type { IntrospectionCallerAuthenticator } from '../http/client-auth.js'
 import { checkInputLengths } from '../services/input-limits.js'
 import { readForm } from '../http/form.js'
 import type { IntrospectionService } from '../services/introspection.js'
@@ -10,8 +11,10 @@ import type { IntrospectionService } from '../services/introspection.js'
 export const INTROSPECTION_JWT = 'application/token-introspection+jwt'
 
 export interface IntrospectRouteDeps {
-  callers: { authenticate(headers: { authorization?: string | undefined }, form: Record<string, string>): Promise<IntrospectionCaller> }
+  callers: IntrospectionCallerAuthenticator
   introspection: IntrospectionService
+  /** Per-address request limit (src/http/rate-limit.ts); none when undefined. */
+  rateLimit?: RateLimitOptions | undefined
 }
 
 /** Media ranges of an Accept header with their q-values (malformed q → 0). */
@@ -55,10 +58,10 @@ export function prefersJwtIntrospection(accept: string | undefined): boolean {
 }
 
 export const introspectRoutes: FastifyPluginAsync<IntrospectRouteDeps> = async (app, deps) => {
-  app.post('/connect/introspect', async (req, reply) => {
+  app.post('/connect/introspect', { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {
     const form = readForm(req)
     checkInputLengths(form)
-    const caller = await deps.callers.authenticate(req.headers, form)
+    const caller = await deps.callers.authenticate(req.headers, form, { address: req.ip })
     if (form.token === undefined) throw new OAuthError('invalid_request', 'token is required')
     const answer = await deps.introspection.introspect(caller, form.token, form.token_type_hint)
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache')

@@ -1,5 +1,6 @@
 // POST /connect/revocation (RFC 7009 §2.1, §2.2): the client authenticates, names a token; the
 // answer is 200 with an empty body whether or not the token existed.
+import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync } from 'fastify'
 import { OAuthError } from '../errors.js'
 import type { ClientAuthenticator } from '../http/client-auth.js'
@@ -10,13 +11,15 @@ import type { RevocationService } from '../services/revocation.js'
 export interface RevocationRouteDeps {
   authenticator: ClientAuthenticator
   revocation: RevocationService
+  /** Per-address request limit (src/http/rate-limit.ts); none when undefined. */
+  rateLimit?: RateLimitOptions | undefined
 }
 
 export const revocationRoutes: FastifyPluginAsync<RevocationRouteDeps> = async (app, deps) => {
-  app.post('/connect/revocation', async (req, reply) => {
+  app.post('/connect/revocation', { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {
     const form = readForm(req)
     checkInputLengths(form)
-    const auth = await deps.authenticator.authenticate(req.headers, form)
+    const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })
     if (form.token === undefined) throw new OAuthError('invalid_request', 'token is required')
     await deps.revocation.revoke(auth.client, form.token, form.token_type_hint)
     req.log.info({ client_id: auth.client.clientId }, 'revocation request')

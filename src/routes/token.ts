@@ -1,5 +1,6 @@
 // POST /connect/token (RFC 6749 §3.2, §5.1, §5.2). Parses the form, authenticates the client,
 // delegates to the token service; success and error bodies carry no-store / no-cache.
+import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { ClientAuthenticator } from '../http/client-auth.js'
 import { checkInputLengths } from '../services/input-limits.js'
@@ -9,13 +10,15 @@ import type { TokenService } from '../services/token.js'
 export interface TokenRouteDeps {
   authenticator: ClientAuthenticator
   tokens: TokenService
+  /** Per-address request limit (src/http/rate-limit.ts); none when undefined. */
+  rateLimit?: RateLimitOptions | undefined
 }
 
 export const tokenRoutes: FastifyPluginAsync<TokenRouteDeps> = async (app, deps) => {
-  app.post('/connect/token', async (req, reply) => {
+  app.post('/connect/token', { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {
     const form = readForm(req, { rejectEmpty: true })
     checkInputLengths(form)
-    const auth = await deps.authenticator.authenticate(req.headers, form)
+    const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })
     const res = await deps.tokens.exchange(auth, form)
     req.log.debug({ client_id: auth.client.clientId, grant_type: form.grant_type }, 'token issued')
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache')

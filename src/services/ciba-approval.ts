@@ -7,7 +7,7 @@ import type { Clock } from '../domain/clock.js'
 import type { CibaRequest } from '../domain/types.js'
 import type { CibaRequestStore, ClientStore, ResourceStore, UserSessionStore, UserStore } from '../stores/types.js'
 import { newHandle } from '../tokens/handles.js'
-import { verifyPassword } from '../tokens/passwords.js'
+import type { PasswordCheck } from './password-check.js'
 
 export const DEFAULT_SESSION_LIFETIME = 900
 
@@ -51,6 +51,8 @@ export interface CibaApprovalDeps {
   users: Pick<UserStore, 'findByUsername' | 'findBySubjectId'>
   clients: Pick<ClientStore, 'findById'>
   resources: Pick<ResourceStore, 'loadCatalogue'>
+  /** The one password check: lockout and failure logs. */
+  passwordCheck: PasswordCheck
   sessionLifetime?: number
 }
 
@@ -111,14 +113,14 @@ export function createCibaApproval(deps: CibaApprovalDeps) {
       return { page: { kind: 'consent', details: await details(req), username: user?.username ?? s.subjectId, csrf: csrfToken(cookies.session!) } }
     },
 
-    async signIn(requestId: string | undefined, form: Record<string, string>, cookies: ApprovalCookies): Promise<ApprovalResult> {
+    async signIn(requestId: string | undefined, form: Record<string, string>, cookies: ApprovalCookies, address: string): Promise<ApprovalResult> {
       const req = await open(requestId)
       if (!('id' in req)) return { page: req }
       if (!csrfMatches(cookies.csrf, form.csrf)) return signInPage(req.id, {}, 'csrf')
-      const user = form.username ? await deps.users.findByUsername(form.username) : undefined
-      // verifyPassword spends the same time for a missing user: no user enumeration by timing.
-      const ok = await verifyPassword(form.password ?? '', user?.enabled ? user.passwordHash : undefined)
-      if (!user || !ok) return signInPage(req.id, cookies, 'bad-credentials')
+      // One message for every failure (unknown user, wrong password, disabled, locked).
+      const checked = await deps.passwordCheck.check(form.username ?? '', form.password ?? '', { address, clientId: req.clientId })
+      if (!checked.ok) return signInPage(req.id, cookies, 'bad-credentials')
+      const user = checked.user
       // The request stays pending: the right user can still sign in and decide.
       if (user.subjectId !== req.subjectId) return signInPage(req.id, cookies, 'wrong-user')
       const sessionId = newHandle()

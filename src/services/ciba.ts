@@ -8,13 +8,13 @@ import type { Client, User } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { CibaRequestStore, UserStore } from '../stores/types.js'
 import { newHandle } from '../tokens/handles.js'
-import { verifyPassword } from '../tokens/passwords.js'
 import type { SigningKeyService } from '../tokens/signing-keys.js'
 import { parseAcrValues } from './acr-values.js'
 import type { CibaNotifier } from './ciba-notifier.js'
 import type { ClientJwtVerifier } from './ciba-request-object.js'
 import { CIBA_INPUT_LIMITS, checkInputLengths } from './input-limits.js'
 import type { ScopeResolver } from './scopes.js'
+import type { UserCodeCheck } from './user-code-check.js'
 
 export const CIBA_GRANT = 'urn:openid:params:grant-type:ciba'
 
@@ -41,6 +41,8 @@ export interface CibaServiceDeps {
   keys: Pick<SigningKeyService, 'verify'>
   clientJwts: ClientJwtVerifier
   notifier: CibaNotifier
+  /** user_code checks, throttled per client and user. */
+  userCodes: UserCodeCheck
   maxPendingPerUser?: number
 }
 
@@ -105,12 +107,6 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
     return user
   }
 
-  async function checkUserCode(user: User, code: string | undefined): Promise<void> {
-    if (user.cibaUserCodeHash === undefined) return
-    if (code === undefined) throw new OAuthError('missing_user_code', 'this user requires a user_code')
-    if (!(await verifyPassword(code, user.cibaUserCodeHash))) throw new OAuthError('invalid_user_code', 'the user_code is wrong')
-  }
-
   return {
     async start(client, form) {
       if (!client.allowedGrantTypes.includes(CIBA_GRANT)) {
@@ -130,7 +126,7 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
       const acr = parseAcrValues(p.acr_values, client)
       const granted = await deps.scopes.resolve(client, p.scope, { allowIdentity: true, resource: p.resource })
       const user = await findUser(client, p)
-      await checkUserCode(user, p.user_code)
+      await deps.userCodes.check(client.clientId, user, p.user_code)
       const now = clock.now()
       if ((await deps.requests.countPendingForSubject(user.subjectId, now)) >= maxPending) {
         throw new OAuthError('access_denied', 'too many pending requests for this user', { status: 403 })

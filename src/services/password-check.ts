@@ -1,8 +1,17 @@
 // Every check of a user's password goes through here (sign-in page, password grant): one place
-// that can count failures and lock accounts (RFC 6749 §10.10, RFC 9700 §4.15). The caller shows
+// that counts failures and locks accounts (RFC 6749 §10.10, RFC 9700 §4.15). The caller shows
 // the same message for every failure reason; the reason is for logs and audit only.
+//
+// Lockout: the failure is counted in Postgres (every replica agrees) BEFORE scrypt runs, and
+// cleared when the password was right, so concurrent guesses can never run more than the
+// threshold of checks between two locks. The LOCKOUT_THRESHOLD-th failure in a row locks the
+// account for LOCKOUT_DURATION, doubled at each further lock up to LOCKOUT_MAX_DURATION. While
+// locked every check fails with 'locked' at once: no scrypt, no slowed answer. A success forgets
+// the failures and the escalation; so does LOCKOUT_MAX_DURATION without a failure.
+import type { Logger } from 'pino'
+import type { Clock } from '../domain/clock.js'
 import type { User } from '../domain/types.js'
-import type { UserStore } from '../stores/types.js'
+import type { FailureCounterStore, FailurePolicy, UserStore } from '../stores/types.js'
 import { verifyPassword } from '../tokens/passwords.js'
 
 export type PasswordFailure = 'unknown_user' | 'bad_password' | 'disabled' | 'locked'
@@ -20,16 +29,58 @@ export interface PasswordCheck {
   check(username: string, password: string, ctx: PasswordCheckContext): Promise<PasswordCheckResult>
 }
 
-/** The plain check: scrypt against the stored hash, the same time spent for a missing user. */
-export function createPasswordCheck(deps: { users: Pick<UserStore, 'findByUsername'> }): PasswordCheck {
+export interface PasswordCheckDeps {
+  users: Pick<UserStore, 'findByUsername'>
+  failures: Pick<FailureCounterStore, 'recordFailure' | 'clear'>
+  clock: Clock
+  logger: Pick<Logger, 'info' | 'warn'>
+  /** From LOCKOUT_THRESHOLD, LOCKOUT_DURATION, LOCKOUT_MAX_DURATION. */
+  policy: FailurePolicy
+  /** scrypt verification; replaceable so tests can count the calls. */
+  verify?: (password: string, stored: string | undefined) => Promise<boolean>
+}
+
+/** The policy from the configuration. */
+export function lockoutPolicy(config: { lockoutThreshold: number; lockoutDuration: number; lockoutMaxDuration: number }): FailurePolicy {
+  return { limit: config.lockoutThreshold, baseSeconds: config.lockoutDuration, maxSeconds: config.lockoutMaxDuration }
+}
+
+/** Longer usernames are cut in the logs (the input is the attacker's). */
+const LOGGED_USERNAME_MAX = 200
+
+export function createPasswordCheck(deps: PasswordCheckDeps): PasswordCheck {
+  const verify = deps.verify ?? verifyPassword
+
+  function failed(reason: PasswordFailure, username: string, ctx: PasswordCheckContext, user?: User): PasswordCheckResult {
+    deps.logger.info(
+      { username: username.slice(0, LOGGED_USERNAME_MAX), client_id: ctx.clientId, address: ctx.address, reason },
+      'sign-in failed',
+    )
+    return user ? { ok: false, reason, user } : { ok: false, reason }
+  }
+
   return {
-    async check(username, password) {
+    async check(username, password, ctx) {
       const user = username ? await deps.users.findByUsername(username) : undefined
-      // verifyPassword spends the same time for a missing hash: no user enumeration by timing.
-      const ok = await verifyPassword(password, user?.enabled ? user.passwordHash : undefined)
-      if (!user) return { ok: false, reason: 'unknown_user' }
-      if (!user.enabled) return { ok: false, reason: 'disabled', user }
-      return ok ? { ok: true, user } : { ok: false, reason: 'bad_password', user }
+      if (!user || !user.enabled) {
+        // verifyPassword spends the same time for a missing hash: no user enumeration by timing.
+        await verify(password, undefined)
+        return failed(user ? 'disabled' : 'unknown_user', username, ctx, user)
+      }
+      const key = { kind: 'user', name: user.subjectId, source: '' } as const
+      const counted = await deps.failures.recordFailure(key, deps.policy, deps.clock.now())
+      if (!counted.counted) return failed('locked', username, ctx, user)
+      if (await verify(password, user.passwordHash)) {
+        await deps.failures.clear(key)
+        return { ok: true, user }
+      }
+      if (counted.blockedUntil !== undefined) {
+        deps.logger.warn(
+          { username: user.username, subject: user.subjectId, address: ctx.address, locked_until: new Date(counted.blockedUntil).toISOString(), lockouts: counted.blocks },
+          'account locked',
+        )
+      }
+      return failed('bad_password', username, ctx, user)
     },
   }
 }

@@ -1,0 +1,52 @@
+// Per-address request rate limits (@fastify/rate-limit, in memory: per replica and per endpoint).
+// A route opts in with `config: { rateLimit: apiRateLimit(n) }` or `pageRateLimit(n)`; without
+// it nothing is limited. 429 (RFC 6585 §4) with Retry-After; OAuth endpoints answer
+// temporarily_unavailable, the closest RFC 6749 §5.2 code, pages a plain HTML page. These limits
+// only stop floods: the lockout and the client authentication throttle, shared by every replica
+// through Postgres, stop slow guessing.
+import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit'
+import type { FastifyInstance } from 'fastify'
+import { OAuthError } from '../errors.js'
+import { layout, html, PAGE_HEADERS } from '../pages/html.js'
+import { HtmlResponseError } from './error-handler.js'
+
+const MINUTE = 60_000
+
+/** Registers the plugin, applied only to the routes that opt in. Call before those routes are added. */
+export async function registerRateLimit(app: FastifyInstance): Promise<void> {
+  await app.register(rateLimit, {
+    global: false,
+    // Nothing is added to answers under the limit: the hot paths stay as they are.
+    addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
+    addHeaders: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false, 'retry-after': true },
+  })
+}
+
+/** Route config for an OAuth endpoint: perMinute requests per address; undefined (no limit) for 0. */
+export function apiRateLimit(perMinute: number): RateLimitOptions | undefined {
+  if (perMinute <= 0) return undefined
+  return {
+    max: perMinute,
+    timeWindow: MINUTE,
+    errorResponseBuilder: (_req, ctx) =>
+      new OAuthError('temporarily_unavailable', 'too many requests from this address, retry later', {
+        status: 429,
+        headers: { 'retry-after': String(Math.max(1, Math.ceil(ctx.ttl / 1000))) },
+      }),
+  }
+}
+
+/** Route config for a page a person posts to (sign-in): the answer is an HTML page. */
+export function pageRateLimit(perMinute: number): RateLimitOptions | undefined {
+  if (perMinute <= 0) return undefined
+  const body = layout(
+    'Too many attempts',
+    html`<h1>Too many attempts</h1><p>There were too many attempts from your network. Please wait a minute and try again.</p>`,
+  )
+  return {
+    max: perMinute,
+    timeWindow: MINUTE,
+    errorResponseBuilder: (_req, ctx) =>
+      new HtmlResponseError(429, { ...PAGE_HEADERS, 'retry-after': String(Math.max(1, Math.ceil(ctx.ttl / 1000))) }, body),
+  }
+}

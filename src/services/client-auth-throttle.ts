@@ -1,0 +1,120 @@
+// Throttling of failed client authentication per client (or API) and source address (RFC 6749
+// §10.10, RFC 9700 §4.15): CLIENT_AUTH_FAILURE_LIMIT failures in a row from one address block
+// that pair for CLIENT_AUTH_BLOCK_DURATION, doubling up to CLIENT_AUTH_BLOCK_MAX_DURATION. Only
+// the pair is blocked: the same client from another address is unaffected, so nobody can lock a
+// client out by sending it wrong secrets.
+//
+// The token and introspection hot paths stay free of database round trips: failures are counted
+// in Postgres (every replica agrees), and blocks in force are read from memory, reloaded from
+// Postgres at most every CLIENT_CACHE_TTL seconds (the staleness bound; with 0, before every
+// authentication). A replica also learns of a block at once from its own failure records.
+import type { Logger } from 'pino'
+import type { Clock } from '../domain/clock.js'
+import type { FailureCounterStore, FailurePolicy } from '../stores/types.js'
+
+export type ClientAuthFailure = 'unknown_client' | 'disabled' | 'secret_required' | 'bad_secret' | 'blocked'
+
+export interface ClientAuthThrottle {
+  /** Undefined when the blocks in memory are fresh; otherwise their reload, to await first. */
+  refreshIfStale(): Promise<void> | undefined
+  /** Seconds until the pair's block ends (for Retry-After), 0 when it is not blocked. */
+  blockedFor(id: string, address: string): number
+  /** Counts and logs a failure; the seconds of a block now in force, 0 when none. */
+  recordFailure(id: string, address: string, reason: Exclude<ClientAuthFailure, 'blocked'>): Promise<number>
+  /** Logs a refusal of a blocked pair (nothing is counted while blocked). */
+  refused(id: string, address: string, retryAfter: number): void
+  /** After a success: forgets the pair's failures when this replica counted any (no round trip otherwise). */
+  recordSuccess(id: string, address: string): Promise<void> | undefined
+}
+
+export interface ClientAuthThrottleDeps {
+  failures: Pick<FailureCounterStore, 'recordFailure' | 'clear' | 'listBlocked'>
+  clock: Clock
+  logger: Pick<Logger, 'info' | 'warn'>
+  policy: FailurePolicy
+  /** Seconds a replica may miss a block another replica started (CLIENT_CACHE_TTL). */
+  staleSeconds: number
+}
+
+/** Bound on the pairs kept in memory, so that a flood of addresses cannot grow memory without limit. */
+export const MAX_TRACKED_PAIRS = 10_000
+
+export function clientAuthPolicy(config: {
+  clientAuthFailureLimit: number
+  clientAuthBlockDuration: number
+  clientAuthBlockMaxDuration: number
+}): FailurePolicy {
+  return { limit: config.clientAuthFailureLimit, baseSeconds: config.clientAuthBlockDuration, maxSeconds: config.clientAuthBlockMaxDuration }
+}
+
+const pairKey = (id: string, address: string) => `${id}\u0000${address}`
+
+export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAuthThrottle {
+  const { clock, logger } = deps
+  let blocked = new Map<string, number>() // pair → blocked until (ms)
+  const failed = new Set<string>() // pairs this replica counted failures for since their last success
+  let loadedAt = -Infinity
+  let loading: Promise<void> | undefined
+
+  async function reload(): Promise<void> {
+    const now = clock.now()
+    let rows
+    try {
+      rows = await deps.failures.listBlocked('client', now, MAX_TRACKED_PAIRS)
+    } catch (err) {
+      // Authentication goes on with the blocks known so far; the next reload is one period away.
+      logger.warn({ err }, 'reloading blocked clients failed; keeping the loaded ones')
+      loadedAt = now
+      return
+    }
+    const next = new Map(rows.map((r) => [pairKey(r.name, r.source), r.blockedUntil]))
+    // Blocks this replica learnt of while the list was read are kept (a block never ends early).
+    for (const [k, until] of blocked) if (until > now && !next.has(k) && next.size < MAX_TRACKED_PAIRS) next.set(k, until)
+    blocked = next
+    loadedAt = now
+  }
+
+  const secondsUntil = (until: number) => Math.max(1, Math.ceil((until - clock.now()) / 1000))
+
+  return {
+    refreshIfStale() {
+      if (clock.now() - loadedAt < deps.staleSeconds * 1000) return undefined
+      loading ??= reload().finally(() => (loading = undefined))
+      return loading
+    },
+    blockedFor(id, address) {
+      const until = blocked.get(pairKey(id, address))
+      return until !== undefined && until > clock.now() ? secondsUntil(until) : 0
+    },
+    async recordFailure(id, address, reason) {
+      logger.info({ client_id: id, address, reason }, 'client authentication rejected')
+      const key = pairKey(id, address)
+      if (failed.size >= MAX_TRACKED_PAIRS) failed.clear() // only the reset-on-success optimisation is lost
+      failed.add(key)
+      let r
+      try {
+        r = await deps.failures.recordFailure({ kind: 'client', name: id, source: address }, deps.policy, clock.now())
+      } catch (err) {
+        // The answer is invalid_client all the same; only this failure goes uncounted.
+        logger.warn({ err, client_id: id, address }, 'counting a failed client authentication failed')
+        return 0
+      }
+      // Not counted without a time: another writer started the block a moment ago.
+      const until = r.blockedUntil ?? (r.counted ? undefined : clock.now() + deps.policy.baseSeconds * 1000)
+      if (until === undefined) return 0
+      if (blocked.size < MAX_TRACKED_PAIRS) blocked.set(key, until)
+      if (r.counted) {
+        logger.warn({ client_id: id, address, blocked_until: new Date(until).toISOString(), blocks: r.blocks }, 'client authentication blocked')
+      }
+      return secondsUntil(until)
+    },
+    refused(id, address, retryAfter) {
+      logger.info({ client_id: id, address, reason: 'blocked', retry_after: retryAfter }, 'client authentication rejected')
+    },
+    recordSuccess(id, address) {
+      const key = pairKey(id, address)
+      if (!failed.delete(key)) return undefined
+      return deps.failures.clear({ kind: 'client', name: id, source: address }).then(() => undefined)
+    },
+  }
+}

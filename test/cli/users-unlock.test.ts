@@ -1,0 +1,52 @@
+// authz users unlock, run in process against the test database: a locked-out user signs in again.
+import { PassThrough } from 'node:stream'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CliError, createContext, UsageError } from '../../src/cli/context.js'
+import { usersCommand } from '../../src/cli/users.js'
+import { createManualClock } from '../../src/domain/clock.js'
+import { createPasswordCheck } from '../../src/services/password-check.js'
+import { createPgFailureCounterStore } from '../../src/stores/postgres/failure-counters.js'
+import { createPgUserStore } from '../../src/stores/postgres/users.js'
+import { hashPassword } from '../../src/tokens/passwords.js'
+import { captureLogs } from '../helpers/app.js'
+import { createTestDb, type TestDb } from '../helpers/db.js'
+
+let t: TestDb
+const clock = createManualClock()
+beforeAll(async () => {
+  t = await createTestDb()
+  const passwordHash = await hashPassword('alice-pw')
+  await createPgUserStore(t.db).upsert({ subjectId: 'u-alice', username: 'alice', passwordHash, enabled: true, claims: {}, cibaUserCodeHash: undefined })
+})
+afterAll(() => t.close())
+
+async function run(args: string[]) {
+  const out: string[] = []
+  const ctx = createContext({ out: (l) => out.push(l), err: () => {}, stdin: new PassThrough(), clock }, {}, { db: t.db })
+  await usersCommand.run(args, ctx)
+  return out
+}
+
+describe('authz users unlock', () => {
+  it('ends a lockout at once, and says when there was nothing to clear', async () => {
+    const check = createPasswordCheck({
+      users: createPgUserStore(t.db), failures: createPgFailureCounterStore(t.db), clock, logger: captureLogs({ logLevel: 'silent' }).logger,
+      policy: { limit: 3, baseSeconds: 300, maxSeconds: 86_400 },
+    })
+    const ctx = { address: '192.0.2.1' }
+    for (let i = 0; i < 3; i++) await check.check('alice', 'nope', ctx)
+    expect(await check.check('alice', 'alice-pw', ctx)).toMatchObject({ ok: false, reason: 'locked' })
+    await createPgFailureCounterStore(t.db).recordFailure({ kind: 'user_code', name: 'u-alice', source: 'bank' }, { limit: 1, baseSeconds: 60, maxSeconds: 60 }, clock.now())
+    expect(await run(['unlock', 'alice'])).toEqual(['unlocked user "alice"'])
+    const { rows } = await t.db.query(`SELECT 1 FROM failure_counters WHERE name = 'u-alice'`)
+    expect(rows).toHaveLength(0)
+    expect(await check.check('alice', 'alice-pw', ctx)).toMatchObject({ ok: true })
+    expect(await run(['unlock', 'alice'])).toEqual(['user "alice" had no failed attempts to clear'])
+  })
+
+  it('names an unknown user and wants exactly one USERNAME', async () => {
+    await expect(run(['unlock', 'nobody'])).rejects.toThrow(new CliError('no user "nobody"'))
+    await expect(run(['unlock'])).rejects.toBeInstanceOf(UsageError)
+    await expect(run(['unlock', 'a', 'b'])).rejects.toBeInstanceOf(UsageError)
+  })
+})
