@@ -17,6 +17,7 @@ import { createClientAuthenticator, createIntrospectionCallerAuthenticator } fro
 import { errorHandler, sendError } from './http/error-handler.js'
 import { safeName } from './http/form.js'
 import { createLogger, lazyChildLoggerFactory } from './http/logger.js'
+import { createConsentService } from './interaction/consent.js'
 import { cibaApproveRoutes } from './routes/ciba-approve.js'
 import { CIBA_PATH, cibaRoutes } from './routes/ciba.js'
 import { discoveryRoutes } from './routes/discovery.js'
@@ -39,6 +40,7 @@ import { createTokenService } from './services/token.js'
 import { createCachedClientStore, createCachedResourceStore } from './stores/cached.js'
 import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
 import { createPgClientStore } from './stores/postgres/clients.js'
+import { createPgConsentStore } from './stores/postgres/consents.js'
 import { createPgGrantStore } from './stores/postgres/grants.js'
 import { createPgResourceStore } from './stores/postgres/resources.js'
 import { createPgRevocationStore } from './stores/postgres/revocations.js'
@@ -126,6 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     authenticator: createClientAuthenticator({ clients: stores.clients, clock, realm: config.issuer }),
     scopes: createScopeResolver({ resources: stores.resources }),
     tokens: createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources }),
+    consent: createConsentService({ clock, consents: stores.consents }),
   }
   const cibaGrant = await registerCiba(ctx, deps.cibaNotifier ?? defaultNotifier(config, clock, logger))
   await registerTokenCore(ctx, [cibaGrant])
@@ -145,6 +148,7 @@ function createStores(db: Db, config: Config, clock: Clock) {
     cibaRequests: createPgCibaRequestStore(db),
     userSessions: createPgUserSessionStore(db),
     usedJtis: createPgUsedJtiStore(db),
+    consents: createPgConsentStore(db),
   }
 }
 
@@ -159,6 +163,8 @@ interface Wiring {
   authenticator: ReturnType<typeof createClientAuthenticator>
   scopes: ReturnType<typeof createScopeResolver>
   tokens: ReturnType<typeof createTokenIssuer>
+  /** Remembered consent, for every flow in which a person decides (authorize, device, CIBA). */
+  consent: ReturnType<typeof createConsentService>
 }
 
 /**
