@@ -18,6 +18,7 @@ import { errorHandler, sendError } from './http/error-handler.js'
 import { apiRateLimit, pageRateLimit, registerRateLimit } from './http/rate-limit.js'
 import { safeName } from './http/form.js'
 import { createLogger, lazyChildLoggerFactory } from './http/logger.js'
+import { createConsentService } from './interaction/consent.js'
 import { cibaApproveRoutes } from './routes/ciba-approve.js'
 import { CIBA_PATH, cibaRoutes } from './routes/ciba.js'
 import { discoveryRoutes } from './routes/discovery.js'
@@ -44,6 +45,7 @@ import { createCachedClientStore, createCachedResourceStore } from './stores/cac
 import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
 import { createPgClientStore } from './stores/postgres/clients.js'
 import { createPgFailureCounterStore } from './stores/postgres/failure-counters.js'
+import { createPgConsentStore } from './stores/postgres/consents.js'
 import { createPgGrantStore } from './stores/postgres/grants.js'
 import { createPgResourceStore } from './stores/postgres/resources.js'
 import { createPgRevocationStore } from './stores/postgres/revocations.js'
@@ -136,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     passwordCheck: createPasswordCheck({ users: stores.users, failures: stores.failures, clock, logger, policy: lockoutPolicy(config) }),
     scopes: createScopeResolver({ resources: stores.resources }),
     tokens: createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources }),
+    consent: createConsentService({ clock, consents: stores.consents }),
   }
   const cibaGrant = await registerCiba(ctx, deps.cibaNotifier ?? defaultNotifier(config, clock, logger))
   await registerTokenCore(ctx, [cibaGrant])
@@ -156,6 +159,7 @@ function createStores(db: Db, config: Config, clock: Clock) {
     userSessions: createPgUserSessionStore(db),
     usedJtis: createPgUsedJtiStore(db),
     failures: createPgFailureCounterStore(db),
+    consents: createPgConsentStore(db),
   }
 }
 
@@ -173,6 +177,8 @@ interface Wiring {
   passwordCheck: PasswordCheck
   scopes: ReturnType<typeof createScopeResolver>
   tokens: ReturnType<typeof createTokenIssuer>
+  /** Remembered consent, for every flow in which a person decides (authorize, device, CIBA). */
+  consent: ReturnType<typeof createConsentService>
 }
 
 /**

@@ -5,6 +5,7 @@ import { ConfigError } from './config.js'
 import { systemClock } from './domain/clock.js'
 import { cibaCommand } from './cli/ciba.js'
 import { clientsCommand } from './cli/clients.js'
+import { consentsCommand } from './cli/consents.js'
 import { createContext, UsageError, type CliCommand, type Resources } from './cli/context.js'
 import { keysCommand } from './cli/keys.js'
 import { migrateCommand } from './cli/migrate.js'
@@ -12,7 +13,7 @@ import { seedCommand } from './cli/seed.js'
 import { usersCommand } from './cli/users.js'
 import { SeedError } from './seed/errors.js'
 
-export const COMMANDS: readonly CliCommand[] = [migrateCommand, seedCommand, clientsCommand, usersCommand, keysCommand, cibaCommand]
+export const COMMANDS: readonly CliCommand[] = [migrateCommand, seedCommand, clientsCommand, usersCommand, keysCommand, cibaCommand, consentsCommand]
 
 export function rootUsage(commands: readonly CliCommand[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length))

@@ -59,6 +59,8 @@ export interface ApiResource {
 export interface IdentityResource {
   name: string
   displayName: string | undefined
+  /** Shown to the person on the decision screen. */
+  description: string | undefined
   /** User claims emitted in ID tokens when this scope is granted. */
   claims: string[]
   enabled: boolean

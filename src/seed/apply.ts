@@ -79,7 +79,7 @@ async function write(w: PgSeedWriter, seed: SeedInput, existingUsers: ExistingUs
   for (const s of seed.apiScopes) await w.upsertApiScope(s)
   for (const r of seed.apiResources) await w.upsertApiResource({ ...r, secrets: r.secrets && toSecrets(r.secrets) })
   for (const r of seed.identityResources) {
-    const o = typeof r === 'string' ? { name: r, displayName: undefined, claims: undefined, enabled: true } : r
+    const o = typeof r === 'string' ? { name: r, displayName: undefined, description: undefined, claims: undefined, enabled: true } : r
     await w.upsertIdentityResource({ ...o, claims: o.claims ?? [...(STANDARD_IDENTITY_RESOURCES[o.name] ?? [])] })
   }
   for (const c of seed.clients) await w.upsertClient({ ...c, secrets: c.secrets && toSecrets(c.secrets) })

@@ -106,8 +106,17 @@ export const SeedFile = z.strictObject({
   identityResources: z
     .array(
       z.union(
-        [name, z.strictObject({ name, displayName: z.string().optional(), claims: z.array(z.string().min(1)).optional(), enabled: z.boolean().default(true) })],
-        { error: 'must be a scope name or an object {name, displayName, claims, enabled}' },
+        [
+          name,
+          z.strictObject({
+            name,
+            displayName: z.string().optional(),
+            description: z.string().optional(),
+            claims: z.array(z.string().min(1)).optional(),
+            enabled: z.boolean().default(true),
+          }),
+        ],
+        { error: 'must be a scope name or an object {name, displayName, description, claims, enabled}' },
       ),
     )
     .default([]),

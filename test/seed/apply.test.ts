@@ -106,7 +106,7 @@ describe('seed file', () => {
     )
     // In the schema's field order.
     expect(err.problems).toEqual([
-      'identityResources[0]: must be a scope name or an object {name, displayName, claims, enabled}',
+      'identityResources[0]: must be a scope name or an object {name, displayName, description, claims, enabled}',
       'clients[0].allowedGrantTypes[1]: must be one of client_credentials, authorization_code, refresh_token, urn:openid:params:grant-type:ciba, urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange, urn:ietf:params:oauth:grant-type:jwt-bearer or an absolute URI',
       'clients[1].secrets[0]: Unrecognized key: "vaule"',
       'clients[1].secrets[0]: needs exactly one of "value" or "sha256"',
@@ -146,6 +146,20 @@ describe('seed file', () => {
       'users[0].subjectId: "alice-0001" already belongs to user "alice"',
     ])
     expect(await dump(t.db)).toEqual(before)
+  })
+
+  it('stores an identity resource description, changes it, and keeps updated_at when nothing changed', async () => {
+    const seed = (description: string | undefined) => ({
+      identityResources: [{ name: 'email', displayName: 'E-mail', ...(description ? { description } : {}) }],
+    })
+    await applySeed(t.db, seed('Your e-mail address, verified or not'))
+    const read = async () => (await createPgResourceStore(t.db).loadCatalogue()).identityResources.get('email')
+    expect(await read()).toMatchObject({ displayName: 'E-mail', description: 'Your e-mail address, verified or not', claims: ['email', 'email_verified'] })
+    const before = await dump(t.db)
+    await applySeed(t.db, seed('Your e-mail address, verified or not'))
+    expect(await dump(t.db)).toEqual(before)
+    await applySeed(t.db, seed(undefined))
+    expect((await read())?.description).toBeUndefined()
   })
 
   it('names the file when it cannot be read or is not JSON', async () => {

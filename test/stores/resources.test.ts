@@ -15,7 +15,8 @@ beforeAll(async () => {
     INSERT INTO api_resources (name, display_name) VALUES ('orders-api', 'Orders');
     INSERT INTO api_resources (name, enabled) VALUES ('empty-api', false);
     INSERT INTO api_resource_scopes VALUES ('orders-api', 'orders.write'), ('orders-api', 'orders.read');
-    INSERT INTO identity_resources (name, claims) VALUES ('openid', '{sub}'), ('email', '{email,email_verified}');
+    INSERT INTO identity_resources (name, claims) VALUES ('email', '{email,email_verified}');
+    INSERT INTO identity_resources (name, display_name, description, claims) VALUES ('openid', 'Sign-in', 'Lets the app know who you are', '{sub}');
   `)
   await t.db.query(`INSERT INTO api_resource_secrets (api_resource_name, value_hash, expires_at) VALUES ('orders-api', $1, '2030-01-01T00:00:00Z')`, [
     secretHash('api-secret'),
@@ -43,8 +44,8 @@ describe('PgResourceStore', () => {
       ordersApi,
     ])
     expect([...c.identityResources.values()]).toEqual([
-      { name: 'email', displayName: undefined, claims: ['email', 'email_verified'], enabled: true },
-      { name: 'openid', displayName: undefined, claims: ['sub'], enabled: true },
+      { name: 'email', displayName: undefined, description: undefined, claims: ['email', 'email_verified'], enabled: true },
+      { name: 'openid', displayName: 'Sign-in', description: 'Lets the app know who you are', claims: ['sub'], enabled: true },
     ])
     expect(c.apiScopes.get('orders.read')?.displayName).toBe('Read orders')
   })

@@ -85,12 +85,12 @@ export function createPgSeedWriter(tx: Queryable) {
 
     async upsertIdentityResource(r: Loose<IdentityResource>) {
       await tx.query(
-        `INSERT INTO identity_resources (name, display_name, claims, enabled) VALUES ($1, $2, $3::text[], $4)
-         ON CONFLICT (name) DO UPDATE SET display_name = EXCLUDED.display_name, claims = EXCLUDED.claims,
-           enabled = EXCLUDED.enabled, updated_at = now()
-         WHERE (identity_resources.display_name, identity_resources.claims, identity_resources.enabled)
-           IS DISTINCT FROM (EXCLUDED.display_name, EXCLUDED.claims, EXCLUDED.enabled)`,
-        [r.name, r.displayName ?? null, r.claims, r.enabled],
+        `INSERT INTO identity_resources (name, display_name, description, claims, enabled) VALUES ($1, $2, $3, $4::text[], $5)
+         ON CONFLICT (name) DO UPDATE SET display_name = EXCLUDED.display_name, description = EXCLUDED.description,
+           claims = EXCLUDED.claims, enabled = EXCLUDED.enabled, updated_at = now()
+         WHERE (identity_resources.display_name, identity_resources.description, identity_resources.claims, identity_resources.enabled)
+           IS DISTINCT FROM (EXCLUDED.display_name, EXCLUDED.description, EXCLUDED.claims, EXCLUDED.enabled)`,
+        [r.name, r.displayName ?? null, r.description ?? null, r.claims, r.enabled],
       )
     },
 

@@ -1,0 +1,65 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describeScopes } from '../../src/interaction/scope-descriptions.js'
+import { applySeed } from '../../src/seed/apply.js'
+import { createPgResourceStore } from '../../src/stores/postgres/resources.js'
+import type { ResourceCatalogue } from '../../src/stores/types.js'
+import { createTestDb, type TestDb } from '../helpers/db.js'
+
+let t: TestDb
+let catalogue: ResourceCatalogue
+beforeAll(async () => {
+  t = await createTestDb()
+  await applySeed(t.db, {
+    apiScopes: [
+      { name: 'orders.read', displayName: 'Read your orders', description: 'See the orders you placed and their status' },
+      { name: 'orders.write' },
+      { name: 'orders.cancel', displayName: '   ', description: '' },
+    ],
+    identityResources: [
+      { name: 'openid', displayName: 'Your user identifier' },
+      { name: 'profile', displayName: 'Your name', description: 'Your full name only', claims: ['name'] },
+      'email',
+      { name: 'loyalty', displayName: 'Your loyalty number', claims: ['loyalty_no'] },
+    ],
+  })
+  catalogue = await createPgResourceStore(t.db).loadCatalogue()
+})
+afterAll(() => t.close())
+
+describe('describeScopes', () => {
+  it('uses the seeded displayName and description of API scopes and identity resources', () => {
+    expect(describeScopes(catalogue, ['profile', 'orders.read', 'loyalty'])).toEqual([
+      { name: 'profile', displayName: 'Your name', description: 'Your full name only' },
+      { name: 'orders.read', displayName: 'Read your orders', description: 'See the orders you placed and their status' },
+      { name: 'loyalty', displayName: 'Your loyalty number', description: undefined },
+    ])
+  })
+
+  it('falls back to plain defaults for the standard scopes, field by field', () => {
+    expect(describeScopes(catalogue, ['openid', 'email', 'offline_access'])).toEqual([
+      // Seeded displayName, default description.
+      { name: 'openid', displayName: 'Your user identifier', description: 'Your user identifier, so that the app knows it is you' },
+      // Seeded without texts (a plain name in the seed file).
+      { name: 'email', displayName: 'Your e-mail address', description: 'Your e-mail address and whether it is verified' },
+      // Not in the catalogue at all.
+      { name: 'offline_access', displayName: 'Stay signed in', description: 'Stay signed in (access when you are not using the app)' },
+    ])
+    const empty = { apiScopes: new Map(), identityResources: new Map() }
+    expect(describeScopes(empty, ['openid', 'profile']).map((d) => d.displayName)).toEqual(['Sign you in', 'Your profile'])
+    expect(describeScopes(empty, ['profile'])[0]?.description).toMatch(/^Your profile: name, /)
+  })
+
+  it('falls back to the name for other scopes, and ignores blank seeded texts', () => {
+    expect(describeScopes(catalogue, ['orders.write', 'orders.cancel', 'unknown.scope', 'constructor'])).toEqual([
+      { name: 'orders.write', displayName: 'orders.write', description: undefined },
+      { name: 'orders.cancel', displayName: 'orders.cancel', description: undefined },
+      { name: 'unknown.scope', displayName: 'unknown.scope', description: undefined },
+      { name: 'constructor', displayName: 'constructor', description: undefined },
+    ])
+  })
+
+  it('keeps the order given, without repeats or empty names', () => {
+    expect(describeScopes(catalogue, ['orders.read', '', 'openid', 'orders.read']).map((d) => d.name)).toEqual(['orders.read', 'openid'])
+    expect(describeScopes(catalogue, [])).toEqual([])
+  })
+})
