@@ -116,3 +116,25 @@ export interface CibaRequest {
   decidedAt: number | undefined
   consumedAt: number | undefined
 }
+
+/** What scope validation grants (src/grants/scopes.ts); what the token issuer puts in tokens. */
+export interface ResolvedScopes {
+  scopes: string[]
+  apiScopes: string[]
+  identityScopes: string[]
+  offlineAccess: boolean
+  /** Names of the API resources whose scopes were granted (the token's `aud`). */
+  audiences: string[]
+}
+
+/** A client that authenticated at an endpoint (RFC 6749 §2.3). */
+export interface AuthenticatedClient {
+  client: Client
+  method: 'client_secret_basic' | 'client_secret_post' | 'none'
+  viaHeader: boolean
+}
+
+/** Who called the introspection endpoint (RFC 7662 §2.1): an API resource or a client. */
+export type IntrospectionCaller =
+  | { kind: 'api'; name: string; scopes: readonly string[] }
+  | { kind: 'client'; clientId: string }

@@ -7,11 +7,13 @@ import { z } from 'zod'
 import type { Clock } from '../domain/clock.js'
 import type { CibaRequest, Client } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
-import { CIBA_GRANT } from '../services/ciba.js'
-import type { ScopeResolver } from '../services/scopes.js'
-import type { TokenIssuer, TokenResponse } from '../services/token-issuer.js'
+import type { ScopeResolver } from './scopes.js'
+import type { TokenIssuer, TokenResponse } from '../tokens/issuer.js'
 import type { CibaRequestStore, GrantStore, UserStore } from '../stores/types.js'
 import type { GrantHandler } from './registry.js'
+
+/** OpenID CIBA Core 1.0 §10.1: the grant type of the token request. */
+export const CIBA_GRANT = 'urn:openid:params:grant-type:ciba'
 
 /** The acr values a password sign-in on the approval page satisfies (emitted as `acr`). */
 export const SATISFIED_ACR_VALUES: readonly string[] = ['1', 'pwd']

@@ -3,9 +3,9 @@
 // becomes a `tenant` claim (Duende's convention).
 import { z } from 'zod'
 import { OAuthError } from '../errors.js'
-import { parseAcrValues } from '../services/acr-values.js'
-import type { ScopeResolver } from '../services/scopes.js'
-import type { TokenIssuer } from '../services/token-issuer.js'
+import { parseAcrValues } from './acr-values.js'
+import type { ScopeResolver } from './scopes.js'
+import type { TokenIssuer } from '../tokens/issuer.js'
 import type { GrantHandler } from './registry.js'
 
 const Params = z.object({

@@ -5,8 +5,8 @@
 import { z } from 'zod'
 import type { Clock } from '../domain/clock.js'
 import { OAuthError } from '../errors.js'
-import type { ScopeResolver } from '../services/scopes.js'
-import type { RefreshTokenData, TokenIssuer, TokenResponse } from '../services/token-issuer.js'
+import type { ScopeResolver } from './scopes.js'
+import type { RefreshTokenData, TokenIssuer, TokenResponse } from '../tokens/issuer.js'
 import type { GrantStore, UserStore } from '../stores/types.js'
 import type { GrantHandler } from './registry.js'
 

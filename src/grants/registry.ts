@@ -3,7 +3,7 @@
 // parameters its schema declares.
 import type { z } from 'zod'
 import type { Client } from '../domain/types.js'
-import type { TokenResponse } from '../services/token-issuer.js'
+import type { TokenResponse } from '../tokens/issuer.js'
 
 export interface GrantHandler<P = unknown> {
   readonly grantType: string

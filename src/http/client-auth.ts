@@ -3,19 +3,13 @@
 // §5.2 (401 + WWW-Authenticate when the Authorization header was used), public clients ('none').
 import * as nodeCrypto from 'node:crypto'
 import type { Clock } from '../domain/clock.js'
-import type { Client, Secret } from '../domain/types.js'
+import type { AuthenticatedClient, Client, IntrospectionCaller, Secret } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { ClientAuthThrottle } from '../services/client-auth-throttle.js'
 import { DEFAULT_INPUT_LIMIT } from '../services/input-limits.js'
 import type { ClientStore, ResourceStore } from '../stores/types.js'
 import { secretMatches } from '../tokens/handles.js'
 import { throttledFailures } from './client-auth-failures.js'
-
-export interface AuthenticatedClient {
-  client: Client
-  method: 'client_secret_basic' | 'client_secret_post' | 'none'
-  viaHeader: boolean
-}
 
 export interface PresentedCredentials {
   id: string
@@ -166,10 +160,6 @@ export function createClientAuthenticator(deps: {
 }
 
 /** Who called the introspection endpoint (RFC 7662 §2.1): an API resource or a client. */
-export type IntrospectionCaller =
-  | { kind: 'api'; name: string; scopes: readonly string[] }
-  | { kind: 'client'; clientId: string }
-
 export interface IntrospectionCallerAuthenticator {
   authenticate(headers: { authorization?: string | undefined }, form: Record<string, string>, ctx: { address: string }): Promise<IntrospectionCaller>
 }

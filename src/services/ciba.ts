@@ -9,14 +9,14 @@ import { OAuthError } from '../errors.js'
 import type { CibaRequestStore, UserStore } from '../stores/types.js'
 import { newHandle } from '../tokens/handles.js'
 import type { SigningKeyService } from '../tokens/signing-keys.js'
-import { parseAcrValues } from './acr-values.js'
+import { parseAcrValues } from '../grants/acr-values.js'
+import { CIBA_GRANT } from '../grants/ciba.js'
 import type { CibaNotifier } from './ciba-notifier.js'
 import type { ClientJwtVerifier } from './ciba-request-object.js'
 import { CIBA_INPUT_LIMITS, checkInputLengths } from './input-limits.js'
-import type { ScopeResolver } from './scopes.js'
+import type { ScopeResolver } from '../grants/scopes.js'
 import type { UserCodeCheck } from './user-code-check.js'
 
-export const CIBA_GRANT = 'urn:openid:params:grant-type:ciba'
 
 /** The authentication request parameters (§7.1); with `request` none may appear outside it (§7.1.1). */
 const AUTH_PARAMS = ['scope', 'client_notification_token', 'acr_values', 'login_hint_token', 'id_token_hint',

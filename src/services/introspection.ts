@@ -5,11 +5,11 @@
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
 import type { PersistedGrant } from '../domain/types.js'
-import type { IntrospectionCaller } from '../http/client-auth.js'
+import type { IntrospectionCaller } from '../domain/types.js'
 import type { GrantStore } from '../stores/types.js'
 import type { SigningKeyService } from '../tokens/signing-keys.js'
 import type { RevocationList } from './revocation-list.js'
-import type { RefreshTokenData } from './token-issuer.js'
+import type { RefreshTokenData } from '../tokens/issuer.js'
 
 export type IntrospectionResponse = { active: false } | ({ active: true } & Record<string, unknown>)
 

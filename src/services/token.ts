@@ -1,9 +1,9 @@
 // The token endpoint's protocol logic (RFC 6749 §3.2, §5): pick the grant handler, check the
 // client may use it, hand it only the parameters it declares, return its response.
-import type { AuthenticatedClient } from '../http/client-auth.js'
+import type { AuthenticatedClient } from '../domain/types.js'
 import type { GrantRegistry } from '../grants/registry.js'
 import { OAuthError } from '../errors.js'
-import type { TokenResponse } from './token-issuer.js'
+import type { TokenResponse } from '../tokens/issuer.js'
 
 export interface TokenService {
   exchange(auth: AuthenticatedClient, form: Record<string, string>): Promise<TokenResponse>

@@ -6,11 +6,6 @@ export function newHandle(): string {
   return randomBytes(32).toString('base64url')
 }
 
-/** base64url(SHA-256(value)): the key under which a handle is stored. */
-export function handleHash(value: string): string {
-  return createHash('sha256').update(value).digest('base64url')
-}
-
 /** base64(SHA-256(secret)), the stored form of client and API secrets (Duende-compatible). */
 export function secretHash(secret: string): string {
   return createHash('sha256').update(secret).digest('base64')

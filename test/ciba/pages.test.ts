@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseCookies, serializeCookie } from '../../src/http/cookies.js'
 import { PAGE_CSP } from '../../src/pages/html.js'
-import { handleHash } from '../../src/tokens/handles.js'
+import { handleHash } from '../../src/stores/postgres/columns.js'
 import { cookiesFrom, csrfIn, decide, lastRequestId, signIn } from './approve-helper.js'
 import { BANK, createCibaTestApp, FORM, form, startCiba, type CibaTestApp } from './harness.js'
 

@@ -3,7 +3,7 @@ import { createPgCibaRequestStore } from '../../src/stores/postgres/ciba-request
 import { createPgUsedJtiStore } from '../../src/stores/postgres/used-jtis.js'
 import { createPgUserSessionStore } from '../../src/stores/postgres/user-sessions.js'
 import type { NewCibaRequest } from '../../src/stores/types.js'
-import { handleHash } from '../../src/tokens/handles.js'
+import { handleHash } from '../../src/stores/postgres/columns.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 let t: TestDb

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PG_UNIQUE_VIOLATION, pgErrorCode, type Db } from '../../src/db/db.js'
 import { createPgGrantStore } from '../../src/stores/postgres/grants.js'
 import type { NewGrant } from '../../src/stores/types.js'
-import { handleHash } from '../../src/tokens/handles.js'
+import { handleHash } from '../../src/stores/postgres/columns.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 let t: TestDb

@@ -3,9 +3,8 @@
 // Times are passed in from the injected Clock as parameters; SQL now() is never used.
 import type { Db } from '../../db/db.js'
 import type { CibaRequest, CibaStatus } from '../../domain/types.js'
-import { handleHash } from '../../tokens/handles.js'
 import type { CibaDecision, CibaRequestStore, NewCibaRequest } from '../types.js'
-import { deleteExpired, toMs, ts } from './columns.js'
+import { deleteExpired, handleHash, toMs, ts } from './columns.js'
 
 interface CibaRow {
   id: string

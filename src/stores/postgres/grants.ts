@@ -4,9 +4,8 @@
 import { createBatcher } from '../../db/batcher.js'
 import type { Db, Queryable } from '../../db/db.js'
 import type { GrantKind, PersistedGrant } from '../../domain/types.js'
-import { handleHash } from '../../tokens/handles.js'
 import type { GrantStore, NewGrant } from '../types.js'
-import { deleteExpired, ts } from './columns.js'
+import { deleteExpired, handleHash, ts } from './columns.js'
 import { REVOCATIONS_CHANNEL, revocationPayload } from './revocations.js'
 
 /** Times arrive as epoch milliseconds (float8): no timestamp parsing on the hot path. */

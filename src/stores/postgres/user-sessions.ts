@@ -1,9 +1,8 @@
 // Sign-in sessions of the CIBA approval pages (table user_sessions). The cookie value is a
 // 256-bit handle; only its SHA-256 is stored.
 import type { Db } from '../../db/db.js'
-import { handleHash } from '../../tokens/handles.js'
 import type { UserSessionStore } from '../types.js'
-import { deleteExpired, toMs, ts } from './columns.js'
+import { deleteExpired, handleHash, toMs, ts } from './columns.js'
 
 export function createPgUserSessionStore(db: Db): UserSessionStore {
   return {

@@ -4,11 +4,10 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
-import type { Client, User } from '../domain/types.js'
+import type { Client, ResolvedScopes, User } from '../domain/types.js'
 import type { GrantStore, ResourceStore, UserStore } from '../stores/types.js'
-import { newHandle } from '../tokens/handles.js'
-import type { SigningKeyService } from '../tokens/signing-keys.js'
-import type { ResolvedScopes } from './scopes.js'
+import { newHandle } from './handles.js'
+import type { SigningKeyService } from './signing-keys.js'
 
 export interface IssueParams {
   client: Client

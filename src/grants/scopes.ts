@@ -1,17 +1,8 @@
 // Scope and resource validation shared by every grant and by CIBA: RFC 6749 §3.3 (scope),
 // RFC 8707 §2 (resource indicators → invalid_target), OIDC Core §11 (offline_access).
-import type { Client } from '../domain/types.js'
+import type { Client, ResolvedScopes } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { ResourceCatalogue, ResourceStore } from '../stores/types.js'
-
-export interface ResolvedScopes {
-  scopes: string[]
-  apiScopes: string[]
-  identityScopes: string[]
-  offlineAccess: boolean
-  /** Names of the API resources whose scopes were granted (the token's `aud`). */
-  audiences: string[]
-}
 
 export interface ScopeResolver {
   /** scope param (space-delimited) or undefined → client's API scopes; throws invalid_scope / invalid_target */
