@@ -107,7 +107,7 @@ describe('seed file', () => {
     // In the schema's field order.
     expect(err.problems).toEqual([
       'identityResources[0]: must be a scope name or an object {name, displayName, description, claims, enabled}',
-      'clients[0].allowedGrantTypes[1]: must be one of client_credentials, authorization_code, refresh_token, urn:openid:params:grant-type:ciba, urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange, urn:ietf:params:oauth:grant-type:jwt-bearer or an absolute URI',
+      'clients[0].allowedGrantTypes[1]: must be one of client_credentials, password, authorization_code, refresh_token, urn:openid:params:grant-type:ciba, urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange, urn:ietf:params:oauth:grant-type:jwt-bearer or an absolute URI',
       'clients[1].secrets[0]: Unrecognized key: "vaule"',
       'clients[1].secrets[0]: needs exactly one of "value" or "sha256"',
       'clients[1]: Unrecognized key: "accesTokenType"',
