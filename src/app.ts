@@ -11,6 +11,7 @@ import { systemClock, type Clock } from './domain/clock.js'
 import { OAuthError } from './errors.js'
 import { createCibaGrant } from './grants/ciba.js'
 import { createClientCredentialsGrant } from './grants/client-credentials.js'
+import { EXTENSION_GRANTS } from './grants/extensions.js'
 import { createPasswordGrant } from './grants/password.js'
 import { createRefreshTokenGrant } from './grants/refresh-token.js'
 import { createGrantRegistry, type GrantDeps, type GrantFactory, type GrantHandler } from './grants/registry.js'
@@ -146,7 +147,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     tokenReader: createTokenReader({ config, clock, keys, grants: stores.grants, revocations: revocationList }),
   }
   const cibaGrant = await registerCiba(ctx, deps.cibaNotifier ?? defaultNotifier(config, clock, logger))
-  await registerTokenCore(ctx, [cibaGrant], deps.grants ?? [])
+  await registerTokenCore(ctx, [cibaGrant], [...EXTENSION_GRANTS, ...(deps.grants ?? [])])
   startCleanup(ctx, logger)
   return app
 }
