@@ -8,6 +8,7 @@ import { systemClock } from '../../src/domain/clock.js'
 import { createLogger } from '../../src/http/logger.js'
 import { applySeed } from '../../src/seed/apply.js'
 import { testConfig } from '../helpers/app.js'
+import { freePort } from '../helpers/free-port.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 const TE = 'urn:ietf:params:oauth:grant-type:token-exchange'
@@ -19,11 +20,7 @@ let issuer: URL
 
 beforeAll(async () => {
   testDb = await createTestDb()
-  // The issuer must be the listening address, so find a free port first.
-  const probe = (await import('node:net')).createServer()
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()))
-  const port = (probe.address() as { port: number }).port
-  await new Promise<void>((r) => probe.close(() => r()))
+  const port = await freePort() // the issuer must be the listening address
   const config = testConfig({ ISSUER: `http://127.0.0.1:${port}` })
   app = await buildApp({ config, db: testDb.db, clock: systemClock, logger: createLogger({ level: 'silent' }) })
   await applySeed(testDb.db, {
