@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
 import { basic, createTestApp, form, FORM, TEST_ISSUER, type TestApp } from '../helpers/app.js'
 
+const PASSPHRASE = 'correct horse battery staple '.repeat(17) // 493 characters
+
 let t: TestApp
 beforeAll(async () => {
   t = await createTestApp()
@@ -24,6 +26,7 @@ beforeAll(async () => {
       { subjectId: 'bob-1', username: 'bob', password: 'bob-pw', enabled: false },
       { subjectId: 'carol-1', username: 'carol', password: 'carol-pw' },
       { subjectId: 'dave-1', username: 'dave', password: 'dave-pw' },
+      { subjectId: 'erin-1', username: `erin-${'n'.repeat(195)}`, password: PASSPHRASE },
     ],
   })
 })
@@ -78,6 +81,12 @@ describe('password grant: tokens', () => {
     expect(omitted.json()).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'orders.read' })
   })
 
+  it('takes usernames as long as the seed file allows and long passphrases', async () => {
+    const res = await post({ username: `erin-${'n'.repeat(195)}`, password: PASSPHRASE, scope: 'orders.read' })
+    expect(res.statusCode).toBe(200)
+    expect(decodeJwt(res.json().access_token).sub).toBe('erin-1')
+  })
+
   it('offline_access needs allowOfflineAccess, as in every flow: invalid_scope otherwise', async () => {
     expectError(await post({ username: 'alice', password: 'alice-pw', scope: 'openid offline_access' }, { authorization: basic('online', 'online-secret') }), 400,
       { error: 'invalid_scope', error_description: 'scope "offline_access" is not allowed' })
@@ -100,7 +109,8 @@ describe('password grant: errors', () => {
     expectError(await post({ password: 'alice-pw' }), 400, { error: 'invalid_request', error_description: 'username is missing or invalid' })
     expectError(await post({ username: 'alice' }), 400, { error: 'invalid_request', error_description: 'password is missing or invalid' })
     expectError(await post({ username: '', password: 'alice-pw' }), 400, { error: 'invalid_request', error_description: 'parameter username is empty' })
-    expectError(await post({ username: 'alice', password: 'x'.repeat(101) }), 400, { error: 'invalid_request', error_description: 'password is too long' })
+    expectError(await post({ username: 'alice', password: 'x'.repeat(513) }), 400, { error: 'invalid_request', error_description: 'password is too long' })
+    expectError(await post({ username: 'a'.repeat(201), password: 'alice-pw' }), 400, { error: 'invalid_request', error_description: 'username is too long' })
   })
 
   it('unauthorized_client for a client that does not list the grant type', async () => {
