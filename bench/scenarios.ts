@@ -86,7 +86,7 @@ async function obtainToken(server: Server, client: { id: string; secret: string 
 
 /**
  * More than our server's verified-JWT cache holds (JWT_CACHE_SIZE, 10,000 in
- * src/services/introspection.ts): cycled in order, every lookup misses a FIFO or LRU cache.
+ * src/tokens/token-reader.ts): cycled in order, every lookup misses a FIFO or LRU cache.
  */
 export const DISTINCT_JWTS = 12_000
 

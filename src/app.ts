@@ -11,8 +11,10 @@ import { systemClock, type Clock } from './domain/clock.js'
 import { OAuthError } from './errors.js'
 import { createCibaGrant } from './grants/ciba.js'
 import { createClientCredentialsGrant } from './grants/client-credentials.js'
+import { EXTENSION_GRANTS } from './grants/extensions.js'
+import { createPasswordGrant } from './grants/password.js'
 import { createRefreshTokenGrant } from './grants/refresh-token.js'
-import { createGrantRegistry, type GrantHandler } from './grants/registry.js'
+import { createGrantRegistry, type GrantDeps, type GrantFactory, type GrantHandler } from './grants/registry.js'
 import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
 import { errorHandler, sendError } from './http/error-handler.js'
 import { apiRateLimit, pageRateLimit, registerRateLimit } from './http/rate-limit.js'
@@ -39,6 +41,7 @@ import { createRevocationList } from './services/revocation-list.js'
 import { createRevocationService } from './services/revocation.js'
 import { createScopeResolver } from './grants/scopes.js'
 import { createTokenIssuer } from './tokens/issuer.js'
+import { createTokenReader, type TokenReader } from './tokens/token-reader.js'
 import { createTokenService } from './services/token.js'
 import { createUserCodeCheck, userCodePolicy } from './services/user-code-check.js'
 import { createCachedClientStore, createCachedResourceStore } from './stores/cached.js'
@@ -63,6 +66,8 @@ export interface AppDeps {
   logger?: Logger
   /** CIBA user notification; default: the webhook when CIBA_NOTIFICATION_URL is set, else the log. */
   cibaNotifier?: CibaNotifier
+  /** Extension grants besides the built-in ones (src/grants/extensions.ts); README "Adding a grant type". */
+  grants?: GrantFactory[]
 }
 
 /** Services other parts of the app (and tests, via app.authz) use: pass `keys` into yours. */
@@ -139,9 +144,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     scopes: createScopeResolver({ resources: stores.resources }),
     tokens: createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources }),
     consent: createConsentService({ clock, consents: stores.consents }),
+    tokenReader: createTokenReader({ config, clock, keys, grants: stores.grants, revocations: revocationList }),
   }
   const cibaGrant = await registerCiba(ctx, deps.cibaNotifier ?? defaultNotifier(config, clock, logger))
-  await registerTokenCore(ctx, [cibaGrant])
+  await registerTokenCore(ctx, [cibaGrant], [...EXTENSION_GRANTS, ...(deps.grants ?? [])])
   startCleanup(ctx, logger)
   return app
 }
@@ -173,31 +179,37 @@ interface Wiring {
   revocationList: ReturnType<typeof createRevocationList>
   authenticator: ReturnType<typeof createClientAuthenticator>
   throttle: ReturnType<typeof createClientAuthThrottle>
-  /** Every password check (sign-in pages) goes through this one: lockout and failure logs. */
+  /** Every password check (sign-in pages, password grant) goes through this one: lockout and failure logs. */
   passwordCheck: PasswordCheck
   scopes: ReturnType<typeof createScopeResolver>
   tokens: ReturnType<typeof createTokenIssuer>
   /** Remembered consent, for every flow in which a person decides (authorize, device, CIBA). */
   consent: ReturnType<typeof createConsentService>
+  /** What a presented token of ours is (introspection, token exchange); one verified-JWT cache. */
+  tokenReader: TokenReader
 }
 
 /**
- * Token, introspection and revocation endpoints (issue 3). One grant handler per grant_type;
- * extension grants come in through `extraGrants`.
+ * Token, introspection and revocation endpoints (issue 3). One grant handler per grant_type:
+ * the core ones here, other features' in `featureGrants`, extension grants (RFC 6749 §4.5) as
+ * factories given the same services (GrantDeps).
  */
-async function registerTokenCore(w: Wiring, extraGrants: GrantHandler<any>[]) {
+async function registerTokenCore(w: Wiring, featureGrants: GrantHandler<any>[], extensions: readonly GrantFactory[]) {
   const { app, config, clock, keys, stores } = w
+  const grantDeps: GrantDeps = { config, clock, scopes: w.scopes, tokens: w.tokens, users: stores.users, tokenReader: w.tokenReader }
   const registry = createGrantRegistry([
     createClientCredentialsGrant({ scopes: w.scopes, tokens: w.tokens }),
     createRefreshTokenGrant({ clock, grants: stores.grants, users: stores.users, scopes: w.scopes, tokens: w.tokens }),
-    ...extraGrants,
+    createPasswordGrant({ clock, passwords: w.passwordCheck, scopes: w.scopes, tokens: w.tokens }),
+    ...featureGrants,
+    ...extensions.map((make) => make(grantDeps)),
   ])
   const rateLimit = apiRateLimit(config.rateLimitApi)
   await app.register(tokenRoutes, { authenticator: w.authenticator, tokens: createTokenService({ registry }), rateLimit })
   await app.register(introspectRoutes, {
     rateLimit,
     callers: createIntrospectionCallerAuthenticator({ clients: stores.clients, resources: stores.resources, clock, realm: config.issuer, throttle: w.throttle }),
-    introspection: createIntrospectionService({ config, clock, keys, grants: stores.grants, revocations: w.revocationList }),
+    introspection: createIntrospectionService({ config, clock, keys, grants: stores.grants, revocations: w.revocationList, reader: w.tokenReader }),
   })
   await app.register(revocationRoutes, {
     authenticator: w.authenticator,

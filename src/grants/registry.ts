@@ -1,17 +1,47 @@
 // One handler per grant_type (RFC 6749 §4, §4.5 extension grants; STYLE.md "Grant handlers").
 // The token service looks the handler up, checks the client may use it, and passes it only the
-// parameters its schema declares.
+// parameters its schema declares. Extension grants are GrantFactory functions listed in
+// src/grants/extensions.ts (a fork) or passed to buildApp as `grants` (an embedding).
 import type { z } from 'zod'
+import type { Config } from '../config.js'
+import type { Clock } from '../domain/clock.js'
 import type { Client } from '../domain/types.js'
-import type { TokenResponse } from '../tokens/issuer.js'
+import type { UserStore } from '../stores/types.js'
+import type { TokenIssuer, TokenResponse } from '../tokens/issuer.js'
+import type { TokenReader } from '../tokens/token-reader.js'
+import type { ScopeResolver } from './scopes.js'
+
+/** About the request, beyond the client and its parameters. */
+export interface GrantContext {
+  /** The source address (req.ip, X-Forwarded-For when TRUST_PROXY), for throttling and logs. */
+  address: string
+}
 
 export interface GrantHandler<P = unknown> {
+  /** The grant_type value: a name of RFC 6749 or an absolute URI (§4.5). */
   readonly grantType: string
+  /** Its parameters; every other form parameter is dropped. A failed parse is invalid_request. */
   readonly params: z.ZodType<P>
   /** Public clients (token_endpoint_auth_method none) may use this grant. Never client_credentials. */
   readonly allowPublicClients?: boolean
-  handle(client: Client, params: P): Promise<TokenResponse>
+  handle(client: Client, params: P, ctx: GrantContext): Promise<TokenResponse>
 }
+
+/** What buildApp hands every GrantFactory. */
+export interface GrantDeps {
+  config: Config
+  clock: Clock
+  /** Scope and resource validation (invalid_scope, invalid_target), as every grant does it. */
+  scopes: ScopeResolver
+  /** Issues the token response: access token, and ID and refresh tokens when asked. */
+  tokens: TokenIssuer
+  users: Pick<UserStore, 'findBySubjectId' | 'findByUsername'>
+  /** Reads tokens we issued: active access tokens (JWT or reference) and refresh tokens. */
+  tokenReader: TokenReader
+}
+
+/** How an extension grant is registered: a function from the server's services to its handler. */
+export type GrantFactory = (deps: GrantDeps) => GrantHandler<any>
 
 export interface GrantRegistry {
   get(grantType: string): GrantHandler | undefined

@@ -19,7 +19,7 @@ export const tokenRoutes: FastifyPluginAsync<TokenRouteDeps> = async (app, deps)
     const form = readForm(req, { rejectEmpty: true })
     checkInputLengths(form)
     const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })
-    const res = await deps.tokens.exchange(auth, form)
+    const res = await deps.tokens.exchange(auth, form, { address: req.ip })
     req.log.debug({ client_id: auth.client.clientId, grant_type: form.grant_type }, 'token issued')
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
     return res

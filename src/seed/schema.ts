@@ -10,6 +10,7 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\
 /** Grant types the server knows by name; extension grants are absolute URIs (RFC 6749 §4.5). */
 export const KNOWN_GRANT_TYPES = [
   'client_credentials',
+  'password',
   'authorization_code',
   'refresh_token',
   'urn:openid:params:grant-type:ciba',

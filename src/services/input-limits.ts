@@ -8,6 +8,12 @@ export const INPUT_LIMITS: Readonly<Record<string, number>> = {
   acr_values: 300,
   resource: 512,
   token: 51_200,
+  // The password grant: usernames as long as the seed file allows; long passphrases.
+  username: 200,
+  password: 512,
+  subject_token: 51_200,
+  actor_token: 51_200,
+  audience: 512,
   assertion: 51_200,
   client_assertion: 51_200,
   request: 51_200,

@@ -1,13 +1,13 @@
-// RFC 7662 token introspection and RFC 9701 JWT responses. JWT access tokens are verified once
-// and cached by their exact string (bounded), then checked against the clock and the in-memory
-// revocation list on every call: no database read. Reference and refresh tokens: one indexed
-// lookup by handle hash (a handle hash is unique across kinds, so token_type_hint cannot hide one).
+// RFC 7662 token introspection and RFC 9701 JWT responses. What a token is comes from the token
+// reader (src/tokens/token-reader.ts: JWTs verified once and cached, handles looked up by hash);
+// this service decides what the caller may see of it.
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
 import type { PersistedGrant } from '../domain/types.js'
 import type { IntrospectionCaller } from '../domain/types.js'
 import type { GrantStore } from '../stores/types.js'
 import type { SigningKeyService } from '../tokens/signing-keys.js'
+import { createTokenReader, type TokenReader } from '../tokens/token-reader.js'
 import type { RevocationList } from './revocation-list.js'
 import type { RefreshTokenData } from '../tokens/issuer.js'
 
@@ -19,15 +19,7 @@ export interface IntrospectionService {
   sign(caller: IntrospectionCaller, answer: IntrospectionResponse): Promise<string>
 }
 
-export const JWT_CACHE_SIZE = 10_000
 const INACTIVE: { active: false } = Object.freeze({ active: false }) as { active: false }
-
-/** Cheap shape test: compact JWS has exactly two dots; our handles have none. */
-export function looksLikeJwt(token: string): boolean {
-  const a = token.indexOf('.')
-  const b = a < 0 ? -1 : token.indexOf('.', a + 1)
-  return b > 0 && token.indexOf('.', b + 1) === -1
-}
 
 export function createIntrospectionService(deps: {
   config: Pick<Config, 'issuer' | 'accessTokenSigningAlg'>
@@ -36,48 +28,14 @@ export function createIntrospectionService(deps: {
   grants: GrantStore
   revocations: Pick<RevocationList, 'has'>
   cacheSize?: number
+  /** Shared with token exchange so both use one verified-JWT cache; built from the above when omitted. */
+  reader?: TokenReader
 }): IntrospectionService {
   const { config, clock } = deps
-  // Two generations of at most half the size each, instead of deleting the oldest key of one Map:
-  // V8 leaves deleted entries as holes that keys().next() walks past, measured at ~10 µs per
-  // eviction with 10,000 entries, i.e. on every request once tokens outnumber the cache.
-  const generationSize = Math.max(1, Math.floor((deps.cacheSize ?? JWT_CACHE_SIZE) / 2))
-  let young = new Map<string, Record<string, unknown>>()
-  let old = new Map<string, Record<string, unknown>>()
-  const remember = (token: string, payload: Record<string, unknown>) => {
-    if (young.size >= generationSize) {
-      old = young
-      young = new Map()
-    }
-    young.set(token, payload)
-  }
+  const reader = deps.reader ?? createTokenReader(deps)
 
-  /** Signature, typ at+jwt, iss; cached. Times are checked by the caller on every use. */
-  async function verifyJwt(token: string): Promise<Record<string, unknown> | undefined> {
-    const hit = young.get(token)
-    if (hit) return hit
-    const older = old.get(token)
-    if (older) {
-      remember(token, older) // still in use: keep it past the next generation change
-      return older
-    }
-    let payload: Record<string, unknown>
-    try {
-      payload = (await deps.keys.verify(token, { typ: 'at+jwt' })).payload as Record<string, unknown>
-    } catch {
-      return undefined // malformed, unknown key, bad signature, wrong typ
-    }
-    if (payload.iss !== config.issuer || typeof payload.exp !== 'number' || typeof payload.jti !== 'string') return undefined
-    remember(token, payload)
-    return payload
-  }
-
-  /** The caller's view of an access token's claims, or inactive (RFC 7662 §2.2). */
-  function accessTokenAnswer(caller: IntrospectionCaller, claims: Record<string, unknown>, nowSec: number): IntrospectionResponse {
-    // Expired means expired: no clock-skew grace for our own tokens.
-    if ((claims.exp as number) <= nowSec) return INACTIVE
-    if (typeof claims.nbf === 'number' && claims.nbf > nowSec) return INACTIVE
-    if (deps.revocations.has(claims.jti as string)) return INACTIVE
+  /** The caller's view of an active access token's claims (RFC 7662 §2.2). */
+  function accessTokenAnswer(caller: IntrospectionCaller, claims: Record<string, unknown>): IntrospectionResponse {
     let scope = typeof claims.scope === 'string' ? claims.scope : ''
     if (caller.kind === 'api') {
       // An API sees a token only if it carries one of its scopes, and only its own scopes.
@@ -102,23 +60,11 @@ export function createIntrospectionService(deps: {
     return out as IntrospectionResponse
   }
 
-  async function lookupHandle(caller: IntrospectionCaller, token: string, now: number): Promise<IntrospectionResponse> {
-    const g = await deps.grants.find(token)
-    if (!g || (g.expiresAt !== undefined && g.expiresAt <= now)) return INACTIVE
-    if (g.kind === 'reference_token') return accessTokenAnswer(caller, g.data, Math.floor(now / 1000))
-    if (g.kind === 'refresh_token') return refreshTokenAnswer(caller, g)
-    return INACTIVE
-  }
-
   return {
     async introspect(caller, token) {
-      const now = clock.now()
-      if (looksLikeJwt(token)) {
-        const claims = await verifyJwt(token)
-        return claims ? accessTokenAnswer(caller, claims, Math.floor(now / 1000)) : INACTIVE
-      }
-      if (token.length > 100) return INACTIVE
-      return lookupHandle(caller, token, now)
+      const read = await reader.read(token)
+      if (!read) return INACTIVE
+      return read.kind === 'access_token' ? accessTokenAnswer(caller, read.claims) : refreshTokenAnswer(caller, read.grant)
     },
     sign(caller, answer) {
       const ti: Record<string, unknown> = { ...answer }

@@ -8,10 +8,15 @@
 // account for LOCKOUT_DURATION, doubled at each further lock up to LOCKOUT_MAX_DURATION. While
 // locked every check fails with 'locked' at once: no scrypt, no slowed answer. A success forgets
 // the failures and the escalation; so does LOCKOUT_MAX_DURATION without a failure.
+//
+// No user enumeration (RFC 6749 §10.10 asks the same of every answer): an unknown username is
+// counted and locked like an account (under the name itself), and a disabled account like an
+// enabled one, so every check costs one count and one scrypt, and a lock, which answers at once,
+// comes after the same number of failures whether the account exists or not.
 import type { Logger } from 'pino'
 import type { Clock } from '../domain/clock.js'
 import type { User } from '../domain/types.js'
-import type { FailureCounterStore, FailurePolicy, UserStore } from '../stores/types.js'
+import type { FailureCounterStore, FailureKey, FailurePolicy, UserStore } from '../stores/types.js'
 import { verifyPassword } from '../tokens/passwords.js'
 
 export type PasswordFailure = 'unknown_user' | 'bad_password' | 'disabled' | 'locked'
@@ -45,6 +50,12 @@ export function lockoutPolicy(config: { lockoutThreshold: number; lockoutDuratio
   return { limit: config.lockoutThreshold, baseSeconds: config.lockoutDuration, maxSeconds: config.lockoutMaxDuration }
 }
 
+/** The failure counter `source` of a username no account has ('' is an account's, by subject id). */
+export const UNKNOWN_USERNAME = 'unknown-username'
+
+/** Unknown usernames are counted by their first 200 characters (the input is the attacker's). */
+const COUNTED_USERNAME_MAX = 200
+
 /** Longer usernames are cut in the logs (the input is the attacker's). */
 const LOGGED_USERNAME_MAX = 200
 
@@ -61,15 +72,21 @@ export function createPasswordCheck(deps: PasswordCheckDeps): PasswordCheck {
 
   return {
     async check(username, password, ctx) {
-      const user = username ? await deps.users.findByUsername(username) : undefined
+      if (!username) {
+        await verify(password, undefined) // nothing to count: an empty name guesses nothing
+        return failed('unknown_user', username, ctx)
+      }
+      const user = await deps.users.findByUsername(username)
+      const key: FailureKey = user
+        ? { kind: 'user', name: user.subjectId, source: '' }
+        : { kind: 'user', name: username.slice(0, COUNTED_USERNAME_MAX), source: UNKNOWN_USERNAME }
+      const counted = await deps.failures.recordFailure(key, deps.policy, deps.clock.now())
+      if (!counted.counted) return failed('locked', username, ctx, user)
       if (!user || !user.enabled) {
         // verifyPassword spends the same time for a missing hash: no user enumeration by timing.
         await verify(password, undefined)
         return failed(user ? 'disabled' : 'unknown_user', username, ctx, user)
       }
-      const key = { kind: 'user', name: user.subjectId, source: '' } as const
-      const counted = await deps.failures.recordFailure(key, deps.policy, deps.clock.now())
-      if (!counted.counted) return failed('locked', username, ctx, user)
       if (await verify(password, user.passwordHash)) {
         await deps.failures.clear(key)
         return { ok: true, user }

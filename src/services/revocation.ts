@@ -7,7 +7,7 @@ import type { Clock } from '../domain/clock.js'
 import type { Client } from '../domain/types.js'
 import type { GrantStore, RevocationStore } from '../stores/types.js'
 import type { SigningKeyService } from '../tokens/signing-keys.js'
-import { looksLikeJwt } from './introspection.js'
+import { looksLikeJwt } from '../tokens/token-reader.js'
 import type { RevocationList } from './revocation-list.js'
 
 export interface RevocationService {

@@ -1,17 +1,17 @@
 // The token endpoint's protocol logic (RFC 6749 §3.2, §5): pick the grant handler, check the
 // client may use it, hand it only the parameters it declares, return its response.
 import type { AuthenticatedClient } from '../domain/types.js'
-import type { GrantRegistry } from '../grants/registry.js'
+import type { GrantContext, GrantRegistry } from '../grants/registry.js'
 import { OAuthError } from '../errors.js'
 import type { TokenResponse } from '../tokens/issuer.js'
 
 export interface TokenService {
-  exchange(auth: AuthenticatedClient, form: Record<string, string>): Promise<TokenResponse>
+  exchange(auth: AuthenticatedClient, form: Record<string, string>, ctx: GrantContext): Promise<TokenResponse>
 }
 
 export function createTokenService(deps: { registry: GrantRegistry }): TokenService {
   return {
-    async exchange(auth, form) {
+    async exchange(auth, form, ctx) {
       const grantType = form.grant_type
       if (grantType === undefined) throw new OAuthError('invalid_request', 'grant_type is required')
       const handler = deps.registry.get(grantType)
@@ -30,7 +30,7 @@ export function createTokenService(deps: { registry: GrantRegistry }): TokenServ
         const name = typeof key === 'string' && /^[a-z_]{1,40}$/.test(key) ? key : 'parameter'
         throw new OAuthError('invalid_request', `${name} is missing or invalid`)
       }
-      return handler.handle(client, parsed.data)
+      return handler.handle(client, parsed.data, ctx)
     },
   }
 }

@@ -187,7 +187,7 @@ export interface FailureKey {
   kind: FailureKind
   /** The subject id ('user', 'user_code') or the client id / API name ('client'). */
   name: string
-  /** '' ('user'), the source address ('client') or the client id ('user_code'). */
+  /** '' ('user'; 'unknown-username' when name is a username no account has), the source address ('client') or the client id ('user_code'). */
   source: string
 }
 

@@ -24,6 +24,8 @@ export interface IssueParams {
   refreshToken?: boolean
   /** Refresh token rotation: the absolute expiry (ms) inherited from the first token of the family. */
   refreshAbsoluteExpiresAt?: number
+  /** Seconds; caps the access token's lifetime (token exchange: the subject token's remaining life). */
+  maxLifetime?: number
 }
 
 export interface TokenResponse {
@@ -33,6 +35,8 @@ export interface TokenResponse {
   scope: string
   id_token?: string
   refresh_token?: string
+  /** RFC 8693 §2.2.1 (token exchange). */
+  issued_token_type?: string
 }
 
 /** What a refresh token row's `data` holds: enough to issue the next access token. */
@@ -161,7 +165,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       const p = params.familyId === undefined && wantsRefresh(params) ? { ...params, familyId: randomUUID() } : params
       const now = clock.now()
       const iat = Math.floor(now / 1000)
-      const lifetime = p.client.accessTokenLifetime ?? config.accessTokenLifetime
+      const lifetime = Math.min(p.client.accessTokenLifetime ?? config.accessTokenLifetime, p.maxLifetime ?? Infinity)
       const access = await accessToken(p, iat, lifetime)
       const res: TokenResponse = { access_token: access, token_type: 'Bearer', expires_in: lifetime, scope: p.granted.scopes.join(' ') }
       // Skipped outright on the client_credentials hot path (no extra promises).

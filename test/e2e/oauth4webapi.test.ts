@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.js'
 import { systemClock } from '../../src/domain/clock.js'
 import { createLogger } from '../../src/http/logger.js'
 import { testConfig } from '../helpers/app.js'
+import { freePort } from '../helpers/free-port.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 import { seedTokens } from '../http/token-fixtures.js'
 
@@ -16,11 +17,7 @@ const insecure = { [oauth.allowInsecureRequests]: true }
 
 beforeAll(async () => {
   testDb = await createTestDb()
-  // The issuer must be the listening address, so listen first on a fixed free port.
-  const probe = (await import('node:net')).createServer()
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()))
-  const port = (probe.address() as { port: number }).port
-  await new Promise<void>((r) => probe.close(() => r()))
+  const port = await freePort() // the issuer must be the listening address
   const config = testConfig({ ISSUER: `http://127.0.0.1:${port}` })
   app = await buildApp({ config, db: testDb.db, clock: systemClock, logger: createLogger({ level: 'silent' }) })
   await seedTokens({ db: testDb.db } as Parameters<typeof seedTokens>[0])

@@ -5,6 +5,7 @@ import type { Logger } from 'pino'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { createManualClock } from '../../src/domain/clock.js'
+import type { GrantFactory } from '../../src/grants/registry.js'
 import { createLogger } from '../../src/http/logger.js'
 import { createTestDb, type TestDb } from './db.js'
 
@@ -37,12 +38,12 @@ export function captureLogs(config: Pick<Config, 'logLevel'>): { logs: string[];
   return { logs, logger: createLogger({ level: config.logLevel, destination }) }
 }
 
-export async function createTestApp(opts: { env?: Record<string, string>; testDb?: TestDb } = {}): Promise<TestApp> {
+export async function createTestApp(opts: { env?: Record<string, string>; testDb?: TestDb; grants?: GrantFactory[] } = {}): Promise<TestApp> {
   const testDb = opts.testDb ?? (await createTestDb())
   const config = testConfig(opts.env)
   const clock = createManualClock(Date.now())
   const { logs, logger } = captureLogs(config)
-  const app = await buildApp({ config, db: testDb.db, clock, logger })
+  const app = await buildApp({ config, db: testDb.db, clock, logger, ...(opts.grants ? { grants: opts.grants } : {}) })
   await app.ready()
   return {
     app,

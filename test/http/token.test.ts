@@ -137,7 +137,9 @@ describe('grant registry and parameters', () => {
   const auth = { authorization: basic('backend', 's3cret') }
   it('missing, unknown and disallowed grant types', async () => {
     expectError(await post({}, auth), 400, { error: 'invalid_request', error_description: 'grant_type is required' })
-    expectError(await post({ grant_type: 'password' }, auth), 400, { error: 'unsupported_grant_type' })
+    expectError(await post({ grant_type: 'urn:example:no-such-grant' }, auth), 400, { error: 'unsupported_grant_type' })
+    expectError(await post({ grant_type: 'password', username: 'alice', password: 'x' }, auth), 400,
+      { error: 'unauthorized_client', error_description: 'the client may not use this grant type' })
     expectError(await post({ grant_type: CC }, { authorization: basic('ciba-only', 'ciba-secret') }), 400,
       { error: 'unauthorized_client', error_description: 'the client may not use this grant type' })
   })

@@ -40,7 +40,7 @@ afterAll(async () => {
 
 describe('seed file', () => {
   it('applies the demo seed, and applying it again changes nothing', async () => {
-    expect(await applySeedFile(t.db, DEMO_SEED_FILE)).toEqual({ clients: 3, apiScopes: 2, apiResources: 1, identityResources: 4, users: 1 })
+    expect(await applySeedFile(t.db, DEMO_SEED_FILE)).toEqual({ clients: 5, apiScopes: 2, apiResources: 1, identityResources: 4, users: 1 })
     const first = await dump(t.db)
     await applySeedFile(t.db, DEMO_SEED_FILE)
     expect(await dump(t.db)).toEqual(first)
@@ -64,7 +64,7 @@ describe('seed file', () => {
 
   it('stores secrets and passwords only hashed', async () => {
     const text = JSON.stringify(await dump(t.db))
-    for (const plain of ['orders-api-secret', 'demo-backend-secret', 'demo-reference-secret', 'demo-ciba-secret', 'alice-password']) {
+    for (const plain of ['orders-api-secret', 'demo-backend-secret', 'demo-reference-secret', 'demo-ciba-secret', 'demo-legacy-secret', 'demo-gateway-secret', 'alice-password']) {
       expect(text).not.toContain(plain)
     }
     const api = await createPgResourceStore(t.db).findApiResource('orders-api')
@@ -107,7 +107,7 @@ describe('seed file', () => {
     // In the schema's field order.
     expect(err.problems).toEqual([
       'identityResources[0]: must be a scope name or an object {name, displayName, description, claims, enabled}',
-      'clients[0].allowedGrantTypes[1]: must be one of client_credentials, authorization_code, refresh_token, urn:openid:params:grant-type:ciba, urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange, urn:ietf:params:oauth:grant-type:jwt-bearer or an absolute URI',
+      'clients[0].allowedGrantTypes[1]: must be one of client_credentials, password, authorization_code, refresh_token, urn:openid:params:grant-type:ciba, urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange, urn:ietf:params:oauth:grant-type:jwt-bearer or an absolute URI',
       'clients[1].secrets[0]: Unrecognized key: "vaule"',
       'clients[1].secrets[0]: needs exactly one of "value" or "sha256"',
       'clients[1]: Unrecognized key: "accesTokenType"',

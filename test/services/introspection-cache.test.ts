@@ -1,4 +1,4 @@
-// The verified-JWT cache of the introspection service (src/services/introspection.ts): bounded,
+// The verified-JWT cache of the introspection service (src/tokens/token-reader.ts): bounded,
 // answers repeats without a signature check, and every answer still checks the clock.
 import { describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'

@@ -1,7 +1,7 @@
 // Per-user lockout through the PasswordCheck seam, on a real database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
-import { createPasswordCheck, type PasswordCheck } from '../../src/services/password-check.js'
+import { createPasswordCheck, UNKNOWN_USERNAME, type PasswordCheck } from '../../src/services/password-check.js'
 import { createPgFailureCounterStore } from '../../src/stores/postgres/failure-counters.js'
 import { createPgUserStore } from '../../src/stores/postgres/users.js'
 import { hashPassword, verifyPassword } from '../../src/tokens/passwords.js'
@@ -88,14 +88,38 @@ describe('PasswordCheck lockout', () => {
     }
   })
 
-  it('does not count unknown users or disabled accounts, and spends scrypt on them', async () => {
+  it('counts unknown usernames and disabled accounts like accounts, spends scrypt on each, and locks them after as many failures', async () => {
     const { scrypt, checks: [check] } = await setup()
     await createPgUserStore(t.db).upsert({ subjectId: 'off-1', username: 'off', passwordHash, enabled: false, claims: {}, cibaUserCodeHash: undefined })
     expect(await check!.check('nobody', 'x', ctx)).toEqual({ ok: false, reason: 'unknown_user' })
     expect(await check!.check('off', 'right-password', ctx)).toMatchObject({ ok: false, reason: 'disabled' })
     expect(scrypt.runs).toBe(2)
-    const { rows } = await t.db.query(`SELECT 1 FROM failure_counters WHERE name IN ('off-1', 'nobody')`)
-    expect(rows).toHaveLength(0)
+    const { rows } = await t.db.query(`SELECT kind, name, source, failures FROM failure_counters WHERE name IN ('off-1', 'nobody') ORDER BY name`)
+    expect(rows).toEqual([
+      { kind: 'user', name: 'nobody', source: UNKNOWN_USERNAME, failures: 1 },
+      { kind: 'user', name: 'off-1', source: '', failures: 1 },
+    ])
+    // A lock comes after the same number of failures whether the account exists or not, and
+    // answers at once (no scrypt) either way: a lock tells nobody that a username is taken.
+    for (let i = 1; i < 10; i++) {
+      expect(await check!.check('nobody', `x-${i}`, ctx)).toEqual({ ok: false, reason: 'unknown_user' })
+      expect(await check!.check('off', `x-${i}`, ctx)).toMatchObject({ ok: false, reason: 'disabled' })
+    }
+    expect(scrypt.runs).toBe(20)
+    expect(await check!.check('nobody', 'x', ctx)).toEqual({ ok: false, reason: 'locked' })
+    expect(await check!.check('off', 'right-password', ctx)).toMatchObject({ ok: false, reason: 'locked' })
+    expect(scrypt.runs).toBe(20)
+    // An account named like a counted unknown username has its own counter (by subject id).
+    await createPgUserStore(t.db).upsert({ subjectId: 'sub-nobody', username: 'nobody', passwordHash, enabled: true, claims: {}, cibaUserCodeHash: undefined })
+    expect(await check!.check('nobody', 'right-password', ctx)).toMatchObject({ ok: true, user: { subjectId: 'sub-nobody' } })
+  })
+
+  it('does not count an empty username, and still spends scrypt on it', async () => {
+    const { scrypt, checks: [check] } = await setup()
+    const before = await t.db.query('SELECT count(*)::int AS n FROM failure_counters')
+    expect(await check!.check('', 'x', ctx)).toEqual({ ok: false, reason: 'unknown_user' })
+    expect(scrypt.runs).toBe(1)
+    expect((await t.db.query('SELECT count(*)::int AS n FROM failure_counters')).rows).toEqual(before.rows)
   })
 
   it('logs every failure with username, client and address, the lock with its end, and never the password', async () => {
