@@ -88,6 +88,8 @@ export interface CoreServices {
   keys: SigningKeyService
   /** Call discovery.contribute(() => ({ ... })) to publish what your feature implements. */
   discovery: DiscoveryService
+  /** The person's side every interactive flow builds on (README "Adding an interactive flow"). */
+  interaction: Interaction
 }
 
 declare module 'fastify' {
@@ -138,7 +140,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => keys.close())
   const stores = createStores(db, config, clock)
   const discovery = createDiscoveryService({ config, keys, loadCatalogue: () => stores.resources.loadCatalogue() })
-  app.decorate('authz', { clock, keys, discovery } satisfies CoreServices)
 
   const migrations = await loadMigrations()
   await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations) })
@@ -160,6 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     tokenReader: createTokenReader({ config, clock, keys, grants: stores.grants, revocations: revocationList }),
     interaction: await registerInteraction({ app, db, config, clock, stores, passwordCheck }),
   }
+  app.decorate('authz', { clock, keys, discovery, interaction: ctx.interaction } satisfies CoreServices)
   const cibaGrant = await registerCiba(ctx, deps.cibaNotifier ?? defaultNotifier(config, clock, logger))
   await registerTokenCore(ctx, [cibaGrant], [...EXTENSION_GRANTS, ...(deps.grants ?? [])])
   startCleanup(ctx, logger)

@@ -54,6 +54,22 @@ export function renderAccount(v: { username: string; authTime: number }, form: F
   }
 }
 
+/** GET /account/sign-out: the question, whose form posts to the same URL. */
+export function renderSignOut(v: { username: string } | undefined, form: FormTarget): Page {
+  if (!v) return renderSignedOut()
+  return {
+    status: 200,
+    title: 'Sign out',
+    body: html`<h1>Sign out?</h1>
+<p class="who">You are signed in as <strong>${v.username}</strong>.</p>
+<p>Applications will ask for your password again the next time they send you here.</p>
+<form method="post" action="${SIGN_OUT_PATH}">
+<input type="hidden" name="csrf" value="${form.csrf}">
+<div class="actions"><button class="button primary" type="submit">Sign out</button></div>
+</form>`,
+  }
+}
+
 export function renderSignedOut(): Page {
   return {
     status: 200,

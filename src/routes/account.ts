@@ -1,11 +1,12 @@
 // The one sign-in page every flow sends a person to (GET and POST /account/sign-in?return_to=…),
 // the account page it lands on when no flow is waiting (GET /account), and sign-out
-// (POST /account/sign-out). Logic in src/interaction/sign-in.ts, pages in src/pages/sign-in.ts.
+// (GET asks, POST /account/sign-out does it). Every form posts to the URL of the page that shows
+// it, so a refused form's page can link back to it. Logic in src/interaction/sign-in.ts, pages in src/pages/sign-in.ts.
 import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { PageKit } from '../http/pages.js'
 import type { SignInService } from '../interaction/sign-in.js'
-import { ACCOUNT_PATH, renderAccount, renderSignedOut, renderSignIn, SIGN_IN_PATH, SIGN_OUT_PATH } from '../pages/sign-in.js'
+import { ACCOUNT_PATH, renderAccount, renderSignedOut, renderSignIn, renderSignOut, SIGN_IN_PATH, SIGN_OUT_PATH } from '../pages/sign-in.js'
 
 export interface AccountRouteDeps {
   pages: PageKit
@@ -39,6 +40,11 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, {
     const session = await pages.session(req)
     if (!session) return pages.toSignIn(reply, ACCOUNT_PATH)
     return pages.send(reply, renderAccount(session, { csrf: pages.csrfToken(req, reply) }))
+  })
+
+  app.get(SIGN_OUT_PATH, pages.page, async (req, reply) => {
+    const session = await pages.session(req)
+    return pages.send(reply, renderSignOut(session, { csrf: session ? pages.csrfToken(req, reply) : '' }))
   })
 
   app.post(SIGN_OUT_PATH, pages.form(), async (req, reply) => {
