@@ -29,7 +29,7 @@ const EXPECTED = {
 }
 
 async function start(user = 'alice') {
-  const userCode = user === 'bob' ? { user_code: '4711' } : {}
+  const userCode: Record<string, string> = user === 'bob' ? { user_code: '4711' } : {}
   expect((await startCiba(t, { ...BANK, scope: 'openid email', login_hint: user, ...userCode })).statusCode).toBe(200)
   return lastRequestId(t)
 }
