@@ -1,26 +1,20 @@
 // CIBA end to end through a real listening server: start → authorization_pending → slow_down
 // (and the grown interval) → the user approves on the page in headless Chromium → tokens,
 // verified with jose against the JWKS endpoint. Protocol time moves on the injected clock.
-import { existsSync } from 'node:fs'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BANK, CIBA, createCibaTestApp, type CibaTestApp } from '../ciba/harness.js'
+import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const haveChromium = existsSync(CHROMIUM)
-if (!haveChromium) console.warn(`skipping the CIBA browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`)
+warnIfNoChromium('the CIBA browser test')
 
 let t: CibaTestApp
 let browser: Browser
 beforeAll(async () => {
   if (!haveChromium) return
   t = await createCibaTestApp({ listen: true })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
