@@ -217,7 +217,7 @@ export interface Interaction {
 }
 
 /**
- * The one session, sign-in page and CSRF mechanism (issue 8). The CSRF key is a server secret
+ * The one session, sign-in page and CSRF mechanism. The CSRF key is a server secret
  * created once in the database, so every replica accepts the forms of every other.
  */
 async function registerInteraction(w: Pick<Wiring, 'app' | 'config' | 'clock' | 'stores' | 'passwordCheck'> & { db: Db }): Promise<Interaction> {
