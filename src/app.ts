@@ -16,11 +16,20 @@ import { createPasswordGrant } from './grants/password.js'
 import { createRefreshTokenGrant } from './grants/refresh-token.js'
 import { createGrantRegistry, type GrantDeps, type GrantFactory, type GrantHandler } from './grants/registry.js'
 import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
-import { errorHandler, sendError } from './http/error-handler.js'
+import { registerErrorHandling, sendError } from './http/error-handler.js'
+import { createPageKit, registerCookies, registerPageHeaders, type PageKit } from './http/pages.js'
 import { apiRateLimit, pageRateLimit, registerRateLimit } from './http/rate-limit.js'
 import { safeName } from './http/form.js'
 import { createLogger, lazyChildLoggerFactory } from './http/logger.js'
 import { createConsentService } from './interaction/consent.js'
+import { createCsrfTokens } from './interaction/csrf.js'
+import { createReturnTargets, type ReturnTargets } from './interaction/return-to.js'
+import { createSessionService, type SessionService } from './interaction/session.js'
+import { createSignInService } from './interaction/sign-in.js'
+import { ACCOUNT_PATH } from './pages/sign-in.js'
+import { APPROVE_PATH } from './pages/ciba-approval.js'
+import { accountRoutes } from './routes/account.js'
+import { assetRoutes } from './routes/assets.js'
 import { cibaApproveRoutes } from './routes/ciba-approve.js'
 import { CIBA_PATH, cibaRoutes } from './routes/ciba.js'
 import { discoveryRoutes } from './routes/discovery.js'
@@ -53,10 +62,12 @@ import { createPgGrantStore } from './stores/postgres/grants.js'
 import { createPgResourceStore } from './stores/postgres/resources.js'
 import { createPgRevocationStore } from './stores/postgres/revocations.js'
 import { createPgSigningKeyStore } from './stores/postgres/signing-keys.js'
+import { createPgServerSecretStore } from './stores/postgres/server-secrets.js'
 import { createPgUsedJtiStore } from './stores/postgres/used-jtis.js'
 import { createPgUserSessionStore } from './stores/postgres/user-sessions.js'
 import { createPgUserStore } from './stores/postgres/users.js'
 import { createSigningKeyService } from './tokens/key-service.js'
+import { loadServerSecret } from './tokens/server-secrets.js'
 import type { SigningKeyService } from './tokens/signing-keys.js'
 
 export interface AppDeps {
@@ -77,6 +88,8 @@ export interface CoreServices {
   keys: SigningKeyService
   /** Call discovery.contribute(() => ({ ... })) to publish what your feature implements. */
   discovery: DiscoveryService
+  /** The person's side every interactive flow builds on (README "Adding an interactive flow"). */
+  interaction: Interaction
 }
 
 declare module 'fastify' {
@@ -104,7 +117,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
   })
-  app.setErrorHandler(errorHandler)
+  registerErrorHandling(app, { issuer: config.issuer, site: new URL(config.issuer).host })
   app.setNotFoundHandler((req, reply) =>
     reply.send(sendError(reply, new OAuthError('not_found', `no route for ${req.method} ${safeName(req.url.split('?')[0] ?? '')}`))),
   )
@@ -113,6 +126,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   })
   await app.register(formbody, { bodyLimit: BODY_LIMIT })
   await registerRateLimit(app)
+  await registerCookies(app)
+  registerPageHeaders(app)
 
   // Signing keys: created on first start (all replicas share them), then kept in memory.
   const keys = createSigningKeyService({
@@ -125,7 +140,6 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => keys.close())
   const stores = createStores(db, config, clock)
   const discovery = createDiscoveryService({ config, keys, loadCatalogue: () => stores.resources.loadCatalogue() })
-  app.decorate('authz', { clock, keys, discovery } satisfies CoreServices)
 
   const migrations = await loadMigrations()
   await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations) })
@@ -137,15 +151,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const throttle = createClientAuthThrottle({
     failures: stores.failures, clock, logger, policy: clientAuthPolicy(config), staleSeconds: config.clientCacheTtl,
   })
+  const passwordCheck = createPasswordCheck({ users: stores.users, failures: stores.failures, clock, logger, policy: lockoutPolicy(config) })
   const ctx: Wiring = {
-    app, config, clock, keys, discovery, stores, revocationList, throttle,
+    app, config, clock, keys, discovery, stores, revocationList, throttle, passwordCheck,
     authenticator: createClientAuthenticator({ clients: stores.clients, clock, realm: config.issuer, throttle }),
-    passwordCheck: createPasswordCheck({ users: stores.users, failures: stores.failures, clock, logger, policy: lockoutPolicy(config) }),
     scopes: createScopeResolver({ resources: stores.resources }),
     tokens: createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources }),
     consent: createConsentService({ clock, consents: stores.consents }),
     tokenReader: createTokenReader({ config, clock, keys, grants: stores.grants, revocations: revocationList }),
+    interaction: await registerInteraction({ app, db, config, clock, stores, passwordCheck }),
   }
+  app.decorate('authz', { clock, keys, discovery, interaction: ctx.interaction } satisfies CoreServices)
   const cibaGrant = await registerCiba(ctx, deps.cibaNotifier ?? defaultNotifier(config, clock, logger))
   await registerTokenCore(ctx, [cibaGrant], [...EXTENSION_GRANTS, ...(deps.grants ?? [])])
   startCleanup(ctx, logger)
@@ -187,6 +203,34 @@ interface Wiring {
   consent: ReturnType<typeof createConsentService>
   /** What a presented token of ours is (introspection, token exchange); one verified-JWT cache. */
   tokenReader: TokenReader
+  /** The person's side: session, sign-in, page kit (README "Adding an interactive flow"). */
+  interaction: Interaction
+}
+
+/** What every interactive flow builds on. */
+export interface Interaction {
+  /** Cookies, CSRF and Origin checks, page sending, the way to sign-in (src/http/pages.ts). */
+  pages: PageKit
+  /** Register the flow's page here so the sign-in page may return to it and name its client. */
+  returnTargets: ReturnTargets
+  sessions: SessionService
+}
+
+/**
+ * The one session, sign-in page and CSRF mechanism. The CSRF key is a server secret
+ * created once in the database, so every replica accepts the forms of every other.
+ */
+async function registerInteraction(w: Pick<Wiring, 'app' | 'config' | 'clock' | 'stores' | 'passwordCheck'> & { db: Db }): Promise<Interaction> {
+  const { app, db, config, clock, stores } = w
+  const secret = await loadServerSecret({ store: createPgServerSecretStore(db), clock, keyEncryptionSecret: config.keyEncryptionSecret }, 'csrf')
+  const sessions = createSessionService({ clock, store: stores.userSessions, idleSeconds: config.sessionIdleTimeout, lifetimeSeconds: config.sessionLifetime })
+  const pages = createPageKit(app, { issuer: config.issuer, sessionLifetime: config.sessionLifetime, sessions, csrf: createCsrfTokens(secret) })
+  const returnTargets = createReturnTargets()
+  returnTargets.allow({ path: ACCOUNT_PATH, describe: async () => ({}) })
+  const signIn = createSignInService({ passwordCheck: w.passwordCheck, sessions, targets: returnTargets, accountPath: ACCOUNT_PATH })
+  await app.register(assetRoutes)
+  await app.register(accountRoutes, { pages, signIn, signInRateLimit: pageRateLimit(config.rateLimitSignIn) })
+  return { pages, returnTargets, sessions }
 }
 
 /**
@@ -239,13 +283,9 @@ async function registerCiba(w: Wiring, notifier: CibaNotifier): Promise<GrantHan
     userCodes: createUserCodeCheck({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
   })
   await app.register(cibaRoutes, { authenticator: w.authenticator, ciba, rateLimit: apiRateLimit(config.rateLimitApi) })
-  const approval = createCibaApproval({
-    clock, requests: stores.cibaRequests, sessions: stores.userSessions, users: stores.users, clients: stores.clients, resources: stores.resources,
-    passwordCheck: w.passwordCheck,
-  })
-  await app.register(cibaApproveRoutes, {
-    approval, secureCookies: config.issuer.startsWith('https:'), signInRateLimit: pageRateLimit(config.rateLimitSignIn),
-  })
+  const approval = createCibaApproval({ clock, requests: stores.cibaRequests, clients: stores.clients, resources: stores.resources })
+  w.interaction.returnTargets.allow({ path: APPROVE_PATH, describe: approval.describe })
+  await app.register(cibaApproveRoutes, { approval, pages: w.interaction.pages })
   w.discovery.contribute(() => ({
     backchannel_authentication_endpoint: `${config.issuer}${CIBA_PATH}`,
     backchannel_token_delivery_modes_supported: ['poll'],

@@ -44,6 +44,8 @@ const Env = z.object({
   USER_CODE_BLOCK_DURATION: seconds(300),
   RATE_LIMIT_SIGN_IN: perMinute(60),
   RATE_LIMIT_API: perMinute(60_000),
+  SESSION_IDLE_TIMEOUT: seconds(1800),
+  SESSION_LIFETIME: seconds(36_000),
 })
 
 export type Config = Readonly<{
@@ -81,6 +83,9 @@ export type Config = Readonly<{
   /** Requests per minute per source address and replica; 0: off. */
   rateLimitSignIn: number
   rateLimitApi: number
+  /** Sign-in session (src/interaction/session.ts): ends after this long unused, and this long after sign-in at the latest. */
+  sessionIdleTimeout: number
+  sessionLifetime: number
 }>
 
 export class ConfigError extends Error {
@@ -102,7 +107,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (e.CIBA_NOTIFICATION_URL && !e.CIBA_NOTIFICATION_SECRET) {
     throw new ConfigError(['CIBA_NOTIFICATION_SECRET: required when CIBA_NOTIFICATION_URL is set'])
   }
-  for (const [base, max] of [['LOCKOUT_DURATION', 'LOCKOUT_MAX_DURATION'], ['CLIENT_AUTH_BLOCK_DURATION', 'CLIENT_AUTH_BLOCK_MAX_DURATION'], ['USER_CODE_BLOCK_DURATION', 'LOCKOUT_MAX_DURATION']] as const) {
+  for (const [base, max] of [['LOCKOUT_DURATION', 'LOCKOUT_MAX_DURATION'], ['CLIENT_AUTH_BLOCK_DURATION', 'CLIENT_AUTH_BLOCK_MAX_DURATION'], ['USER_CODE_BLOCK_DURATION', 'LOCKOUT_MAX_DURATION'], ['SESSION_IDLE_TIMEOUT', 'SESSION_LIFETIME']] as const) {
     if (e[base] > e[max]) throw new ConfigError([`${max}: must not be less than ${base}`])
   }
   return Object.freeze({
@@ -136,5 +141,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     userCodeBlockDuration: e.USER_CODE_BLOCK_DURATION,
     rateLimitSignIn: e.RATE_LIMIT_SIGN_IN,
     rateLimitApi: e.RATE_LIMIT_API,
+    sessionIdleTimeout: e.SESSION_IDLE_TIMEOUT,
+    sessionLifetime: e.SESSION_LIFETIME,
   })
 }

@@ -1,8 +1,39 @@
-// The one place errors become responses (DESIGN.md wire rules): JSON {error, error_description},
-// Cache-Control: no-store and Pragma: no-cache. Anything unexpected becomes server_error;
-// its cause is logged and never sent.
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+// The one place errors become responses. The route chooses how (its `config.errorMode`):
+// - 'oauth' (the default: API endpoints): JSON {error, error_description} with Cache-Control:
+//   no-store and Pragma: no-cache (RFC 6749 §5.2);
+// - 'page' (pages a person uses): an HTML page with the status and a human sentence;
+// - 'redirect' (the authorization endpoint): once the route has validated the client's redirect
+//   URI and called setErrorRedirect(), a 303 to it with error, error_description, state and iss
+//   (RFC 6749 §4.1.2.1, RFC 9207); before that (unknown client, unregistered redirect URI: never
+//   redirect there, RFC 6749 §4.1.2.1 and §10.15) the error page.
+// Anything unexpected becomes server_error; its cause is logged and never sent.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { OAuthError } from '../errors.js'
+import { layout, pageHeaders, type Page } from '../pages/html.js'
+import { errorPage } from '../pages/message.js'
+
+export type ErrorMode = 'oauth' | 'page' | 'redirect'
+
+/** A redirect URI the route has validated for this request, and the request's state. */
+export interface ErrorRedirect {
+  redirectUri: string
+  state?: string | undefined
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** How errors of this route are answered; 'oauth' when unset. */
+    errorMode?: ErrorMode
+  }
+  interface FastifyRequest {
+    errorRedirect: ErrorRedirect | null
+  }
+}
+
+/** Redirect mode: errors of this request go back to `target` (validated by the route) from now on. */
+export function setErrorRedirect(req: FastifyRequest, target: ErrorRedirect): void {
+  req.errorRedirect = target
+}
 
 export function toOAuthError(err: unknown): OAuthError {
   if (err instanceof OAuthError) return err
@@ -42,25 +73,50 @@ export function sendError(reply: FastifyReply, e: OAuthError) {
   }
 }
 
-/** A finished non-JSON answer raised from a hook, e.g. the HTML page of a rate-limited page route. */
-export class HtmlResponseError extends Error {
+/** A page to answer with, raised from a hook (e.g. the 429 page of a rate-limited page route). */
+export class PageResponseError extends Error {
   constructor(
-    readonly statusCode: number,
-    readonly headers: Readonly<Record<string, string>>,
-    readonly body: string,
+    readonly page: Page,
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
-    super(`HTTP ${statusCode}`)
-    this.name = 'HtmlResponseError'
+    super(`HTTP ${page.status}`)
+    this.name = 'PageResponseError'
   }
 }
 
-export function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply) {
-  if (err instanceof HtmlResponseError) {
-    req.log.info({ status: err.statusCode }, 'page request refused')
-    return reply.code(err.statusCode).headers(err.headers).send(err.body)
+/** The error URL of RFC 6749 §4.1.2.1 with RFC 9207's iss. */
+export function errorRedirectUrl(target: ErrorRedirect, e: OAuthError, issuer: string): string {
+  const url = new URL(target.redirectUri)
+  url.searchParams.set('error', e.code)
+  if (e.status < 500 && e.description !== undefined) url.searchParams.set('error_description', e.description)
+  if (target.state !== undefined) url.searchParams.set('state', target.state)
+  url.searchParams.set('iss', issuer)
+  return url.href
+}
+
+export function createErrorHandler(opts: { issuer: string; site: string }) {
+  const sendPage = (reply: FastifyReply, page: Page, headers: Readonly<Record<string, string>> = {}) =>
+    reply.code(page.status).headers({ ...pageHeaders(), ...headers }).send(layout(page, opts.site))
+
+  return function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply) {
+    if (err instanceof PageResponseError) {
+      req.log.info({ status: err.page.status }, 'page request refused')
+      return sendPage(reply, err.page, err.headers)
+    }
+    const e = toOAuthError(err)
+    if (e.status >= 500) req.log.error({ err: e.cause ?? err }, 'request failed')
+    else req.log.info({ error: e.code }, e.description ?? e.code)
+    const mode = req.routeOptions.config?.errorMode ?? 'oauth'
+    if (mode === 'redirect' && req.errorRedirect) {
+      return reply.code(303).headers({ location: errorRedirectUrl(req.errorRedirect, e, opts.issuer), 'cache-control': 'no-store' }).send()
+    }
+    if (mode !== 'oauth') return sendPage(reply, errorPage({ status: e.status, code: e.code, description: e.description }), e.headers)
+    return reply.send(sendError(reply, e))
   }
-  const e = toOAuthError(err)
-  if (e.status >= 500) req.log.error({ err: e.cause ?? err }, 'request failed')
-  else req.log.info({ error: e.code }, e.description ?? e.code)
-  return reply.send(sendError(reply, e))
+}
+
+/** Installs the error handler and the per-request redirect slot. */
+export function registerErrorHandling(app: FastifyInstance, opts: { issuer: string; site: string }): void {
+  app.decorateRequest('errorRedirect', null)
+  app.setErrorHandler(createErrorHandler(opts))
 }

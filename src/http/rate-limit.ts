@@ -7,8 +7,8 @@
 import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
 import { OAuthError } from '../errors.js'
-import { layout, html, PAGE_HEADERS } from '../pages/html.js'
-import { HtmlResponseError } from './error-handler.js'
+import { tooManyAttemptsPage } from '../pages/message.js'
+import { PageResponseError } from './error-handler.js'
 
 const MINUTE = 60_000
 
@@ -39,14 +39,10 @@ export function apiRateLimit(perMinute: number): RateLimitOptions | undefined {
 /** Route config for a page a person posts to (sign-in): the answer is an HTML page. */
 export function pageRateLimit(perMinute: number): RateLimitOptions | undefined {
   if (perMinute <= 0) return undefined
-  const body = layout(
-    'Too many attempts',
-    html`<h1>Too many attempts</h1><p>There were too many attempts from your network. Please wait a minute and try again.</p>`,
-  )
   return {
     max: perMinute,
     timeWindow: MINUTE,
     errorResponseBuilder: (_req, ctx) =>
-      new HtmlResponseError(429, { ...PAGE_HEADERS, 'retry-after': String(Math.max(1, Math.ceil(ctx.ttl / 1000))) }, body),
+      new PageResponseError(tooManyAttemptsPage(), { 'retry-after': String(Math.max(1, Math.ceil(ctx.ttl / 1000))) }),
   }
 }

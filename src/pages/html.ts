@@ -1,6 +1,7 @@
-// Server-rendered HTML for the pages a person uses. Everything interpolated is escaped; there is
-// no script at all, and the one style block is allowed by its hash in the Content-Security-Policy.
-import { createHash } from 'node:crypto'
+// Server-rendered HTML for the pages a person uses: one layout, one stylesheet, no script at all.
+// Everything interpolated is escaped. Renderers return a Page (status, title, body); the route
+// helper (src/http/pages.ts) wraps it in the layout and sends it with the security headers.
+import { STYLESHEET_PATH } from './style.js'
 
 /** HTML-escapes text for element content and quoted attribute values. */
 export function escapeHtml(value: unknown): string {
@@ -31,46 +32,71 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): SafeH
   return new SafeHtml(out)
 }
 
-const STYLE = `body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}
-label{display:block;margin-top:1rem;font-weight:600}input{font:inherit;width:100%;padding:.5rem;box-sizing:border-box}
-button{font:inherit;padding:.5rem 1.25rem;margin:1rem .5rem 0 0;cursor:pointer}
-.error{color:#8b0000;border:2px solid #8b0000;padding:.5rem 1rem}.binding{font-size:1.5rem;font-weight:700;letter-spacing:.1em}`
-
-const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64')
-
-/** No scripts, no framing, forms post only to us; the style block by hash. */
-export const PAGE_CSP = [
-  "default-src 'none'",
-  `style-src 'sha256-${STYLE_HASH}'`,
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ')
-
-export const PAGE_HEADERS: Readonly<Record<string, string>> = {
-  'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': PAGE_CSP,
-  'cache-control': 'no-store',
-  pragma: 'no-cache',
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'x-frame-options': 'DENY',
+/** What a page renderer returns. */
+export interface Page {
+  status: number
+  /** The document title (the layout adds the site name). */
+  title: string
+  body: SafeHtml
 }
 
-export function layout(title: string, body: SafeHtml): string {
+/**
+ * No scripts, no framing, styles only from our stylesheet, forms post only to us (plus origins a
+ * flow redirects to after a form: browsers apply form-action to those redirects too).
+ */
+export function pageCsp(formActionOrigins: readonly string[] = []): string {
+  return [
+    "default-src 'none'",
+    "style-src 'self'",
+    `form-action ${["'self'", ...formActionOrigins].join(' ')}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ')
+}
+
+export const PAGE_CSP = pageCsp()
+
+/**
+ * The headers of every HTML response. Referrer-Policy is same-origin, not no-referrer: under
+ * no-referrer browsers send `Origin: null` with our own form posts, which would leave the Origin
+ * check (src/http/pages.ts) nothing to compare; same-origin still sends nothing to other sites.
+ */
+export function pageHeaders(formActionOrigins: readonly string[] = []): Record<string, string> {
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'content-security-policy': pageCsp(formActionOrigins),
+    'cache-control': 'no-store',
+    pragma: 'no-cache',
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'same-origin',
+    'x-frame-options': 'DENY',
+  }
+}
+
+export const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze(pageHeaders())
+
+/** The whole document: the site's name above the page's card. */
+export function layout(page: Pick<Page, 'title' | 'body'>, site: string): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title}</title>
-<style>${new SafeHtml(STYLE)}</style>
+<title>${page.title} · ${site}</title>
+<link rel="stylesheet" href="${STYLESHEET_PATH}">
 </head>
 <body>
+<header class="site">${site}</header>
 <main>
-${body}
+${page.body}
 </main>
+<footer>Only enter your password on pages of ${site}.</footer>
 </body>
 </html>
 `.value
+}
+
+/** A paragraph of the alert box (role=alert: read out by screen readers at once). */
+export function alertBox(message: string | SafeHtml | undefined): SafeHtml | string {
+  return message ? html`<div class="alert" role="alert"><p>${message}</p></div>` : ''
 }

@@ -1,76 +1,46 @@
-// The user's side of CIBA (Core §7.2 leaves authentication and consent to the OP): sign-in with
-// username and password, a session kept hashed in user_sessions, CSRF tokens on every form, and
-// the approve / deny decision, which is one SQL statement valid only while the request is pending
-// and unexpired. Returns page models; rendering lives in src/pages, HTTP in src/routes.
-import { createHash, timingSafeEqual } from 'node:crypto'
+// The person's side of CIBA (Core §7.2 leaves authentication and consent to the OP), the first
+// interactive flow built on the shared foundation: the sign-in session (src/interaction/session.ts),
+// the sign-in page (it returns here), and the decision screen (src/interaction/decision.ts).
+// CIBA's approval is a per-request decision (the request itself is the consent), so nothing is
+// remembered. The decision is one SQL statement, valid only while the request is pending and
+// unexpired. Returns page models; rendering lives in src/pages, HTTP in src/routes.
 import type { Clock } from '../domain/clock.js'
 import type { CibaRequest } from '../domain/types.js'
-import type { CibaRequestStore, ClientStore, ResourceStore, UserSessionStore, UserStore } from '../stores/types.js'
-import { newHandle } from '../tokens/handles.js'
-import type { PasswordCheck } from './password-check.js'
-
-export const DEFAULT_SESSION_LIFETIME = 900
-
-export interface RequestDetails {
-  requestId: string
-  clientName: string
-  scopes: Array<{ name: string; displayName: string }>
-  bindingMessage: string | undefined
-  idp: string | undefined
-  tenant: string | undefined
-  expiresAt: number
-}
+import { decisionView, type DecisionView } from '../interaction/decision.js'
+import type { ReturnTargetInfo } from '../interaction/return-to.js'
+import type { Session } from '../interaction/session.js'
+import type { CibaRequestStore, ClientStore, ResourceStore } from '../stores/types.js'
 
 export type ApprovalPage =
   | { kind: 'unknown' }
   | { kind: 'expired' }
   | { kind: 'decided'; status: 'approved' | 'denied' }
-  | { kind: 'sign-in'; requestId: string; csrf: string; error?: 'bad-credentials' | 'wrong-user' | 'csrf' | 'signed-out' }
-  | { kind: 'consent'; details: RequestDetails; username: string; csrf: string; error?: 'csrf' }
+  /** No session: the person is sent to the sign-in page, which returns here. */
+  | { kind: 'sign-in' }
+  /** A decision posted without a (live) session. */
+  | { kind: 'signed-out' }
+  /** Signed in as someone else than the user the request is for; the request stays pending. */
+  | { kind: 'wrong-user'; username: string; clientName: string }
+  /** `unanswered`: the form came back with neither Approve nor Deny. */
+  | { kind: 'decision'; view: DecisionView; unanswered?: boolean }
   | { kind: 'done'; status: 'approved' | 'denied'; clientName: string }
-
-export interface ApprovalCookies {
-  session?: string | undefined
-  /** Pre-session CSRF cookie for the sign-in form (double submit). */
-  csrf?: string | undefined
-}
-
-export interface ApprovalResult {
-  page: ApprovalPage
-  /** Cookie values to set (undefined: leave as is). */
-  setSession?: { value: string; maxAge: number }
-  setCsrf?: string
-  /** After a successful sign-in: show the request (303 to GET). */
-  redirect?: boolean
-}
 
 export interface CibaApprovalDeps {
   clock: Clock
-  requests: CibaRequestStore
-  sessions: UserSessionStore
-  users: Pick<UserStore, 'findByUsername' | 'findBySubjectId'>
+  requests: Pick<CibaRequestStore, 'findById' | 'decide'>
   clients: Pick<ClientStore, 'findById'>
   resources: Pick<ResourceStore, 'loadCatalogue'>
-  /** The one password check: lockout and failure logs. */
-  passwordCheck: PasswordCheck
-  sessionLifetime?: number
 }
 
-/** The CSRF token that belongs to a cookie value: only someone who can read the cookie knows it. */
-export function csrfToken(cookieValue: string): string {
-  return createHash('sha256').update(`csrf:${cookieValue}`).digest('base64url')
-}
+/** The longest request id accepted from a URL (ours are 32 hex characters). */
+const REQUEST_ID_MAX = 100
 
-export function csrfMatches(cookieValue: string | undefined, presented: string | undefined): boolean {
-  if (cookieValue === undefined || presented === undefined) return false
-  const a = Buffer.from(csrfToken(cookieValue))
-  const b = Buffer.from(presented)
-  return a.length === b.length && timingSafeEqual(a, b)
+export function requestIdOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 && value.length <= REQUEST_ID_MAX ? value : undefined
 }
 
 export function createCibaApproval(deps: CibaApprovalDeps) {
   const { clock } = deps
-  const lifetime = deps.sessionLifetime ?? DEFAULT_SESSION_LIFETIME
 
   /** The request if it can still be decided, else the page that says why not. */
   async function open(requestId: string | undefined): Promise<CibaRequest | ApprovalPage> {
@@ -81,79 +51,60 @@ export function createCibaApproval(deps: CibaApprovalDeps) {
     return req
   }
 
-  function signInPage(requestId: string, cookies: ApprovalCookies, error?: 'bad-credentials' | 'wrong-user' | 'csrf' | 'signed-out'): ApprovalResult {
-    const pre = cookies.csrf ?? newHandle()
-    return { page: { kind: 'sign-in', requestId, csrf: csrfToken(pre), ...(error ? { error } : {}) }, ...(cookies.csrf ? {} : { setCsrf: pre }) }
+  async function clientName(clientId: string): Promise<string> {
+    return (await deps.clients.findById(clientId))?.clientName ?? clientId
   }
 
-  async function details(req: CibaRequest): Promise<RequestDetails> {
-    const [client, cat] = await Promise.all([deps.clients.findById(req.clientId), deps.resources.loadCatalogue()])
-    const scopes = req.requestedScopes.map((name) => ({
-      name,
-      displayName: cat.identityResources.get(name)?.displayName ?? cat.apiScopes.get(name)?.displayName ?? name,
-    }))
+  /** The page for a person with this session, before any decision. */
+  async function page(req: CibaRequest, session: Session | undefined): Promise<ApprovalPage> {
+    if (!session) return { kind: 'sign-in' }
+    const [client, catalogue] = await Promise.all([deps.clients.findById(req.clientId), deps.resources.loadCatalogue()])
+    const name = client?.clientName ?? req.clientId
+    if (session.subjectId !== req.subjectId) return { kind: 'wrong-user', username: session.username, clientName: name }
     return {
-      requestId: req.id, clientName: client?.clientName ?? req.clientId, scopes, bindingMessage: req.bindingMessage,
-      idp: req.idp, tenant: req.tenant, expiresAt: req.expiresAt,
+      kind: 'decision',
+      view: decisionView(catalogue, {
+        client: { clientId: req.clientId, clientName: name },
+        username: session.username,
+        scopes: req.requestedScopes,
+        bindingMessage: req.bindingMessage,
+        details: [{ label: 'Identity provider', value: req.idp }, { label: 'Tenant', value: req.tenant }],
+      }),
     }
   }
 
-  async function session(cookies: ApprovalCookies) {
-    return cookies.session ? deps.sessions.find(cookies.session, clock.now()) : undefined
-  }
-
   return {
-    async show(requestId: string | undefined, cookies: ApprovalCookies): Promise<ApprovalResult> {
-      const req = await open(requestId)
-      if (!('id' in req)) return { page: req }
-      const s = await session(cookies)
-      if (!s) return signInPage(req.id, cookies)
-      if (s.subjectId !== req.subjectId) return signInPage(req.id, cookies, 'wrong-user')
-      const user = await deps.users.findBySubjectId(s.subjectId)
-      return { page: { kind: 'consent', details: await details(req), username: user?.username ?? s.subjectId, csrf: csrfToken(cookies.session!) } }
+    /** For the sign-in page: the application behind /ciba/approve?request=ID (unknown id: ignored). */
+    async describe(target: URL): Promise<ReturnTargetInfo | undefined> {
+      const id = requestIdOf(target.searchParams.get('request') ?? undefined)
+      const req = id ? await deps.requests.findById(id) : undefined
+      return req && { client: { clientId: req.clientId, clientName: await clientName(req.clientId) } }
     },
 
-    async signIn(requestId: string | undefined, form: Record<string, string>, cookies: ApprovalCookies, address: string): Promise<ApprovalResult> {
+    async show(requestId: string | undefined, session: Session | undefined): Promise<ApprovalPage> {
       const req = await open(requestId)
-      if (!('id' in req)) return { page: req }
-      if (!csrfMatches(cookies.csrf, form.csrf)) return signInPage(req.id, {}, 'csrf')
-      // One message for every failure (unknown user, wrong password, disabled, locked).
-      const checked = await deps.passwordCheck.check(form.username ?? '', form.password ?? '', { address, clientId: req.clientId })
-      if (!checked.ok) return signInPage(req.id, cookies, 'bad-credentials')
-      const user = checked.user
-      // The request stays pending: the right user can still sign in and decide.
-      if (user.subjectId !== req.subjectId) return signInPage(req.id, cookies, 'wrong-user')
-      const sessionId = newHandle()
-      const now = clock.now()
-      await deps.sessions.create({ sessionId, subjectId: user.subjectId, authTime: now, createdAt: now, expiresAt: now + lifetime * 1000 })
-      return { page: { kind: 'sign-in', requestId: req.id, csrf: '' }, setSession: { value: sessionId, maxAge: lifetime }, redirect: true }
+      return 'id' in req ? page(req, session) : req
     },
 
-    async decide(requestId: string | undefined, form: Record<string, string>, cookies: ApprovalCookies): Promise<ApprovalResult> {
+    /**
+     * Approves or denies. The tokens carry the session's auth_time: the time the person signed
+     * in, not the time of this click (OIDC Core §2).
+     */
+    async decide(requestId: string | undefined, session: Session | undefined, decision: string | undefined): Promise<ApprovalPage> {
       const req = await open(requestId)
-      if (!('id' in req)) return { page: req }
-      const s = await session(cookies)
-      if (!s) return signInPage(req.id, cookies, 'signed-out')
-      if (s.subjectId !== req.subjectId) return signInPage(req.id, cookies, 'wrong-user')
-      if (!csrfMatches(cookies.session, form.csrf)) {
-        const user = await deps.users.findBySubjectId(s.subjectId)
-        return { page: { kind: 'consent', details: await details(req), username: user?.username ?? s.subjectId, csrf: csrfToken(cookies.session!), error: 'csrf' } }
-      }
-      // The approval is the user's authentication act for this request: its time is auth_time.
-      const now = clock.now()
+      if (!('id' in req)) return req
+      if (!session) return { kind: 'signed-out' }
+      const shown = await page(req, session)
+      if (shown.kind !== 'decision') return shown
+      if (decision !== 'approve' && decision !== 'deny') return { ...shown, unanswered: true }
       const decided = await deps.requests.decide(
         req.id,
-        form.decision === 'approve' ? { status: 'approved', approvedScopes: req.requestedScopes, authTime: now } : { status: 'denied' },
-        now,
+        decision === 'approve' ? { status: 'approved', approvedScopes: req.requestedScopes, authTime: session.authTime } : { status: 'denied' },
+        clock.now(),
       )
       // Lost a race with another decision or with expiry: say what the request's state is now.
-      if (!decided) return { page: (await open(req.id)) as ApprovalPage }
-      const { clientName } = await details(decided)
-      return { page: { kind: 'done', status: decided.status as 'approved' | 'denied', clientName } }
-    },
-
-    async signOut(cookies: ApprovalCookies): Promise<void> {
-      if (cookies.session) await deps.sessions.remove(cookies.session)
+      if (!decided) return (await open(req.id)) as ApprovalPage
+      return { kind: 'done', status: decided.status as 'approved' | 'denied', clientName: shown.view.clientName }
     },
   }
 }

@@ -109,13 +109,59 @@ export interface CibaRequestStore {
   removeExpired(before: number, limit: number): Promise<number>
 }
 
-/** Sign-in sessions of the approval pages; the cookie value is stored only as a hash. */
+/** A sign-in session (migrations/0009_sessions.sql), as its store returns it. */
+export interface StoredSession {
+  /** Public session id (OIDC `sid`, logout); not a secret. */
+  sid: string
+  subjectId: string
+  /** The user's username, read with the session (pages say who is signed in). */
+  username: string
+  /** When the person signed in (ms): the `auth_time` of what is issued in this session. */
+  authTime: number
+  /** How the person signed in (RFC 8176 values, e.g. ['pwd']). */
+  amr: string[]
+  /** Clients used in this session, in first-use order (for logout). */
+  clientIds: string[]
+  /** The idle deadline (ms): the session ends then unless it is used again. */
+  expiresAt: number
+  /** The absolute end (ms). */
+  endsAt: number
+}
+
+export interface NewSession {
+  /** The raw handle (the cookie value); the store keeps only its hash. */
+  handle: string
+  sid: string
+  subjectId: string
+  authTime: number
+  amr: string[]
+  createdAt: number
+  expiresAt: number
+  endsAt: number
+}
+
+/** Sign-in sessions; the handle is stored only as a hash. Each method is one statement. */
 export interface UserSessionStore {
-  create(s: { sessionId: string; subjectId: string; authTime: number; createdAt: number; expiresAt: number }): Promise<void>
-  /** The unexpired session for this cookie value. */
-  find(sessionId: string, now: number): Promise<{ subjectId: string; authTime: number; expiresAt: number } | undefined>
-  remove(sessionId: string): Promise<void>
+  create(s: NewSession): Promise<void>
+  /**
+   * The session for this handle if it is alive at `now` (before both deadlines) and its user is
+   * enabled; its idle deadline moves to min(now + idleSeconds, endsAt) in the same statement.
+   */
+  use(handle: string, now: number, idleSeconds: number): Promise<StoredSession | undefined>
+  /** Deletes the session; returns it as it was (undefined when there was none). */
+  remove(handle: string): Promise<StoredSession | undefined>
+  /** Adds a client to the session's list (once); false when the session is gone. */
+  addClient(sid: string, clientId: string): Promise<boolean>
   removeExpired(before: number, limit: number): Promise<number>
+}
+
+/** Server-wide secrets shared by every replica (table server_secrets). */
+export interface ServerSecretStore {
+  /**
+   * The stored secret `name`; when there is none, stores `candidate` first. Replicas starting
+   * together all get the one that was stored first.
+   */
+  ensure(name: string, candidate: { value: string; encrypted: boolean; createdAt: number }): Promise<{ value: string; encrypted: boolean }>
 }
 
 /** A user's remembered consent for one client (OpenID Connect Core §3.1.2.4). */

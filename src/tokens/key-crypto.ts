@@ -1,9 +1,11 @@
-// Encryption at rest of private signing keys (KEY_ENCRYPTION_SECRET): AES-256-GCM.
+// Encryption at rest (KEY_ENCRYPTION_SECRET) of private signing keys and of the server-wide
+// secrets (server_secrets): AES-256-GCM.
 // Stored form (see the signing_keys comment in migrations/0001): v1.<iv>.<tag>.<ciphertext>,
 // each part base64url; iv is 12 random bytes (NIST SP 800-38D §8.2.2), tag 16 bytes.
 // The 256-bit key is HKDF-SHA256(secret) (RFC 5869) with a fixed salt and info, so the same
-// secret yields the same key on every replica. The key id is the GCM additional authenticated
-// data: a ciphertext copied onto another row does not decrypt.
+// secret yields the same key on every replica. The row's name (a key id, or
+// 'server-secret:<name>') is the GCM additional authenticated data: a ciphertext copied onto
+// another row does not decrypt.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 
 const VERSION = 'v1'
@@ -20,9 +22,14 @@ export function deriveKeyEncryptionKey(secret: string): Buffer {
 }
 
 export function encryptPrivateKey(plaintext: string, key: Buffer, kid: string): string {
+  return encryptAtRest(plaintext, key, kid)
+}
+
+/** Encrypts `plaintext` bound to `aad` (the name of the row it is stored in). */
+export function encryptAtRest(plaintext: string, key: Buffer, aad: string): string {
   const iv = randomBytes(12)
   const cipher = createCipheriv('aes-256-gcm', key, iv)
-  cipher.setAAD(Buffer.from(kid))
+  cipher.setAAD(Buffer.from(aad))
   const data = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()])
   const tag = cipher.getAuthTag()
   return [VERSION, iv, tag, data].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.')
@@ -30,20 +37,23 @@ export function encryptPrivateKey(plaintext: string, key: Buffer, kid: string): 
 
 /** Throws KeyDecryptionError (naming the kid, never the secret) when the key or format is wrong. */
 export function decryptPrivateKey(stored: string, key: Buffer, kid: string): string {
+  return decryptAtRest(stored, key, kid, `signing key ${kid}`)
+}
+
+/** Decrypts what encryptAtRest stored under `aad`; errors name `what`, never the secret. */
+export function decryptAtRest(stored: string, key: Buffer, aad: string, what: string): string {
   const parts = stored.split('.')
   if (parts.length !== 4 || parts[0] !== VERSION) {
-    throw new KeyDecryptionError(`signing key ${kid}: unknown encrypted format`)
+    throw new KeyDecryptionError(`${what}: unknown encrypted format`)
   }
   const [, iv, tag, data] = parts.map((p) => Buffer.from(p, 'base64url')) as [Buffer, Buffer, Buffer, Buffer]
-  if (iv.length !== 12 || tag.length !== 16) throw new KeyDecryptionError(`signing key ${kid}: malformed ciphertext`)
+  if (iv.length !== 12 || tag.length !== 16) throw new KeyDecryptionError(`${what}: malformed ciphertext`)
   try {
     const decipher = createDecipheriv('aes-256-gcm', key, iv)
-    decipher.setAAD(Buffer.from(kid))
+    decipher.setAAD(Buffer.from(aad))
     decipher.setAuthTag(tag)
     return Buffer.concat([decipher.update(data), decipher.final()]).toString('utf8')
   } catch {
-    throw new KeyDecryptionError(
-      `signing key ${kid} cannot be decrypted: KEY_ENCRYPTION_SECRET differs from the one it was stored with`,
-    )
+    throw new KeyDecryptionError(`${what} cannot be decrypted: KEY_ENCRYPTION_SECRET differs from the one it was stored with`)
   }
 }

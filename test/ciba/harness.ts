@@ -78,7 +78,13 @@ export function cibaSeed(jwk: Record<string, unknown>) {
 }
 
 export async function createCibaTestApp(
-  opts: { env?: Record<string, string>; notifier?: CibaNotifier | false; listen?: boolean } = {},
+  opts: {
+    env?: Record<string, string>
+    notifier?: CibaNotifier | false
+    listen?: boolean
+    /** Adds test-only routes before the app is ready. */
+    beforeReady?: (app: FastifyInstance) => Promise<void>
+  } = {},
 ): Promise<CibaTestApp> {
   const testDb = await createTestDb()
   const port = opts.listen ? await freePort() : undefined
@@ -89,6 +95,7 @@ export async function createCibaTestApp(
   const capture: CibaNotifier = { notify: (n) => void notifications.push(n), drain: async () => {} }
   const notifier = opts.notifier === false ? undefined : (opts.notifier ?? capture)
   const app = await buildApp({ config, db: testDb.db, clock, logger, ...(notifier ? { cibaNotifier: notifier } : {}) })
+  await opts.beforeReady?.(app)
   await app.ready()
   const client = await newKey('bank-1')
   const other = await newKey('other-1')

@@ -1,5 +1,6 @@
 // The CIBA approval sign-in goes through the one PasswordCheck: wrong passwords lock the account.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SIGN_IN_FAILED } from '../../src/pages/sign-in.js'
 import { lastRequestId, signIn } from './approve-helper.js'
 import { BANK, createCibaTestApp, startCiba, type CibaTestApp } from './harness.js'
 
@@ -16,7 +17,7 @@ describe('CIBA approval sign-in lockout', () => {
     for (let i = 0; i < 3; i++) {
       const { res } = await signIn(t, id, 'alice', `wrong-${i}`)
       expect(res.statusCode).toBe(401)
-      expect(res.body).toContain('class="error"')
+      expect(res.body).toContain(`<div class="alert" role="alert"><p>${SIGN_IN_FAILED}</p></div>`)
     }
     const locked = await signIn(t, id, 'alice', 'alice-pw')
     const wrong = await signIn(t, id, 'alice', 'wrong-again')

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPgCibaRequestStore } from '../../src/stores/postgres/ciba-requests.js'
 import { createPgUsedJtiStore } from '../../src/stores/postgres/used-jtis.js'
-import { createPgUserSessionStore } from '../../src/stores/postgres/user-sessions.js'
 import type { NewCibaRequest } from '../../src/stores/types.js'
 import { handleHash } from '../../src/stores/postgres/columns.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
@@ -92,21 +91,6 @@ describe('ciba request store', () => {
     expect(await store.removeExpired(T0 + 2000, 3)).toBe(2)
     expect(await store.removeExpired(T0 + 2000, 3)).toBe(0)
     expect(await store.findById(live.id)).toBeDefined()
-  })
-})
-
-describe('user session store', () => {
-  it('finds an unexpired session by its cookie value and stores only the hash', async () => {
-    const store = createPgUserSessionStore(t.db)
-    await store.create({ sessionId: 'sess-1', subjectId: 'u-1', authTime: T0, createdAt: T0, expiresAt: T0 + 60_000 })
-    expect(await store.find('sess-1', T0 + 1)).toEqual({ subjectId: 'u-1', authTime: T0, expiresAt: T0 + 60_000 })
-    expect(await store.find('sess-1', T0 + 60_000)).toBeUndefined()
-    const { rows } = await t.db.query<{ id_hash: string }>('SELECT id_hash FROM user_sessions')
-    expect(rows).toEqual([{ id_hash: handleHash('sess-1') }])
-    expect(await store.removeExpired(T0 + 60_001, 10)).toBe(1)
-    await store.create({ sessionId: 'sess-2', subjectId: 'u-1', authTime: T0, createdAt: T0, expiresAt: T0 + 60_000 })
-    await store.remove('sess-2')
-    expect(await store.find('sess-2', T0)).toBeUndefined()
   })
 })
 

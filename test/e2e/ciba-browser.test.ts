@@ -1,26 +1,20 @@
 // CIBA end to end through a real listening server: start → authorization_pending → slow_down
 // (and the grown interval) → the user approves on the page in headless Chromium → tokens,
 // verified with jose against the JWKS endpoint. Protocol time moves on the injected clock.
-import { existsSync } from 'node:fs'
 import { createRemoteJWKSet, jwtVerify } from 'jose'
-import { chromium, type Browser } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BANK, CIBA, createCibaTestApp, type CibaTestApp } from '../ciba/harness.js'
+import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-const haveChromium = existsSync(CHROMIUM)
-if (!haveChromium) console.warn(`skipping the CIBA browser test: ${CHROMIUM} is missing (apt-get install -y chromium)`)
+warnIfNoChromium('the CIBA browser test')
 
 let t: CibaTestApp
 let browser: Browser
 beforeAll(async () => {
   if (!haveChromium) return
   t = await createCibaTestApp({ listen: true })
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  })
+  browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
@@ -51,19 +45,23 @@ describe.skipIf(!haveChromium)('CIBA in a browser', () => {
     page.on('console', (m) => void (m.type() === 'error' && consoleErrors.push(m.text())))
     const approvalUrl = t.notifications.at(-1)!.approval_url
     expect(approvalUrl.startsWith(`${t.baseUrl}/ciba/approve?request=`)).toBe(true)
-    await page.goto(approvalUrl)
-    expect(await page.locator('h1').textContent()).toBe('Sign in to answer a request')
+    await page.goto(approvalUrl) // no session yet: the shared sign-in page, which names the client
+    expect(page.url()).toBe(`${t.baseUrl}/account/sign-in?return_to=${encodeURIComponent(approvalUrl.slice(t.baseUrl.length))}`)
+    expect(await page.locator('h1').textContent()).toBe('Sign in')
+    expect(await page.locator('#client-name').textContent()).toBe('Bank <App>')
     await page.getByLabel('Username').fill('alice')
     await page.getByLabel('Password').fill('alice-pw')
     await page.getByRole('button', { name: 'Sign in' }).click()
     await page.waitForURL(approvalUrl)
     expect(await page.locator('h1').textContent()).toBe('Bank <App> asks for your approval')
     expect(await page.locator('#binding-message').textContent()).toBe('TX-4711')
-    expect(await page.locator('#scopes li').allTextContents()).toEqual([
-      'Your user identifier (openid)', 'Your name (profile)', 'Your e-mail address (email)', 'offline_access',
+    expect(await page.locator('#scopes li strong').allTextContents()).toEqual([
+      'Your user identifier', 'Your name', 'Your e-mail address', 'Stay signed in',
     ])
+    expect(await page.locator('#scopes li').evaluateAll((li) => li.map((e) => e.getAttribute('data-scope')))).toEqual(['openid', 'profile', 'email', 'offline_access'])
     const cookies = await page.context().cookies()
-    expect(cookies.find((c) => c.name === 'authz_ciba_session')).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/ciba', secure: false })
+    // http issuer: no __Host- prefix and no Secure (browsers refuse both over plain http).
+    expect(cookies.find((c) => c.name === 'authz-session')).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/', secure: false })
     await page.getByRole('button', { name: 'Approve' }).click()
     await page.waitForLoadState()
     expect(await page.locator('h1').textContent()).toBe('Approved')

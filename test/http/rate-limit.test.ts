@@ -42,20 +42,21 @@ describe('request rate limits', () => {
     expect(Object.keys(res.headers).filter((h) => h.startsWith('x-ratelimit') || h === 'retry-after')).toEqual([])
   })
 
-  it('limits the CIBA sign-in POST with an HTML page', async () => {
+  it('limits the sign-in POST with an HTML page', async () => {
     const signIn = () =>
-      t.app.inject({ method: 'POST', url: '/ciba/approve/sign-in?request=nope', remoteAddress: '192.0.2.60', headers: FORM, payload: form({ username: 'a', password: 'b' }) })
+      t.app.inject({ method: 'POST', url: '/account/sign-in?return_to=%2Fciba%2Fapprove%3Frequest%3Dnope', remoteAddress: '192.0.2.60', headers: FORM, payload: form({ username: 'a', password: 'b' }) })
     for (let i = 0; i < 2; i++) expect((await signIn()).statusCode).not.toBe(429)
     const res = await signIn()
     expect(res.statusCode).toBe(429)
     expect(res.headers).toMatchObject({ ...PAGE_HEADERS, 'retry-after': expect.stringMatching(/^[1-9][0-9]*$/) })
     expect(res.body).toContain('<h1>Too many attempts</h1>')
+    expect(res.body).toContain('There were too many attempts from your network. Please wait a minute and try again.')
   })
 
   it('0 turns the limits off', async () => {
     for (let i = 0; i < 10; i++) expect((await call(off, '/connect/token', '192.0.2.70')).statusCode).toBe(200)
     for (let i = 0; i < 5; i++) {
-      const res = await off.app.inject({ method: 'POST', url: '/ciba/approve/sign-in?request=nope', remoteAddress: '192.0.2.70', headers: FORM, payload: '' })
+      const res = await off.app.inject({ method: 'POST', url: '/account/sign-in', remoteAddress: '192.0.2.70', headers: FORM, payload: '' })
       expect(res.statusCode).not.toBe(429)
     }
   })

@@ -1,29 +1,74 @@
-// Sign-in sessions of the CIBA approval pages (table user_sessions). The cookie value is a
-// 256-bit handle; only its SHA-256 is stored.
-import type { Db } from '../../db/db.js'
-import type { UserSessionStore } from '../types.js'
+// Sign-in sessions (table user_sessions, migrations/0009_sessions.sql). The cookie value is a
+// 256-bit handle; only its SHA-256 is stored. expires_at is the idle deadline, moved forward by
+// use() and never past ends_at, the absolute end.
+import type { Queryable } from '../../db/db.js'
+import type { StoredSession, UserSessionStore } from '../types.js'
 import { deleteExpired, handleHash, toMs, ts } from './columns.js'
 
-export function createPgUserSessionStore(db: Db): UserSessionStore {
+interface SessionRow {
+  sid: string
+  subject_id: string
+  username: string
+  auth_time: Date | string
+  amr: string[]
+  client_ids: string[]
+  expires_at: Date | string
+  ends_at: Date | string
+}
+
+const RETURNING = `s.sid, s.subject_id, u.username, s.auth_time, s.amr, s.client_ids, s.expires_at, s.ends_at`
+
+function toSession(r: SessionRow): StoredSession {
+  return {
+    sid: r.sid,
+    subjectId: r.subject_id,
+    username: r.username,
+    authTime: toMs(r.auth_time),
+    amr: r.amr,
+    clientIds: r.client_ids,
+    expiresAt: toMs(r.expires_at),
+    endsAt: toMs(r.ends_at),
+  }
+}
+
+export function createPgUserSessionStore(db: Queryable): UserSessionStore {
   return {
     async create(s) {
       await db.query(
-        `INSERT INTO user_sessions (id_hash, subject_id, auth_time, created_at, expires_at)
-         VALUES ($1, $2, $3::timestamptz, $4::timestamptz, $5::timestamptz)`,
-        [handleHash(s.sessionId), s.subjectId, ts(s.authTime), ts(s.createdAt), ts(s.expiresAt)],
+        `INSERT INTO user_sessions (id_hash, sid, subject_id, auth_time, amr, created_at, expires_at, ends_at)
+         VALUES ($1, $2, $3, $4::timestamptz, $5::text[], $6::timestamptz, $7::timestamptz, $8::timestamptz)`,
+        [handleHash(s.handle), s.sid, s.subjectId, ts(s.authTime), s.amr, ts(s.createdAt), ts(s.expiresAt), ts(s.endsAt)],
       )
     },
-    async find(sessionId, now) {
-      const { rows } = await db.query<{ subject_id: string; auth_time: Date | string; expires_at: Date | string }>(
-        `SELECT subject_id, auth_time, expires_at FROM user_sessions
-         WHERE id_hash = $1 AND expires_at > $2::timestamptz`,
-        [handleHash(sessionId), ts(now)],
+    async use(handle, now, idleSeconds) {
+      // One statement: alive (both deadlines), user enabled, idle deadline moved forward.
+      const { rows } = await db.query<SessionRow>(
+        `UPDATE user_sessions s
+            SET expires_at = LEAST(s.ends_at, $2::timestamptz + $3::float8 * interval '1 second')
+           FROM users u
+          WHERE s.id_hash = $1 AND u.subject_id = s.subject_id AND u.enabled
+            AND s.expires_at > $2::timestamptz AND s.ends_at > $2::timestamptz
+          RETURNING ${RETURNING}`,
+        [handleHash(handle), ts(now), idleSeconds],
       )
-      const r = rows[0]
-      return r && { subjectId: r.subject_id, authTime: toMs(r.auth_time), expiresAt: toMs(r.expires_at) }
+      return rows[0] && toSession(rows[0])
     },
-    async remove(sessionId) {
-      await db.query('DELETE FROM user_sessions WHERE id_hash = $1', [handleHash(sessionId)])
+    async remove(handle) {
+      const { rows } = await db.query<SessionRow>(
+        `DELETE FROM user_sessions s USING users u
+          WHERE s.id_hash = $1 AND u.subject_id = s.subject_id
+          RETURNING ${RETURNING}`,
+        [handleHash(handle)],
+      )
+      return rows[0] && toSession(rows[0])
+    },
+    async addClient(sid, clientId) {
+      const { rowCount } = await db.query(
+        `UPDATE user_sessions SET client_ids = CASE WHEN $2 = ANY (client_ids) THEN client_ids ELSE client_ids || $2::text END
+          WHERE sid = $1`,
+        [sid, clientId],
+      )
+      return rowCount === 1
     },
     removeExpired: (before, limit) => deleteExpired(db, 'user_sessions', 'id_hash', before, limit),
   }

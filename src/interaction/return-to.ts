@@ -1,0 +1,77 @@
+// Where the sign-in page sends a person afterwards. The target comes from the request
+// (`return_to`), so it is never trusted as given: it must be a local path (no scheme, no host,
+// no `//` or `\` tricks: no open redirect, RFC 9700 §4.11), on a path that a flow has registered,
+// and that flow must recognise it (its describe() answers). Anything else is ignored and the
+// person lands on the account page. The flow's answer is also how the sign-in page knows which
+// application is asking before a password is typed: it comes from the flow's own state (the
+// CIBA request, the authorization request), never from a parameter anyone could set.
+
+/** What a flow tells the sign-in page about a target it recognises. */
+export interface ReturnTargetInfo {
+  /** The application on whose behalf the person signs in (shown on the page, logged on failure). */
+  client?: { clientId: string; clientName: string } | undefined
+  /** A username to fill in (e.g. the authorization request's login_hint). */
+  loginHint?: string | undefined
+  /**
+   * Origins the flow may redirect to right after the sign-in (e.g. a client's validated
+   * redirect_uri). Browsers apply the page's CSP form-action to every redirect that follows a
+   * form submission, so the sign-in page must allow them.
+   */
+  formActionOrigins?: string[] | undefined
+}
+
+export interface ReturnTargetFlow {
+  /** The exact path of the flow's page, e.g. '/ciba/approve'. */
+  path: string
+  /** The target's details, or undefined when the flow does not recognise it (then it is ignored). */
+  describe(target: URL): Promise<ReturnTargetInfo | undefined>
+}
+
+export interface ReturnTarget extends ReturnTargetInfo {
+  /** The normalised local path and query to redirect to. */
+  location: string
+}
+
+export interface ReturnTargets {
+  /** Registers a flow's page as a place the sign-in page may return to. */
+  allow(flow: ReturnTargetFlow): void
+  /** The validated target, or undefined when `raw` must be ignored. */
+  resolve(raw: unknown): Promise<ReturnTarget | undefined>
+}
+
+/** Longest accepted return_to (an authorization request that needs more should keep its state server-side). */
+export const RETURN_TO_MAX = 4096
+
+const ORIGIN = 'http://return-to.invalid'
+
+/** The local path and query of `raw`, or undefined when it is not a plain local path. */
+export function parseLocalPath(raw: unknown): URL | undefined {
+  if (typeof raw !== 'string' || raw.length === 0 || raw.length > RETURN_TO_MAX) return undefined
+  // Only "/x…": not "//host", not "/\host" (browsers read "\" as "/"), no control characters.
+  if (raw[0] !== '/' || raw[1] === '/' || raw.includes('\\') || /[\x00-\x20\x7f]/.test(raw)) return undefined
+  let url: URL
+  try {
+    url = new URL(raw, ORIGIN)
+  } catch {
+    return undefined
+  }
+  if (url.origin !== ORIGIN || url.hash !== '') return undefined
+  return url
+}
+
+export function createReturnTargets(): ReturnTargets {
+  const flows = new Map<string, ReturnTargetFlow>()
+  return {
+    allow(flow) {
+      if (!flow.path.startsWith('/') || flows.has(flow.path)) throw new Error(`return target ${flow.path}: not a path, or registered twice`)
+      flows.set(flow.path, flow)
+    },
+    async resolve(raw) {
+      const url = parseLocalPath(raw)
+      const flow = url && flows.get(url.pathname)
+      if (!url || !flow) return undefined
+      const info = await flow.describe(url)
+      return info && { ...info, location: `${url.pathname}${url.search}` }
+    },
+  }
+}

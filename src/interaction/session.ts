@@ -1,0 +1,88 @@
+// The one sign-in session of the whole server, shared by every interactive flow (CIBA approval
+// now; the authorization endpoint, the device page and logout next). The browser holds a random
+// 256-bit handle; the server keeps its hash, the user, auth_time (the time of the sign-in, which
+// is what tokens carry: OIDC Core §2 auth_time), amr (RFC 8176) and the clients used in the
+// session (for logout). No Fastify types: cookies are the route helper's (src/http/pages.ts).
+//
+// Lifetimes: a session ends SESSION_IDLE_TIMEOUT after its last use and SESSION_LIFETIME after
+// sign-in at the latest, whichever comes first. Every sign-in starts a new session with a new
+// handle and ends the one the browser had (no session fixation: a handle planted before sign-in
+// is never the one that is signed in).
+import { randomBytes } from 'node:crypto'
+import type { Clock } from '../domain/clock.js'
+import type { StoredSession, UserSessionStore } from '../stores/types.js'
+import { newHandle } from '../tokens/handles.js'
+
+export type Session = StoredSession
+
+export interface SessionDeps {
+  clock: Clock
+  store: UserSessionStore
+  /** Seconds (SESSION_IDLE_TIMEOUT, SESSION_LIFETIME). */
+  idleSeconds: number
+  lifetimeSeconds: number
+}
+
+export interface SessionService {
+  /** The live session for this handle (its idle deadline moves forward), or undefined. */
+  use(handle: string | undefined): Promise<Session | undefined>
+  /**
+   * Starts a session for a person who has just authenticated, ending `previousHandle`'s session
+   * if there is one. Returns the new handle (for the cookie) and the session.
+   */
+  start(previousHandle: string | undefined, who: { subjectId: string; username: string; amr: string[] }): Promise<{ handle: string; session: Session }>
+  /** Ends the session; returns it as it was (its clientIds say whom logout concerns). */
+  end(handle: string | undefined): Promise<Session | undefined>
+  /** Records that a client was used in the session (once), for logout. */
+  addClient(session: Pick<Session, 'sid'>, clientId: string): Promise<void>
+}
+
+/** What a flow may demand of an existing session (OIDC Core §3.1.2.1 max_age and prompt=login). */
+export interface Freshness {
+  /** Seconds: the sign-in must be at most this old (max_age; 0 means a sign-in now). */
+  maxAge?: number | undefined
+  /** ms: the sign-in must have happened at or after this moment (prompt=login: the request's arrival). */
+  signedInAfter?: number | undefined
+}
+
+/** Whether the session is recent enough for the flow; false without a session. */
+export function sessionSatisfies(session: Session | undefined, need: Freshness, now: number): session is Session {
+  if (!session) return false
+  if (need.signedInAfter !== undefined && session.authTime < need.signedInAfter) return false
+  // max_age counts whole seconds, as auth_time does in tokens.
+  if (need.maxAge !== undefined && Math.floor(now / 1000) - Math.floor(session.authTime / 1000) > need.maxAge) return false
+  return true
+}
+
+export function createSessionService(deps: SessionDeps): SessionService {
+  const { clock, store } = deps
+  return {
+    async use(handle) {
+      return handle ? store.use(handle, clock.now(), deps.idleSeconds) : undefined
+    },
+    async start(previousHandle, who) {
+      if (previousHandle) await store.remove(previousHandle)
+      const now = clock.now()
+      const handle = newHandle()
+      const endsAt = now + deps.lifetimeSeconds * 1000
+      const session: Session = {
+        sid: randomBytes(16).toString('base64url'),
+        subjectId: who.subjectId,
+        username: who.username,
+        authTime: now,
+        amr: who.amr,
+        clientIds: [],
+        expiresAt: Math.min(endsAt, now + deps.idleSeconds * 1000),
+        endsAt,
+      }
+      await store.create({ handle, createdAt: now, ...session })
+      return { handle, session }
+    },
+    async end(handle) {
+      return handle ? store.remove(handle) : undefined
+    },
+    async addClient(session, clientId) {
+      await store.addClient(session.sid, clientId)
+    },
+  }
+}

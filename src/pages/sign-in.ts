@@ -1,0 +1,81 @@
+// The one sign-in page (src/interaction/sign-in.ts has its logic) and the account page it leads to
+// when no flow is waiting. Accessible: one h1, a label on every field, the failure announced with
+// role=alert, autocomplete hints so password managers fill the right fields.
+import type { SignInView } from '../interaction/sign-in.js'
+import { alertBox, html, type Page } from './html.js'
+
+export const SIGN_IN_PATH = '/account/sign-in'
+export const ACCOUNT_PATH = '/account'
+export const SIGN_OUT_PATH = '/account/sign-out'
+
+/** The sign-in page's URL, returning to `returnTo` afterwards. */
+export function signInUrl(returnTo?: string): string {
+  return returnTo ? `${SIGN_IN_PATH}?return_to=${encodeURIComponent(returnTo)}` : SIGN_IN_PATH
+}
+
+/** The same words for every failure: nothing here tells an unknown user from a locked account. */
+export const SIGN_IN_FAILED = 'The username or password is incorrect, or this account cannot sign in right now. Check both and try again.'
+
+export interface FormTarget {
+  csrf: string
+}
+
+export function renderSignIn(v: SignInView, form: FormTarget): Page {
+  const prefilled = v.username !== ''
+  return {
+    status: v.failed ? 401 : 200,
+    title: 'Sign in',
+    body: html`<h1>Sign in</h1>
+${v.client ? html`<p class="lead">to continue to <strong id="client-name">${v.client.clientName}</strong></p>` : html`<p class="lead">to your account</p>`}
+${v.signedInAs ? html`<div class="notice"><p>You are signed in as <strong>${v.signedInAs}</strong>. Signing in here replaces that session.</p></div>` : ''}
+${alertBox(v.failed ? SIGN_IN_FAILED : undefined)}
+<form method="post" action="${signInUrl(v.returnTo)}">
+<input type="hidden" name="csrf" value="${form.csrf}">
+<label for="username">Username</label>
+<input id="username" name="username" type="text" value="${v.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required${prefilled ? '' : html` autofocus`}>
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="current-password" required${prefilled ? html` autofocus` : ''}>
+<div class="actions"><button class="button primary" type="submit">Sign in</button></div>
+</form>`,
+  }
+}
+
+export function renderAccount(v: { username: string; authTime: number }, form: FormTarget): Page {
+  return {
+    status: 200,
+    title: 'Your account',
+    body: html`<h1>You are signed in</h1>
+<p class="who">as <strong id="username">${v.username}</strong></p>
+<p>Applications that send you here can now continue without asking for your password again, until you sign out or stay away for a while.</p>
+<form method="post" action="${SIGN_OUT_PATH}">
+<input type="hidden" name="csrf" value="${form.csrf}">
+<div class="actions"><button class="button secondary" type="submit">Sign out</button></div>
+</form>`,
+  }
+}
+
+/** GET /account/sign-out: the question, whose form posts to the same URL. */
+export function renderSignOut(v: { username: string } | undefined, form: FormTarget): Page {
+  if (!v) return renderSignedOut()
+  return {
+    status: 200,
+    title: 'Sign out',
+    body: html`<h1>Sign out?</h1>
+<p class="who">You are signed in as <strong>${v.username}</strong>.</p>
+<p>Applications will ask for your password again the next time they send you here.</p>
+<form method="post" action="${SIGN_OUT_PATH}">
+<input type="hidden" name="csrf" value="${form.csrf}">
+<div class="actions"><button class="button primary" type="submit">Sign out</button></div>
+</form>`,
+  }
+}
+
+export function renderSignedOut(): Page {
+  return {
+    status: 200,
+    title: 'Signed out',
+    body: html`<h1>You are signed out</h1>
+<div class="success" role="status"><p>Your session on this site has ended.</p></div>
+<div class="actions"><a class="button secondary" href="${SIGN_IN_PATH}">Sign in again</a></div>`,
+  }
+}

@@ -1,0 +1,79 @@
+// CSRF tokens: HMACs under a server secret shared by every replica through the database
+// (encrypted with KEY_ENCRYPTION_SECRET when set), bound to the browser's cookie.
+import { createHash } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { createManualClock } from '../../src/domain/clock.js'
+import { createCsrfTokens } from '../../src/interaction/csrf.js'
+import { applySeed } from '../../src/seed/apply.js'
+import { createPgServerSecretStore } from '../../src/stores/postgres/server-secrets.js'
+import { loadServerSecret } from '../../src/tokens/server-secrets.js'
+import { createTestApp, FORM, form } from '../helpers/app.js'
+import { createTestDb } from '../helpers/db.js'
+
+const csrfIn = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)![1]!
+const cookiesOf = (set: string | string[] | undefined) => [set ?? []].flat().map((c) => c.split(';')[0]).join('; ')
+
+describe('CSRF tokens', () => {
+  const tokens = createCsrfTokens(Buffer.alloc(32, 7))
+  const binding = tokens.newBinding()
+
+  it('verifies the token of its own binding only', () => {
+    expect(binding).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(tokens.verify(binding, tokens.token(binding))).toBe(true)
+    expect(tokens.verify(tokens.newBinding(), tokens.token(binding))).toBe(false)
+    expect(tokens.verify(binding, undefined)).toBe(false)
+    expect(tokens.verify(undefined, tokens.token(binding))).toBe(false)
+    expect(tokens.verify('short', tokens.token('short'))).toBe(false)
+    expect(tokens.verify(binding, `${tokens.token(binding)}x`)).toBe(false)
+  })
+
+  it('cannot be computed from the cookie alone: another secret, or the old sha256 scheme, gives no valid token', () => {
+    expect(tokens.verify(binding, createCsrfTokens(Buffer.alloc(32, 8)).token(binding))).toBe(false)
+    expect(tokens.verify(binding, createHash('sha256').update(`csrf:${binding}`).digest('base64url'))).toBe(false)
+  })
+})
+
+describe('the CSRF secret', () => {
+  it('is shared by replicas on one database: a form rendered by one is accepted by the other', async () => {
+    const a = await createTestApp()
+    const b = await createTestApp({ testDb: a.testDb })
+    try {
+      await applySeed(a.db, { users: [{ subjectId: 'u-1', username: 'alice', password: 'alice-pw' }] })
+      const page = await a.app.inject({ method: 'GET', url: '/account/sign-in' })
+      const res = await b.app.inject({
+        method: 'POST', url: '/account/sign-in', headers: { ...FORM, cookie: cookiesOf(page.headers['set-cookie']) },
+        payload: form({ csrf: csrfIn(page.body), username: 'alice', password: 'alice-pw' }),
+      })
+      expect(res.statusCode).toBe(303)
+      expect(res.headers.location).toBe('/account')
+      const { rows } = await a.db.query('SELECT name, encrypted FROM server_secrets')
+      expect(rows).toEqual([{ name: 'csrf', encrypted: false }])
+    } finally {
+      await b.close()
+      await a.close()
+    }
+  })
+
+  it('is stored encrypted with KEY_ENCRYPTION_SECRET, and a replica with another secret cannot read it', async () => {
+    const testDb = await createTestDb()
+    try {
+      const env = { KEY_ENCRYPTION_SECRET: 'first-secret-0123456789' }
+      const first = await createTestApp({ testDb, env })
+      await first.close()
+      const { rows } = await testDb.db.query<{ value: string; encrypted: boolean }>('SELECT value, encrypted FROM server_secrets')
+      expect(rows).toEqual([{ value: expect.stringMatching(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/), encrypted: true }])
+      const load = (keyEncryptionSecret: string | undefined) =>
+        loadServerSecret({ store: createPgServerSecretStore(testDb.db), clock: createManualClock(), keyEncryptionSecret }, 'csrf')
+      await expect(load('second-secret-0123456789')).rejects.toThrow(
+        /^server secret csrf cannot be decrypted: KEY_ENCRYPTION_SECRET differs from the one it was stored with$/,
+      )
+      await expect(load(undefined)).rejects.toThrow(/^server secret csrf is stored encrypted but KEY_ENCRYPTION_SECRET is not set$/)
+      expect((await load(env.KEY_ENCRYPTION_SECRET)).length).toBe(32)
+      const again = await createTestApp({ testDb, env })
+      expect((await again.app.inject({ method: 'GET', url: '/account/sign-in' })).statusCode).toBe(200)
+      await again.close()
+    } finally {
+      await testDb.close()
+    }
+  })
+})
