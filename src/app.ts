@@ -14,6 +14,7 @@ import { createClientCredentialsGrant } from './grants/client-credentials.js'
 import { EXTENSION_GRANTS } from './grants/extensions.js'
 import { createPasswordGrant } from './grants/password.js'
 import { createRefreshTokenGrant } from './grants/refresh-token.js'
+import { createOneTimeUse, type OneTimeUse } from './grants/one-time-use.js'
 import { createGrantRegistry, type GrantDeps, type GrantFactory, type GrantHandler } from './grants/registry.js'
 import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
 import { errorHandler, sendError } from './http/error-handler.js'
@@ -145,6 +146,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     tokens: createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources }),
     consent: createConsentService({ clock, consents: stores.consents }),
     tokenReader: createTokenReader({ config, clock, keys, grants: stores.grants, revocations: revocationList }),
+    once: createOneTimeUse({ clock, grants: stores.grants, revokedJwts: revocationList }),
   }
   const cibaGrant = await registerCiba(ctx, deps.cibaNotifier ?? defaultNotifier(config, clock, logger))
   await registerTokenCore(ctx, [cibaGrant], [...EXTENSION_GRANTS, ...(deps.grants ?? [])])
@@ -187,6 +189,8 @@ interface Wiring {
   consent: ReturnType<typeof createConsentService>
   /** What a presented token of ours is (introspection, token exchange); one verified-JWT cache. */
   tokenReader: TokenReader
+  /** Use once, revoke the family: every grant that redeems a one-time artefact goes through it. */
+  once: OneTimeUse
 }
 
 /**
@@ -199,7 +203,7 @@ async function registerTokenCore(w: Wiring, featureGrants: GrantHandler<any>[], 
   const grantDeps: GrantDeps = { config, clock, scopes: w.scopes, tokens: w.tokens, users: stores.users, tokenReader: w.tokenReader }
   const registry = createGrantRegistry([
     createClientCredentialsGrant({ scopes: w.scopes, tokens: w.tokens }),
-    createRefreshTokenGrant({ clock, grants: stores.grants, users: stores.users, scopes: w.scopes, tokens: w.tokens }),
+    createRefreshTokenGrant({ clock, grants: stores.grants, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens }),
     createPasswordGrant({ clock, passwords: w.passwordCheck, scopes: w.scopes, tokens: w.tokens }),
     ...featureGrants,
     ...extensions.map((make) => make(grantDeps)),
@@ -214,7 +218,7 @@ async function registerTokenCore(w: Wiring, featureGrants: GrantHandler<any>[], 
   await app.register(revocationRoutes, {
     authenticator: w.authenticator,
     rateLimit,
-    revocation: createRevocationService({ config, clock, keys, grants: stores.grants, revocations: stores.revocations, list: w.revocationList }),
+    revocation: createRevocationService({ config, clock, keys, grants: stores.grants, once: w.once, revocations: stores.revocations, list: w.revocationList }),
   })
   w.discovery.contribute(() => ({
     grant_types_supported: registry.grantTypes(),
@@ -252,7 +256,7 @@ async function registerCiba(w: Wiring, notifier: CibaNotifier): Promise<GrantHan
     backchannel_user_code_parameter_supported: true,
     backchannel_authentication_request_signing_alg_values_supported: [...REQUEST_OBJECT_ALGS],
   }))
-  return createCibaGrant({ clock, requests: stores.cibaRequests, grants: stores.grants, users: stores.users, scopes: w.scopes, tokens: w.tokens })
+  return createCibaGrant({ clock, requests: stores.cibaRequests, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens })
 }
 
 /** The webhook when CIBA_NOTIFICATION_URL is set, else the approval URL in the log (development). */
@@ -270,6 +274,7 @@ function startCleanup({ app, clock, stores }: Wiring, logger: Logger) {
     tasks: [
       { name: 'cibaRequests', remove: stores.cibaRequests.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS },
       { name: 'persistedGrants', remove: stores.grants.removeExpired },
+      { name: 'grantFamilies', remove: stores.grants.removeExpiredFamilies },
       { name: 'revokedTokens', remove: stores.revocations.removeExpired },
       { name: 'userSessions', remove: stores.userSessions.removeExpired },
       { name: 'usedJtis', remove: stores.usedJtis.removeExpired },
