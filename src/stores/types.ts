@@ -59,7 +59,11 @@ export interface RevokedFamily {
 }
 
 export interface GrantStore {
-  /** Stores a grant that belongs to no revocable family (client_credentials reference tokens). */
+  /**
+   * Stores one grant without looking at its family: a client_credentials reference token (its own
+   * family), or a one-time artefact (authorization or device code) before anything is issued
+   * from it. Tokens issued into a family go through issueIntoFamily instead.
+   */
   store(grant: NewGrant): Promise<void>
   /** Looks a handle up by its hash, whatever its state. */
   find(handle: string, kind?: GrantKind): Promise<PersistedGrant | undefined>

@@ -100,17 +100,18 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       exp: iat + lifetime,
     }
     if (payload.aud === undefined) delete payload.aud
-    const row = { clientId: client.clientId, subjectId: p.subjectId, createdAt: iat * 1000, expiresAt: (iat + lifetime) * 1000 }
+    const expiresAt = (iat + lifetime) * 1000
     if (client.accessTokenType === 'reference') {
       const handle = newHandle()
-      const stored = { ...row, handle, kind: 'reference_token' as const, data: payload }
-      if (p.familyId !== undefined) return { value: handle, row: stored }
-      // No family (client_credentials): the hot path, one group-committed insert per token.
-      await grants.store({ ...stored, familyId: jti })
+      const row = { handle, kind: 'reference_token' as const, clientId: client.clientId, subjectId: p.subjectId, data: payload, createdAt: iat * 1000, expiresAt }
+      if (p.familyId !== undefined) return { value: handle, row }
+      // No family (client_credentials): the hot path, one group-committed insert (db/batcher.ts).
+      await grants.store({ ...row, familyId: jti })
       return { value: handle }
     }
     const jwt = await keys.sign(payload, { alg: config.accessTokenSigningAlg, typ: 'at+jwt' })
-    return p.familyId === undefined ? { value: jwt } : { value: jwt, row: { ...row, handle: jti, kind: 'jwt_access_token', data: { jti } } }
+    if (p.familyId === undefined) return { value: jwt } // no family: no database write at all
+    return { value: jwt, row: { handle: jti, kind: 'jwt_access_token', clientId: client.clientId, subjectId: p.subjectId, data: { jti }, createdAt: iat * 1000, expiresAt } }
   }
 
   async function idToken(p: IssueParams, accessTokenValue: string, iat: number): Promise<string | undefined> {
