@@ -200,7 +200,7 @@ interface Wiring {
  */
 async function registerTokenCore(w: Wiring, featureGrants: GrantHandler<any>[], extensions: readonly GrantFactory[]) {
   const { app, config, clock, keys, stores } = w
-  const grantDeps: GrantDeps = { config, clock, scopes: w.scopes, tokens: w.tokens, users: stores.users, tokenReader: w.tokenReader }
+  const grantDeps: GrantDeps = { config, clock, scopes: w.scopes, tokens: w.tokens, users: stores.users, tokenReader: w.tokenReader, once: w.once }
   const registry = createGrantRegistry([
     createClientCredentialsGrant({ scopes: w.scopes, tokens: w.tokens }),
     createRefreshTokenGrant({ clock, grants: stores.grants, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens }),
