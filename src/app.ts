@@ -14,6 +14,7 @@ import { createClientCredentialsGrant } from './grants/client-credentials.js'
 import { EXTENSION_GRANTS } from './grants/extensions.js'
 import { createPasswordGrant } from './grants/password.js'
 import { createRefreshTokenGrant } from './grants/refresh-token.js'
+import { createOneTimeUse, type OneTimeUse } from './grants/one-time-use.js'
 import { createGrantRegistry, type GrantDeps, type GrantFactory, type GrantHandler } from './grants/registry.js'
 import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
 import { registerErrorHandling, sendError } from './http/error-handler.js'
@@ -160,6 +161,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     consent: createConsentService({ clock, consents: stores.consents }),
     tokenReader: createTokenReader({ config, clock, keys, grants: stores.grants, revocations: revocationList }),
     interaction: await registerInteraction({ app, db, config, clock, stores, passwordCheck }),
+    once: createOneTimeUse({ clock, grants: stores.grants, revokedJwts: revocationList }),
   }
   app.decorate('authz', { clock, keys, discovery, interaction: ctx.interaction } satisfies CoreServices)
   const cibaGrant = await registerCiba(ctx, deps.cibaNotifier ?? defaultNotifier(config, clock, logger))
@@ -205,6 +207,8 @@ interface Wiring {
   tokenReader: TokenReader
   /** The person's side: session, sign-in, page kit (README "Adding an interactive flow"). */
   interaction: Interaction
+  /** Use once, revoke the family: every grant that redeems a one-time artefact goes through it. */
+  once: OneTimeUse
 }
 
 /** What every interactive flow builds on. */
@@ -240,10 +244,10 @@ async function registerInteraction(w: Pick<Wiring, 'app' | 'config' | 'clock' | 
  */
 async function registerTokenCore(w: Wiring, featureGrants: GrantHandler<any>[], extensions: readonly GrantFactory[]) {
   const { app, config, clock, keys, stores } = w
-  const grantDeps: GrantDeps = { config, clock, scopes: w.scopes, tokens: w.tokens, users: stores.users, tokenReader: w.tokenReader }
+  const grantDeps: GrantDeps = { config, clock, scopes: w.scopes, tokens: w.tokens, users: stores.users, tokenReader: w.tokenReader, once: w.once }
   const registry = createGrantRegistry([
     createClientCredentialsGrant({ scopes: w.scopes, tokens: w.tokens }),
-    createRefreshTokenGrant({ clock, grants: stores.grants, users: stores.users, scopes: w.scopes, tokens: w.tokens }),
+    createRefreshTokenGrant({ clock, grants: stores.grants, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens }),
     createPasswordGrant({ clock, passwords: w.passwordCheck, scopes: w.scopes, tokens: w.tokens }),
     ...featureGrants,
     ...extensions.map((make) => make(grantDeps)),
@@ -258,7 +262,7 @@ async function registerTokenCore(w: Wiring, featureGrants: GrantHandler<any>[], 
   await app.register(revocationRoutes, {
     authenticator: w.authenticator,
     rateLimit,
-    revocation: createRevocationService({ config, clock, keys, grants: stores.grants, revocations: stores.revocations, list: w.revocationList }),
+    revocation: createRevocationService({ config, clock, keys, grants: stores.grants, once: w.once, revocations: stores.revocations, list: w.revocationList }),
   })
   w.discovery.contribute(() => ({
     grant_types_supported: registry.grantTypes(),
@@ -292,7 +296,7 @@ async function registerCiba(w: Wiring, notifier: CibaNotifier): Promise<GrantHan
     backchannel_user_code_parameter_supported: true,
     backchannel_authentication_request_signing_alg_values_supported: [...REQUEST_OBJECT_ALGS],
   }))
-  return createCibaGrant({ clock, requests: stores.cibaRequests, grants: stores.grants, users: stores.users, scopes: w.scopes, tokens: w.tokens })
+  return createCibaGrant({ clock, requests: stores.cibaRequests, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens })
 }
 
 /** The webhook when CIBA_NOTIFICATION_URL is set, else the approval URL in the log (development). */
@@ -310,6 +314,7 @@ function startCleanup({ app, clock, stores }: Wiring, logger: Logger) {
     tasks: [
       { name: 'cibaRequests', remove: stores.cibaRequests.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS },
       { name: 'persistedGrants', remove: stores.grants.removeExpired },
+      { name: 'grantFamilies', remove: stores.grants.removeExpiredFamilies },
       { name: 'revokedTokens', remove: stores.revocations.removeExpired },
       { name: 'userSessions', remove: stores.userSessions.removeExpired },
       { name: 'usedJtis', remove: stores.usedJtis.removeExpired },

@@ -1,61 +1,84 @@
 // RFC 6749 §6 refresh token grant. Rotation per client refreshTokenUsage (oneTimeOnly by default);
 // a consumed token presented again revokes its whole grant family (RFC 9700 §4.14.2, RFC 6749
-// §10.4). Absolute expiry is anchored at the family's first token; sliding lifetimes are
-// applied to each rotated token and capped by the absolute one.
+// §10.4), through the one-time-use helper, so that concurrent refreshes and a racing RFC 7009
+// revocation leave no token alive. Absolute expiry is anchored at the family's first token;
+// sliding lifetimes are applied to each rotated token and capped by the absolute one.
+// RFC 8707 §2.2: a refreshed access token never reaches beyond the audiences of the original
+// grant; `resource` may narrow it to one of them.
 import { z } from 'zod'
 import type { Clock } from '../domain/clock.js'
+import type { Client, ResolvedScopes } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
+import type { OneTimeUse } from './one-time-use.js'
 import type { ScopeResolver } from './scopes.js'
 import type { RefreshTokenData, TokenIssuer, TokenResponse } from '../tokens/issuer.js'
 import type { GrantStore, UserStore } from '../stores/types.js'
 import type { GrantHandler } from './registry.js'
 
-const Params = z.object({ refresh_token: z.string().min(1).max(100), scope: z.string().optional() })
+const Params = z.object({ refresh_token: z.string().min(1).max(100), scope: z.string().optional(), resource: z.string().optional() })
 export type RefreshTokenParams = z.infer<typeof Params>
+
+const USED_AGAIN = 'refresh token already used'
 
 export function createRefreshTokenGrant(deps: {
   clock: Clock
-  grants: GrantStore
+  grants: Pick<GrantStore, 'find' | 'consume'>
+  once: OneTimeUse
   users?: UserStore
   scopes: ScopeResolver
   tokens: TokenIssuer
 }): GrantHandler<RefreshTokenParams> {
   const invalid = (d: string) => new OAuthError('invalid_grant', d)
+
+  /** The scopes and audiences of the new access token: within the original grant (RFC 6749 §6, RFC 8707 §2.2). */
+  async function regrant(client: Client, original: ResolvedScopes, params: RefreshTokenParams): Promise<ResolvedScopes> {
+    const { scope, resource } = params
+    if (resource !== undefined && !original.audiences.includes(resource)) {
+      throw new OAuthError('invalid_target', 'resource is not part of the original grant')
+    }
+    // Revalidated against the client's current configuration; a narrower scope is allowed, a wider one is not.
+    const granted = await deps.scopes.resolve(client, scope ?? original.scopes.join(' '), { allowIdentity: true, resource })
+    if (!granted.scopes.every((s) => original.scopes.includes(s))) throw new OAuthError('invalid_scope', 'scope exceeds the original grant')
+    const audiences = granted.audiences.filter((a) => original.audiences.includes(a))
+    if (audiences.length === 0 && original.audiences.length > 0 && granted.apiScopes.length > 0) {
+      throw new OAuthError('invalid_target', 'no resource of the original grant accepts the requested scopes')
+    }
+    return { ...granted, audiences }
+  }
+
   return {
     grantType: 'refresh_token',
     params: Params,
     allowPublicClients: true,
-    async handle(client, { refresh_token, scope }): Promise<TokenResponse> {
+    async handle(client, params): Promise<TokenResponse> {
+      const { refresh_token } = params
       const now = deps.clock.now()
       const g = await deps.grants.find(refresh_token, 'refresh_token')
       if (!g || g.clientId !== client.clientId) throw invalid('unknown refresh token')
-      if (g.consumedAt !== undefined) {
-        await deps.grants.revokeFamily(g.familyId, now)
-        throw invalid('refresh token already used')
-      }
+      if (g.consumedAt !== undefined) return deps.once.replayed(g.familyId, USED_AGAIN)
       if (g.expiresAt !== undefined && g.expiresAt <= now) throw invalid('refresh token expired')
       if (!client.allowOfflineAccess) throw invalid('the client may no longer use refresh tokens')
       const user = g.subjectId !== undefined && deps.users ? await deps.users.findBySubjectId(g.subjectId) : undefined
       if (g.subjectId !== undefined && deps.users && (!user || !user.enabled)) throw invalid('the user is no longer active')
 
       const data = g.data as unknown as RefreshTokenData
-      // Revalidate against the client's current configuration; a narrower scope is allowed, a wider one is not.
-      const granted = await deps.scopes.resolve(client, scope ?? data.granted.scopes.join(' '), { allowIdentity: true })
-      if (!granted.scopes.every((s) => data.granted.scopes.includes(s))) throw new OAuthError('invalid_scope', 'scope exceeds the original grant')
-
+      const granted = await regrant(client, data.granted, params)
       const rotate = client.refreshTokenUsage === 'oneTimeOnly'
-      if (rotate && !(await deps.grants.consume(refresh_token, 'refresh_token', now))) {
-        // Lost a race with a concurrent redemption of the same token: treat as replay.
-        await deps.grants.revokeFamily(g.familyId, now)
-        throw invalid('refresh token already used')
-      }
       const idToken = user && data.idToken ? { user, authTime: data.idToken.authTime, acr: data.idToken.acr, amr: data.idToken.amr } : undefined
-      const res = await deps.tokens.issue({
-        client, subjectId: g.subjectId, granted: { ...granted, offlineAccess: rotate && granted.offlineAccess }, claims: data.claims,
-        familyId: g.familyId, refreshToken: rotate, refreshAbsoluteExpiresAt: data.absoluteExpiresAt,
-        ...(idToken ? { idToken: stripUndefined(idToken) } : {}),
+      const issue = () =>
+        deps.tokens.issue({
+          client, subjectId: g.subjectId, granted: { ...granted, offlineAccess: rotate && granted.offlineAccess }, claims: data.claims,
+          familyId: g.familyId, refreshToken: rotate, refreshAbsoluteExpiresAt: data.absoluteExpiresAt,
+          ...(idToken ? { idToken: stripUndefined(idToken) } : {}),
+        })
+      // reUse: the token stays valid and is not consumed; what is issued still joins its family.
+      if (!rotate) return { ...(await issue()), refresh_token }
+      return deps.once.redeem({
+        familyId: g.familyId,
+        consume: () => deps.grants.consume(refresh_token, 'refresh_token', now),
+        issue,
+        usedAgain: USED_AGAIN,
       })
-      return rotate ? res : { ...res, refresh_token: refresh_token }
     },
   }
 }

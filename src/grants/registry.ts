@@ -9,6 +9,7 @@ import type { Client } from '../domain/types.js'
 import type { UserStore } from '../stores/types.js'
 import type { TokenIssuer, TokenResponse } from '../tokens/issuer.js'
 import type { TokenReader } from '../tokens/token-reader.js'
+import type { OneTimeUse } from './one-time-use.js'
 import type { ScopeResolver } from './scopes.js'
 
 /** About the request, beyond the client and its parameters. */
@@ -38,6 +39,8 @@ export interface GrantDeps {
   users: Pick<UserStore, 'findBySubjectId' | 'findByUsername'>
   /** Reads tokens we issued: active access tokens (JWT or reference) and refresh tokens. */
   tokenReader: TokenReader
+  /** Use once, revoke the family: for a grant that redeems a one-time artefact (one-time-use.ts). */
+  once: OneTimeUse
 }
 
 /** How an extension grant is registered: a function from the server's services to its handler. */

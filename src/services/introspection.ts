@@ -1,6 +1,7 @@
 // RFC 7662 token introspection and RFC 9701 JWT responses. What a token is comes from the token
 // reader (src/tokens/token-reader.ts: JWTs verified once and cached, handles looked up by hash);
 // this service decides what the caller may see of it.
+// An API resource sees an access token only when the token's audience names it.
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
 import type { PersistedGrant } from '../domain/types.js'
@@ -21,6 +22,10 @@ export interface IntrospectionService {
 
 const INACTIVE: { active: false } = Object.freeze({ active: false }) as { active: false }
 
+function hasAudience(aud: unknown, name: string): boolean {
+  return aud === name || (Array.isArray(aud) && aud.includes(name))
+}
+
 export function createIntrospectionService(deps: {
   config: Pick<Config, 'issuer' | 'accessTokenSigningAlg'>
   clock: Clock
@@ -38,7 +43,9 @@ export function createIntrospectionService(deps: {
   function accessTokenAnswer(caller: IntrospectionCaller, claims: Record<string, unknown>): IntrospectionResponse {
     let scope = typeof claims.scope === 'string' ? claims.scope : ''
     if (caller.kind === 'api') {
-      // An API sees a token only if it carries one of its scopes, and only its own scopes.
+      // An API sees a token only if the token is meant for it (its audience, RFC 8707 §2,
+      // RFC 9068 §4) and carries one of its scopes; and of the scopes, only its own.
+      if (!hasAudience(claims.aud, caller.name)) return INACTIVE
       const own = scope.split(' ').filter((s) => caller.scopes.includes(s))
       if (own.length === 0) return INACTIVE
       scope = own.join(' ')

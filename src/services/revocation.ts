@@ -1,11 +1,13 @@
 // RFC 7009 token revocation. A client revokes only its own tokens; anything else (unknown,
 // malformed, another client's) is silently a success (§2.2). JWT access tokens are revoked by jti
 // until their exp (revoked_tokens + NOTIFY to every replica); refresh tokens take their whole
-// grant family with them (§2.1: SHOULD also invalidate the access tokens of the same grant).
+// grant family with them (§2.1: SHOULD also invalidate the access tokens of the same grant),
+// through the one-time-use helper, whose revocation excludes a refresh issuing into the family.
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
 import type { Client } from '../domain/types.js'
 import type { GrantStore, RevocationStore } from '../stores/types.js'
+import type { OneTimeUse } from '../grants/one-time-use.js'
 import type { SigningKeyService } from '../tokens/signing-keys.js'
 import { looksLikeJwt } from '../tokens/token-reader.js'
 import type { RevocationList } from './revocation-list.js'
@@ -18,7 +20,8 @@ export function createRevocationService(deps: {
   config: Pick<Config, 'issuer'>
   clock: Clock
   keys: SigningKeyService
-  grants: GrantStore
+  grants: Pick<GrantStore, 'find' | 'remove'>
+  once: Pick<OneTimeUse, 'revokeFamily'>
   revocations: RevocationStore
   list: Pick<RevocationList, 'add'>
 }): RevocationService {
@@ -44,7 +47,7 @@ export function createRevocationService(deps: {
       // One lookup whatever the hint: a handle hash is unique across kinds.
       const g = await deps.grants.find(token)
       if (!g || g.clientId !== client.clientId) return
-      if (g.kind === 'refresh_token') await deps.grants.revokeFamily(g.familyId, now)
+      if (g.kind === 'refresh_token') await deps.once.revokeFamily(g.familyId)
       else if (g.kind === 'reference_token') await deps.grants.remove(token, 'reference_token', client.clientId)
     },
   }

@@ -47,7 +47,23 @@ export interface NewGrant {
   expiresAt: number | undefined
 }
 
+/** A grant issued into a family: the family is named once, by GrantStore.issueIntoFamily. */
+export type FamilyGrant = Omit<NewGrant, 'familyId'>
+
+/** What revoking a family took with it. */
+export interface RevokedFamily {
+  /** Rows deleted: every token of the family still stored. */
+  removed: number
+  /** The family's unexpired JWT access tokens, now in revoked_tokens (every replica hears of them). */
+  revokedJtis: Array<{ jti: string; expiresAt: number }>
+}
+
 export interface GrantStore {
+  /**
+   * Stores one grant without looking at its family: a client_credentials reference token (its own
+   * family), or a one-time artefact (authorization or device code) before anything is issued
+   * from it. Tokens issued into a family go through issueIntoFamily instead.
+   */
   store(grant: NewGrant): Promise<void>
   /** Looks a handle up by its hash, whatever its state. */
   find(handle: string, kind?: GrantKind): Promise<PersistedGrant | undefined>
@@ -56,15 +72,25 @@ export interface GrantStore {
    * when it does not exist, is of another kind, or was consumed already.
    */
   consume(handle: string, kind: GrantKind, at: number): Promise<PersistedGrant | undefined>
-  /** Removes one grant (revocation of a refresh or reference token); false when none. */
+  /** Removes one grant (revocation of a reference token); false when none. */
   remove(handle: string, kind: GrantKind, clientId: string): Promise<boolean>
   /**
-   * Revokes everything issued from one grant: deletes the family's rows and records the jti
-   * of each JWT access token in it as revoked. Returns the number of rows removed.
+   * Stores every grant of one issuance into a family in one statement, unless the family has been
+   * revoked: then nothing is stored and the answer is false. Excludes revokeFamily (both lock the
+   * family's row): a revocation either sees and deletes these grants, or this call sees it.
+   * Creates the family at its first issuance; `at` is then its creation time.
    */
-  revokeFamily(familyId: string, at: number): Promise<number>
+  issueIntoFamily(familyId: string, grants: FamilyGrant[], at: number): Promise<boolean>
+  /**
+   * Revokes everything issued from one grant, in one transaction: marks the family revoked (so
+   * nothing can be issued into it any more), deletes its rows and records the jti of each
+   * unexpired JWT access token in it as revoked.
+   */
+  revokeFamily(familyId: string, at: number): Promise<RevokedFamily>
   /** Deletes grants that expired before `before`, at most `limit` rows; returns how many. */
   removeExpired(before: number, limit: number): Promise<number>
+  /** Deletes families whose every token expired before `before`, at most `limit`; returns how many. */
+  removeExpiredFamilies(before: number, limit: number): Promise<number>
 }
 
 export interface RevocationStore {

@@ -1,11 +1,16 @@
 // Issues the token endpoint's response for every grant: RFC 9068 JWT access tokens or reference
 // tokens (RFC 6749 §1.4, stored by hash), OIDC Core §2 / §3.1.3.6 ID tokens, RFC 6749 §6 refresh
 // tokens. JWT access tokens cost no database write unless they belong to a grant family.
+// With a familyId every stored token of the response (the access token, or its jti, and the
+// refresh token) goes into the family in one statement that refuses a revoked family
+// (GrantStore.issueIntoFamily): then nothing is returned and the answer is invalid_grant, so a
+// token signed by a request that lost a race with a revocation never leaves the server.
 import { createHash, randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
 import type { Client, ResolvedScopes, User } from '../domain/types.js'
-import type { GrantStore, ResourceStore, UserStore } from '../stores/types.js'
+import { OAuthError } from '../errors.js'
+import type { FamilyGrant, GrantStore, ResourceStore, UserStore } from '../stores/types.js'
 import { newHandle } from './handles.js'
 import type { SigningKeyService } from './signing-keys.js'
 
@@ -16,7 +21,11 @@ export interface IssueParams {
   granted: ResolvedScopes
   /** tenant, acr, amr, idp, auth_time… copied into the access token */
   claims?: Record<string, unknown>
-  /** grant family; when set, JWT access tokens are recorded (kind jwt_access_token, handle = jti) so revokeFamily can revoke them */
+  /**
+   * The grant family (see grants/one-time-use.ts); when set, JWT access tokens are recorded too
+   * (kind jwt_access_token, handle = jti) so that revoking the family revokes them, and nothing is
+   * issued into a revoked family.
+   */
   familyId?: string
   /** OIDC Core §2: iss sub aud exp iat auth_time at_hash + user claims per granted identity scopes */
   idToken?: { user: User; authTime: number; nonce?: string; acr?: string; amr?: string[]; extraClaims?: Record<string, unknown> }
@@ -73,7 +82,8 @@ function audClaim(audiences: string[]): string | string[] | undefined {
 export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
   const { config, clock, keys, grants } = deps
 
-  async function accessToken(p: IssueParams, iat: number, lifetime: number): Promise<string> {
+  /** The access token, and the row to store for it (none for a JWT outside a family). */
+  async function accessToken(p: IssueParams, iat: number, lifetime: number): Promise<{ value: string; row?: FamilyGrant }> {
     const { client, granted } = p
     const jti = randomUUID()
     // Registered claims last so that custom claims can never override them.
@@ -93,20 +103,15 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
     const expiresAt = (iat + lifetime) * 1000
     if (client.accessTokenType === 'reference') {
       const handle = newHandle()
-      await grants.store({
-        handle, kind: 'reference_token', clientId: client.clientId, subjectId: p.subjectId,
-        familyId: p.familyId ?? jti, data: payload, createdAt: iat * 1000, expiresAt,
-      })
-      return handle
+      const row = { handle, kind: 'reference_token' as const, clientId: client.clientId, subjectId: p.subjectId, data: payload, createdAt: iat * 1000, expiresAt }
+      if (p.familyId !== undefined) return { value: handle, row }
+      // No family (client_credentials): the hot path, one group-committed insert (db/batcher.ts).
+      await grants.store({ ...row, familyId: jti })
+      return { value: handle }
     }
     const jwt = await keys.sign(payload, { alg: config.accessTokenSigningAlg, typ: 'at+jwt' })
-    if (p.familyId !== undefined) {
-      await grants.store({
-        handle: jti, kind: 'jwt_access_token', clientId: client.clientId, subjectId: p.subjectId,
-        familyId: p.familyId, data: { jti }, createdAt: iat * 1000, expiresAt,
-      })
-    }
-    return jwt
+    if (p.familyId === undefined) return { value: jwt } // no family: no database write at all
+    return { value: jwt, row: { handle: jti, kind: 'jwt_access_token', clientId: client.clientId, subjectId: p.subjectId, data: { jti }, createdAt: iat * 1000, expiresAt } }
   }
 
   async function idToken(p: IssueParams, accessTokenValue: string, iat: number): Promise<string | undefined> {
@@ -138,7 +143,8 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
 
   const wantsRefresh = (p: IssueParams) => p.refreshToken === true && p.granted.offlineAccess && p.client.allowOfflineAccess
 
-  async function refreshToken(p: IssueParams, now: number): Promise<string | undefined> {
+  /** A new refresh token and its row (issued into the family with the access token). */
+  function refreshToken(p: IssueParams, now: number): { value: string; row: FamilyGrant } | undefined {
     const { client } = p
     if (!wantsRefresh(p)) return undefined
     const absolute =
@@ -152,11 +158,10 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
     const data: RefreshTokenData = { granted: p.granted, claims: p.claims ?? {}, absoluteExpiresAt: absolute }
     if (p.idToken) data.idToken = { authTime: p.idToken.authTime, acr: p.idToken.acr, amr: p.idToken.amr }
     const handle = newHandle()
-    await grants.store({
-      handle, kind: 'refresh_token', clientId: client.clientId, subjectId: p.subjectId,
-      familyId: p.familyId!, data: data as unknown as Record<string, unknown>, createdAt: now, expiresAt,
-    })
-    return handle
+    return {
+      value: handle,
+      row: { handle, kind: 'refresh_token', clientId: client.clientId, subjectId: p.subjectId, data: data as unknown as Record<string, unknown>, createdAt: now, expiresAt },
+    }
   }
 
   return {
@@ -167,12 +172,16 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       const iat = Math.floor(now / 1000)
       const lifetime = Math.min(p.client.accessTokenLifetime ?? config.accessTokenLifetime, p.maxLifetime ?? Infinity)
       const access = await accessToken(p, iat, lifetime)
-      const res: TokenResponse = { access_token: access, token_type: 'Bearer', expires_in: lifetime, scope: p.granted.scopes.join(' ') }
+      const res: TokenResponse = { access_token: access.value, token_type: 'Bearer', expires_in: lifetime, scope: p.granted.scopes.join(' ') }
       // Skipped outright on the client_credentials hot path (no extra promises).
-      const id = p.idToken ? await idToken(p, access, iat) : undefined
+      const id = p.idToken ? await idToken(p, access.value, iat) : undefined
       if (id !== undefined) res.id_token = id
-      const rt = p.refreshToken ? await refreshToken(p, now) : undefined
-      if (rt !== undefined) res.refresh_token = rt
+      const rt = p.refreshToken ? refreshToken(p, now) : undefined
+      if (rt !== undefined) res.refresh_token = rt.value
+      if (p.familyId !== undefined) {
+        const rows = [access.row!, ...(rt ? [rt.row] : [])]
+        if (!(await grants.issueIntoFamily(p.familyId, rows, now))) throw new OAuthError('invalid_grant', 'the grant has been revoked')
+      }
       return res
     },
   }

@@ -81,6 +81,8 @@ describe('client_credentials with JWT access tokens (RFC 9068)', () => {
     expect(rows).toHaveLength(1)
     expect(rows[0]!.kind).toBe('reference_token')
     expect(rows[0]!.handle_hash).not.toBe(body.access_token)
+    // Tokens without a family cost no family row (the JWT test above wrote nothing at all).
+    expect((await t.db.query('SELECT count(*)::int AS n FROM grant_families')).rows).toEqual([{ n: 0 }])
   })
 })
 

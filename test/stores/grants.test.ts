@@ -52,7 +52,7 @@ describe('GrantStore (postgres)', () => {
     await store.store({ ...base, handle: 'h-other', kind: 'refresh_token', familyId: 'other-fam' })
     const heard: Array<string | undefined> = []
     const unlisten = await t.db.listen('authz_revocations', (p) => heard.push(p))
-    expect(await store.revokeFamily('fam', T0 + 2000)).toBe(3)
+    expect(await store.revokeFamily('fam', T0 + 2000)).toEqual({ removed: 3, revokedJtis: [{ jti: 'jti-live', expiresAt: T0 + 3600_000 }] })
     expect(await store.find('h-fam-rt')).toBeUndefined()
     expect(await store.find('h-other')).toBeDefined()
     expect(await revocations.listActive(T0 + 2000)).toEqual([{ jti: 'jti-live', expiresAt: T0 + 3600_000 }])

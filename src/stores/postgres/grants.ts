@@ -1,10 +1,19 @@
 // persisted_grants: codes, refresh tokens, reference tokens, device codes and the jtis of JWT
 // access tokens issued from a grant. Only handle hashes are stored (DESIGN.md data rules).
-// Single use and family revocation are each one atomic SQL statement / transaction.
+// Single use is one atomic statement. Issuing into a family and revoking it exclude each other
+// through the family's row in grant_families (migrations/0010_grant_families.sql):
+// - issueIntoFamily is ONE statement: an upsert of the family row that refuses a revoked family
+//   (ON CONFLICT DO UPDATE … WHERE revoked_at IS NULL locks the row and re-checks its newest
+//   version), and the insert of the tokens, which happens only when the upsert returned the row.
+// - revokeFamily is one transaction: an upsert that marks the row revoked (and locks it), then
+//   the DELETE of the family's tokens, a new statement whose snapshot is taken after the lock.
+// Whichever locks the row second waits for the other to commit: an issuance after a revocation
+// stores nothing; a revocation after an issuance deletes what it stored. Under PGlite (one
+// connection, statements serialized) the same holds trivially.
 import { createBatcher } from '../../db/batcher.js'
 import type { Db, Queryable } from '../../db/db.js'
 import type { GrantKind, PersistedGrant } from '../../domain/types.js'
-import type { GrantStore, NewGrant } from '../types.js'
+import type { FamilyGrant, GrantStore, NewGrant, RevokedFamily } from '../types.js'
 import { deleteExpired, handleHash, ts } from './columns.js'
 import { REVOCATIONS_CHANNEL, revocationPayload } from './revocations.js'
 
@@ -85,20 +94,63 @@ async function findBatch(db: Db, hashes: string[]): Promise<Array<PromiseSettled
   })
 }
 
-/** Deletes a family's rows and records each JWT access token's jti as revoked, telling every replica. */
-async function revokeFamilyIn(tx: Queryable, familyId: string, at: number): Promise<number> {
-  const { rows } = await tx.query<GrantRow>(`DELETE FROM persisted_grants WHERE family_id = $1 RETURNING ${COLUMNS}`, [familyId])
-  for (const r of rows.map(toGrant)) {
-    const jti = r.kind === 'jwt_access_token' ? r.data.jti : undefined
-    if (typeof jti !== 'string' || r.expiresAt === undefined || r.expiresAt <= at) continue
-    await tx.query(
-      `INSERT INTO revoked_tokens (jti, client_id, expires_at, revoked_at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (jti) DO NOTHING`,
-      [jti, r.clientId, ts(r.expiresAt), ts(at)],
-    )
-    await tx.query('SELECT pg_notify($1, $2)', [REVOCATIONS_CHANNEL, revocationPayload(jti, r.expiresAt)])
+/**
+ * A revoked family's row outlives its tokens by this much at least, so that a request that
+ * consumed its artefact before the revocation can never issue into it afterwards.
+ */
+export const REVOKED_FAMILY_RETENTION_MS = 24 * 3600_000
+
+// Family expiry: null (a token that never expires) wins, otherwise the later of the two.
+const ISSUE_INTO_FAMILY = `WITH family AS (
+    INSERT INTO grant_families AS f (family_id, created_at, expires_at) VALUES ($8, $9, $10)
+    ON CONFLICT (family_id) DO UPDATE
+      SET expires_at = CASE WHEN f.expires_at IS NULL OR excluded.expires_at IS NULL THEN NULL
+                            ELSE greatest(f.expires_at, excluded.expires_at) END
+      WHERE f.revoked_at IS NULL
+    RETURNING family_id)
+  INSERT INTO persisted_grants (handle_hash, kind, client_id, subject_id, family_id, data, created_at, expires_at)
+  SELECT g.handle_hash, g.kind, g.client_id, g.subject_id, family.family_id, g.data, g.created_at, g.expires_at
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[], $7::timestamptz[])
+         AS g(handle_hash, kind, client_id, subject_id, data, created_at, expires_at),
+       family`
+
+async function issueIntoFamily(db: Db, familyId: string, grants: FamilyGrant[], at: number): Promise<boolean> {
+  if (grants.length === 0) throw new Error('issueIntoFamily needs at least one grant')
+  const cols: unknown[][] = [[], [], [], [], [], [], []]
+  for (const g of grants) {
+    const row = [handleHash(g.handle), g.kind, g.clientId, g.subjectId ?? null, JSON.stringify(g.data), ts(g.createdAt), optTs(g.expiresAt)]
+    row.forEach((v, i) => cols[i]!.push(v))
   }
-  return rows.length
+  const expiresAt = grants.some((g) => g.expiresAt === undefined) ? undefined : Math.max(...grants.map((g) => g.expiresAt!))
+  const { rowCount } = await db.query(ISSUE_INTO_FAMILY, [...cols, familyId, ts(at), optTs(expiresAt)], { name: 'grants_issue_into_family' })
+  return rowCount === grants.length
+}
+
+/** Marks the family revoked, deletes its rows and records each live JWT access token's jti as revoked, telling every replica. */
+async function revokeFamilyIn(tx: Queryable, familyId: string, at: number): Promise<RevokedFamily> {
+  const keep = ts(at + REVOKED_FAMILY_RETENTION_MS)
+  await tx.query(
+    `INSERT INTO grant_families AS f (family_id, created_at, expires_at, revoked_at) VALUES ($1, $2, $3, $2)
+     ON CONFLICT (family_id) DO UPDATE
+       SET revoked_at = coalesce(f.revoked_at, excluded.revoked_at),
+           expires_at = greatest(coalesce(f.expires_at, excluded.expires_at), excluded.expires_at)`,
+    [familyId, ts(at), keep],
+  )
+  const { rows } = await tx.query<GrantRow>(`DELETE FROM persisted_grants WHERE family_id = $1 RETURNING ${COLUMNS}`, [familyId])
+  const revoked = rows.map(toGrant).flatMap((r) => {
+    const jti = r.kind === 'jwt_access_token' ? r.data.jti : undefined
+    return typeof jti === 'string' && r.expiresAt !== undefined && r.expiresAt > at ? [{ jti, expiresAt: r.expiresAt, clientId: r.clientId }] : []
+  })
+  if (revoked.length > 0) {
+    await tx.query(
+      `INSERT INTO revoked_tokens (jti, client_id, expires_at, revoked_at)
+       SELECT jti, client_id, expires_at, $4::timestamptz FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS r(jti, client_id, expires_at)
+       ON CONFLICT (jti) DO NOTHING`,
+      [revoked.map((r) => r.jti), revoked.map((r) => r.clientId), revoked.map((r) => ts(r.expiresAt)), ts(at)],
+    )
+    await tx.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [REVOCATIONS_CHANNEL, revoked.map((r) => revocationPayload(r.jti, r.expiresAt))])
+  }
+  return { removed: rows.length, revokedJtis: revoked.map(({ jti, expiresAt }) => ({ jti, expiresAt })) }
 }
 
 export interface PgGrantStoreOptions {
@@ -117,7 +169,7 @@ export interface PgGrantStoreOptions {
  * store() and find() calls made in the same turn of the event loop share one statement (see
  * db/batcher.ts): store() still resolves only once its own row is committed, and find() sees
  * everything committed before it was called. consume() is never batched: single use stays one
- * atomic UPDATE per redemption.
+ * atomic UPDATE per redemption; nor is issueIntoFamily, whose one statement is its family's check.
  */
 export function createPgGrantStore(db: Db, opts: PgGrantStoreOptions = {}): GrantStore {
   const maxBatch = opts.maxBatch ?? 100
@@ -144,9 +196,11 @@ export function createPgGrantStore(db: Db, opts: PgGrantStoreOptions = {}): Gran
       )
       return rowCount > 0
     },
+    issueIntoFamily: (familyId, grants, at) => issueIntoFamily(db, familyId, grants, at),
     revokeFamily(familyId, at) {
       return db.transaction((tx) => revokeFamilyIn(tx, familyId, at))
     },
     removeExpired: (before, limit) => deleteExpired(db, 'persisted_grants', 'handle_hash', before, limit),
+    removeExpiredFamilies: (before, limit) => deleteExpired(db, 'grant_families', 'family_id', before, limit),
   }
 }
