@@ -17,10 +17,10 @@ import { createRefreshTokenGrant } from './grants/refresh-token.js'
 import { createOneTimeUse, type OneTimeUse } from './grants/one-time-use.js'
 import { createGrantRegistry, type GrantDeps, type GrantFactory, type GrantHandler } from './grants/registry.js'
 import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
-import { registerErrorHandling, sendError } from './http/error-handler.js'
+import { clientErrorHandler, installEdgeChecks } from './http/edge.js'
+import { createErrorHandler, registerErrorHandling, sendError } from './http/error-handler.js'
 import { createPageKit, registerCookies, registerPageHeaders, type PageKit } from './http/pages.js'
 import { apiRateLimit, pageRateLimit, registerRateLimit } from './http/rate-limit.js'
-import { safeName } from './http/form.js'
 import { createLogger, lazyChildLoggerFactory } from './http/logger.js'
 import { createConsentService } from './interaction/consent.js'
 import { createCsrfTokens } from './interaction/csrf.js'
@@ -107,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? createLogger({ level: config.logLevel })
 
+  const errorOpts = { issuer: config.issuer, site: new URL(config.issuer).host }
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     childLoggerFactory: lazyChildLoggerFactory, // per-request loggers only when something is logged
@@ -114,14 +115,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.trustProxy,
     requestIdHeader: 'x-request-id',
     genReqId: () => randomUUID(),
-    return503OnClosing: true,
+    // The edge (src/http/edge.ts) answers in OAuth shape what Node and Fastify would answer themselves.
+    return503OnClosing: false,
+    clientErrorHandler,
+    frameworkErrors: createErrorHandler(errorOpts),
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
   })
-  registerErrorHandling(app, { issuer: config.issuer, site: new URL(config.issuer).host })
-  app.setNotFoundHandler((req, reply) =>
-    reply.send(sendError(reply, new OAuthError('not_found', `no route for ${req.method} ${safeName(req.url.split('?')[0] ?? '')}`))),
-  )
+  registerErrorHandling(app, errorOpts)
+  installEdgeChecks(app)
+  app.setNotFoundHandler((_req, reply) => reply.send(sendError(reply, new OAuthError('not_found', 'no endpoint at this path for this method'))))
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id)
   })

@@ -30,6 +30,7 @@ const Env = z.object({
   ID_TOKEN_LIFETIME: seconds(300),
   CIBA_DEFAULT_LIFETIME: seconds(300),
   CIBA_POLLING_INTERVAL: seconds(5),
+  CIBA_MAX_PENDING_PER_USER: z.coerce.number().int().min(0).max(100_000).default(10), // per client and user; 0: no cap
   CIBA_NOTIFICATION_URL: z.url({ protocol: /^https?$/ }).optional(),
   CIBA_NOTIFICATION_SECRET: z.string().min(1).optional(),
   CLIENT_CACHE_TTL: z.coerce.number().int().min(0).max(3600).default(5),
@@ -65,6 +66,8 @@ export type Config = Readonly<{
   idTokenLifetime: number
   cibaDefaultLifetime: number
   cibaPollingInterval: number
+  /** Pending CIBA requests one client may have for one user; 0: no cap. */
+  cibaMaxPendingPerUser: number
   cibaNotificationUrl: string | undefined
   cibaNotificationSecret: string | undefined
   clientCacheTtl: number
@@ -127,6 +130,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     idTokenLifetime: e.ID_TOKEN_LIFETIME,
     cibaDefaultLifetime: e.CIBA_DEFAULT_LIFETIME,
     cibaPollingInterval: e.CIBA_POLLING_INTERVAL,
+    cibaMaxPendingPerUser: e.CIBA_MAX_PENDING_PER_USER,
     cibaNotificationUrl: e.CIBA_NOTIFICATION_URL,
     cibaNotificationSecret: e.CIBA_NOTIFICATION_SECRET,
     clientCacheTtl: e.CLIENT_CACHE_TTL,

@@ -34,7 +34,10 @@ export interface Client {
   cibaLifetime: number | undefined
   /** Seconds; undefined means CIBA_POLLING_INTERVAL. */
   pollingInterval: number | undefined
+  /** The only identity providers it may name with acr_values `idp:` (none when empty). */
   identityProviderRestrictions: string[]
+  /** The only tenants it may name with acr_values `tenant:` (none when empty). */
+  allowedTenants: string[]
   requireConsent: boolean
   /** The client's public keys (RFC 7591 `jwks`), for request objects and login_hint_tokens. */
   jwks: { keys: Record<string, unknown>[] } | undefined

@@ -1,6 +1,10 @@
 // acr_values (RFC 6749 extension used by OIDC Core §3.1.2.1 and CIBA §7.1), with Duende's
-// conventions: `tenant:<name>` and `idp:<name>` are instructions, not ACR values.
+// conventions: `tenant:<name>` and `idp:<name>` are instructions, not ACR values. Both end up in
+// tokens and on the approval page, so a client asserts only what it is configured for, and every
+// value is held to binding_message's rule (CIBA §7.1): no control or format characters (bidi
+// overrides, zero-width characters), bounded length.
 import type { Client } from '../domain/types.js'
+import { OAuthError } from '../errors.js'
 
 export interface ParsedAcrValues {
   acrValues: string[]
@@ -8,22 +12,47 @@ export interface ParsedAcrValues {
   idp: string | undefined
 }
 
+/** The longest tenant, idp or ACR value (and seed entry for allowedTenants). */
+export const ACR_VALUE_MAX = 100
+
+// Cc and Cf (bidi controls, zero-width characters, soft hyphen), unpaired surrogates, and the line
+// and paragraph separators: text that displays as something other than what it is.
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/u
+
+/** Whether `s` holds a control or format character (what a person must never be shown unawares). */
+export function hasControlOrFormatCharacters(s: string): boolean {
+  return UNPRINTABLE.test(s)
+}
+
+const invalid = (description: string) => new OAuthError('invalid_request', description)
+
 /**
- * Splits acr_values: the first `tenant:` value becomes the tenant, the first
- * `idp:` value the identity provider (dropped when the client's restrictions exclude it), the rest stay.
+ * Splits acr_values: a `tenant:` value becomes the tenant, an `idp:` value the identity provider,
+ * the rest stay ACR values. A tenant must be one of the client's allowedTenants and an idp one of
+ * its identityProviderRestrictions (none when the list is empty); anything else is invalid_request.
  */
-export function parseAcrValues(value: string | undefined, client: Pick<Client, 'identityProviderRestrictions'>): ParsedAcrValues {
+export function parseAcrValues(
+  value: string | undefined,
+  client: Pick<Client, 'identityProviderRestrictions' | 'allowedTenants'>,
+): ParsedAcrValues {
   const out: ParsedAcrValues = { acrValues: [], tenant: undefined, idp: undefined }
-  for (const v of (value ?? '').split(' ')) {
+  if (value === undefined) return out
+  if (UNPRINTABLE.test(value)) throw invalid('acr_values holds control or format characters')
+  for (const v of value.split(' ')) {
     if (v === '') continue
-    if (v.startsWith('tenant:') && v.length > 7) {
-      out.tenant ??= v.slice(7)
-    } else if (v.startsWith('idp:') && v.length > 4) {
-      const idp = v.slice(4)
-      const allowed = client.identityProviderRestrictions.length === 0 || client.identityProviderRestrictions.includes(idp)
-      if (allowed && out.idp === undefined) out.idp = idp
-    } else if (!out.acrValues.includes(v)) {
-      out.acrValues.push(v)
+    const kind = v.startsWith('tenant:') && v.length > 7 ? 'tenant' : v.startsWith('idp:') && v.length > 4 ? 'idp' : 'acr'
+    const name = kind === 'acr' ? v : v.slice(kind.length + 1)
+    if (name.length > ACR_VALUE_MAX) throw invalid('acr_values holds a value that is too long')
+    if (kind === 'tenant') {
+      if (out.tenant !== undefined) throw invalid('acr_values holds more than one tenant')
+      if (!client.allowedTenants.includes(name)) throw invalid('acr_values holds a tenant this client may not assert')
+      out.tenant = name
+    } else if (kind === 'idp') {
+      if (out.idp !== undefined) throw invalid('acr_values holds more than one idp')
+      if (!client.identityProviderRestrictions.includes(name)) throw invalid('acr_values holds an idp this client may not assert')
+      out.idp = name
+    } else if (!out.acrValues.includes(name)) {
+      out.acrValues.push(name)
     }
   }
   return out

@@ -15,10 +15,11 @@ export interface ScopeResolver {
 
 export const OFFLINE_ACCESS = 'offline_access'
 
-/** Echo a scope name in error_description only when it is printable ASCII (RFC 6749 §5.2). */
-function quote(s: string): string {
-  return /^[\x21\x23-\x5b\x5d-\x7e]{1,100}$/.test(s) ? ` "${s}"` : ''
-}
+// Fixed descriptions: an error_description never repeats the request's own values (RFC 6749 §5.2).
+const NOT_ALLOWED = 'scope holds a value this client may not request'
+const OFFLINE_NOT_ALLOWED = 'scope offline_access is not allowed for this client or grant'
+const IDENTITY_NOT_ALLOWED = 'scope holds an OpenID Connect scope, which this grant does not allow'
+const UNKNOWN = 'scope holds a value that is not an enabled scope'
 
 function requestedScopes(scopeParam: string | undefined, client: Client, cat: ResourceCatalogue): string[] {
   if (scopeParam === undefined) {
@@ -67,19 +68,19 @@ export function createScopeResolver(deps: { resources: ResourceStore }): ScopeRe
       let offlineAccess = false
       for (const s of requested) {
         if (s === OFFLINE_ACCESS) {
-          if (!opts.allowIdentity || !client.allowOfflineAccess) throw new OAuthError('invalid_scope', `scope${quote(s)} is not allowed`)
+          if (!opts.allowIdentity || !client.allowOfflineAccess) throw new OAuthError('invalid_scope', OFFLINE_NOT_ALLOWED)
           offlineAccess = true
           continue
         }
-        if (!client.allowedScopes.includes(s)) throw new OAuthError('invalid_scope', `scope${quote(s)} is not allowed`)
+        if (!client.allowedScopes.includes(s)) throw new OAuthError('invalid_scope', NOT_ALLOWED)
         if (cat.apiScopes.get(s)?.enabled) {
           // RFC 8707: a resource restricts the token to that API's scopes.
           if (!target || target.scopes.includes(s)) apiScopes.push(s)
         } else if (cat.identityResources.get(s)?.enabled) {
-          if (!opts.allowIdentity) throw new OAuthError('invalid_scope', `scope${quote(s)} is not allowed for this grant`)
+          if (!opts.allowIdentity) throw new OAuthError('invalid_scope', IDENTITY_NOT_ALLOWED)
           identityScopes.push(s)
         } else {
-          throw new OAuthError('invalid_scope', `scope${quote(s)} is unknown`)
+          throw new OAuthError('invalid_scope', UNKNOWN)
         }
       }
       if (target && apiScopes.length === 0) throw new OAuthError('invalid_target', 'the resource accepts none of the requested scopes')

@@ -6,7 +6,7 @@ import type { Clock } from '../domain/clock.js'
 import type { AuthenticatedClient, Client, IntrospectionCaller, Secret } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { ClientAuthThrottle } from '../services/client-auth-throttle.js'
-import { DEFAULT_INPUT_LIMIT } from '../services/input-limits.js'
+import { checkParameter, DEFAULT_INPUT_LIMIT } from '../services/input-limits.js'
 import type { ClientStore, ResourceStore } from '../stores/types.js'
 import { secretMatches } from '../tokens/handles.js'
 import { throttledFailures } from './client-auth-failures.js'
@@ -62,6 +62,8 @@ export function readClientCredentials(
     if (!id || secret === undefined || id.length > DEFAULT_INPUT_LIMIT || secret.length > DEFAULT_INPUT_LIMIT) {
       throw new OAuthError('invalid_client', 'malformed Basic credentials', { headers: challenge })
     }
+    checkParameter('client_id', id)
+    checkParameter('client_secret', secret)
     if (form.client_id !== undefined && form.client_id !== id) {
       throw new OAuthError('invalid_request', 'client_id does not match the Authorization header')
     }

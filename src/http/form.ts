@@ -1,12 +1,14 @@
 // Form bodies (RFC 6749 §3.2: application/x-www-form-urlencoded, parameters not repeated).
 import type { FastifyRequest } from 'fastify'
 import { OAuthError } from '../errors.js'
+import { checkParameter, parameterLabel } from '../services/input-limits.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 
 /**
- * The request's form parameters as strings. Not a form POST, or a parameter given twice →
- * invalid_request. Empty values are treated as absent (RFC 6749 §3.1) unless `rejectEmpty`.
+ * The request's form parameters as strings. Not a form POST, a parameter given twice, or a
+ * control character in a name or value → invalid_request. Empty values are treated as absent
+ * (RFC 6749 §3.1) unless `rejectEmpty`.
  */
 export function readForm(req: FastifyRequest, opts: { rejectEmpty?: boolean } = {}): Record<string, string> {
   const type = req.headers['content-type']
@@ -18,10 +20,11 @@ export function readForm(req: FastifyRequest, opts: { rejectEmpty?: boolean } = 
   if (typeof body !== 'object') throw new OAuthError('invalid_request', 'malformed request body')
   const out: Record<string, string> = Object.create(null)
   for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-    if (Array.isArray(value)) throw new OAuthError('invalid_request', `parameter ${safeName(key)} is repeated`)
+    if (Array.isArray(value)) throw new OAuthError('invalid_request', `${named(key)} is repeated`)
     if (typeof value !== 'string') throw new OAuthError('invalid_request', 'malformed request body')
+    checkParameter(key, value)
     if (value === '') {
-      if (opts.rejectEmpty) throw new OAuthError('invalid_request', `parameter ${safeName(key)} is empty`)
+      if (opts.rejectEmpty) throw new OAuthError('invalid_request', `${named(key)} is empty`)
       continue
     }
     out[key] = value
@@ -29,8 +32,7 @@ export function readForm(req: FastifyRequest, opts: { rejectEmpty?: boolean } = 
   return out
 }
 
-/** A parameter name fit for an error_description (RFC 6749 §5.2 allows printable ASCII only). */
-export function safeName(name: string): string {
-  const cleaned = name.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '?')
-  return cleaned.length > 40 ? `${cleaned.slice(0, 40)}…`.replace('…', '...') : cleaned
+/** `parameter scope` for a parameter we know; never a name the request made up (RFC 6749 §5.2). */
+function named(key: string): string {
+  return parameterLabel(key) === key ? `parameter ${key}` : 'a parameter'
 }

@@ -1,6 +1,7 @@
 // The seed file (DESIGN.md "Seed file", a public contract): field names follow Duende IdentityServer's,
 // camelCased. Every object is strict: an unknown field (a typo) is an error, never silently ignored.
 import { z } from 'zod'
+import { ACR_VALUE_MAX, hasControlOrFormatCharacters } from '../grants/acr-values.js'
 
 const name = z.string().min(1).max(200).regex(/^\S+$/, 'must not contain whitespace')
 
@@ -74,6 +75,13 @@ export const SeedClient = z.strictObject({
   cibaLifetime: seconds.optional(),
   pollingInterval: seconds.optional(),
   identityProviderRestrictions: z.array(z.string().min(1)).default([]),
+  allowedTenants: z
+    .array(
+      z.string().min(1).max(ACR_VALUE_MAX).regex(/^\S+$/, 'must not contain whitespace')
+        .refine((s) => !hasControlOrFormatCharacters(s), 'must not contain control or format characters'),
+    )
+    .default([])
+    .describe('the tenants the client may name with acr_values tenant:<name> (the tenant claim of its tokens); empty: none'),
   requireConsent: z.boolean().default(false),
   enabled: z.boolean().default(true),
   jwks: z.strictObject({ keys: z.array(jwk) }).optional(),

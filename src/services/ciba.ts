@@ -9,22 +9,17 @@ import { OAuthError } from '../errors.js'
 import type { CibaRequestStore, UserStore } from '../stores/types.js'
 import { newHandle } from '../tokens/handles.js'
 import type { SigningKeyService } from '../tokens/signing-keys.js'
-import { parseAcrValues } from '../grants/acr-values.js'
+import { hasControlOrFormatCharacters, parseAcrValues } from '../grants/acr-values.js'
 import { CIBA_GRANT } from '../grants/ciba.js'
 import type { CibaNotifier } from './ciba-notifier.js'
-import type { ClientJwtVerifier } from './ciba-request-object.js'
+import { CIBA_AUTH_PARAMS, type ClientJwtVerifier } from './ciba-request-object.js'
 import { CIBA_INPUT_LIMITS, checkInputLengths } from './input-limits.js'
 import type { ScopeResolver } from '../grants/scopes.js'
 import type { UserCodeCheck } from './user-code-check.js'
 
 
-/** The authentication request parameters (§7.1); with `request` none may appear outside it (§7.1.1). */
-const AUTH_PARAMS = ['scope', 'client_notification_token', 'acr_values', 'login_hint_token', 'id_token_hint',
-  'login_hint', 'binding_message', 'user_code', 'requested_expiry', 'resource'] as const
 /** binding_message: short enough to show on a phone, no control characters (§7.1). */
 const BINDING_MESSAGE_MAX = 64
-/** More pending requests than this for one user is refused up front (push-notification fatigue). */
-export const DEFAULT_MAX_PENDING_PER_USER = 5
 
 export interface CibaStartResponse {
   auth_req_id: string
@@ -33,7 +28,7 @@ export interface CibaStartResponse {
 }
 
 export interface CibaServiceDeps {
-  config: Pick<Config, 'issuer' | 'cibaDefaultLifetime' | 'cibaPollingInterval'>
+  config: Pick<Config, 'issuer' | 'cibaDefaultLifetime' | 'cibaPollingInterval' | 'cibaMaxPendingPerUser'>
   clock: Clock
   users: UserStore
   requests: CibaRequestStore
@@ -43,7 +38,6 @@ export interface CibaServiceDeps {
   notifier: CibaNotifier
   /** user_code checks, throttled per client and user. */
   userCodes: UserCodeCheck
-  maxPendingPerUser?: number
 }
 
 export interface CibaService {
@@ -56,7 +50,7 @@ export function checkBindingMessage(message: string | undefined): void {
   if ([...message].length > BINDING_MESSAGE_MAX) {
     throw new OAuthError('invalid_binding_message', `binding_message is longer than ${BINDING_MESSAGE_MAX} characters`)
   }
-  if (/[\p{Cc}\p{Cf}\u2028\u2029]/u.test(message)) {
+  if (hasControlOrFormatCharacters(message)) {
     throw new OAuthError('invalid_binding_message', 'binding_message contains control characters')
   }
 }
@@ -72,11 +66,11 @@ export function checkRequestedExpiry(value: string | undefined, cap: number): nu
 
 export function createCibaService(deps: CibaServiceDeps): CibaService {
   const { config, clock } = deps
-  const maxPending = deps.maxPendingPerUser ?? DEFAULT_MAX_PENDING_PER_USER
 
   async function effectiveParams(client: Client, form: Record<string, string>): Promise<Record<string, string>> {
     if (form.request === undefined) return form
-    const outside = AUTH_PARAMS.filter((p) => form[p] !== undefined)
+    // With `request`, no authentication parameter may appear outside it (§7.1.1).
+    const outside = CIBA_AUTH_PARAMS.filter((p) => form[p] !== undefined)
     if (outside.length > 0) {
       throw new OAuthError('invalid_request', `with a request object, ${outside[0]} must be inside it, not outside`)
     }
@@ -128,20 +122,21 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
       const user = await findUser(client, p)
       await deps.userCodes.check(client.clientId, user, p.user_code)
       const now = clock.now()
-      if ((await deps.requests.countPendingForSubject(user.subjectId, now)) >= maxPending) {
-        throw new OAuthError('access_denied', 'too many pending requests for this user', { status: 403 })
-      }
-
       const authReqId = newHandle()
       const id = randomBytes(16).toString('hex') // the approval URL's id; hex so that it never starts with '-' on a command line
       const interval = client.pollingInterval ?? config.cibaPollingInterval
       const expiresAt = now + expiresIn * 1000
-      await deps.requests.create({
+      const request = {
         id, authReqId, clientId: client.clientId, subjectId: user.subjectId, requestedScopes: granted.scopes,
         resources: p.resource === undefined ? [] : [p.resource], acrValues: acr.acrValues, tenant: acr.tenant,
         idp: acr.idp, bindingMessage: p.binding_message, intervalSeconds: interval, familyId: randomUUID(),
         createdAt: now, expiresAt,
-      })
+      }
+      // Push-notification fatigue: a client may not pile up requests for one user. Counted per
+      // client and user, so that no client can keep the others from reaching the user.
+      if (!(await deps.requests.createWithinLimit(request, config.cibaMaxPendingPerUser, now))) {
+        throw new OAuthError('access_denied', 'too many pending requests from this client for this user', { status: 403 })
+      }
       deps.notifier.notify({
         request_id: id, subject: user.subjectId, username: user.username, client_id: client.clientId,
         client_name: client.clientName ?? client.clientId, scopes: granted.scopes, binding_message: p.binding_message ?? null,

@@ -1,6 +1,8 @@
-// Bad input never costs more than a 4xx: every parameter has a length limit, checked before any
-// other work. The figures follow Duende's InputLengthRestrictions.
-import { OAuthError } from '../errors.js'
+// Bad input never costs more than a 4xx, and nothing unchecked reaches the database: every
+// parameter has a length limit (figures after Duende's InputLengthRestrictions) and no value may
+// hold a control character (PostgreSQL text cannot store NUL). Errors name the parameter only
+// when it is one we know, so an error_description never echoes input (RFC 6749 §5.2).
+import { OAuthError, type OAuthErrorCode } from '../errors.js'
 
 /** Most parameters 100 characters, a few longer. */
 export const INPUT_LIMITS: Readonly<Record<string, number>> = {
@@ -25,14 +27,50 @@ export const INPUT_LIMITS: Readonly<Record<string, number>> = {
 }
 export const DEFAULT_INPUT_LIMIT = 100
 
+/** Parameter names an error_description may repeat: the specs' and our forms', never the request's own. */
+const KNOWN_PARAMETERS: ReadonlySet<string> = new Set([
+  ...Object.keys(INPUT_LIMITS),
+  'grant_type', 'client_id', 'client_secret', 'client_assertion_type', 'refresh_token', 'code', 'state', 'nonce',
+  'response_type', 'device_code', 'token_type_hint', 'auth_req_id', 'login_hint', 'user_code', 'requested_expiry',
+  'client_notification_token', 'subject_token_type', 'actor_token_type', 'requested_token_type', 'csrf', 'decision',
+])
+
+/** The parameter's name when it is a known one; otherwise a phrase that repeats nothing from the request. */
+export function parameterLabel(name: string): string {
+  return KNOWN_PARAMETERS.has(name) ? name : 'a parameter'
+}
+
+// Cc: C0 controls (NUL included), DEL and C1 controls. Cs: an unpaired UTF-16 surrogate (a JSON
+// string may carry one), which no encoding can store. Neither belongs in any parameter.
+const CONTROL = /[\p{Cc}\p{Cs}]/u
+
+/** Parameters whose spec defines their own error code for an unacceptable value. */
+const OWN_ERROR: Readonly<Record<string, OAuthErrorCode>> = { binding_message: 'invalid_binding_message' } // CIBA Core §13
+
+export function hasControlCharacters(value: string): boolean {
+  return CONTROL.test(value)
+}
+
+/** invalid_request when `value` holds a control character; `label` is what the description calls it. */
+export function checkNoControlCharacters(value: string, label: string, code: OAuthErrorCode = 'invalid_request'): void {
+  if (CONTROL.test(value)) throw new OAuthError(code, `${label} contains control characters`)
+}
+
+/** One parameter's name and value (see parameterLabel); `prefix` places it, e.g. inside a request object. */
+export function checkParameter(name: string, value: string, prefix = ''): void {
+  checkNoControlCharacters(name, `${prefix}a parameter name`)
+  checkNoControlCharacters(value, `${prefix}${parameterLabel(name)}`, OWN_ERROR[name])
+}
+
+export function checkParameters(params: Record<string, string>, prefix = ''): void {
+  for (const name in params) checkParameter(name, params[name]!, prefix)
+}
+
 /** Bad input never costs more than a 4xx: every parameter has a length limit. */
 export function checkInputLengths(form: Record<string, string>, limits: Readonly<Record<string, number>> = INPUT_LIMITS): void {
   for (const key in form) {
     const max = limits[key] ?? DEFAULT_INPUT_LIMIT
-    if (form[key]!.length > max) {
-      const name = /^[a-z_]{1,40}$/.test(key) ? key : 'parameter'
-      throw new OAuthError('invalid_request', `${name} is too long`)
-    }
+    if (form[key]!.length > max) throw new OAuthError('invalid_request', `${parameterLabel(key)} is too long`)
   }
 }
 

@@ -3,6 +3,7 @@
 import type { AuthenticatedClient } from '../domain/types.js'
 import type { GrantContext, GrantRegistry } from '../grants/registry.js'
 import { OAuthError } from '../errors.js'
+import { parameterLabel } from './input-limits.js'
 import type { TokenResponse } from '../tokens/issuer.js'
 
 export interface TokenService {
@@ -27,8 +28,7 @@ export function createTokenService(deps: { registry: GrantRegistry }): TokenServ
       const parsed = handler.params.safeParse(form)
       if (!parsed.success) {
         const key = parsed.error.issues[0]?.path[0]
-        const name = typeof key === 'string' && /^[a-z_]{1,40}$/.test(key) ? key : 'parameter'
-        throw new OAuthError('invalid_request', `${name} is missing or invalid`)
+        throw new OAuthError('invalid_request', `${typeof key === 'string' ? parameterLabel(key) : 'a parameter'} is missing or invalid`)
       }
       return handler.handle(client, parsed.data, ctx)
     },

@@ -120,7 +120,12 @@ export interface CibaRequestStore {
   findById(id: string): Promise<CibaRequest | undefined>
   /** Pending, unexpired requests, oldest first (operators' `authz ciba list`). */
   listPending(now: number, limit: number): Promise<CibaRequest[]>
-  countPendingForSubject(subjectId: string, now: number): Promise<number>
+  /**
+   * Creates the request unless `maxPending` (> 0; 0: no cap) pending, unexpired requests of the same
+   * client for the same user exist at `now`; false when refused. Concurrent calls for one client
+   * and user are serialized, so the cap holds exactly.
+   */
+  createWithinLimit(req: NewCibaRequest, maxPending: number, now: number): Promise<boolean>
   /**
    * CIBA §11 throttle in one statement: a poll at least `interval` seconds after the last
    * accepted one (or the first poll) is accepted and stamped; a sooner one is refused, does not

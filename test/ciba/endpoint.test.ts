@@ -1,4 +1,5 @@
 // POST /connect/ciba: success shape, discovery, and every validation error with its exact status and code.
+import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { basic } from '../helpers/app.js'
 import { BANK, createCibaTestApp, NO_STORE, signJwt, startCiba, TEST_ISSUER, type CibaTestApp } from './harness.js'
@@ -8,12 +9,15 @@ beforeAll(async () => {
   t = await createCibaTestApp()
 })
 afterAll(() => t.close())
-// The per-user pending limit (5) would otherwise refuse later tests.
+// The pending limit (CIBA_MAX_PENDING_PER_USER, 10 per client and user) would otherwise refuse later tests.
 beforeEach(async () => {
   await t.db.query('DELETE FROM ciba_requests')
 })
 
 const ok = { ...BANK, scope: 'openid profile', login_hint: 'alice' }
+/** A login_hint_token: signed by the client, for us, used once. */
+const lht = (key: CibaTestApp['clientKey'], claims: Record<string, unknown>, opts: { lifetime?: number } = {}) =>
+  signJwt(t, key, { aud: TEST_ISSUER, jti: randomUUID(), ...claims }, opts)
 
 async function expectError(params: Record<string, string>, status: number, error: string, description?: string, headers: Record<string, string> = {}) {
   const res = await startCiba(t, params, headers)
@@ -59,10 +63,12 @@ describe('POST /connect/ciba success', () => {
     expect(res.json()).toMatchObject({ expires_in: 300, interval: 5 })
   })
 
-  it('drops an idp: value the client may not use, resolves login_hint by subject id', async () => {
-    expect((await startCiba(t, { ...ok, login_hint: 'u-alice', acr_values: 'idp:google' })).statusCode).toBe(200)
-    const { rows } = await t.db.query<{ idp: string | null; acr_values: string[] }>('SELECT idp, acr_values FROM ciba_requests ORDER BY created_at DESC, id LIMIT 1')
-    expect(rows[0]).toEqual({ idp: null, acr_values: [] })
+  it('refuses an idp: value the client may not use, resolves login_hint by subject id', async () => {
+    await expectError({ ...ok, login_hint: 'u-alice', acr_values: 'idp:google' }, 400, 'invalid_request', 'acr_values holds an idp this client may not assert')
+    expect((await startCiba(t, { ...ok, login_hint: 'u-alice', acr_values: 'idp:corp-ad' })).statusCode).toBe(200)
+    const { rows } = await t.db.query<{ subject_id: string; idp: string | null; acr_values: string[] }>(
+      'SELECT subject_id, idp, acr_values FROM ciba_requests ORDER BY created_at DESC, id LIMIT 1')
+    expect(rows).toEqual([{ subject_id: 'u-alice', idp: 'corp-ad', acr_values: [] }])
   })
 
   it('publishes the CIBA metadata in discovery', async () => {
@@ -87,8 +93,8 @@ describe('POST /connect/ciba errors', () => {
   it('scope', async () => {
     await expectError({ ...BANK, login_hint: 'alice' }, 400, 'invalid_request', 'scope is required')
     await expectError({ ...ok, scope: 'profile' }, 400, 'invalid_request', 'scope must include openid')
-    await expectError({ ...ok, scope: 'openid orders.write' }, 400, 'invalid_scope', 'scope "orders.write" is not allowed')
-    await expectError({ ...ok, scope: 'openid nope' }, 400, 'invalid_scope', 'scope "nope" is not allowed')
+    await expectError({ ...ok, scope: 'openid orders.write' }, 400, 'invalid_scope', 'scope holds a value this client may not request')
+    await expectError({ ...ok, scope: 'openid nope' }, 400, 'invalid_scope', 'scope holds a value this client may not request')
   })
 
   it('hints', async () => {
@@ -122,10 +128,10 @@ describe('POST /connect/ciba errors', () => {
     expect((await startCiba(t, { ...ok, scope: 'openid orders.read', resource: 'orders-api' })).statusCode).toBe(200)
   })
 
-  it('a request refused by policy is 403 access_denied (too many pending requests for one user)', async () => {
+  it('a request refused by policy is 403 access_denied (too many pending requests from one client for one user)', async () => {
     await t.db.query(`DELETE FROM ciba_requests`)
-    for (let i = 0; i < 5; i++) expect((await startCiba(t, { ...ok, login_hint: 'alice' })).statusCode).toBe(200)
-    await expectError(ok, 403, 'access_denied', 'too many pending requests for this user')
+    for (let i = 0; i < 10; i++) expect((await startCiba(t, { ...ok, login_hint: 'alice' })).statusCode).toBe(200)
+    await expectError(ok, 403, 'access_denied', 'too many pending requests from this client for this user')
     await t.db.query(`DELETE FROM ciba_requests`)
   })
 
@@ -144,15 +150,15 @@ describe('POST /connect/ciba errors', () => {
   })
 
   it('login_hint_token: signed with the client key, sub or login_hint; expired; wrong key', async () => {
-    expect((await startCiba(t, { ...BANK, scope: 'openid', login_hint_token: await signJwt(t, t.clientKey, { sub: 'alice@example.com' }) })).statusCode).toBe(200)
-    expect((await startCiba(t, { ...BANK, scope: 'openid', login_hint_token: await signJwt(t, t.clientKey, { login_hint: 'alice' }) })).statusCode).toBe(200)
-    const expired = await signJwt(t, t.clientKey, { sub: 'alice' }, { lifetime: 10 })
+    expect((await startCiba(t, { ...BANK, scope: 'openid', login_hint_token: await lht(t.clientKey, { sub: 'alice@example.com' }) })).statusCode).toBe(200)
+    expect((await startCiba(t, { ...BANK, scope: 'openid', login_hint_token: await lht(t.clientKey, { login_hint: 'alice' }) })).statusCode).toBe(200)
+    const expired = await lht(t.clientKey, { sub: 'alice' }, { lifetime: 10 })
     t.clock.advance(100)
     await expectError({ ...BANK, scope: 'openid', login_hint_token: expired }, 400, 'expired_login_hint_token', 'the login_hint_token has expired')
-    await expectError({ ...BANK, scope: 'openid', login_hint_token: await signJwt(t, t.otherKey, { sub: 'alice' }) }, 400, 'invalid_request', 'invalid login_hint_token: no registered key matches')
-    await expectError({ ...BANK, scope: 'openid', login_hint_token: await signJwt(t, t.clientKey, { sub: 'nobody' }) }, 400, 'unknown_user_id', 'the hint names no known user')
-    await expectError({ ...BANK, scope: 'openid', login_hint_token: await signJwt(t, t.clientKey, { foo: 'x' }) }, 400, 'invalid_request', 'invalid login_hint_token: it names no user (sub or login_hint)')
-    await expectError({ client_id: 'plain', client_secret: 'plain-secret', scope: 'openid', login_hint_token: await signJwt(t, t.clientKey, { sub: 'alice' }) }, 400, 'invalid_request', 'invalid login_hint_token: the client has no registered public keys')
+    await expectError({ ...BANK, scope: 'openid', login_hint_token: await lht(t.otherKey, { sub: 'alice' }) }, 400, 'invalid_request', 'invalid login_hint_token: no registered key matches')
+    await expectError({ ...BANK, scope: 'openid', login_hint_token: await lht(t.clientKey, { sub: 'nobody' }) }, 400, 'unknown_user_id', 'the hint names no known user')
+    await expectError({ ...BANK, scope: 'openid', login_hint_token: await lht(t.clientKey, { foo: 'x' }) }, 400, 'invalid_request', 'invalid login_hint_token: it names no user (sub or login_hint)')
+    await expectError({ client_id: 'plain', client_secret: 'plain-secret', scope: 'openid', login_hint_token: await lht(t.clientKey, { sub: 'alice' }) }, 400, 'invalid_request', 'invalid login_hint_token: the client has no registered public keys')
     await t.db.query(`DELETE FROM ciba_requests`)
   })
 

@@ -62,7 +62,7 @@ export function cibaSeed(jwk: Record<string, unknown>) {
       {
         clientId: 'bank', clientName: 'Bank <App>', secrets: [{ value: 'bank-secret' }],
         allowedGrantTypes: [CIBA], allowedScopes: ['openid', 'profile', 'email', 'orders.read', 'offline_access'],
-        allowOfflineAccess: true, cibaLifetime: 120, pollingInterval: 5, identityProviderRestrictions: ['corp-ad'],
+        allowOfflineAccess: true, cibaLifetime: 120, pollingInterval: 5, identityProviderRestrictions: ['corp-ad'], allowedTenants: ['acme'],
         jwks: { keys: [jwk] },
       },
       { clientId: 'plain', secrets: [{ value: 'plain-secret' }], allowedGrantTypes: [CIBA], allowedScopes: ['openid', 'orders.read'] },

@@ -86,7 +86,14 @@ describe('ciba request store', () => {
     const live = newRequest({ expiresAt: T0 + 900_000 })
     await store.create(live)
     expect((await store.listPending(T0 + 2000, 10)).map((x) => x.id)).toEqual([live.id])
-    expect(await store.countPendingForSubject('u-1', T0)).toBe(6)
+    // The cap counts this client's pending, unexpired requests for this user: 6 at T0.
+    expect(await store.createWithinLimit(newRequest(), 7, T0)).toBe(true)
+    expect(await store.createWithinLimit(newRequest(), 7, T0)).toBe(false)
+    expect(await store.createWithinLimit(newRequest({ clientId: 'c2' }), 7, T0)).toBe(true)
+    expect(await store.createWithinLimit(newRequest({ subjectId: 'u-2' }), 7, T0)).toBe(true)
+    expect(await store.createWithinLimit(newRequest(), 3, T0 + 2000)).toBe(true) // the 5 short-lived ones expired
+    expect(await store.createWithinLimit(newRequest(), 0, T0)).toBe(true) // 0: no cap
+    await t.db.query(`DELETE FROM ciba_requests WHERE client_id = 'c2' OR subject_id = 'u-2' OR created_at = $1 AND expires_at = $2`, [new Date(T0), new Date(T0 + 300_000)])
     expect(await store.removeExpired(T0 + 2000, 3)).toBe(3)
     expect(await store.removeExpired(T0 + 2000, 3)).toBe(2)
     expect(await store.removeExpired(T0 + 2000, 3)).toBe(0)

@@ -25,7 +25,7 @@ describe('HTTP foundation', () => {
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
     expect(res.headers['cache-control']).toBe('no-store')
     expect(res.headers.pragma).toBe('no-cache')
-    expect(res.json()).toEqual({ error: 'not_found', error_description: 'no route for GET /nope' })
+    expect(res.json()).toEqual({ error: 'not_found', error_description: 'no endpoint at this path for this method' })
   })
 
   it('echoes a caller-supplied request id', async () => {

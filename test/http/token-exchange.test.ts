@@ -207,7 +207,7 @@ describe('token exchange: errors', () => {
       { error: 'invalid_scope', error_description: 'the client may have none of the scopes of the subject_token' })
     // A scope the subject token has but the client may not have.
     expectError(await exchange({ subject_token: openidOnly, subject_token_type: AT, scope: 'profile' }), 400,
-      { error: 'invalid_scope', error_description: 'scope "profile" is not allowed' })
+      { error: 'invalid_scope', error_description: 'scope holds a value this client may not request' })
   })
 
   it('invalid_target for an unknown audience, one that takes none of the scopes, and audience and resource that differ', async () => {

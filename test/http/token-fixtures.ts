@@ -18,6 +18,8 @@ export const TOKEN_SEED = {
       secrets: [{ value: 'old-secret', expiration: '2020-01-01T00:00:00Z' }, { value: 's3cret' }, { value: 'next-secret' }],
       allowedGrantTypes: [CC],
       allowedScopes: ['orders.read', 'orders.write', 'billing.read', 'openid', 'lonely.scope', 'stock.read'],
+      allowedTenants: ['acme'],
+      identityProviderRestrictions: ['x'],
     },
     { clientId: 'ref-client', secrets: [{ value: 'ref-secret' }], allowedGrantTypes: [CC], allowedScopes: ['orders.read', 'billing.read'], accessTokenType: 'reference', accessTokenLifetime: 600 },
     { clientId: 'other', secrets: [{ value: 'other-secret' }], allowedGrantTypes: [CC], allowedScopes: ['orders.read'] },

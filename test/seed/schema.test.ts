@@ -17,7 +17,7 @@ describe('seed JSON Schema', () => {
       'clientId', 'clientName', 'secrets', 'allowedGrantTypes', 'allowedScopes', 'requireClientSecret', 'accessTokenType',
       'accessTokenLifetime', 'redirectUris', 'requirePkce', 'allowOfflineAccess', 'refreshTokenUsage', 'refreshTokenExpiration',
       'absoluteRefreshTokenLifetime', 'slidingRefreshTokenLifetime', 'cibaLifetime', 'pollingInterval',
-      'identityProviderRestrictions', 'requireConsent', 'enabled', 'jwks',
+      'identityProviderRestrictions', 'allowedTenants', 'requireConsent', 'enabled', 'jwks',
     ])
     expect(Object.keys(client.properties.secrets.items.properties)).toEqual(['value', 'sha256', 'expiration', 'description'])
     expect(Object.keys(schema.properties.users.items.properties)).toEqual(['subjectId', 'username', 'password', 'enabled', 'cibaUserCode', 'claims'])
@@ -41,7 +41,7 @@ describe('seed JSON Schema', () => {
         refreshTokenUsage: 'oneTimeOnly', refreshTokenExpiration: 'absolute',
         absoluteRefreshTokenLifetime: 2592000, slidingRefreshTokenLifetime: 1296000,
         cibaLifetime: 120, pollingInterval: 5,
-        identityProviderRestrictions: ['corp-ad'], requireConsent: true, enabled: true,
+        identityProviderRestrictions: ['corp-ad'], allowedTenants: ['acme'], requireConsent: true, enabled: true,
         jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'x', y: 'y', kid: 'backend-1' }] },
       }],
       users: [{ subjectId: 'u-1001', username: 'alice', password: 'alice-pw', enabled: true, cibaUserCode: '4711',

@@ -10,9 +10,9 @@ beforeAll(async () => {
   t = await createTestDb()
   store = createPgClientStore(t.db)
   await t.db.query(`INSERT INTO clients (client_id, client_name, allowed_grant_types, allowed_scopes, access_token_type,
-      access_token_lifetime, ciba_lifetime, polling_interval, identity_provider_restrictions, require_consent, jwks)
+      access_token_lifetime, ciba_lifetime, polling_interval, identity_provider_restrictions, require_consent, jwks, allowed_tenants)
     VALUES ('full', 'Full client', '{client_credentials,urn:openid:params:grant-type:ciba}', '{openid,orders.read}', 'reference',
-      600, 120, 7, '{corp-ad}', true, '{"keys":[{"kty":"EC","kid":"k1"}]}')`)
+      600, 120, 7, '{corp-ad}', true, '{"keys":[{"kty":"EC","kid":"k1"}]}', '{acme,globex}')`)
   await t.db.query(`INSERT INTO clients (client_id) VALUES ('bare')`)
   await t.db.query(`INSERT INTO client_secrets (client_id, value_hash, expires_at, description)
     VALUES ('full', $1, '2030-01-01T00:00:00Z', 'primary'), ('full', $2, NULL, NULL)`, [secretHash('a'), secretHash('b')])
@@ -39,6 +39,7 @@ const bareClient = {
   cibaLifetime: undefined,
   pollingInterval: undefined,
   identityProviderRestrictions: [],
+  allowedTenants: [],
   requireConsent: false,
   jwks: undefined,
 }
@@ -60,6 +61,7 @@ describe('PgClientStore', () => {
       cibaLifetime: 120,
       pollingInterval: 7,
       identityProviderRestrictions: ['corp-ad'],
+      allowedTenants: ['acme', 'globex'],
       requireConsent: true,
       jwks: { keys: [{ kty: 'EC', kid: 'k1' }] },
     })

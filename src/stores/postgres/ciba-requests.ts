@@ -1,7 +1,7 @@
 // OpenID CIBA Core 1.0 poll-mode requests (table ciba_requests). Every state change is one
 // statement, so concurrent polls and decisions resolve in the database, on every replica alike.
 // Times are passed in from the injected Clock as parameters; SQL now() is never used.
-import type { Db } from '../../db/db.js'
+import type { Db, Queryable } from '../../db/db.js'
 import type { CibaRequest, CibaStatus } from '../../domain/types.js'
 import type { CibaDecision, CibaRequestStore, NewCibaRequest } from '../types.js'
 import { deleteExpired, handleHash, toMs, ts } from './columns.js'
@@ -54,6 +54,19 @@ function toCibaRequest(r: CibaRow): CibaRequest {
   }
 }
 
+/** pg_advisory_xact_lock(class, key) key class of the pending-request cap ("cibp"); two-int locks never meet one-bigint ones. */
+const PENDING_LOCK_CLASS = 0x63696270
+
+const insert = (q: Queryable, r: NewCibaRequest) =>
+  q.query(
+    `INSERT INTO ciba_requests (id, auth_req_id_hash, client_id, subject_id, requested_scopes, resources,
+       acr_values, tenant, idp, binding_message, interval_seconds, family_id, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::timestamptz, $14::timestamptz)`,
+    [r.id, handleHash(r.authReqId), r.clientId, r.subjectId, r.requestedScopes, r.resources, r.acrValues,
+      r.tenant ?? null, r.idp ?? null, r.bindingMessage ?? null, r.intervalSeconds, r.familyId,
+      ts(r.createdAt), ts(r.expiresAt)],
+  )
+
 export function createPgCibaRequestStore(db: Db): CibaRequestStore {
   const one = async (sql: string, params: unknown[]) => {
     const { rows } = await db.query<CibaRow>(sql, params)
@@ -61,14 +74,26 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
   }
   return {
     async create(r: NewCibaRequest) {
-      await db.query(
-        `INSERT INTO ciba_requests (id, auth_req_id_hash, client_id, subject_id, requested_scopes, resources,
-           acr_values, tenant, idp, binding_message, interval_seconds, family_id, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::timestamptz, $14::timestamptz)`,
-        [r.id, handleHash(r.authReqId), r.clientId, r.subjectId, r.requestedScopes, r.resources, r.acrValues,
-          r.tenant ?? null, r.idp ?? null, r.bindingMessage ?? null, r.intervalSeconds, r.familyId,
-          ts(r.createdAt), ts(r.expiresAt)],
-      )
+      await insert(db, r)
+    },
+    async createWithinLimit(r, maxPending, now) {
+      if (maxPending <= 0) {
+        await insert(db, r)
+        return true
+      }
+      // Count and insert under a lock on (client, user): two concurrent requests cannot both see
+      // one place left. The lock ends with the transaction.
+      return db.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [PENDING_LOCK_CLASS, `${r.clientId}\n${r.subjectId}`])
+        const { rows } = await tx.query<{ n: number | string }>(
+          `SELECT count(*) AS n FROM ciba_requests
+           WHERE subject_id = $1 AND client_id = $2 AND status = 'pending' AND expires_at > $3::timestamptz`,
+          [r.subjectId, r.clientId, ts(now)],
+        )
+        if (Number(rows[0]?.n ?? 0) >= maxPending) return false
+        await insert(tx, r)
+        return true
+      })
     },
     findByAuthReqId: (authReqId) =>
       one('SELECT * FROM ciba_requests WHERE auth_req_id_hash = $1', [handleHash(authReqId)]),
@@ -80,14 +105,6 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
         [ts(now), limit],
       )
       return rows.map(toCibaRequest)
-    },
-    async countPendingForSubject(subjectId, now) {
-      const { rows } = await db.query<{ n: number | string }>(
-        `SELECT count(*) AS n FROM ciba_requests
-         WHERE subject_id = $1 AND status = 'pending' AND expires_at > $2::timestamptz`,
-        [subjectId, ts(now)],
-      )
-      return Number(rows[0]?.n ?? 0)
     },
     async recordPoll(id, now) {
       // The CTE locks the row (FOR UPDATE re-reads the newest version after a concurrent poll

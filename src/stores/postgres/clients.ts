@@ -24,6 +24,7 @@ interface ClientRow {
   ciba_lifetime: number | null
   polling_interval: number | null
   identity_provider_restrictions: string[]
+  allowed_tenants: string[]
   require_consent: boolean
   jwks: { keys: Record<string, unknown>[] } | null
   secrets: SecretJson[] | null
@@ -55,6 +56,7 @@ function toClient(r: ClientRow): Client {
     cibaLifetime: r.ciba_lifetime ?? undefined,
     pollingInterval: r.polling_interval ?? undefined,
     identityProviderRestrictions: r.identity_provider_restrictions,
+    allowedTenants: r.allowed_tenants,
     requireConsent: r.require_consent,
     jwks: r.jwks ?? undefined,
   }

@@ -1,0 +1,89 @@
+// The edge of the server: what no route sees. Control characters in a query string or a cookie
+// are invalid_request before any route runs (forms and Basic credentials are checked where they
+// are read: src/http/form.ts, src/http/client-auth.ts). Errors that Node or Fastify answer
+// themselves (unparsable request, headers too large, a malformed URL, a request arriving while
+// the server shuts down) answer in OAuth shape with no-store too (RFC 6749 §5.2).
+import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { OAuthError } from '../errors.js'
+import { checkParameter, hasControlCharacters } from '../services/input-limits.js'
+
+function checkQuery(query: unknown): void {
+  if (query === null || typeof query !== 'object') return
+  for (const [key, value] of Object.entries(query as Record<string, unknown>)) {
+    for (const v of Array.isArray(value) ? value : [value]) if (typeof v === 'string') checkParameter(key, v)
+  }
+}
+
+/** Our cookies' names; a foreign cookie on the same site is never read, so it is never refused either. */
+const OUR_COOKIE = /^(?:__Host-|__Secure-)?authz[-_]/
+
+/** Our cookies' values as a cookie parser decodes them (RFC 6265 §5.4; percent-decoded when valid). */
+function checkCookies(header: string | undefined): void {
+  if (header === undefined || !header.includes('authz')) return
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq < 0 || !OUR_COOKIE.test(part.slice(0, eq).trim())) continue
+    let value = part.slice(eq + 1)
+    try {
+      value = decodeURIComponent(value)
+    } catch {
+      // not percent-encoded: a parser keeps it as it is
+    }
+    if (hasControlCharacters(value)) throw new OAuthError('invalid_request', 'a cookie contains control characters')
+  }
+}
+
+/**
+ * Checks every request's query string and cookies, and answers requests that arrive while the
+ * server closes (pipelined or on a busy keep-alive connection) with 503 temporarily_unavailable
+ * in OAuth shape, so that a proxy retries them elsewhere. Fastify must be built with
+ * `return503OnClosing: false` (its own 503 is not OAuth JSON).
+ */
+export function installEdgeChecks(app: FastifyInstance): void {
+  let closing = false
+  app.addHook('preClose', (done) => {
+    closing = true
+    done()
+  })
+  app.addHook('onRequest', (req: FastifyRequest, _reply, done) => {
+    if (closing) {
+      done(new OAuthError('temporarily_unavailable', 'the server is shutting down, retry the request', { status: 503, headers: { 'retry-after': '1' } }))
+      return
+    }
+    try {
+      checkQuery(req.query)
+      checkCookies(req.headers.cookie)
+    } catch (err) {
+      done(err as Error)
+      return
+    }
+    done()
+  })
+}
+
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'the request headers are too large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'the request was not received in time'],
+}
+
+/**
+ * Fastify's clientErrorHandler: Node could not parse the request (or it timed out), so there is no
+ * request object and the answer is written to the socket directly, then the socket is closed.
+ */
+export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return
+  const [status, description] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'the request is not valid HTTP']
+  this.log.debug({ code: err.code }, 'client error')
+  // A response already under way on this socket cannot be followed by another (RFC 9112 §9.3).
+  const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
+  if (socket.writable && !busy) {
+    const body = JSON.stringify({ error: 'invalid_request', error_description: description })
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nPragma: no-cache\r\nConnection: close\r\n\r\n${body}`,
+    )
+  }
+  socket.destroy(err)
+}
