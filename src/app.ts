@@ -241,7 +241,7 @@ async function registerInteraction(w: Pick<Wiring, 'app' | 'config' | 'clock' | 
 }
 
 /**
- * Token, introspection and revocation endpoints (issue 3). One grant handler per grant_type:
+ * Token, introspection and revocation endpoints. One grant handler per grant_type:
  * the core ones here, other features' in `featureGrants`, extension grants (RFC 6749 §4.5) as
  * factories given the same services (GrantDeps).
  */
@@ -277,7 +277,7 @@ async function registerTokenCore(w: Wiring, featureGrants: GrantHandler<any>[], 
   }))
 }
 
-/** CIBA (issue 4): OpenID CIBA Core 1.0 poll mode. Returns its token-endpoint grant. */
+/** CIBA: OpenID CIBA Core 1.0 poll mode. Returns its token-endpoint grant. */
 async function registerCiba(w: Wiring, notifier: CibaNotifier): Promise<GrantHandler<any>> {
   const { app, config, clock, stores } = w
   // Shutdown waits a little for notifications in flight, never for their retry back-off.

@@ -1,4 +1,4 @@
-// authz keys list|rotate: the signing keys every replica shares (issue 2 item 7).
+// authz keys list|rotate: the signing keys every replica shares.
 import { SIGNING_ALGS, type SigningAlg } from '../config.js'
 import { createPgSigningKeyStore } from '../stores/postgres/signing-keys.js'
 import { createSigningKeyService } from '../tokens/key-service.js'

@@ -1,4 +1,4 @@
-// Signing keys (issue 2 item 7): created on first start, shared by every replica through the
+// Signing keys: created on first start, shared by every replica through the
 // signing_keys table, rotated with a publication delay, retired once nothing they signed can
 // still be valid. sign() and verify() never touch the database: keys live in memory and are
 // reloaded in the background every `refreshSeconds`, and at once (at most every 5 s) when

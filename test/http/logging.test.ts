@@ -1,4 +1,4 @@
-// Secrets, tokens and passwords never reach the logs (issue 2 item 9), whatever the level.
+// Secrets, tokens and passwords never reach the logs, whatever the level.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REDACTED_FIELDS } from '../../src/http/logger.js'
 import { createTestApp, FORM, type TestApp } from '../helpers/app.js'

@@ -1,4 +1,4 @@
-// Issue 2 item 9: every malformed input gets a 4xx OAuth error in JSON, never a 500 or a hang,
+// Every malformed input gets a 4xx OAuth error in JSON, never a 500 or a hang,
 // at every POST endpoint.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, FORM, type TestApp } from '../helpers/app.js'

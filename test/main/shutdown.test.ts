@@ -1,4 +1,4 @@
-// Graceful shutdown (issue 2 item 9): on SIGTERM the server stops accepting, lets in-flight
+// Graceful shutdown: on SIGTERM the server stops accepting, lets in-flight
 // requests finish within SHUTDOWN_TIMEOUT, closes the database and exits 0.
 import { connect } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'

@@ -1,4 +1,4 @@
-// Signing keys shared by every replica (issue 2 item 7). Creation and rotation run in one
+// Signing keys shared by every replica. Creation and rotation run in one
 // transaction under a transaction-scoped advisory lock, so replicas starting together create
 // each key once. Times go in and out as epoch milliseconds (the caller's Clock), never now().
 import type { SigningAlg } from '../../config.js'
