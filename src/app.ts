@@ -17,6 +17,7 @@ import { createRefreshTokenGrant } from './grants/refresh-token.js'
 import { createOneTimeUse, type OneTimeUse } from './grants/one-time-use.js'
 import { createGrantRegistry, type GrantDeps, type GrantFactory, type GrantHandler } from './grants/registry.js'
 import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
+import { registerCors } from './http/cors.js'
 import { clientErrorHandler, installEdgeChecks } from './http/edge.js'
 import { createErrorHandler, registerErrorHandling, sendError } from './http/error-handler.js'
 import { createPageKit, registerCookies, registerPageHeaders, type PageKit } from './http/pages.js'
@@ -143,6 +144,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await keys.ensureKeys()
   app.addHook('onClose', async () => keys.close())
   const stores = createStores(db, config, clock)
+  await registerCors(app, { clients: stores.clients }) // before the routes that opt in
   const discovery = createDiscoveryService({ config, keys, loadCatalogue: () => stores.resources.loadCatalogue() })
 
   const migrations = await loadMigrations()

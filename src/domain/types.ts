@@ -38,6 +38,8 @@ export interface Client {
   identityProviderRestrictions: string[]
   /** The only tenants it may name with acr_values `tenant:` (none when empty). */
   allowedTenants: string[]
+  /** Origins whose pages may read the token, userinfo and revocation answers (CORS). */
+  allowedCorsOrigins: string[]
   requireConsent: boolean
   /** The client's public keys (RFC 7591 `jwks`), for request objects and login_hint_tokens. */
   jwks: { keys: Record<string, unknown>[] } | undefined

@@ -16,7 +16,7 @@ export interface RevocationRouteDeps {
 }
 
 export const revocationRoutes: FastifyPluginAsync<RevocationRouteDeps> = async (app, deps) => {
-  app.post('/connect/revocation', { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {
+  app.post('/connect/revocation', { config: { rateLimit: deps.rateLimit, corsPolicy: 'client' } }, async (req, reply) => {
     const form = readForm(req)
     checkInputLengths(form)
     const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })

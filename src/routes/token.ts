@@ -15,7 +15,7 @@ export interface TokenRouteDeps {
 }
 
 export const tokenRoutes: FastifyPluginAsync<TokenRouteDeps> = async (app, deps) => {
-  app.post('/connect/token', { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {
+  app.post('/connect/token', { config: { rateLimit: deps.rateLimit, corsPolicy: 'client' } }, async (req, reply) => {
     const form = readForm(req, { rejectEmpty: true })
     checkInputLengths(form)
     const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })

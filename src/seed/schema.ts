@@ -1,6 +1,7 @@
 // The seed file (DESIGN.md "Seed file", a public contract): field names follow Duende IdentityServer's,
 // camelCased. Every object is strict: an unknown field (a typo) is an error, never silently ignored.
 import { z } from 'zod'
+import { isWebOrigin } from '../domain/origin.js'
 import { ACR_VALUE_MAX, hasControlOrFormatCharacters } from '../grants/acr-values.js'
 
 const name = z.string().min(1).max(200).regex(/^\S+$/, 'must not contain whitespace')
@@ -82,9 +83,24 @@ export const SeedClient = z.strictObject({
     )
     .default([])
     .describe('the tenants the client may name with acr_values tenant:<name> (the tenant claim of its tokens); empty: none'),
+  allowedCorsOrigins: z
+    .array(z.string())
+    .default([])
+    .describe('origins (scheme, host, optional port) whose pages may call the token, userinfo and revocation endpoints'),
   requireConsent: z.boolean().default(false),
   enabled: z.boolean().default(true),
   jwks: z.strictObject({ keys: z.array(jwk) }).optional(),
+}).superRefine((c, ctx) => {
+  // Checked here rather than per entry so that the message names the client.
+  c.allowedCorsOrigins.forEach((o, i) => {
+    if (!isWebOrigin(o)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['allowedCorsOrigins', i],
+        message: `client ${c.clientId}: ${JSON.stringify(o)} is not an origin (scheme, host and optional port, as https://app.example.com: no path, no trailing slash)`,
+      })
+    }
+  })
 })
 
 export const SeedUser = z.strictObject({

@@ -42,11 +42,14 @@ export function createTtlCache<V>(opts: { ttlSeconds: number; clock: Clock; maxK
 export function createCachedClientStore(inner: ClientStore, opts: { ttlSeconds: number; clock: Clock }): ClientStore {
   if (opts.ttlSeconds <= 0) return inner
   const cache = createTtlCache<Client | undefined>(opts)
+  const origins = createTtlCache<string[]>({ ...opts, maxKeys: 1 })
   return {
     findById: (clientId) => cache.get(clientId, () => inner.findById(clientId)),
     list: () => inner.list(),
+    corsOrigins: () => origins.get('', () => inner.corsOrigins()),
     async remove(clientId) {
       cache.clear()
+      origins.clear()
       return inner.remove(clientId)
     },
     async addSecret(clientId, secret) {

@@ -8,6 +8,8 @@ import type { SigningAlg } from '../config.js'
 export interface ClientStore {
   findById(clientId: string): Promise<Client | undefined>
   list(): Promise<Client[]>
+  /** Every origin that some enabled client lists in allowedCorsOrigins. */
+  corsOrigins(): Promise<string[]>
   /** Deletes the client and its secrets; false when there was none. */
   remove(clientId: string): Promise<boolean>
   /** Adds a hashed secret; false when the client does not exist. */

@@ -15,6 +15,7 @@ function countingClients() {
       return id === 'known' ? ({ clientId: id, enabled } as Client) : undefined
     },
     list: async () => [],
+    corsOrigins: async () => [],
     remove: async () => true,
     addSecret: async () => true,
   }

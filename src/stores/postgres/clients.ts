@@ -25,6 +25,7 @@ interface ClientRow {
   polling_interval: number | null
   identity_provider_restrictions: string[]
   allowed_tenants: string[]
+  allowed_cors_origins: string[]
   require_consent: boolean
   jwks: { keys: Record<string, unknown>[] } | null
   secrets: SecretJson[] | null
@@ -57,6 +58,7 @@ function toClient(r: ClientRow): Client {
     pollingInterval: r.polling_interval ?? undefined,
     identityProviderRestrictions: r.identity_provider_restrictions,
     allowedTenants: r.allowed_tenants,
+    allowedCorsOrigins: r.allowed_cors_origins,
     requireConsent: r.require_consent,
     jwks: r.jwks ?? undefined,
   }
@@ -67,6 +69,12 @@ export function createPgClientStore(db: Db): ClientStore {
     async findById(clientId) {
       const { rows } = await db.query<ClientRow>(`${SELECT_CLIENT} WHERE c.client_id = $1`, [clientId])
       return rows[0] && toClient(rows[0])
+    },
+    async corsOrigins() {
+      const { rows } = await db.query<{ origin: string }>(
+        'SELECT DISTINCT o AS origin FROM clients, unnest(allowed_cors_origins) AS o WHERE enabled',
+      )
+      return rows.map((r) => r.origin)
     },
     async list() {
       const { rows } = await db.query<ClientRow>(`${SELECT_CLIENT} ORDER BY c.client_id`)

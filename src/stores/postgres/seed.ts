@@ -101,7 +101,7 @@ export function createPgSeedWriter(tx: Queryable) {
         c.redirectUris, c.requirePkce, c.allowOfflineAccess, c.accessTokenType, c.accessTokenLifetime ?? null,
         c.refreshTokenUsage, c.refreshTokenExpiration, c.absoluteRefreshTokenLifetime, c.slidingRefreshTokenLifetime,
         c.cibaLifetime ?? null, c.pollingInterval ?? null, c.identityProviderRestrictions, c.requireConsent,
-        c.jwks === undefined ? null : JSON.stringify(c.jwks), c.allowedTenants,
+        c.jwks === undefined ? null : JSON.stringify(c.jwks), c.allowedTenants, c.allowedCorsOrigins,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -118,10 +118,12 @@ const CLIENT_COLUMNS = [
   'redirect_uris', 'require_pkce', 'allow_offline_access', 'access_token_type', 'access_token_lifetime',
   'refresh_token_usage', 'refresh_token_expiration', 'absolute_refresh_token_lifetime', 'sliding_refresh_token_lifetime',
   'ciba_lifetime', 'polling_interval', 'identity_provider_restrictions', 'require_consent', 'jwks', 'allowed_tenants',
+  'allowed_cors_origins',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]', allowed_scopes: '::text[]', redirect_uris: '::text[]',
   identity_provider_restrictions: '::text[]', jwks: '::jsonb', allowed_tenants: '::text[]',
+  allowed_cors_origins: '::text[]',
 }
 const UPDATABLE = CLIENT_COLUMNS.slice(1)
 const UPSERT_CLIENT = `
