@@ -10,9 +10,11 @@ beforeAll(async () => {
   t = await createTestDb()
   store = createPgClientStore(t.db)
   await t.db.query(`INSERT INTO clients (client_id, client_name, allowed_grant_types, allowed_scopes, access_token_type,
-      access_token_lifetime, ciba_lifetime, polling_interval, identity_provider_restrictions, require_consent, jwks, allowed_tenants)
+      access_token_lifetime, ciba_lifetime, polling_interval, identity_provider_restrictions, require_consent, jwks, allowed_tenants,
+      allowed_cors_origins)
     VALUES ('full', 'Full client', '{client_credentials,urn:openid:params:grant-type:ciba}', '{openid,orders.read}', 'reference',
-      600, 120, 7, '{corp-ad}', true, '{"keys":[{"kty":"EC","kid":"k1"}]}', '{acme,globex}')`)
+      600, 120, 7, '{corp-ad}', true, '{"keys":[{"kty":"EC","kid":"k1"}]}', '{acme,globex}',
+      '{https://app.example}')`)
   await t.db.query(`INSERT INTO clients (client_id) VALUES ('bare')`)
   await t.db.query(`INSERT INTO client_secrets (client_id, value_hash, expires_at, description)
     VALUES ('full', $1, '2030-01-01T00:00:00Z', 'primary'), ('full', $2, NULL, NULL)`, [secretHash('a'), secretHash('b')])
@@ -40,6 +42,7 @@ const bareClient = {
   pollingInterval: undefined,
   identityProviderRestrictions: [],
   allowedTenants: [],
+  allowedCorsOrigins: [],
   requireConsent: false,
   jwks: undefined,
 }
@@ -62,6 +65,7 @@ describe('PgClientStore', () => {
       pollingInterval: 7,
       identityProviderRestrictions: ['corp-ad'],
       allowedTenants: ['acme', 'globex'],
+      allowedCorsOrigins: ['https://app.example'],
       requireConsent: true,
       jwks: { keys: [{ kty: 'EC', kid: 'k1' }] },
     })
@@ -69,6 +73,13 @@ describe('PgClientStore', () => {
 
   it('maps column defaults and an empty secret set', async () => {
     expect(await store.findById('bare')).toEqual(bareClient)
+  })
+
+  it('lists the CORS origins of enabled clients only, once each', async () => {
+    await t.db.query(`INSERT INTO clients (client_id, allowed_cors_origins) VALUES ('twin', '{https://app.example,https://b.example}')`)
+    await t.db.query(`INSERT INTO clients (client_id, enabled, allowed_cors_origins) VALUES ('off', false, '{https://off.example}')`)
+    expect((await store.corsOrigins()).sort()).toEqual(['https://app.example', 'https://b.example'])
+    await t.db.query(`DELETE FROM clients WHERE client_id IN ('twin', 'off')`)
   })
 
   it('returns undefined for an unknown client', async () => {
