@@ -97,6 +97,14 @@ describe('device authorization endpoint', () => {
   })
 })
 
+describe('discovery', () => {
+  it('lists the device authorization endpoint and the device_code grant type', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
+    expect(doc.device_authorization_endpoint).toBe(`${TEST_ISSUER}/connect/deviceauthorization`)
+    expect(doc.grant_types_supported).toContain('urn:ietf:params:oauth:grant-type:device_code')
+  })
+})
+
 describe('device authorization configuration', () => {
   it('DEVICE_CODE_LIFETIME and DEVICE_POLLING_INTERVAL set the defaults', async () => {
     const t2 = await createDeviceTestApp({ env: { DEVICE_CODE_LIFETIME: '120', DEVICE_POLLING_INTERVAL: '9' } })

@@ -15,7 +15,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-async function expectPollError(deviceCode: string, error: string, description?: string, client = TV, headers: Record<string, string> = {}) {
+async function expectPollError(deviceCode: string, error: string, description?: string, client: Record<string, string> = TV, headers: Record<string, string> = {}) {
   const res = await poll(t, deviceCode, client, headers)
   expect(res.headers).toMatchObject(NO_STORE)
   expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: { error, ...(description ? { error_description: description } : {}) } })
