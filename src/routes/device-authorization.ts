@@ -18,7 +18,7 @@ export interface DeviceAuthorizationRouteDeps {
 }
 
 export const deviceAuthorizationRoutes: FastifyPluginAsync<DeviceAuthorizationRouteDeps> = async (app, deps) => {
-  app.post(DEVICE_AUTHORIZATION_PATH, { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {
+  app.post(DEVICE_AUTHORIZATION_PATH, { config: { rateLimit: deps.rateLimit, corsPolicy: 'client' } }, async (req, reply) => {
     const form = readForm(req)
     checkInputLengths(form)
     const { client } = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })

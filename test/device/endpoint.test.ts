@@ -59,6 +59,14 @@ describe('device authorization endpoint', () => {
     expect(rows).toEqual([{ requested_scopes: ['orders.read'] }])
   })
 
+  it('answers a browser-based client from the origins it lists (CORS), no one else', async () => {
+    const listed = await authorize(t, TV, { origin: 'https://tv.example' })
+    expect(listed.statusCode).toBe(200)
+    expect(listed.headers['access-control-allow-origin']).toBe('https://tv.example')
+    const other = await authorize(t, TV, { origin: 'https://evil.example' })
+    expect(other.headers['access-control-allow-origin']).toBeUndefined()
+  })
+
   it('gives every request its own user code', async () => {
     const codes = await Promise.all(Array.from({ length: 30 }, () => start(t, TV)))
     expect(new Set(codes.map((c) => c.user_code)).size).toBe(30)

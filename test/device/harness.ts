@@ -23,6 +23,7 @@ export const deviceSeed = {
     {
       clientId: 'tv', clientName: 'Living Room <TV>', requireClientSecret: false, allowedGrantTypes: [DEVICE, 'refresh_token'],
       allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'], allowOfflineAccess: true,
+      allowedCorsOrigins: ['https://tv.example'],
     },
     {
       clientId: 'console', clientName: 'Game Console', secrets: [{ value: 'console-secret' }], allowedGrantTypes: [DEVICE],
