@@ -347,6 +347,7 @@ function startCleanup({ app, clock, stores }: Wiring, logger: Logger) {
     logger,
     tasks: [
       { name: 'cibaRequests', remove: stores.cibaRequests.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS },
+      // Kept as long as CIBA requests past expiry: a late poll still gets expired_token, a replay still revokes.
       { name: 'deviceAuthorizations', remove: stores.devices.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS },
       { name: 'persistedGrants', remove: stores.grants.removeExpired },
       { name: 'grantFamilies', remove: stores.grants.removeExpiredFamilies },

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CIBA_RETENTION_SECONDS, createCleanup } from '../../src/services/cleanup.js'
 import { createPgDeviceAuthorizationStore } from '../../src/stores/postgres/device-authorizations.js'
 import { basic, form, FORM, TEST_ISSUER, type TestApp } from '../helpers/app.js'
 import { CONSOLE, createDeviceTestApp, decide, DEVICE, NO_STORE, poll, start, TV, type Started } from './harness.js'
@@ -83,12 +84,22 @@ describe('device_code grant', () => {
     await expectPollError(s.device_code, 'access_denied', 'the user denied the request')
   })
 
-  it('expired_token after the lifetime, also for a too-fast poll', async () => {
+  it('expired_token after the lifetime, also for a too-fast poll; cleanup removes it only 5 minutes later', async () => {
     const s = await start(t)
     await expectPollError(s.device_code, 'authorization_pending')
     t.clock.advance(300)
     await expectPollError(s.device_code, 'expired_token', 'the device_code has expired')
     await expectPollError(s.device_code, 'expired_token', 'the device_code has expired')
+    const cleanup = createCleanup({
+      clock: t.clock, logger: { info: () => {}, warn: () => {} }, batchSize: 50,
+      tasks: [{ name: 'devices', remove: createPgDeviceAuthorizationStore(t.db).removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS }],
+    })
+    t.clock.advance(299)
+    await cleanup.runOnce()
+    await expectPollError(s.device_code, 'expired_token', 'the device_code has expired')
+    t.clock.advance(2)
+    expect((await cleanup.runOnce()).devices).toBeGreaterThanOrEqual(1)
+    await expectPollError(s.device_code, 'invalid_grant', 'unknown device_code')
   })
 
   it('an unknown device_code, or another client\'s: invalid_grant', async () => {
