@@ -164,6 +164,14 @@ describe('device_code grant', () => {
 })
 
 describe('device authorization store', () => {
+  it('refuses a second request with a user code already stored (the service then draws another)', async () => {
+    const store = createPgDeviceAuthorizationStore(t.db)
+    const base = { clientId: 'tv', requestedScopes: ['openid'], intervalSeconds: 5, createdAt: t.clock.now(), expiresAt: t.clock.now() + 300_000 }
+    expect(await store.create({ ...base, id: 'dup-1', deviceCode: 'device-code-1', userCode: 'ZZZZZZZZ', familyId: 'f-dup-1' })).toBe(true)
+    expect(await store.create({ ...base, id: 'dup-2', deviceCode: 'device-code-2', userCode: 'ZZZZZZZZ', familyId: 'f-dup-2' })).toBe(false)
+    expect((await store.findByUserCode('ZZZZZZZZ'))?.id).toBe('dup-1')
+  })
+
   it('of 10 concurrent consumes of an approved request, exactly one wins (20 trials)', async () => {
     const store = createPgDeviceAuthorizationStore(t.db)
     for (let trial = 0; trial < 20; trial++) {
