@@ -23,6 +23,7 @@ export const deviceRoutes: FastifyPluginAsync<DeviceRouteDeps> = async (app, { v
 
   function send(req: FastifyRequest, reply: FastifyReply, page: DevicePage) {
     if (page.kind === 'sign-in') return pages.toSignIn(reply, devicePageUrl(page.userCode))
+    if (page.kind === 'blocked') reply.header('retry-after', String(page.retryAfter)) // RFC 6585 §4
     return pages.send(reply, renderDevicePage(page, { csrf: page.kind === 'decision' ? pages.csrfToken(req, reply) : '' }))
   }
 

@@ -16,8 +16,8 @@ import type { DeviceUserCodeThrottle } from './user-code-check.js'
 export type DevicePage =
   /** The code entry form; `unknown`: the typed code names no request. */
   | { kind: 'enter'; unknown?: boolean }
-  /** Too many wrong codes from this address. */
-  | { kind: 'blocked' }
+  /** Too many wrong codes from this address; `retryAfter`: seconds until the block ends. */
+  | { kind: 'blocked'; retryAfter: number }
   | { kind: 'expired' }
   /** Already approved, denied or redeemed. */
   | { kind: 'used' }
@@ -46,7 +46,7 @@ export function createDeviceVerification(deps: DeviceVerificationDeps) {
     if (typed === undefined || typed.trim() === '') return { kind: 'enter' }
     const userCode = normalizeUserCode(typed)
     const found = await deps.throttle.lookup(address, userCode, (code) => deps.devices.findByUserCode(code))
-    if (found.kind === 'blocked') return { kind: 'blocked' }
+    if (found.kind === 'blocked') return { kind: 'blocked', retryAfter: Math.max(1, Math.ceil(((found.until ?? clock.now()) - clock.now()) / 1000)) }
     if (found.kind === 'unknown') return { kind: 'enter', unknown: true }
     const device = found.value
     if (device.status !== 'pending' || device.consumedAt !== undefined) return { kind: 'used' }

@@ -54,7 +54,7 @@ export function createUserCodeCheck(deps: UserCodeCheckDeps): UserCodeCheck {
 }
 
 /** What a device user code lookup found (createDeviceUserCodeThrottle). */
-export type DeviceCodeLookup<R> = { kind: 'found'; value: R } | { kind: 'unknown' } | { kind: 'blocked' }
+export type DeviceCodeLookup<R> = { kind: 'found'; value: R } | { kind: 'unknown' } | { kind: 'blocked'; until: number | undefined }
 
 export interface DeviceUserCodeThrottle {
   /**
@@ -79,15 +79,16 @@ export function createDeviceUserCodeThrottle(deps: Omit<UserCodeCheckDeps, 'veri
     async lookup(address, code, find) {
       const key = { kind: 'device_user_code', name: address, source: '' } as const
       const log = { address }
-      if ((await deps.failures.blockedUntil(key, deps.clock.now())) !== undefined) {
+      const until = await deps.failures.blockedUntil(key, deps.clock.now())
+      if (until !== undefined) {
         deps.logger.info({ ...log, reason: 'blocked' }, 'device user_code rejected')
-        return { kind: 'blocked' }
+        return { kind: 'blocked', until }
       }
       const found = code === undefined ? undefined : await find(code)
       if (found !== undefined) return { kind: 'found', value: found }
       const counted = await deps.failures.recordFailure(key, deps.policy, deps.clock.now())
       deps.logger.info({ ...log, reason: 'unknown_code' }, 'device user_code rejected')
-      if (!counted.counted) return { kind: 'blocked' }
+      if (!counted.counted) return { kind: 'blocked', until: counted.blockedUntil }
       if (counted.blockedUntil !== undefined) {
         deps.logger.warn({ ...log, blocked_until: new Date(counted.blockedUntil).toISOString(), blocks: counted.blocks }, 'device user_code blocked')
       }

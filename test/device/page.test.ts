@@ -138,6 +138,7 @@ describe('device page', () => {
     for (let i = 0; i < 5; i++) expect((await get(devicePath(`BBBB-BBB${'CDFGH'[i]}`), { address })).statusCode).toBe(404)
     const blocked = await get(devicePath(s.user_code), { address })
     expect({ status: blocked.statusCode, h1: h1(blocked.body) }).toEqual({ status: 429, h1: 'Too many wrong codes' })
+    expect(blocked.headers['retry-after']).toBe('300')
     expect((await get(devicePath(s.user_code), { address: newAddress() })).statusCode).toBe(303) // to sign-in
     const { rows } = await t.db.query(`SELECT failures, blocks FROM failure_counters WHERE kind = 'device_user_code' AND name = $1`, [address])
     expect(rows).toEqual([{ failures: 0, blocks: 1 }])
