@@ -10,6 +10,8 @@ import { loadMigrations, pendingMigrations } from './db/migrate.js'
 import { systemClock, type Clock } from './domain/clock.js'
 import { OAuthError } from './errors.js'
 import { createCibaGrant } from './grants/ciba.js'
+import { createDeviceCodeGrant } from './grants/device-code.js'
+import { createPolling, type Polling } from './grants/polling.js'
 import { createClientCredentialsGrant } from './grants/client-credentials.js'
 import { EXTENSION_GRANTS } from './grants/extensions.js'
 import { createPasswordGrant } from './grants/password.js'
@@ -30,10 +32,13 @@ import { createSessionService, type SessionService } from './interaction/session
 import { createSignInService } from './interaction/sign-in.js'
 import { ACCOUNT_PATH } from './pages/sign-in.js'
 import { APPROVE_PATH } from './pages/ciba-approval.js'
+import { DEVICE_PATH } from './pages/device.js'
 import { accountRoutes } from './routes/account.js'
 import { assetRoutes } from './routes/assets.js'
 import { cibaApproveRoutes } from './routes/ciba-approve.js'
 import { CIBA_PATH, cibaRoutes } from './routes/ciba.js'
+import { DEVICE_AUTHORIZATION_PATH, deviceAuthorizationRoutes } from './routes/device-authorization.js'
+import { deviceRoutes } from './routes/device.js'
 import { discoveryRoutes } from './routes/discovery.js'
 import { healthRoutes } from './routes/health.js'
 import { introspectRoutes } from './routes/introspect.js'
@@ -45,6 +50,8 @@ import { createClientJwtVerifier, REQUEST_OBJECT_ALGS } from './services/ciba-re
 import { createCibaService } from './services/ciba.js'
 import { clientAuthPolicy, createClientAuthThrottle } from './services/client-auth-throttle.js'
 import { CIBA_RETENTION_SECONDS, createCleanup } from './services/cleanup.js'
+import { createDeviceAuthorization } from './services/device-authorization.js'
+import { createDeviceVerification } from './services/device-verification.js'
 import { createDiscoveryService, type DiscoveryService } from './services/discovery.js'
 import { createIntrospectionService } from './services/introspection.js'
 import { createPasswordCheck, lockoutPolicy, type PasswordCheck } from './services/password-check.js'
@@ -54,12 +61,13 @@ import { createScopeResolver } from './grants/scopes.js'
 import { createTokenIssuer } from './tokens/issuer.js'
 import { createTokenReader, type TokenReader } from './tokens/token-reader.js'
 import { createTokenService } from './services/token.js'
-import { createUserCodeCheck, userCodePolicy } from './services/user-code-check.js'
+import { createDeviceUserCodeThrottle, createUserCodeCheck, userCodePolicy } from './services/user-code-check.js'
 import { createCachedClientStore, createCachedResourceStore } from './stores/cached.js'
 import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
 import { createPgClientStore } from './stores/postgres/clients.js'
 import { createPgFailureCounterStore } from './stores/postgres/failure-counters.js'
 import { createPgConsentStore } from './stores/postgres/consents.js'
+import { createPgDeviceAuthorizationStore } from './stores/postgres/device-authorizations.js'
 import { createPgGrantStore } from './stores/postgres/grants.js'
 import { createPgResourceStore } from './stores/postgres/resources.js'
 import { createPgRevocationStore } from './stores/postgres/revocations.js'
@@ -158,6 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     failures: stores.failures, clock, logger, policy: clientAuthPolicy(config), staleSeconds: config.clientCacheTtl,
   })
   const passwordCheck = createPasswordCheck({ users: stores.users, failures: stores.failures, clock, logger, policy: lockoutPolicy(config) })
+  const once = createOneTimeUse({ clock, grants: stores.grants, revokedJwts: revocationList })
   const ctx: Wiring = {
     app, config, clock, keys, discovery, stores, revocationList, throttle, passwordCheck,
     authenticator: createClientAuthenticator({ clients: stores.clients, clock, realm: config.issuer, throttle }),
@@ -166,11 +175,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     consent: createConsentService({ clock, consents: stores.consents }),
     tokenReader: createTokenReader({ config, clock, keys, grants: stores.grants, revocations: revocationList }),
     interaction: await registerInteraction({ app, db, config, clock, stores, passwordCheck }),
-    once: createOneTimeUse({ clock, grants: stores.grants, revokedJwts: revocationList }),
+    once,
+    polling: createPolling({ clock, once }),
   }
   app.decorate('authz', { clock, keys, discovery, interaction: ctx.interaction } satisfies CoreServices)
   const cibaGrant = await registerCiba(ctx, deps.cibaNotifier ?? defaultNotifier(config, clock, logger))
-  await registerTokenCore(ctx, [cibaGrant], [...EXTENSION_GRANTS, ...(deps.grants ?? [])])
+  const deviceGrant = await registerDevice(ctx)
+  await registerTokenCore(ctx, [cibaGrant, deviceGrant], [...EXTENSION_GRANTS, ...(deps.grants ?? [])])
   startCleanup(ctx, logger)
   return app
 }
@@ -189,6 +200,7 @@ function createStores(db: Db, config: Config, clock: Clock) {
     usedJtis: createPgUsedJtiStore(db),
     failures: createPgFailureCounterStore(db),
     consents: createPgConsentStore(db),
+    devices: createPgDeviceAuthorizationStore(db),
   }
 }
 
@@ -214,6 +226,8 @@ interface Wiring {
   interaction: Interaction
   /** Use once, revoke the family: every grant that redeems a one-time artefact goes through it. */
   once: OneTimeUse
+  /** The polling rules every polled grant (CIBA, device_code) shares. */
+  polling: Polling
 }
 
 /** What every interactive flow builds on. */
@@ -301,7 +315,22 @@ async function registerCiba(w: Wiring, notifier: CibaNotifier): Promise<GrantHan
     backchannel_user_code_parameter_supported: true,
     backchannel_authentication_request_signing_alg_values_supported: [...REQUEST_OBJECT_ALGS],
   }))
-  return createCibaGrant({ clock, requests: stores.cibaRequests, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens })
+  return createCibaGrant({ clock, requests: stores.cibaRequests, polling: w.polling, users: stores.users, scopes: w.scopes, tokens: w.tokens })
+}
+
+/** The device authorization grant (RFC 8628): its endpoint, the device page, its token grant. */
+async function registerDevice(w: Wiring): Promise<GrantHandler<any>> {
+  const { app, config, clock, stores } = w
+  const devices = createDeviceAuthorization({ config, clock, devices: stores.devices, scopes: w.scopes })
+  await app.register(deviceAuthorizationRoutes, { authenticator: w.authenticator, devices, rateLimit: apiRateLimit(config.rateLimitApi) })
+  const verification = createDeviceVerification({
+    clock, devices: stores.devices, clients: stores.clients, resources: stores.resources,
+    throttle: createDeviceUserCodeThrottle({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
+  })
+  w.interaction.returnTargets.allow({ path: DEVICE_PATH, describe: verification.describe })
+  await app.register(deviceRoutes, { verification, pages: w.interaction.pages, rateLimit: pageRateLimit(config.rateLimitSignIn) })
+  w.discovery.contribute(() => ({ device_authorization_endpoint: `${config.issuer}${DEVICE_AUTHORIZATION_PATH}` }))
+  return createDeviceCodeGrant({ clock, devices: stores.devices, polling: w.polling, users: stores.users, scopes: w.scopes, tokens: w.tokens })
 }
 
 /** The webhook when CIBA_NOTIFICATION_URL is set, else the approval URL in the log (development). */
@@ -318,6 +347,8 @@ function startCleanup({ app, clock, stores }: Wiring, logger: Logger) {
     logger,
     tasks: [
       { name: 'cibaRequests', remove: stores.cibaRequests.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS },
+      // Kept as long as CIBA requests past expiry: a late poll still gets expired_token, a replay still revokes.
+      { name: 'deviceAuthorizations', remove: stores.devices.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS },
       { name: 'persistedGrants', remove: stores.grants.removeExpired },
       { name: 'grantFamilies', remove: stores.grants.removeExpiredFamilies },
       { name: 'revokedTokens', remove: stores.revocations.removeExpired },

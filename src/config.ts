@@ -33,6 +33,8 @@ const Env = z.object({
   CIBA_MAX_PENDING_PER_USER: z.coerce.number().int().min(0).max(100_000).default(10), // per client and user; 0: no cap
   CIBA_NOTIFICATION_URL: z.url({ protocol: /^https?$/ }).optional(),
   CIBA_NOTIFICATION_SECRET: z.string().min(1).optional(),
+  DEVICE_CODE_LIFETIME: seconds(300),
+  DEVICE_POLLING_INTERVAL: seconds(5),
   CLIENT_CACHE_TTL: z.coerce.number().int().min(0).max(3600).default(5),
   SHUTDOWN_TIMEOUT: seconds(10),
   LOCKOUT_THRESHOLD: count(10),
@@ -70,6 +72,9 @@ export type Config = Readonly<{
   cibaMaxPendingPerUser: number
   cibaNotificationUrl: string | undefined
   cibaNotificationSecret: string | undefined
+  /** RFC 8628 device authorization: device_code lifetime and the default polling interval (s). */
+  deviceCodeLifetime: number
+  devicePollingInterval: number
   clientCacheTtl: number
   shutdownTimeout: number
   /** Password lockout (src/services/password-check.ts): failures in a row, first and longest lock (s). */
@@ -133,6 +138,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     cibaMaxPendingPerUser: e.CIBA_MAX_PENDING_PER_USER,
     cibaNotificationUrl: e.CIBA_NOTIFICATION_URL,
     cibaNotificationSecret: e.CIBA_NOTIFICATION_SECRET,
+    deviceCodeLifetime: e.DEVICE_CODE_LIFETIME,
+    devicePollingInterval: e.DEVICE_POLLING_INTERVAL,
     clientCacheTtl: e.CLIENT_CACHE_TTL,
     shutdownTimeout: e.SHUTDOWN_TIMEOUT,
     lockoutThreshold: e.LOCKOUT_THRESHOLD,

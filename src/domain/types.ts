@@ -122,6 +122,26 @@ export interface CibaRequest {
   consumedAt: number | undefined
 }
 
+/** RFC 8628 device authorization request (table device_authorizations). Times in ms since the epoch. */
+export interface DeviceAuthorization {
+  id: string
+  clientId: string
+  requestedScopes: string[]
+  status: CibaStatus
+  /** Set when the person decides (approved: who approved). */
+  subjectId: string | undefined
+  approvedScopes: string[] | undefined
+  authTime: number | undefined
+  amr: string[] | undefined
+  intervalSeconds: number
+  lastPolledAt: number | undefined
+  familyId: string
+  createdAt: number
+  expiresAt: number
+  decidedAt: number | undefined
+  consumedAt: number | undefined
+}
+
 /** What scope validation grants (src/grants/scopes.ts); what the token issuer puts in tokens. */
 export interface ResolvedScopes {
   scopes: string[]

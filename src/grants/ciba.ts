@@ -1,10 +1,6 @@
-// OpenID CIBA Core 1.0 §10.1 (token request), §11 (errors): the poll-mode token grant.
-// Check order matters: unknown/other client → invalid_grant; already redeemed → slow_down for a
-// duplicate poll in flight at the moment of redemption (within REDEMPTION_GRACE_MS of it), else
-// revoke + invalid_grant whatever the polling interval; expired → expired_token (never slow_down
-// after expiry); too soon → slow_down (the stored interval grows by 5 s);
-// denied → access_denied; pending → authorization_pending; approved → consume once, issue.
-// Single use and the revocation of a second use are the one-time-use helper's (one-time-use.ts).
+// OpenID CIBA Core 1.0 §10.1 (token request), §11 (errors): the poll-mode token grant. The
+// polling rules (check order, slow_down, expiry, single use and the revocation of a second use)
+// are shared with the device_code grant (polling.ts); this file says how CIBA issues.
 import { z } from 'zod'
 import type { Clock } from '../domain/clock.js'
 import type { CibaRequest, Client } from '../domain/types.js'
@@ -12,20 +8,20 @@ import { OAuthError } from '../errors.js'
 import type { ScopeResolver } from './scopes.js'
 import type { TokenIssuer, TokenResponse } from '../tokens/issuer.js'
 import type { CibaRequestStore, UserStore } from '../stores/types.js'
-import type { OneTimeUse } from './one-time-use.js'
+import type { Polling } from './polling.js'
 import type { GrantHandler } from './registry.js'
 
 /** OpenID CIBA Core 1.0 §10.1: the grant type of the token request. */
 export const CIBA_GRANT = 'urn:openid:params:grant-type:ciba'
 
-/**
- * How long after its redemption an auth_req_id answers slow_down rather than revoking: only a poll
- * already in flight when the tokens were issued (CIBA §10.1 forbids it, but it happens) gets it.
- * Never longer than the request's polling interval, so a poll the throttle accepts is past it.
- */
-export const REDEMPTION_GRACE_MS = 2000
+export { REDEMPTION_GRACE_MS } from './polling.js'
 
-const USED_AGAIN = 'auth_req_id already used'
+const TEXTS = {
+  unknown: 'unknown auth_req_id',
+  usedAgain: 'auth_req_id already used',
+  expired: 'the request has expired',
+  denied: 'the user denied the request',
+}
 
 /** The acr values a password sign-in on the approval page satisfies (emitted as `acr`). */
 export const SATISFIED_ACR_VALUES: readonly string[] = ['1', 'pwd']
@@ -33,7 +29,7 @@ export const SATISFIED_ACR_VALUES: readonly string[] = ['1', 'pwd']
 export interface CibaGrantDeps {
   clock: Clock
   requests: CibaRequestStore
-  once: OneTimeUse
+  polling: Polling
   users: Pick<UserStore, 'findBySubjectId'>
   scopes: ScopeResolver
   tokens: TokenIssuer
@@ -71,34 +67,8 @@ export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id
     grantType: CIBA_GRANT,
     params: z.object({ auth_req_id: z.string().min(1).max(256) }),
     async handle(client, { auth_req_id }) {
-      const now = clock.now()
-      const req = await requests.findByAuthReqId(auth_req_id)
-      if (!req || req.clientId !== client.clientId) throw new OAuthError('invalid_grant', 'unknown auth_req_id')
-      if (req.consumedAt !== undefined) {
-        // A poll that was in flight when the request was redeemed is too fast, not a replay.
-        if (now < req.consumedAt + Math.min(REDEMPTION_GRACE_MS, req.intervalSeconds * 1000)) throw slowDown(req.intervalSeconds)
-        return deps.once.replayed(req.familyId, USED_AGAIN)
-      }
-      if (req.expiresAt <= now) throw new OAuthError('expired_token', 'the request has expired')
-      await throttle(req.id, now)
-      if (req.status === 'denied') throw new OAuthError('access_denied', 'the user denied the request')
-      if (req.status === 'pending') throw new OAuthError('authorization_pending')
-      return deps.once.redeem({
-        familyId: req.familyId,
-        consume: () => requests.consume(req.id, now),
-        issue: (consumed) => issue(client, consumed),
-        usedAgain: USED_AGAIN,
-      })
+      const found = await requests.findByAuthReqId(auth_req_id)
+      return deps.polling.poll({ client, found, store: requests, texts: TEXTS, issue: (consumed) => issue(client, consumed) })
     },
   }
-
-  async function throttle(id: string, now: number): Promise<void> {
-    const poll = await requests.recordPoll(id, now)
-    if (!poll) throw new OAuthError('invalid_grant', 'unknown auth_req_id')
-    if (!poll.accepted) throw slowDown(poll.intervalSeconds)
-  }
-}
-
-function slowDown(intervalSeconds: number): OAuthError {
-  return new OAuthError('slow_down', `poll at most every ${intervalSeconds} seconds`)
 }

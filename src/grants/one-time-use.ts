@@ -1,6 +1,6 @@
 // Use once, revoke the family (RFC 6749 §4.1.2 and §10.5, RFC 9700 §4.14.2, OpenID CIBA Core 1.0
-// §7.3): the one place where an artefact redeemed for tokens (a CIBA auth_req_id and a refresh
-// token now; an authorization code and a device code next) is used exactly once, and where a
+// §7.3): the one place where an artefact redeemed for tokens (a CIBA auth_req_id, a device code
+// and a refresh token now; an authorization code next) is used exactly once, and where a
 // second use revokes everything issued from it. Every grant with a one-time artefact uses this;
 // none keeps a copy of these rules.
 //
@@ -8,7 +8,8 @@
 // CIBA request's family_id; the authorization code's or device code's row) and every token issued
 // from the artefact, every rotated refresh token included, is issued into it.
 //
-// How a grant uses it (the authorization_code grant shown; device_code is the same):
+// How a grant uses it (the authorization_code grant shown; polled grants, CIBA and device_code, go
+// through polling.ts, which does the same):
 //
 //   const code = await grants.find(params.code, 'authorization_code')
 //   if (!code || code.clientId !== client.clientId) throw new OAuthError('invalid_grant', '…')

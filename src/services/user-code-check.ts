@@ -52,3 +52,47 @@ export function createUserCodeCheck(deps: UserCodeCheckDeps): UserCodeCheck {
     },
   }
 }
+
+/** What a device user code lookup found (createDeviceUserCodeThrottle). */
+export type DeviceCodeLookup<R> = { kind: 'found'; value: R } | { kind: 'unknown' } | { kind: 'blocked'; until: number | undefined }
+
+export interface DeviceUserCodeThrottle {
+  /**
+   * Looks a typed device user code up unless the address is blocked; a code that names nothing
+   * (`code` undefined: not even of our form) counts against the address.
+   */
+  lookup<R>(address: string, code: string | undefined, find: (code: string) => Promise<R | undefined>): Promise<DeviceCodeLookup<R>>
+}
+
+/**
+ * RFC 8628 §5.1: device user codes are short, so wrong ones are counted per source address in
+ * Postgres (every replica agrees); USER_CODE_FAILURE_LIMIT of them block the address for
+ * USER_CODE_BLOCK_DURATION, doubling up to LOCKOUT_MAX_DURATION. A right code does not clear the
+ * count: anyone can get a right code by starting a device flow, and must not reset the count
+ * between guesses with it. The block is read before the lookup, so a blocked address learns
+ * nothing about any code.
+ */
+export function createDeviceUserCodeThrottle(deps: Omit<UserCodeCheckDeps, 'verify' | 'failures'> & {
+  failures: Pick<FailureCounterStore, 'recordFailure' | 'blockedUntil'>
+}): DeviceUserCodeThrottle {
+  return {
+    async lookup(address, code, find) {
+      const key = { kind: 'device_user_code', name: address, source: '' } as const
+      const log = { address }
+      const until = await deps.failures.blockedUntil(key, deps.clock.now())
+      if (until !== undefined) {
+        deps.logger.info({ ...log, reason: 'blocked' }, 'device user_code rejected')
+        return { kind: 'blocked', until }
+      }
+      const found = code === undefined ? undefined : await find(code)
+      if (found !== undefined) return { kind: 'found', value: found }
+      const counted = await deps.failures.recordFailure(key, deps.policy, deps.clock.now())
+      deps.logger.info({ ...log, reason: 'unknown_code' }, 'device user_code rejected')
+      if (!counted.counted) return { kind: 'blocked', until: counted.blockedUntil }
+      if (counted.blockedUntil !== undefined) {
+        deps.logger.warn({ ...log, blocked_until: new Date(counted.blockedUntil).toISOString(), blocks: counted.blocks }, 'device user_code blocked')
+      }
+      return { kind: 'unknown' }
+    },
+  }
+}

@@ -2,7 +2,7 @@
 // Implementations live in src/stores/postgres/ (the only SQL in the project).
 // Times are milliseconds since the epoch and always come from the caller (the injected Clock),
 // never from SQL now(), so that tests control protocol time.
-import type { ApiResource, ApiScope, CibaRequest, Client, GrantKind, IdentityResource, PersistedGrant, User } from '../domain/types.js'
+import type { ApiResource, ApiScope, CibaRequest, Client, DeviceAuthorization, GrantKind, IdentityResource, PersistedGrant, User } from '../domain/types.js'
 import type { SigningAlg } from '../config.js'
 
 export interface ClientStore {
@@ -115,6 +115,27 @@ export type NewCibaRequest = Omit<CibaRequest, 'status' | 'approvedScopes' | 'au
 
 export type CibaDecision = { status: 'approved'; approvedScopes: string[]; authTime: number } | { status: 'denied' }
 
+/** What a poll of a pending grant (CIBA request, device code) did: see PolledGrantStore.recordPoll. */
+export interface PollRecord {
+  accepted: boolean
+  intervalSeconds: number
+}
+
+/**
+ * The polling side of a grant a client polls for (OpenID CIBA Core §11, RFC 8628 §3.5); the
+ * token grants share its rules (src/grants/polling.ts).
+ */
+export interface PolledGrantStore<R> {
+  /**
+   * The throttle in one statement: a poll at least `interval` seconds after the last accepted
+   * one (or the first poll) is accepted and stamped; a sooner one is refused, does not move the
+   * stamp, and grows the stored interval by 5 s. undefined when the row is gone.
+   */
+  recordPoll(id: string, now: number): Promise<PollRecord | undefined>
+  /** Single use: marks an approved, unexpired, unconsumed row consumed; undefined otherwise. */
+  consume(id: string, now: number): Promise<R | undefined>
+}
+
 /** CIBA requests. Every state change is one SQL statement (DESIGN.md data rules). */
 export interface CibaRequestStore {
   create(req: NewCibaRequest): Promise<void>
@@ -128,17 +149,34 @@ export interface CibaRequestStore {
    * and user are serialized, so the cap holds exactly.
    */
   createWithinLimit(req: NewCibaRequest, maxPending: number, now: number): Promise<boolean>
-  /**
-   * CIBA §11 throttle in one statement: a poll at least `interval` seconds after the last
-   * accepted one (or the first poll) is accepted and stamped; a sooner one is refused, does not
-   * move the stamp, and grows the stored interval by 5 s. undefined when the request is gone.
-   */
-  recordPoll(id: string, now: number): Promise<{ accepted: boolean; intervalSeconds: number } | undefined>
+  /** CIBA §11 throttle (PolledGrantStore.recordPoll). */
+  recordPoll(id: string, now: number): Promise<PollRecord | undefined>
   /** Approves or denies, only while pending and unexpired; the updated request, or undefined. */
   decide(id: string, decision: CibaDecision, now: number): Promise<CibaRequest | undefined>
   /** Single use: marks an approved, unexpired, unconsumed request consumed; undefined otherwise. */
   consume(id: string, now: number): Promise<CibaRequest | undefined>
   /** Deletes requests that expired before `before`, at most `limit` rows; returns how many. */
+  removeExpired(before: number, limit: number): Promise<number>
+}
+
+export type NewDeviceAuthorization = Pick<DeviceAuthorization, 'id' | 'clientId' | 'requestedScopes' | 'intervalSeconds' | 'familyId' | 'createdAt' | 'expiresAt'> & {
+  /** The raw device_code; only its hash is stored. */
+  deviceCode: string
+  /** The normalized user code (RFC 8628 §6.1); only its hash is stored. */
+  userCode: string
+}
+
+export type DeviceDecision = { status: 'approved'; subjectId: string; approvedScopes: string[]; authTime: number; amr: string[] } | { status: 'denied' }
+
+/** RFC 8628 device authorization requests. Every state change is one SQL statement. */
+export interface DeviceAuthorizationStore extends PolledGrantStore<DeviceAuthorization> {
+  /** Stores the request; false when its user code is taken (the caller draws another). */
+  create(req: NewDeviceAuthorization): Promise<boolean>
+  findByDeviceCode(deviceCode: string): Promise<DeviceAuthorization | undefined>
+  /** By the normalized user code. */
+  findByUserCode(userCode: string): Promise<DeviceAuthorization | undefined>
+  /** Approves or denies, only while pending and unexpired; the updated request, or undefined. */
+  decide(id: string, decision: DeviceDecision, now: number): Promise<DeviceAuthorization | undefined>
   removeExpired(before: number, limit: number): Promise<number>
 }
 
@@ -260,11 +298,11 @@ export interface SigningKeyStore {
 }
 
 /** What a failure counter counts (migrations/0003_failure_counters.sql). */
-export type FailureKind = 'user' | 'client' | 'user_code'
+export type FailureKind = 'user' | 'client' | 'user_code' | 'device_user_code'
 
 export interface FailureKey {
   kind: FailureKind
-  /** The subject id ('user', 'user_code') or the client id / API name ('client'). */
+  /** The subject id ('user', 'user_code'), the client id / API name ('client') or the address ('device_user_code'). */
   name: string
   /** '' ('user'; 'unknown-username' when name is a username no account has), the source address ('client') or the client id ('user_code'). */
   source: string
@@ -291,6 +329,8 @@ export interface FailureCounterStore {
    * starts a block (failures back to 0, blocks + 1); concurrent callers never exceed the limit.
    */
   recordFailure(key: FailureKey, policy: FailurePolicy, now: number): Promise<FailureRecord>
+  /** When the block in force at `now` ends, or undefined when there is none (a read; counts nothing). */
+  blockedUntil(key: FailureKey, now: number): Promise<number | undefined>
   /** Forgets the counter (a success, or an administrator's unlock); false when there was none. */
   clear(key: FailureKey): Promise<boolean>
   /** Forgets every counter of these kinds for this name (`authz users unlock`); returns how many. */

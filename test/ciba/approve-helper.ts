@@ -28,7 +28,7 @@ export const approvalPath = (requestId: string) => `/ciba/approve?request=${requ
 export const signInPath = (returnTo: string) => `/account/sign-in?return_to=${encodeURIComponent(returnTo)}`
 
 /** Opens the sign-in page for `returnTo` and signs in; returns the POST's answer and the cookies after it. */
-export async function signInTo(t: CibaTestApp, returnTo: string, username: string, password: string, cookie = '') {
+export async function signInTo(t: Pick<CibaTestApp, 'app'>, returnTo: string, username: string, password: string, cookie = '') {
   const page = await t.app.inject({ method: 'GET', url: signInPath(returnTo), headers: cookie ? { cookie } : {} })
   expect(page.statusCode).toBe(200)
   const jar = withCookies(cookie, page.headers['set-cookie'])

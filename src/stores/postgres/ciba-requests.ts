@@ -5,6 +5,7 @@ import type { Db, Queryable } from '../../db/db.js'
 import type { CibaRequest, CibaStatus } from '../../domain/types.js'
 import type { CibaDecision, CibaRequestStore, NewCibaRequest } from '../types.js'
 import { deleteExpired, handleHash, toMs, ts } from './columns.js'
+import { recordPoll } from './polling.js'
 
 interface CibaRow {
   id: string
@@ -106,25 +107,7 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
       )
       return rows.map(toCibaRequest)
     },
-    async recordPoll(id, now) {
-      // The CTE locks the row (FOR UPDATE re-reads the newest version after a concurrent poll
-      // commits), so `ok` is decided on the latest stamp: of two simultaneous polls one wins.
-      // A refused poll keeps last_polled_at: the wait is measured from the last ACCEPTED poll.
-      const { rows } = await db.query<{ ok: boolean; interval_seconds: number }>(
-        `WITH cur AS (
-           SELECT id, (last_polled_at IS NULL
-                       OR last_polled_at + interval_seconds * interval '1 second' <= $2::timestamptz) AS ok
-           FROM ciba_requests WHERE id = $1 FOR UPDATE)
-         UPDATE ciba_requests r
-         SET last_polled_at = CASE WHEN cur.ok THEN $2::timestamptz ELSE r.last_polled_at END,
-             interval_seconds = CASE WHEN cur.ok THEN r.interval_seconds ELSE r.interval_seconds + 5 END
-         FROM cur WHERE r.id = cur.id
-         RETURNING cur.ok AS ok, r.interval_seconds AS interval_seconds`,
-        [id, ts(now)],
-      )
-      const row = rows[0]
-      return row && { accepted: row.ok === true, intervalSeconds: Number(row.interval_seconds) }
-    },
+    recordPoll: (id, now) => recordPoll(db, 'ciba_requests', id, now),
     decide(id, d: CibaDecision, now) {
       const approved = d.status === 'approved'
       return one(

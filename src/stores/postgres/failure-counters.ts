@@ -60,6 +60,14 @@ export function createPgFailureCounterStore(db: Db): FailureCounterStore {
       if (!row || !row.counted) return { counted: false, blockedUntil }
       return { counted: true, failures: Number(row.failures), blocks: Number(row.blocks), blockedUntil }
     },
+    async blockedUntil(key, now) {
+      const { rows } = await db.query<{ ms: string | number }>(
+        `SELECT ${MS('blocked_until')} AS ms FROM failure_counters
+          WHERE kind = $1 AND name = $2 AND source = $3 AND blocked_until > $4::timestamptz`,
+        [key.kind, key.name, key.source, ts(now)],
+      )
+      return rows[0] === undefined ? undefined : Number(rows[0].ms)
+    },
     async clear(key) {
       const { rowCount } = await db.query('DELETE FROM failure_counters WHERE kind = $1 AND name = $2 AND source = $3', [
         key.kind, key.name, key.source,

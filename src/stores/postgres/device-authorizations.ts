@@ -1,0 +1,93 @@
+// RFC 8628 device authorization requests (table device_authorizations). Every state change is
+// one statement; the poll throttle is shared with CIBA (polling.ts). Times come from the
+// injected Clock as parameters; SQL now() is never used.
+import type { Db } from '../../db/db.js'
+import type { CibaStatus, DeviceAuthorization } from '../../domain/types.js'
+import type { DeviceAuthorizationStore, DeviceDecision, NewDeviceAuthorization } from '../types.js'
+import { deleteExpired, handleHash, toMs, ts } from './columns.js'
+import { recordPoll } from './polling.js'
+
+interface DeviceRow {
+  id: string
+  client_id: string
+  requested_scopes: string[]
+  status: CibaStatus
+  subject_id: string | null
+  approved_scopes: string[] | null
+  auth_time: Date | string | null
+  amr: string[] | null
+  interval_seconds: number
+  last_polled_at: Date | string | null
+  family_id: string
+  created_at: Date | string
+  expires_at: Date | string
+  decided_at: Date | string | null
+  consumed_at: Date | string | null
+}
+
+const optMs = (v: Date | string | null) => (v === null ? undefined : toMs(v))
+
+function toDeviceAuthorization(r: DeviceRow): DeviceAuthorization {
+  return {
+    id: r.id,
+    clientId: r.client_id,
+    requestedScopes: r.requested_scopes,
+    status: r.status,
+    subjectId: r.subject_id ?? undefined,
+    approvedScopes: r.approved_scopes ?? undefined,
+    authTime: optMs(r.auth_time),
+    amr: r.amr ?? undefined,
+    intervalSeconds: Number(r.interval_seconds),
+    lastPolledAt: optMs(r.last_polled_at),
+    familyId: r.family_id,
+    createdAt: toMs(r.created_at),
+    expiresAt: toMs(r.expires_at),
+    decidedAt: optMs(r.decided_at),
+    consumedAt: optMs(r.consumed_at),
+  }
+}
+
+export function createPgDeviceAuthorizationStore(db: Db): DeviceAuthorizationStore {
+  const one = async (sql: string, params: unknown[]) => {
+    const { rows } = await db.query<DeviceRow>(sql, params)
+    return rows[0] && toDeviceAuthorization(rows[0])
+  }
+  return {
+    async create(r: NewDeviceAuthorization) {
+      const { rowCount } = await db.query(
+        `INSERT INTO device_authorizations (id, device_code_hash, user_code_hash, client_id, requested_scopes,
+           interval_seconds, family_id, created_at, expires_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $9::timestamptz)
+         ON CONFLICT (user_code_hash) DO NOTHING`,
+        [r.id, handleHash(r.deviceCode), handleHash(r.userCode), r.clientId, r.requestedScopes, r.intervalSeconds,
+          r.familyId, ts(r.createdAt), ts(r.expiresAt)],
+      )
+      return rowCount === 1
+    },
+    findByDeviceCode: (deviceCode) =>
+      one('SELECT * FROM device_authorizations WHERE device_code_hash = $1', [handleHash(deviceCode)]),
+    findByUserCode: (userCode) =>
+      one('SELECT * FROM device_authorizations WHERE user_code_hash = $1', [handleHash(userCode)]),
+    recordPoll: (id, now) => recordPoll(db, 'device_authorizations', id, now),
+    decide(id, d: DeviceDecision, now) {
+      const approved = d.status === 'approved'
+      return one(
+        `UPDATE device_authorizations
+         SET status = $2, subject_id = $3, approved_scopes = $4, auth_time = $5::timestamptz, amr = $6,
+             decided_at = $7::timestamptz
+         WHERE id = $1 AND status = 'pending' AND expires_at > $7::timestamptz
+         RETURNING *`,
+        [id, d.status, approved ? d.subjectId : null, approved ? d.approvedScopes : null,
+          approved ? ts(d.authTime) : null, approved ? d.amr : null, ts(now)],
+      )
+    },
+    consume: (id, now) =>
+      one(
+        `UPDATE device_authorizations SET consumed_at = $2::timestamptz
+         WHERE id = $1 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $2::timestamptz
+         RETURNING *`,
+        [id, ts(now)],
+      ),
+    removeExpired: (before, limit) => deleteExpired(db, 'device_authorizations', 'id', before, limit),
+  }
+}

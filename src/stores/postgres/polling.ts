@@ -1,0 +1,28 @@
+// The poll throttle of every grant a client polls for (OpenID CIBA Core §11 and RFC 8628 §3.5:
+// slow_down, and the interval grows by 5 seconds), one statement on the grant's own table, so
+// that every replica agrees. Shared by ciba_requests and device_authorizations.
+import type { Db } from '../../db/db.js'
+import type { PollRecord } from '../types.js'
+import { ts } from './columns.js'
+
+export type PolledTable = 'ciba_requests' | 'device_authorizations'
+
+export async function recordPoll(db: Db, table: PolledTable, id: string, now: number): Promise<PollRecord | undefined> {
+  // The CTE locks the row (FOR UPDATE re-reads the newest version after a concurrent poll
+  // commits), so `ok` is decided on the latest stamp: of two simultaneous polls one wins.
+  // A refused poll keeps last_polled_at: the wait is measured from the last ACCEPTED poll.
+  const { rows } = await db.query<{ ok: boolean; interval_seconds: number }>(
+    `WITH cur AS (
+       SELECT id, (last_polled_at IS NULL
+                   OR last_polled_at + interval_seconds * interval '1 second' <= $2::timestamptz) AS ok
+       FROM ${table} WHERE id = $1 FOR UPDATE)
+     UPDATE ${table} r
+     SET last_polled_at = CASE WHEN cur.ok THEN $2::timestamptz ELSE r.last_polled_at END,
+         interval_seconds = CASE WHEN cur.ok THEN r.interval_seconds ELSE r.interval_seconds + 5 END
+     FROM cur WHERE r.id = cur.id
+     RETURNING cur.ok AS ok, r.interval_seconds AS interval_seconds`,
+    [id, ts(now)],
+  )
+  const row = rows[0]
+  return row && { accepted: row.ok === true, intervalSeconds: Number(row.interval_seconds) }
+}
