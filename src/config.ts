@@ -41,6 +41,7 @@ const Env = z.object({
   DATABASE_POOL_SIZE: int(1, 200, 10),
   DATA_DIR: z.string().min(1).default('./data').describe('a directory path'),
   SEED_FILE: z.string().min(1).optional().describe('a file path'),
+  DEMO_SEED: z.enum(['true', 'false']).optional().describe('true or false'),
   LOG_LEVEL: oneOf(LOG_LEVELS).default('info'),
   TRUST_PROXY: bool('false'),
   KEY_ENCRYPTION_SECRET: z.string().min(16).optional().describe('at least 16 characters long'),
@@ -79,6 +80,8 @@ export type Config = Readonly<{
   databasePoolSize: number
   dataDir: string
   seedFile: string | undefined
+  /** Apply seed/demo.json to a database created by this start (never with SEED_FILE). */
+  demoSeed: boolean
   logLevel: (typeof LOG_LEVELS)[number]
   trustProxy: boolean
   keyEncryptionSecret: string | undefined
@@ -201,6 +204,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     databasePoolSize: e.DATABASE_POOL_SIZE,
     dataDir: e.DATA_DIR,
     seedFile: e.SEED_FILE,
+    // Default: only the embedded database of a fresh clone gets the demo, never a real server's.
+    demoSeed: !e.SEED_FILE && (e.DEMO_SEED === undefined ? !e.DATABASE_URL : e.DEMO_SEED === 'true'),
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     keyEncryptionSecret: e.KEY_ENCRYPTION_SECRET,
