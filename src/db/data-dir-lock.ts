@@ -1,8 +1,9 @@
 // PGlite is single-process: two processes opening one DATA_DIR would corrupt it. The server and
 // the admin CLI both take this lock first: a file created with O_EXCL ('wx') holding the owner's
 // pid. A lock whose pid is no longer alive (a crash, a kill -9) is stale and taken over.
-import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
+import { readFile, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { ensurePrivateDataDir } from './data-dir.js'
 
 export const LOCK_FILE = 'authz.lock'
 
@@ -37,11 +38,11 @@ async function readPid(path: string): Promise<number | undefined> {
 }
 
 export async function acquireDataDirLock(dataDir: string, pid = process.pid): Promise<DataDirLock> {
-  await mkdir(dataDir, { recursive: true })
+  await ensurePrivateDataDir(dataDir)
   const path = join(dataDir, LOCK_FILE)
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      await writeFile(path, `${pid}\n`, { flag: 'wx' })
+      await writeFile(path, `${pid}\n`, { flag: 'wx', mode: 0o600 })
       return {
         path,
         async release() {

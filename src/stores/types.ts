@@ -233,6 +233,8 @@ export interface ServerSecretStore {
    * together all get the one that was stored first.
    */
   ensure(name: string, candidate: { value: string; encrypted: boolean; createdAt: number }): Promise<{ value: string; encrypted: boolean }>
+  /** Replaces the plaintext value of `name` with its encrypted form (no-op once encrypted). */
+  storeEncrypted(name: string, encryptedValue: string): Promise<void>
 }
 
 /** A user's remembered consent for one client (OpenID Connect Core §3.1.2.4). */
@@ -288,6 +290,10 @@ export interface SigningKeyWriter {
   retireOthers(alg: SigningAlg, keepKid: string, retireAt: number): Promise<number>
   /** The longest access_token_lifetime any client has (seconds), undefined when none sets one. */
   maxClientAccessTokenLifetime(): Promise<number | undefined>
+  /** Keys whose private part is stored unencrypted. */
+  plaintextKeys(): Promise<Array<{ kid: string; privateJwk: string }>>
+  /** Replaces a plaintext private part with its encrypted form (no-op once encrypted). */
+  storeEncrypted(kid: string, encryptedJwk: string): Promise<void>
 }
 
 export interface SigningKeyStore {
@@ -295,6 +301,8 @@ export interface SigningKeyStore {
   list(publishedAt?: number): Promise<StoredSigningKey[]>
   /** Runs fn in one transaction under an advisory lock, so replicas never create or rotate keys twice. */
   locked<T>(fn: (w: SigningKeyWriter) => Promise<T>): Promise<T>
+  /** Deletes at most `limit` keys retired (unpublished) before `before`; returns their kids. */
+  removeRetired(before: number, limit: number): Promise<string[]>
 }
 
 /** What a failure counter counts (migrations/0003_failure_counters.sql). */

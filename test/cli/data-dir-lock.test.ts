@@ -34,7 +34,7 @@ describe('DATA_DIR lock', () => {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid
     for (const content of [`${dead}\n`, 'garbage', `${process.pid}\n`]) {
       await writeFile(join(dataDir, LOCK_FILE), content).catch(async () => {
-        await (await import('node:fs/promises')).mkdir(dataDir, { recursive: true })
+        await (await import('node:fs/promises')).mkdir(dataDir, { recursive: true, mode: 0o700 }) // a DATA_DIR is private
         await writeFile(join(dataDir, LOCK_FILE), content)
       })
       const lock = await acquireDataDirLock(dataDir)
