@@ -53,7 +53,7 @@ const Env = z.object({
   CIBA_POLLING_INTERVAL: seconds(5),
   CIBA_MAX_PENDING_PER_USER: int(0, 100_000, 10), // per client and user; 0: no cap
   CIBA_NOTIFICATION_URL: httpUrl().optional(),
-  CIBA_NOTIFICATION_SECRET: z.string().min(1).optional(),
+  CIBA_NOTIFICATION_SECRET: z.string().min(1).optional().describe('a non-empty secret'),
   DEVICE_CODE_LIFETIME: seconds(300),
   DEVICE_POLLING_INTERVAL: seconds(5),
   CLIENT_CACHE_TTL: int(0, 3600, 5),
