@@ -8,9 +8,13 @@ import { ensurePrivateDataDir } from './data-dir.js'
 export const LOCK_FILE = 'authz.lock'
 
 export class DataDirLockedError extends Error {
-  constructor(readonly pid: number) {
+  constructor(
+    readonly pid: number,
+    dataDir: string,
+  ) {
+    // The one supported way, said plainly: the embedded database serves one process at a time.
     super(
-      `the embedded database in DATA_DIR is in use by a running server (pid ${pid}): stop it, or point DATABASE_URL at a PostgreSQL server`,
+      `the embedded database in ${dataDir} is open in another authz process (pid ${pid}), and it serves one process at a time: stop that process (kill -TERM ${pid}), run this, then start the server again; or run on PostgreSQL (DATABASE_URL), where the CLI works while servers run`,
     )
     this.name = 'DataDirLockedError'
   }
@@ -58,7 +62,7 @@ export async function acquireDataDirLock(dataDir: string, pid = process.pid): Pr
       continue
     }
     // Our own pid in the file is stale too: a container restarts with the same pid (1).
-    if (holder !== undefined && holder !== pid && isAlive(holder)) throw new DataDirLockedError(holder)
+    if (holder !== undefined && holder !== pid && isAlive(holder)) throw new DataDirLockedError(holder, dataDir)
     // Stale (or half-written by a process that died): remove it, unless someone replaced it meanwhile.
     if ((await readPid(path)) === holder) await unlink(path).catch(() => {})
   }

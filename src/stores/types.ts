@@ -14,6 +14,8 @@ export interface ClientStore {
   remove(clientId: string): Promise<boolean>
   /** Adds a hashed secret; false when the client does not exist. */
   addSecret(clientId: string, secret: { valueHash: string; expiresAt?: number; description?: string }): Promise<boolean>
+  /** Enables or disables the client (admin CLI); false when it does not exist. */
+  setEnabled(clientId: string, enabled: boolean): Promise<boolean>
 }
 
 /** Everything scope validation needs, small enough to keep in memory. */
@@ -35,6 +37,12 @@ export interface UserStore {
   findByLoginHint(hint: string): Promise<User | undefined>
   /** Creates or replaces the user with this username (admin CLI). */
   upsert(user: User): Promise<void>
+  /** Every user by username (admin CLI). */
+  list(): Promise<User[]>
+  /** Enables or disables the user; false when there is no such username. */
+  setEnabled(username: string, enabled: boolean): Promise<boolean>
+  /** Deletes the user (sessions and consents go with it); false when there is none. */
+  remove(username: string): Promise<boolean>
 }
 
 export interface NewGrant {
