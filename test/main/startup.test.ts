@@ -94,6 +94,11 @@ describe('start-up', { timeout: SLOW }, () => {
     // First start: the schema is created and the demo seed applied.
     server = await startServer(env, 'src/main.ts', usingServer() ? {} : { dataDir: await prepareEmpty(dataDir) })
     expect(server.output()).toContain('"msg":"seed applied"')
+    expect(server.output()).toContain(
+      usingServer()
+        ? '"msg":"KEY_ENCRYPTION_SECRET is not set: signing keys are stored unencrypted in the database"'
+        : '"msg":"KEY_ENCRYPTION_SECRET is not set: signing keys are stored unencrypted in DATA_DIR"',
+    )
     expect(await token(server.baseUrl, 'demo-backend', 'demo-backend-secret')).toBe(200)
     server.child.kill('SIGTERM')
     expect(await server.exited).toBe(0)
@@ -102,8 +107,12 @@ describe('start-up', { timeout: SLOW }, () => {
     const added = await runCli(['clients', 'add-secret', 'demo-backend'], { env: usingServer() ? testDb!.env : { DATA_DIR: dataDir } })
     expect(added.code).toBe(0)
     const secret = added.stdout.trim()
-    server = await startServer(env, 'src/main.ts', usingServer() ? {} : { dataDir })
+    // ...this time with KEY_ENCRYPTION_SECRET: the keys stored unencrypted are encrypted in place.
+    server = await startServer({ ...env, KEY_ENCRYPTION_SECRET: 'a-key-encryption-secret-for-tests' }, 'src/main.ts', usingServer() ? {} : { dataDir })
     expect(server.output()).not.toContain('"msg":"seed applied"')
+    expect(server.output()).toContain('"msg":"signing keys stored in plaintext are now encrypted with KEY_ENCRYPTION_SECRET"')
+    expect(server.output()).toContain('"msg":"server secret stored in plaintext is now encrypted with KEY_ENCRYPTION_SECRET"')
+    expect(server.output()).not.toContain('KEY_ENCRYPTION_SECRET is not set')
     expect(await token(server.baseUrl, 'demo-backend', secret)).toBe(200)
     expect(await token(server.baseUrl, 'demo-backend', 'demo-backend-secret')).toBe(200)
   })
