@@ -1,32 +1,38 @@
 # authz: OAuth 2.0 / OpenID Connect authorization server.
 # Build: docker build -t authz .      Run: see docker-compose.yml and the README.
+# The image ships no credentials: it applies no seed unless SEED_FILE names one (the demo seed,
+# /app/seed/demo.json, is for trying it out only).
 
 # 1. Compile TypeScript with the full toolchain.
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
 COPY src ./src
 RUN npm run build
 
 # 2. Production dependencies only (no TypeScript, vitest, benchmark peers).
-FROM node:20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 # 3. The runtime image: compiled JavaScript, migrations, the seed schema, a non-root user.
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
 WORKDIR /app
-ENV PORT=5000 HOST=0.0.0.0 DATA_DIR=/data
+# HOST=0.0.0.0: a container's port is published from its own interface. DEMO_SEED=false: the
+# demo seed is never applied by default, even to the embedded database in /data.
+ENV PORT=5000 HOST=0.0.0.0 DATA_DIR=/data DEMO_SEED=false
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
-COPY package.json ./
+COPY package.json LICENSE ./
 COPY bin ./bin
 COPY migrations ./migrations
 COPY seed ./seed
-RUN mkdir -p /data && chown node:node /data && ln -s /app/bin/authz.js /usr/local/bin/authz
+# /data holds the embedded database and its private signing keys: the node user's alone.
+RUN mkdir -p /data && chown node:node /data && chmod 700 /data && ln -s /app/bin/authz.js /usr/local/bin/authz
 USER node
 EXPOSE 5000
 # Ready = the database answers and every migration is applied. No curl in the slim image: Node's fetch.

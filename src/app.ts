@@ -149,7 +149,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clock,
     onRefreshError: (err) => logger.warn({ err }, 'signing key refresh failed; keeping the loaded keys'),
   })
-  await keys.ensureKeys()
+  const keyChanges = await keys.ensureKeys()
+  if (keyChanges.encrypted.length > 0) logger.info({ kids: keyChanges.encrypted }, 'signing keys stored in plaintext are now encrypted with KEY_ENCRYPTION_SECRET')
+  if (keyChanges.removed.length > 0) logger.info({ kids: keyChanges.removed }, 'retired signing keys removed: nothing they signed is valid any more')
   app.addHook('onClose', async () => keys.close())
   const stores = createStores(db, config, clock)
   await registerCors(app, { clients: stores.clients }) // before the routes that opt in
@@ -245,7 +247,15 @@ export interface Interaction {
  */
 async function registerInteraction(w: Pick<Wiring, 'app' | 'config' | 'clock' | 'stores' | 'passwordCheck'> & { db: Db }): Promise<Interaction> {
   const { app, db, config, clock, stores } = w
-  const secret = await loadServerSecret({ store: createPgServerSecretStore(db), clock, keyEncryptionSecret: config.keyEncryptionSecret }, 'csrf')
+  const secret = await loadServerSecret(
+    {
+      store: createPgServerSecretStore(db),
+      clock,
+      keyEncryptionSecret: config.keyEncryptionSecret,
+      onEncrypted: (name) => app.log.info({ name }, 'server secret stored in plaintext is now encrypted with KEY_ENCRYPTION_SECRET'),
+    },
+    'csrf',
+  )
   const sessions = createSessionService({ clock, store: stores.userSessions, idleSeconds: config.sessionIdleTimeout, lifetimeSeconds: config.sessionLifetime })
   const pages = createPageKit(app, { issuer: config.issuer, sessionLifetime: config.sessionLifetime, sessions, csrf: createCsrfTokens(secret) })
   const returnTargets = createReturnTargets()

@@ -1,6 +1,7 @@
 // The admin command `authz` (package.json bin → bin/authz.js → dist/cli.js).
 // Parses argv and dispatches through COMMANDS: a new command group is one module in src/cli/
 // and one line here. Exit codes: 0 ok, 1 error (one line on stderr), 2 usage error.
+import { readFileSync } from 'node:fs'
 import { ConfigError } from './config.js'
 import { systemClock } from './domain/clock.js'
 import { cibaCommand } from './cli/ciba.js'
@@ -19,6 +20,7 @@ export function rootUsage(commands: readonly CliCommand[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length))
   return [
     'Usage: authz COMMAND [ARGS] [--help]',
+    '       authz --version',
     '',
     'Commands:',
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
@@ -28,6 +30,11 @@ export function rootUsage(commands: readonly CliCommand[] = COMMANDS): string {
   ].join('\n')
 }
 
+/** package.json's version: beside src/ in the repository, beside dist/ in the package and image. */
+export function version(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
+}
+
 export async function runCli(argv: string[], env: Record<string, string | undefined>): Promise<number> {
   const out = (line: string) => void process.stdout.write(`${line}\n`)
   const err = (line: string) => void process.stderr.write(`${line}\n`)
@@ -35,6 +42,10 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     ;(name === undefined ? err : out)(rootUsage())
     return name === undefined ? 2 : 0
+  }
+  if (name === '--version' || name === '-V') {
+    out(`authz ${version()}`)
+    return 0
   }
   const command = COMMANDS.find((c) => c.name === name)
   if (!command) {

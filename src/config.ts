@@ -1,41 +1,62 @@
 // Environment → frozen Config, validated once. src/main.ts is the only caller with process.env.
+// Every entry says what it expects with .describe(): a bad value then reads as one sentence,
+// `PORT must be an integer from 0 to 65535, got "abc"` (the helpers below describe themselves).
+import { readFileSync } from 'node:fs'
 import { z } from 'zod'
 
-const seconds = (def: number) => z.coerce.number().int().positive().max(31_536_000).default(def)
+const int = (min: number, max: number, def: number) =>
+  z.coerce.number().int().min(min).max(max).default(def).describe(`an integer from ${min} to ${max}`)
+const seconds = (def: number) =>
+  z.coerce.number().int().positive().max(31_536_000).default(def).describe('a whole number of seconds from 1 to 31536000')
 const bool = (def: 'true' | 'false') =>
-  z.enum(['true', 'false']).default(def).transform((v) => v === 'true') // z.coerce.boolean() makes "false" true
+  z.enum(['true', 'false']).default(def).transform((v) => v === 'true').describe('true or false') // z.coerce.boolean() makes "false" true
+const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values).describe(`one of ${values.join(', ')}`)
+const httpUrl = () => z.url({ protocol: /^https?$/ }).describe('an http:// or https:// URL')
 
 /** Failures before a lockout or block. */
-const count = (def: number) => z.coerce.number().int().min(1).max(1000).default(def)
+const count = (def: number) => int(1, 1000, def)
 /** Requests per minute per source address; 0 turns the limit off. */
-const perMinute = (def: number) => z.coerce.number().int().min(0).max(100_000_000).default(def)
+const perMinute = (def: number) => int(0, 100_000_000, def)
 
 export const SIGNING_ALGS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const
 export type SigningAlg = (typeof SIGNING_ALGS)[number]
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+
+/** Variables whose value never appears in an error message (DATABASE_URL: its password). */
+const SECRET_VARIABLES = new Set(['KEY_ENCRYPTION_SECRET', 'CIBA_NOTIFICATION_SECRET', 'DATABASE_URL'])
+
+/** The issuer is an origin: every endpoint is served at a fixed path under it (no path prefix). */
+const issuerUrl = httpUrl()
+  .refine((v) => {
+    const u = new URL(v)
+    return u.pathname === '/' && u.search === '' && u.hash === ''
+  })
+  .describe('an http:// or https:// URL without a path, query or fragment, such as https://id.example.com (every endpoint is served at the root)')
 
 const Env = z.object({
-  PORT: z.coerce.number().int().min(0).max(65535).default(5000),
-  HOST: z.string().min(1).default('0.0.0.0'),
-  ISSUER: z.url({ protocol: /^https?$/ }).optional(),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://').optional(),
-  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
-  DATA_DIR: z.string().min(1).default('./data'),
-  SEED_FILE: z.string().min(1).optional(),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  PORT: int(0, 65535, 5000),
+  HOST: z.string().min(1).default('0.0.0.0').describe('an interface address or host name'),
+  ISSUER: issuerUrl.optional(),
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//).optional().describe('a postgres:// or postgresql:// URL'),
+  DATABASE_POOL_SIZE: int(1, 200, 10),
+  DATA_DIR: z.string().min(1).default('./data').describe('a directory path'),
+  SEED_FILE: z.string().min(1).optional().describe('a file path'),
+  DEMO_SEED: z.enum(['true', 'false']).optional().describe('true or false'),
+  LOG_LEVEL: oneOf(LOG_LEVELS).default('info'),
   TRUST_PROXY: bool('false'),
-  KEY_ENCRYPTION_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
-  KEY_ACTIVATION_DELAY: z.coerce.number().int().min(0).max(31_536_000).default(3600),
-  ACCESS_TOKEN_SIGNING_ALG: z.enum(SIGNING_ALGS).default('ES256'),
+  KEY_ENCRYPTION_SECRET: z.string().min(16).optional().describe('at least 16 characters long'),
+  KEY_ACTIVATION_DELAY: int(0, 31_536_000, 3600),
+  ACCESS_TOKEN_SIGNING_ALG: oneOf(SIGNING_ALGS).default('ES256'),
   ACCESS_TOKEN_LIFETIME: seconds(3600),
   ID_TOKEN_LIFETIME: seconds(300),
   CIBA_DEFAULT_LIFETIME: seconds(300),
   CIBA_POLLING_INTERVAL: seconds(5),
-  CIBA_MAX_PENDING_PER_USER: z.coerce.number().int().min(0).max(100_000).default(10), // per client and user; 0: no cap
-  CIBA_NOTIFICATION_URL: z.url({ protocol: /^https?$/ }).optional(),
-  CIBA_NOTIFICATION_SECRET: z.string().min(1).optional(),
+  CIBA_MAX_PENDING_PER_USER: int(0, 100_000, 10), // per client and user; 0: no cap
+  CIBA_NOTIFICATION_URL: httpUrl().optional(),
+  CIBA_NOTIFICATION_SECRET: z.string().min(1).optional().describe('a non-empty secret'),
   DEVICE_CODE_LIFETIME: seconds(300),
   DEVICE_POLLING_INTERVAL: seconds(5),
-  CLIENT_CACHE_TTL: z.coerce.number().int().min(0).max(3600).default(5),
+  CLIENT_CACHE_TTL: int(0, 3600, 5),
   SHUTDOWN_TIMEOUT: seconds(10),
   LOCKOUT_THRESHOLD: count(10),
   LOCKOUT_DURATION: seconds(300),
@@ -59,7 +80,9 @@ export type Config = Readonly<{
   databasePoolSize: number
   dataDir: string
   seedFile: string | undefined
-  logLevel: z.infer<typeof Env>['LOG_LEVEL']
+  /** Apply seed/demo.json to a database created by this start (never with SEED_FILE). */
+  demoSeed: boolean
+  logLevel: (typeof LOG_LEVELS)[number]
   trustProxy: boolean
   keyEncryptionSecret: string | undefined
   keyActivationDelay: number
@@ -103,20 +126,75 @@ export class ConfigError extends Error {
   }
 }
 
-/** Parses the environment; throws ConfigError with one line per problem, each naming the variable. */
+/** How a received value is quoted in an error: secrets are never repeated, a URL's password neither. */
+function received(name: string, value: string): string {
+  if (name === 'DATABASE_URL') {
+    try {
+      const u = new URL(value)
+      if (u.password) u.password = '***'
+      return JSON.stringify(u.toString())
+    } catch {
+      return `a value of ${value.length} characters`
+    }
+  }
+  if (SECRET_VARIABLES.has(name)) return `a value of ${value.length} characters`
+  return JSON.stringify(value.length > 100 ? `${value.slice(0, 100)}…` : value)
+}
+
+/**
+ * NAME_FILE=path sets NAME to the file's content (one trailing newline dropped), as Docker and
+ * Kubernetes secrets are mounted. Works for every variable of the schema.
+ */
+function readFileVariables(env: Record<string, string>, problems: string[]): Record<string, string> {
+  const out = { ...env }
+  for (const name of Object.keys(Env.shape)) {
+    const path = env[`${name}_FILE`]
+    if (path === undefined) continue
+    delete out[`${name}_FILE`]
+    if (env[name] !== undefined) {
+      problems.push(`${name} and ${name}_FILE must not both be set, got both`)
+      continue
+    }
+    try {
+      out[name] = readFileSync(path, 'utf8').replace(/\r?\n$/, '')
+    } catch (err) {
+      problems.push(`${name}_FILE must name a readable file, got ${JSON.stringify(path)} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`)
+    }
+  }
+  return out
+}
+
+/** The .describe() text of a schema, looked up through .optional(), .default() and .transform(). */
+function expectation(schema: z.ZodType | undefined): string | undefined {
+  for (let s = schema; s; ) {
+    if (s.description) return s.description
+    const def = s.def as { innerType?: z.ZodType; in?: z.ZodType }
+    s = def.innerType ?? def.in
+  }
+  return undefined
+}
+
+/** Parses the environment; throws ConfigError with one sentence per problem, each naming the variable. */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   // An empty variable (FOO=) counts as unset, as most twelve-factor tooling expects.
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
-  const parsed = Env.safeParse(cleaned)
+  const cleaned = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''))
+  const problems: string[] = []
+  const vars = readFileVariables(cleaned, problems)
+  const parsed = Env.safeParse(vars)
   if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`))
+    const names = [...new Set(parsed.error.issues.map((i) => String(i.path[0])))]
+    for (const name of names) {
+      const expected = expectation(Env.shape[name as keyof typeof Env.shape]) ?? 'valid'
+      problems.push(`${name} must be ${expected}, got ${received(name, vars[name] ?? '')}`)
+    }
   }
+  if (problems.length > 0 || !parsed.success) throw new ConfigError(problems)
   const e = parsed.data
   if (e.CIBA_NOTIFICATION_URL && !e.CIBA_NOTIFICATION_SECRET) {
-    throw new ConfigError(['CIBA_NOTIFICATION_SECRET: required when CIBA_NOTIFICATION_URL is set'])
+    throw new ConfigError(['CIBA_NOTIFICATION_SECRET must be set when CIBA_NOTIFICATION_URL is set, got nothing'])
   }
   for (const [base, max] of [['LOCKOUT_DURATION', 'LOCKOUT_MAX_DURATION'], ['CLIENT_AUTH_BLOCK_DURATION', 'CLIENT_AUTH_BLOCK_MAX_DURATION'], ['USER_CODE_BLOCK_DURATION', 'LOCKOUT_MAX_DURATION'], ['SESSION_IDLE_TIMEOUT', 'SESSION_LIFETIME']] as const) {
-    if (e[base] > e[max]) throw new ConfigError([`${max}: must not be less than ${base}`])
+    if (e[base] > e[max]) throw new ConfigError([`${max} must not be less than ${base} (${e[base]}), got "${e[max]}"`])
   }
   return Object.freeze({
     port: e.PORT,
@@ -126,6 +204,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     databasePoolSize: e.DATABASE_POOL_SIZE,
     dataDir: e.DATA_DIR,
     seedFile: e.SEED_FILE,
+    // Default: only the embedded database of a fresh clone gets the demo, never a real server's.
+    demoSeed: !e.SEED_FILE && (e.DEMO_SEED === undefined ? !e.DATABASE_URL : e.DEMO_SEED === 'true'),
     logLevel: e.LOG_LEVEL,
     trustProxy: e.TRUST_PROXY,
     keyEncryptionSecret: e.KEY_ENCRYPTION_SECRET,

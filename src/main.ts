@@ -6,8 +6,11 @@ import { migrate } from './db/migrate.js'
 import { acquireDataDirLock } from './db/data-dir-lock.js'
 import { openDatabase } from './db/open.js'
 import { createLogger } from './http/logger.js'
-import { applySeedFile } from './seed/apply.js'
+import { readSeedFile, validateSeed, writeSeed } from './seed/apply.js'
 import { DEMO_SEED_FILE } from './seed/paths.js'
+
+/** Applied only to a database that had no schema before this start. */
+const FIRST_MIGRATION = '0001'
 
 async function main() {
   let config: Config
@@ -20,21 +23,28 @@ async function main() {
   }
 
   const logger = createLogger({ level: config.logLevel })
+  // The seed is read and checked before anything is migrated: a typo changes nothing at all.
+  const seedFile = config.seedFile ?? (config.demoSeed ? DEMO_SEED_FILE : undefined)
+  const seedHeading = `invalid seed file ${seedFile}`
+  const seed = seedFile ? validateSeed(await readSeedFile(seedFile), seedHeading) : undefined
   // Embedded PGlite is single-process: hold DATA_DIR so the admin CLI cannot open it meanwhile.
   const dataDirLock = config.databaseUrl ? undefined : await acquireDataDirLock(config.dataDir)
   const db = await openDatabase(config, (err) => logger.warn({ err }, 'database connection error'))
   const applied = await migrate(db)
   if (applied.length > 0) logger.info({ applied }, 'migrations applied')
 
-  // The demo seed is for a fresh clone only: a server with a real database or its own seed
-  // file never gets demo credentials.
-  const seedFile = config.seedFile ?? (config.databaseUrl ? undefined : DEMO_SEED_FILE)
-  if (seedFile) {
-    const summary = await applySeedFile(db, seedFile)
+  // SEED_FILE applies at every start. The demo seed only to the database this start created, so
+  // what an operator changes afterwards (a secret added with the CLI) survives the next start.
+  if (seed && (config.seedFile || applied.includes(FIRST_MIGRATION))) {
+    const summary = await writeSeed(db, seed, seedHeading)
     logger.info({ seedFile, ...summary }, 'seed applied')
   }
-  if (config.databaseUrl && !config.keyEncryptionSecret) {
-    logger.warn('KEY_ENCRYPTION_SECRET is not set: signing keys are stored unencrypted in the database')
+  if (!config.keyEncryptionSecret) {
+    logger.warn(
+      config.databaseUrl
+        ? 'KEY_ENCRYPTION_SECRET is not set: signing keys are stored unencrypted in the database'
+        : 'KEY_ENCRYPTION_SECRET is not set: signing keys are stored unencrypted in DATA_DIR',
+    )
   }
 
   const app = await buildApp({ config, db, logger })

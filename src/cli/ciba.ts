@@ -2,6 +2,7 @@
 // requests without the approval page. Same single-statement decision as the page: only a
 // pending, unexpired request changes.
 import { createPgCibaRequestStore } from '../stores/postgres/ciba-requests.js'
+import { createPgUserStore } from '../stores/postgres/users.js'
 import { CliError, parse, table, UsageError, commandGroup, type CliContext } from './context.js'
 
 const usage = `Usage: authz ciba list [--json]
@@ -21,19 +22,24 @@ Options:
 async function list(args: string[], ctx: CliContext) {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, usage)
   if (positionals.length > 0) throw new UsageError('list takes no arguments', usage)
-  const requests = await createPgCibaRequestStore(await ctx.db()).listPending(ctx.clock.now(), 1000)
+  const db = await ctx.db()
+  const requests = await createPgCibaRequestStore(db).listPending(ctx.clock.now(), 1000)
+  // Who is asked, by username: what an operator knows people by.
+  const users = createPgUserStore(db)
+  const usernames = new Map<string, string | undefined>()
+  for (const s of new Set(requests.map((r) => r.subjectId))) usernames.set(s, (await users.findBySubjectId(s))?.username)
   if (values.json) {
     for (const r of requests) {
       ctx.out(JSON.stringify({
-        request_id: r.id, client_id: r.clientId, subject: r.subjectId, scopes: r.requestedScopes,
+        request_id: r.id, client_id: r.clientId, subject: r.subjectId, username: usernames.get(r.subjectId) ?? null, scopes: r.requestedScopes,
         binding_message: r.bindingMessage ?? null, created_at: new Date(r.createdAt).toISOString(), expires_at: new Date(r.expiresAt).toISOString(),
       }))
     }
     return
   }
   if (requests.length === 0) return ctx.out('no pending CIBA requests')
-  const rows = requests.map((r) => [r.id, r.clientId, r.subjectId, new Date(r.expiresAt).toISOString(), r.requestedScopes.join(' '), r.bindingMessage ?? ''])
-  for (const line of table(['REQUEST_ID', 'CLIENT', 'SUBJECT', 'EXPIRES', 'SCOPES', 'BINDING_MESSAGE'], rows)) ctx.out(line)
+  const rows = requests.map((r) => [r.id, r.clientId, usernames.get(r.subjectId) ?? '-', r.subjectId, new Date(r.expiresAt).toISOString(), r.requestedScopes.join(' '), r.bindingMessage ?? ''])
+  for (const line of table(['REQUEST_ID', 'CLIENT', 'USER', 'SUBJECT', 'EXPIRES', 'SCOPES', 'BINDING_MESSAGE'], rows)) ctx.out(line)
 }
 
 async function decide(decision: 'approve' | 'deny', args: string[], ctx: CliContext) {

@@ -1,27 +1,43 @@
-// authz clients list|show|remove|add-secret. Secret hashes are never printed: a hash of a weak
-// secret can be brute-forced offline.
+// authz clients list|show|add|disable|enable|remove|add-secret. Secret hashes are never printed:
+// a hash of a weak secret can be brute-forced offline.
 import { randomBytes } from 'node:crypto'
 import type { Client } from '../domain/types.js'
+import { applySeed } from '../seed/apply.js'
 import { createPgClientStore } from '../stores/postgres/clients.js'
 import { secretHash } from '../tokens/handles.js'
 import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext, type Subcommand } from './context.js'
 
 const usage = `Usage: authz clients list [--json]
        authz clients show CLIENT_ID [--json]
+       authz clients add CLIENT_ID [--name NAME] [--grant TYPE]... [--scope SCOPE]... [--public]
+                         [--token-type jwt|reference] [--redirect-uri URI]... [--offline-access]
+       authz clients disable CLIENT_ID
+       authz clients enable CLIENT_ID
        authz clients remove CLIENT_ID
        authz clients add-secret CLIENT_ID [--expires ISO_DATE] [--description TEXT]
 
   list         all clients, one per line
   show         one client's settings (secrets by expiry and description; hashes are never shown)
+  add          create a client; unless --public, generate its secret and print it once on stdout
+               (every other setting: a seed file, see authz seed --schema)
+  disable      refuse the client's requests from now on (its stored settings are kept)
+  enable       accept them again
   remove       delete a client and its secrets
   add-secret   generate a strong secret (32 random bytes, base64url), store only its hash and
                print the secret once on stdout
 
 Options:
-  --json         machine-readable output (list, show)
-  --expires      the secret's expiry, e.g. 2030-01-01T00:00:00Z
-  --description  a note stored with the secret
-  --help         show this help`
+  --json            machine-readable output (list, show)
+  --name            the name people see (clientName)
+  --grant           an allowed grant type, repeatable; default client_credentials
+  --scope           an allowed scope, repeatable (it must exist: API scopes and identity resources)
+  --public          a public client: no secret
+  --token-type      jwt (default) or reference access tokens
+  --redirect-uri    an allowed redirect URI, repeatable
+  --offline-access  may receive refresh tokens (offline_access)
+  --expires         the secret's expiry, e.g. 2030-01-01T00:00:00Z
+  --description     a note stored with the secret
+  --help            show this help`
 
 /** The client as printed: secret hashes left out, absent values as null. */
 function toJson(c: Client) {
@@ -92,16 +108,66 @@ async function addSecret(args: string[], ctx: CliContext) {
   ctx.out(secret)
 }
 
+const ADD_OPTIONS = {
+  name: { type: 'string' },
+  grant: { type: 'string', multiple: true },
+  scope: { type: 'string', multiple: true },
+  public: { type: 'boolean' },
+  'token-type': { type: 'string' },
+  'redirect-uri': { type: 'string', multiple: true },
+  'offline-access': { type: 'boolean' },
+} as const
+
+async function add(args: string[], ctx: CliContext) {
+  const { values, positionals } = parse(args, ADD_OPTIONS, usage)
+  const id = one(positionals, 'CLIENT_ID')
+  const tokenType = values['token-type'] ?? 'jwt'
+  if (tokenType !== 'jwt' && tokenType !== 'reference') throw new UsageError('--token-type must be jwt or reference', usage)
+  const db = await ctx.db()
+  if (await createPgClientStore(db).findById(id)) throw new CliError(`client "${id}" exists: change it with a seed file (authz seed FILE)`)
+  const secret = values.public ? undefined : randomBytes(32).toString('base64url')
+  // The seed file's validation and upsert: one set of rules for both ways of adding a client.
+  await applySeed(
+    db,
+    {
+      clients: [{
+        clientId: id,
+        ...(values.name !== undefined ? { clientName: values.name } : {}),
+        allowedGrantTypes: values.grant ?? ['client_credentials'],
+        allowedScopes: values.scope ?? [],
+        requireClientSecret: !values.public,
+        secrets: secret ? [{ value: secret }] : [],
+        accessTokenType: tokenType,
+        redirectUris: values['redirect-uri'] ?? [],
+        allowOfflineAccess: values['offline-access'] ?? false,
+      }],
+    },
+    `cannot add client "${id}"`,
+  )
+  if (!secret) return ctx.out(`created public client "${id}"`)
+  ctx.err(`created client "${id}"; its secret (shown once; only its hash is stored):`)
+  ctx.out(secret)
+}
+
+async function setEnabled(enabled: boolean, args: string[], ctx: CliContext) {
+  const id = one(parse(args, {}, usage).positionals, 'CLIENT_ID')
+  if (!(await createPgClientStore(await ctx.db()).setEnabled(id, enabled))) throw new CliError(`no client "${id}"`)
+  ctx.out(`${enabled ? 'enabled' : 'disabled'} client "${id}"`)
+}
+
 const SUBCOMMANDS: Record<string, Subcommand> = {
   list,
   show,
+  add,
+  disable: (args, ctx) => setEnabled(false, args, ctx),
+  enable: (args, ctx) => setEnabled(true, args, ctx),
   remove,
   'add-secret': addSecret,
 }
 
 export const clientsCommand = commandGroup({
   name: 'clients',
-  summary: 'list, show and remove clients; add a generated secret',
+  summary: 'list, show, add, disable, enable and remove clients; add a generated secret',
   usage,
   subcommands: SUBCOMMANDS,
 })

@@ -1,15 +1,24 @@
 // authz users add: creates or updates a user with a scrypt-hashed password read from stdin or a
 // prompt, never from argv. authz users unlock: clears a password lockout (and user_code blocks).
+// list, disable, enable, remove: daily administration.
 import { randomUUID } from 'node:crypto'
 import { pgErrorCode, PG_UNIQUE_VIOLATION } from '../db/db.js'
 import { createPgFailureCounterStore } from '../stores/postgres/failure-counters.js'
 import { createPgUserStore } from '../stores/postgres/users.js'
 import { hashPassword } from '../tokens/passwords.js'
-import { CliError, parse, UsageError, commandGroup, type CliContext } from './context.js'
+import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext } from './context.js'
 import { readPassword } from './prompt.js'
 
-const usage = `Usage: authz users add USERNAME [--subject ID] [--email EMAIL] [--name NAME]
+const usage = `Usage: authz users list [--json]
+       authz users add USERNAME [--subject ID] [--email EMAIL] [--name NAME]
+       authz users disable USERNAME
+       authz users enable USERNAME
+       authz users remove USERNAME
        authz users unlock USERNAME
+
+list lists every user: username, subject, enabled, and until when a lockout holds.
+disable refuses the user's sign-ins, password grants and CIBA requests and ends their sessions;
+enable allows them again. remove deletes the user with their sessions and consents.
 
 Creates the user (or sets the password and the given claims of an existing one). The password is
 read from stdin when stdin is not a terminal, otherwise prompted for without echo; it is never
@@ -21,6 +30,7 @@ Options:
   --subject  the subject id (sub) of a new user; default: a random UUID
   --email    the email claim
   --name     the name claim
+  --json     list as JSON
   --help     show this help
 
 unlock ends the user's password lockout now and forgets the failed sign-ins and the lockout
@@ -74,9 +84,58 @@ async function unlock(args: string[], ctx: CliContext) {
   ctx.out(cleared > 0 ? `unlocked user "${username}"` : `user "${username}" had no failed attempts to clear`)
 }
 
+function oneUsername(args: string[]): string {
+  const [username, ...rest] = parse(args, {}, usage).positionals
+  if (!username || rest.length > 0) throw new UsageError('expected exactly one USERNAME', usage)
+  return username
+}
+
+async function list(args: string[], ctx: CliContext) {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, usage)
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, usage)
+  const db = await ctx.db()
+  const users = await createPgUserStore(db).list()
+  const locks = await createPgFailureCounterStore(db).listBlocked('user', ctx.clock.now(), 10_000)
+  const lockedUntil = new Map(locks.map((l) => [l.name, l.blockedUntil]))
+  const json = users.map((u) => ({
+    username: u.username,
+    subject: u.subjectId,
+    enabled: u.enabled,
+    lockedUntil: isoOrNull(lockedUntil.get(u.subjectId)),
+    email: typeof u.claims.email === 'string' ? u.claims.email : null,
+    name: typeof u.claims.name === 'string' ? u.claims.name : null,
+  }))
+  if (values.json) return ctx.out(JSON.stringify(json, null, 2))
+  if (users.length === 0) return ctx.out('no users')
+  const rows = json.map((u) => [u.username, u.subject, u.enabled ? 'yes' : 'no', u.lockedUntil ?? '-', u.email ?? ''])
+  table(['USERNAME', 'SUBJECT', 'ENABLED', 'LOCKED UNTIL', 'EMAIL'], rows).forEach((l) => ctx.out(l))
+}
+
+async function setEnabled(enabled: boolean, args: string[], ctx: CliContext) {
+  const username = oneUsername(args)
+  if (!(await createPgUserStore(await ctx.db()).setEnabled(username, enabled))) throw new CliError(`no user "${username}"`)
+  ctx.out(`${enabled ? 'enabled' : 'disabled'} user "${username}"`)
+}
+
+async function remove(args: string[], ctx: CliContext) {
+  const username = oneUsername(args)
+  const db = await ctx.db()
+  const user = await createPgUserStore(db).findByUsername(username)
+  if (!user || !(await createPgUserStore(db).remove(username))) throw new CliError(`no user "${username}"`)
+  await createPgFailureCounterStore(db).clearName(['user', 'user_code'], user.subjectId)
+  ctx.out(`removed user "${username}" (subject ${user.subjectId})`)
+}
+
 export const usersCommand = commandGroup({
   name: 'users',
-  summary: 'add a user (password from stdin or a prompt), unlock a locked-out user',
+  summary: 'list, add, disable, enable and remove users; unlock a locked-out user',
   usage,
-  subcommands: { add, unlock },
+  subcommands: {
+    list,
+    add,
+    disable: (args, ctx) => setEnabled(false, args, ctx),
+    enable: (args, ctx) => setEnabled(true, args, ctx),
+    remove,
+    unlock,
+  },
 })

@@ -1,15 +1,20 @@
 // PGlite is single-process: two processes opening one DATA_DIR would corrupt it. The server and
 // the admin CLI both take this lock first: a file created with O_EXCL ('wx') holding the owner's
 // pid. A lock whose pid is no longer alive (a crash, a kill -9) is stale and taken over.
-import { mkdir, readFile, unlink, writeFile } from 'node:fs/promises'
+import { readFile, unlink, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { ensurePrivateDataDir } from './data-dir.js'
 
 export const LOCK_FILE = 'authz.lock'
 
 export class DataDirLockedError extends Error {
-  constructor(readonly pid: number) {
+  constructor(
+    readonly pid: number,
+    dataDir: string,
+  ) {
+    // The one supported way, said plainly: the embedded database serves one process at a time.
     super(
-      `the embedded database in DATA_DIR is in use by a running server (pid ${pid}): stop it, or point DATABASE_URL at a PostgreSQL server`,
+      `the embedded database in ${dataDir} is open in another authz process (pid ${pid}), and it serves one process at a time: stop that process (kill -TERM ${pid}), run this, then start the server again; or run on PostgreSQL (DATABASE_URL), where the CLI works while servers run`,
     )
     this.name = 'DataDirLockedError'
   }
@@ -37,11 +42,11 @@ async function readPid(path: string): Promise<number | undefined> {
 }
 
 export async function acquireDataDirLock(dataDir: string, pid = process.pid): Promise<DataDirLock> {
-  await mkdir(dataDir, { recursive: true })
+  await ensurePrivateDataDir(dataDir)
   const path = join(dataDir, LOCK_FILE)
   for (let attempt = 0; attempt < 5; attempt++) {
     try {
-      await writeFile(path, `${pid}\n`, { flag: 'wx' })
+      await writeFile(path, `${pid}\n`, { flag: 'wx', mode: 0o600 })
       return {
         path,
         async release() {
@@ -57,7 +62,7 @@ export async function acquireDataDirLock(dataDir: string, pid = process.pid): Pr
       continue
     }
     // Our own pid in the file is stale too: a container restarts with the same pid (1).
-    if (holder !== undefined && holder !== pid && isAlive(holder)) throw new DataDirLockedError(holder)
+    if (holder !== undefined && holder !== pid && isAlive(holder)) throw new DataDirLockedError(holder, dataDir)
     // Stale (or half-written by a process that died): remove it, unless someone replaced it meanwhile.
     if ((await readPid(path)) === holder) await unlink(path).catch(() => {})
   }

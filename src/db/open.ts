@@ -10,7 +10,40 @@ export async function openDatabase(
   onError: (err: Error) => void = () => {},
 ): Promise<Db> {
   if (config.databaseUrl) {
-    return createPgDb({ connectionString: config.databaseUrl, max: config.databasePoolSize, onError })
+    const db = createPgDb({ connectionString: config.databaseUrl, max: config.databasePoolSize, onError })
+    // Connect once now, so that a wrong address or password fails here with a message naming the
+    // variable rather than later inside whatever query came first.
+    try {
+      await db.query('SELECT 1')
+    } catch (err) {
+      await db.close().catch(() => {})
+      throw new DatabaseConnectionError(config.databaseUrl, err)
+    }
+    return db
   }
   return createPgliteDb({ dataDir: config.dataDir })
+}
+
+/** The URL as it may be shown: the password replaced by ***. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    return u.toString()
+  } catch {
+    return 'postgres://…'
+  }
+}
+
+export class DatabaseConnectionError extends Error {
+  override readonly name = 'DatabaseConnectionError'
+  constructor(url: string, cause: unknown) {
+    const reason = cause instanceof Error ? cause.message || (cause as NodeJS.ErrnoException).code || cause.name : String(cause)
+    let password = ''
+    try {
+      password = decodeURIComponent(new URL(url).password)
+    } catch {}
+    const safe = password ? reason.split(password).join('***') : reason
+    super(`cannot connect to the database at DATABASE_URL (${redactDatabaseUrl(url)}): ${safe}`, { cause })
+  }
 }

@@ -2,6 +2,8 @@
 // PGlite has one connection and runs every top-level query under its own transaction mutex,
 // so a transaction never interleaves with another request's statements.
 import { PGlite } from '@electric-sql/pglite'
+import { mkdir } from 'node:fs/promises'
+import { restrictDataDir } from './data-dir.js'
 import type { Db, Queryable } from './db.js'
 
 export interface PgliteDbOptions {
@@ -12,11 +14,23 @@ export interface PgliteDbOptions {
 }
 
 export async function createPgliteDb(opts: PgliteDbOptions = {}): Promise<Db> {
+  const { dataDir } = opts
+  if (dataDir) await mkdir(dataDir, { recursive: true, mode: 0o700 })
   const pg = await PGlite.create({
-    ...(opts.dataDir ? { dataDir: opts.dataDir } : {}),
+    ...(dataDir ? { dataDir } : {}),
     ...(opts.loadDataDir ? { loadDataDir: opts.loadDataDir } : {}),
   })
-  return wrapPglite(pg)
+  const db = wrapPglite(pg)
+  if (!dataDir) return db
+  // PGlite writes its files 0666: narrow them now and again once it has written its last.
+  await restrictDataDir(dataDir)
+  return {
+    ...db,
+    async close() {
+      await db.close()
+      await restrictDataDir(dataDir)
+    },
+  }
 }
 
 export function wrapPglite(pg: PGlite): Db & { pglite: PGlite } {

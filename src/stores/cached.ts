@@ -56,6 +56,11 @@ export function createCachedClientStore(inner: ClientStore, opts: { ttlSeconds: 
       cache.clear()
       return inner.addSecret(clientId, secret)
     },
+    async setEnabled(clientId, enabled) {
+      cache.clear()
+      origins.clear()
+      return inner.setEnabled(clientId, enabled)
+    },
   }
 }
 

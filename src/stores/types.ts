@@ -14,6 +14,8 @@ export interface ClientStore {
   remove(clientId: string): Promise<boolean>
   /** Adds a hashed secret; false when the client does not exist. */
   addSecret(clientId: string, secret: { valueHash: string; expiresAt?: number; description?: string }): Promise<boolean>
+  /** Enables or disables the client (admin CLI); false when it does not exist. */
+  setEnabled(clientId: string, enabled: boolean): Promise<boolean>
 }
 
 /** Everything scope validation needs, small enough to keep in memory. */
@@ -35,6 +37,12 @@ export interface UserStore {
   findByLoginHint(hint: string): Promise<User | undefined>
   /** Creates or replaces the user with this username (admin CLI). */
   upsert(user: User): Promise<void>
+  /** Every user by username (admin CLI). */
+  list(): Promise<User[]>
+  /** Enables or disables the user; false when there is no such username. */
+  setEnabled(username: string, enabled: boolean): Promise<boolean>
+  /** Deletes the user (sessions and consents go with it); false when there is none. */
+  remove(username: string): Promise<boolean>
 }
 
 export interface NewGrant {
@@ -233,6 +241,8 @@ export interface ServerSecretStore {
    * together all get the one that was stored first.
    */
   ensure(name: string, candidate: { value: string; encrypted: boolean; createdAt: number }): Promise<{ value: string; encrypted: boolean }>
+  /** Replaces the plaintext value of `name` with its encrypted form (no-op once encrypted). */
+  storeEncrypted(name: string, encryptedValue: string): Promise<void>
 }
 
 /** A user's remembered consent for one client (OpenID Connect Core §3.1.2.4). */
@@ -288,6 +298,10 @@ export interface SigningKeyWriter {
   retireOthers(alg: SigningAlg, keepKid: string, retireAt: number): Promise<number>
   /** The longest access_token_lifetime any client has (seconds), undefined when none sets one. */
   maxClientAccessTokenLifetime(): Promise<number | undefined>
+  /** Keys whose private part is stored unencrypted. */
+  plaintextKeys(): Promise<Array<{ kid: string; privateJwk: string }>>
+  /** Replaces a plaintext private part with its encrypted form (no-op once encrypted). */
+  storeEncrypted(kid: string, encryptedJwk: string): Promise<void>
 }
 
 export interface SigningKeyStore {
@@ -295,6 +309,8 @@ export interface SigningKeyStore {
   list(publishedAt?: number): Promise<StoredSigningKey[]>
   /** Runs fn in one transaction under an advisory lock, so replicas never create or rotate keys twice. */
   locked<T>(fn: (w: SigningKeyWriter) => Promise<T>): Promise<T>
+  /** Deletes at most `limit` keys retired (unpublished) before `before`; returns their kids. */
+  removeRetired(before: number, limit: number): Promise<string[]>
 }
 
 /** What a failure counter counts (migrations/0003_failure_counters.sql). */

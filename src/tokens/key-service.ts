@@ -11,7 +11,7 @@ import { SIGNING_ALGS, type Config, type SigningAlg } from '../config.js'
 import type { Clock } from '../domain/clock.js'
 import type { SigningKeyStore, StoredSigningKey } from '../stores/types.js'
 import { signCompact, decodeCompact, typMatches, verifySignature } from './jwt.js'
-import { deriveKeyEncryptionKey } from './key-crypto.js'
+import { deriveKeyEncryptionKey, encryptPrivateKey } from './key-crypto.js'
 import { generateSigningKey, loadSigningKey, type LoadedKey } from './key-material.js'
 import type { KeyInfo, SigningKeyService } from './signing-keys.js'
 
@@ -90,17 +90,27 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
       // Load first: a missing or wrong KEY_ENCRYPTION_SECRET fails here, before anything is written.
       await reload()
       const now = clock.now()
-      await store.locked(async (w) => {
+      const encrypted = await store.locked(async (w) => {
+        // Keys stored before KEY_ENCRYPTION_SECRET was set are encrypted in place, once.
+        const done: string[] = []
+        for (const k of encryptionKey ? await w.plaintextKeys() : []) {
+          await w.storeEncrypted(k.kid, encryptPrivateKey(k.privateJwk, encryptionKey!, k.kid))
+          done.push(k.kid)
+        }
         const have = new Set(await w.unretiredAlgs())
         for (const alg of required) {
           if (!have.has(alg)) await w.insert(await generateSigningKey(alg, { createdAt: now, activateAt: now }, encryptionKey))
         }
+        return done
       })
+      // retire_at is when the last token the key may have signed expires (see rotate).
+      const removed = await store.removeRetired(now, 1000)
       await reload()
       if (!timer) {
         timer = setInterval(() => void reloadInBackground(), refreshMs)
         timer.unref()
       }
+      return { encrypted, removed }
     },
 
     async sign(payload, opts) {

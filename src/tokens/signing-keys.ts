@@ -14,6 +14,14 @@ export interface KeyInfo {
   encrypted: boolean
 }
 
+/** What ensureKeys() changed besides creating keys, for the start-up log. */
+export interface KeyMaintenance {
+  /** Keys stored in plaintext, now encrypted because KEY_ENCRYPTION_SECRET is set. */
+  encrypted: string[]
+  /** Retired keys deleted: nothing they signed can still be valid. */
+  removed: string[]
+}
+
 export interface SigningKeyService {
   /**
    * Creates the RS256, ES256 (and ACCESS_TOKEN_SIGNING_ALG) keys that do not exist yet, under an
@@ -21,7 +29,7 @@ export interface SigningKeyService {
    * Rejects with a message naming the kid (never the secret) when a key is stored encrypted and
    * KEY_ENCRYPTION_SECRET is missing or wrong: start-up must fail.
    */
-  ensureKeys(): Promise<void>
+  ensureKeys(): Promise<KeyMaintenance>
   /**
    * Signs a JWT with the current key for `alg`. The header gets alg, kid and typ.
    * Hot path (every access token): no database round trip; keys are cached in memory.

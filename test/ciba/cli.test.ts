@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cibaCommand } from '../../src/cli/ciba.js'
 import { CliError, UsageError, type CliContext } from '../../src/cli/context.js'
 import { createManualClock } from '../../src/domain/clock.js'
+import { applySeed } from '../../src/seed/apply.js'
 import { createPgCibaRequestStore } from '../../src/stores/postgres/ciba-requests.js'
 import type { NewCibaRequest } from '../../src/stores/types.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
@@ -31,6 +32,7 @@ function req(id: string, over: Partial<NewCibaRequest> = {}): NewCibaRequest {
 
 beforeAll(async () => {
   t = await createTestDb()
+  await applySeed(t.db, { users: [{ subjectId: 'u-alice', username: 'alice' }] })
   const store = createPgCibaRequestStore(t.db)
   await store.create(req('r1'))
   await store.create(req('r2', { createdAt: T0 + 1, bindingMessage: undefined }))
@@ -39,14 +41,14 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 describe('authz ciba', () => {
-  it('lists pending, unexpired requests as a table and as JSON lines', async () => {
+  it('lists pending, unexpired requests with the username asked, as a table and as JSON lines', async () => {
     expect(await run('list')).toEqual([
-      'REQUEST_ID  CLIENT  SUBJECT  EXPIRES                   SCOPES        BINDING_MESSAGE',
-      'r1          bank    u-alice  2026-03-01T12:01:00.000Z  openid email  K9',
-      'r2          bank    u-alice  2026-03-01T12:01:00.000Z  openid email  ',
+      'REQUEST_ID  CLIENT  USER   SUBJECT  EXPIRES                   SCOPES        BINDING_MESSAGE',
+      'r1          bank    alice  u-alice  2026-03-01T12:01:00.000Z  openid email  K9',
+      'r2          bank    alice  u-alice  2026-03-01T12:01:00.000Z  openid email  ',
     ])
     expect((await run('list', '--json')).map((l) => JSON.parse(l))[0]).toEqual({
-      request_id: 'r1', client_id: 'bank', subject: 'u-alice', scopes: ['openid', 'email'], binding_message: 'K9',
+      request_id: 'r1', client_id: 'bank', subject: 'u-alice', username: 'alice', scopes: ['openid', 'email'], binding_message: 'K9',
       created_at: '2026-03-01T12:00:00.000Z', expires_at: '2026-03-01T12:01:00.000Z',
     })
   })

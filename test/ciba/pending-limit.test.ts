@@ -26,7 +26,7 @@ describe('CIBA_MAX_PENDING_PER_USER', () => {
   it('defaults to 10, accepts 0 (no cap), refuses a negative or fractional value', () => {
     expect(loadConfig({}).cibaMaxPendingPerUser).toBe(10)
     expect(loadConfig({ CIBA_MAX_PENDING_PER_USER: '0' }).cibaMaxPendingPerUser).toBe(0)
-    for (const bad of ['-1', '2.5', 'many']) expect(() => loadConfig({ CIBA_MAX_PENDING_PER_USER: bad })).toThrow(/^CIBA_MAX_PENDING_PER_USER: /)
+    for (const bad of ['-1', '2.5', 'many']) expect(() => loadConfig({ CIBA_MAX_PENDING_PER_USER: bad })).toThrow(/^CIBA_MAX_PENDING_PER_USER must be an integer from 0 to 100000, got "/)
   })
 })
 

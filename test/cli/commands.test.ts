@@ -140,7 +140,7 @@ describe('authz against a database', () => {
       expect(await runCli(['clients', 'list'], { env })).toEqual({
         code: 1,
         stdout: '',
-        stderr: `authz clients: the embedded database in DATA_DIR is in use by a running server (pid ${process.pid}): stop it, or point DATABASE_URL at a PostgreSQL server\n`,
+        stderr: `authz clients: the embedded database in ${env.DATA_DIR} is open in another authz process (pid ${process.pid}), and it serves one process at a time: stop that process (kill -TERM ${process.pid}), run this, then start the server again; or run on PostgreSQL (DATABASE_URL), where the CLI works while servers run\n`,
       })
     } finally {
       await rm(join(env.DATA_DIR!, 'authz.lock'))

@@ -20,7 +20,7 @@ describe('DATA_DIR lock', () => {
     const err = await acquireDataDirLock(dataDir, 1).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(DataDirLockedError)
     expect((err as Error).message).toBe(
-      `the embedded database in DATA_DIR is in use by a running server (pid ${process.pid}): stop it, or point DATABASE_URL at a PostgreSQL server`,
+      `the embedded database in ${dataDir} is open in another authz process (pid ${process.pid}), and it serves one process at a time: stop that process (kill -TERM ${process.pid}), run this, then start the server again; or run on PostgreSQL (DATABASE_URL), where the CLI works while servers run`,
     )
     await lock.release()
     const next = await acquireDataDirLock(dataDir, 1)
@@ -34,7 +34,7 @@ describe('DATA_DIR lock', () => {
     const dead = spawnSync(process.execPath, ['-e', '0']).pid
     for (const content of [`${dead}\n`, 'garbage', `${process.pid}\n`]) {
       await writeFile(join(dataDir, LOCK_FILE), content).catch(async () => {
-        await (await import('node:fs/promises')).mkdir(dataDir, { recursive: true })
+        await (await import('node:fs/promises')).mkdir(dataDir, { recursive: true, mode: 0o700 }) // a DATA_DIR is private
         await writeFile(join(dataDir, LOCK_FILE), content)
       })
       const lock = await acquireDataDirLock(dataDir)

@@ -16,11 +16,16 @@ export interface ServerProcess {
   stop(): Promise<void>
 }
 
-export async function startServer(env: Record<string, string> = {}, entry = 'src/main.ts'): Promise<ServerProcess> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'authz-server-'))
+export interface StartOptions {
+  /** An existing DATA_DIR, kept after the process exits (default: a new one, removed afterwards). */
+  dataDir?: string
+}
+
+export async function startServer(env: Record<string, string> = {}, entry = 'src/main.ts', opts: StartOptions = {}): Promise<ServerProcess> {
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'authz-server-')))
   const tpl = inject('dbTemplate')
-  if (!env.DATABASE_URL && tpl.kind === 'pglite') {
-    // Start from the migrated template: a fresh PGlite initdb in the child costs 10 s or more.
+  if (!opts.dataDir && !env.DATABASE_URL && tpl.kind === 'pglite') {
+    // Start from a template: a fresh PGlite initdb in the child costs 10 s or more.
     const db = await createPgliteDb({ dataDir, loadDataDir: new Blob([await readFile(tpl.dumpFile)]) })
     await db.close()
   }
@@ -33,7 +38,7 @@ export async function startServer(env: Record<string, string> = {}, entry = 'src
   child.stdout!.on('data', (d) => (out += d))
   child.stderr!.on('data', (d) => (out += d))
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-  void exited.then(() => rm(dataDir, { recursive: true, force: true }))
+  if (!opts.dataDir) void exited.then(() => rm(dataDir, { recursive: true, force: true }))
 
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${out}`)), 45_000)

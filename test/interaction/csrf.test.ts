@@ -76,4 +76,24 @@ describe('the CSRF secret', () => {
       await testDb.close()
     }
   })
+
+  it('is encrypted in place at the first start with KEY_ENCRYPTION_SECRET, and stays the same secret', async () => {
+    const testDb = await createTestDb()
+    try {
+      const load = (keyEncryptionSecret: string | undefined, onEncrypted?: (name: string) => void) =>
+        loadServerSecret({ store: createPgServerSecretStore(testDb.db), clock: createManualClock(), keyEncryptionSecret, ...(onEncrypted ? { onEncrypted } : {}) }, 'csrf')
+      const plain = await load(undefined)
+      expect((await testDb.db.query('SELECT encrypted FROM server_secrets')).rows).toEqual([{ encrypted: false }])
+      const told: string[] = []
+      expect((await load('first-secret-0123456789', (n) => told.push(n))).equals(plain)).toBe(true)
+      expect(told).toEqual(['csrf'])
+      const { rows } = await testDb.db.query<{ value: string; encrypted: boolean }>('SELECT value, encrypted FROM server_secrets')
+      expect(rows).toEqual([{ value: expect.stringMatching(/^v1\./), encrypted: true }])
+      expect((await load('first-secret-0123456789', (n) => told.push(n))).equals(plain)).toBe(true)
+      expect(told).toEqual(['csrf']) // once
+      await expect(load(undefined)).rejects.toThrow(/is stored encrypted but KEY_ENCRYPTION_SECRET is not set$/)
+    } finally {
+      await testDb.close()
+    }
+  })
 })

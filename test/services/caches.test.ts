@@ -18,6 +18,7 @@ function countingClients() {
     corsOrigins: async () => [],
     remove: async () => true,
     addSecret: async () => true,
+    setEnabled: async () => true,
   }
   return { store, calls, disable: () => (enabled = false) }
 }

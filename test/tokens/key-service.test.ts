@@ -112,6 +112,55 @@ describe('encrypted storage (KEY_ENCRYPTION_SECRET)', () => {
   })
 })
 
+describe('start-up maintenance', () => {
+  it('encrypts, in place and once, the keys stored before KEY_ENCRYPTION_SECRET was set', async () => {
+    const plain = service().keys
+    expect(await plain.ensureKeys()).toEqual({ encrypted: [], removed: [] })
+    const jwt = await plain.sign({ sub: 'x' }, { alg: 'ES256', typ: 'at+jwt' })
+    const kids = (await rows()).map((r) => r.kid).sort()
+    plain.close()
+
+    const withSecret = service({ KEY_ENCRYPTION_SECRET: SECRET }).keys
+    const changes = await withSecret.ensureKeys()
+    expect(changes).toEqual({ encrypted: kids, removed: [] })
+    for (const r of await rows()) {
+      expect(r.encrypted).toBe(true)
+      expect(r.private_jwk).not.toContain('"d"')
+      expect(typeof JSON.parse(decryptPrivateKey(r.private_jwk, deriveKeyEncryptionKey(SECRET), r.kid)).d).toBe('string')
+    }
+    expect((await rows()).map((r) => r.kid).sort()).toEqual(kids) // the same keys: tokens stay valid
+    expect((await withSecret.verify(jwt)).payload).toEqual({ sub: 'x' })
+    expect(decodeProtectedHeader(await withSecret.sign({}, { alg: 'ES256', typ: 'at+jwt' })).kid).toBe(decodeProtectedHeader(jwt).kid)
+    expect(await withSecret.ensureKeys()).toEqual({ encrypted: [], removed: [] })
+    withSecret.close()
+    // From now on the secret is required.
+    await expect(service().keys.ensureKeys()).rejects.toThrow(/is stored encrypted but KEY_ENCRYPTION_SECRET is not set$/)
+  })
+
+  it('deletes a retired key at the first start after the last token it signed has expired', async () => {
+    const { keys, clock } = service({ KEY_ACTIVATION_DELAY: '60' })
+    await keys.ensureKeys()
+    const oldKid = (await keys.jwks()).keys.find((k) => k.alg === 'ES256')!.kid!
+    const [created] = await keys.rotate('ES256')
+    const retireAt = (await keys.list()).find((k) => k.kid === oldKid)!.retireAt!
+    expect(retireAt).toBe(T0 + (60 + 3600) * 1000) // activation + ACCESS_TOKEN_LIFETIME, the longest token
+    keys.close()
+
+    clock.set(retireAt - 1000)
+    const early = service({ KEY_ACTIVATION_DELAY: '60' }, clock).keys
+    expect(await early.ensureKeys()).toEqual({ encrypted: [], removed: [] })
+    expect((await rows()).map((r) => r.kid)).toContain(oldKid)
+    early.close()
+
+    clock.set(retireAt)
+    const late = service({ KEY_ACTIVATION_DELAY: '60' }, clock).keys
+    expect(await late.ensureKeys()).toEqual({ encrypted: [], removed: [oldKid] })
+    expect((await rows()).map((r) => r.kid).sort()).toEqual([created!.kid, (await keys.jwks()).keys.find((k) => k.alg === 'RS256')!.kid].sort())
+    expect((await late.list()).map((k) => k.status).sort()).toEqual(['current', 'current'])
+    late.close()
+  })
+})
+
 describe('rotation', () => {
   it('publishes a new key at once, signs with it after the delay, drops the old one after the longest token', async () => {
     // A client's 7200 s access tokens outlive ACCESS_TOKEN_LIFETIME (3600) and ID_TOKEN_LIFETIME (300).

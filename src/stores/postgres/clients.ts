@@ -95,5 +95,9 @@ export function createPgClientStore(db: Db): ClientStore {
       )
       return rowCount === 1
     },
+    async setEnabled(clientId, enabled) {
+      const { rowCount } = await db.query('UPDATE clients SET enabled = $2, updated_at = now() WHERE client_id = $1', [clientId, enabled])
+      return rowCount === 1
+    },
   }
 }

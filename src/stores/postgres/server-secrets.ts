@@ -17,5 +17,8 @@ export function createPgServerSecretStore(db: Queryable): ServerSecretStore {
       const { rows } = await db.query<{ value: string; encrypted: boolean }>('SELECT value, encrypted FROM server_secrets WHERE name = $1', [name])
       return rows[0]!
     },
+    async storeEncrypted(name, encryptedValue) {
+      await db.query('UPDATE server_secrets SET value = $2, encrypted = true WHERE name = $1 AND NOT encrypted', [name, encryptedValue])
+    },
   }
 }

@@ -65,6 +65,13 @@ function writer(tx: Queryable): SigningKeyWriter {
       const m = rows[0]?.m
       return m === null || m === undefined ? undefined : Number(m)
     },
+    async plaintextKeys() {
+      const { rows } = await tx.query<{ kid: string; private_jwk: string }>('SELECT kid, private_jwk FROM signing_keys WHERE NOT encrypted ORDER BY kid')
+      return rows.map((r) => ({ kid: r.kid, privateJwk: r.private_jwk }))
+    },
+    async storeEncrypted(kid, encryptedJwk) {
+      await tx.query('UPDATE signing_keys SET private_jwk = $2, encrypted = true WHERE kid = $1 AND NOT encrypted', [kid, encryptedJwk])
+    },
   }
 }
 
@@ -85,6 +92,15 @@ export function createPgSigningKeyStore(db: Db): SigningKeyStore {
         await tx.query('SELECT pg_advisory_xact_lock($1)', [LOCK_KEY])
         return fn(writer(tx))
       })
+    },
+    async removeRetired(before, limit) {
+      const { rows } = await db.query<{ kid: string }>(
+        `DELETE FROM signing_keys WHERE kid IN (
+           SELECT kid FROM signing_keys WHERE retire_at <= to_timestamp($1::float8 / 1000) ORDER BY retire_at LIMIT $2)
+         RETURNING kid`,
+        [before, limit],
+      )
+      return rows.map((r) => r.kid)
     },
   }
 }

@@ -56,5 +56,17 @@ export function createPgUserStore(db: Queryable): UserStore {
         [user.subjectId, user.username, user.passwordHash ?? null, user.enabled, JSON.stringify(user.claims), user.cibaUserCodeHash ?? null],
       )
     },
+    async list() {
+      const { rows } = await db.query<UserRow>(`${SELECT_USER} ORDER BY username`)
+      return rows.map(toUser)
+    },
+    async setEnabled(username, enabled) {
+      const { rowCount } = await db.query('UPDATE users SET enabled = $2, updated_at = now() WHERE username = $1', [username, enabled])
+      return rowCount === 1
+    },
+    async remove(username) {
+      const { rowCount } = await db.query('DELETE FROM users WHERE username = $1', [username])
+      return rowCount === 1
+    },
   }
 }

@@ -1,0 +1,141 @@
+// Daily administration with the CLI: clients add/disable/enable, users list/disable/enable/remove,
+// run in-process against a test database and checked through the server's own endpoints (the
+// CLI's process plumbing and the DATA_DIR lock are covered by commands.test.ts).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { clientsCommand } from '../../src/cli/clients.js'
+import { CliError, UsageError, type CliContext } from '../../src/cli/context.js'
+import { usersCommand } from '../../src/cli/users.js'
+import { createManualClock } from '../../src/domain/clock.js'
+import { applySeed, SeedError } from '../../src/seed/apply.js'
+import { createPgClientStore } from '../../src/stores/postgres/clients.js'
+import { createPgUserStore } from '../../src/stores/postgres/users.js'
+import { secretMatches } from '../../src/tokens/handles.js'
+import { createTestApp, FORM, type TestApp } from '../helpers/app.js'
+
+const T0 = Date.UTC(2026, 2, 1, 12)
+const clock = createManualClock(T0)
+let t: TestApp
+let out: string[] = []
+let err: string[] = []
+const ctx = (): CliContext => ({
+  out: (l) => void out.push(l), err: (l) => void err.push(l), stdin: process.stdin, clock,
+  config: () => { throw new Error('not needed') }, db: async () => t.db,
+})
+async function run(command: typeof clientsCommand, ...args: string[]) {
+  out = []
+  err = []
+  await command.run(args, ctx())
+  return out
+}
+const clients = (...args: string[]) => run(clientsCommand, ...args)
+const users = (...args: string[]) => run(usersCommand, ...args)
+
+async function token(clientId: string, secret: string, body = 'grant_type=client_credentials') {
+  const res = await t.app.inject({
+    method: 'POST', url: '/connect/token',
+    headers: { ...FORM, authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` }, payload: body,
+  })
+  return { status: res.statusCode, body: res.json() as Record<string, unknown> }
+}
+
+beforeAll(async () => {
+  t = await createTestApp()
+  await applySeed(t.db, {
+    apiScopes: [{ name: 'orders.read' }],
+    clients: [{ clientId: 'legacy', secrets: [{ value: 'legacy-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['orders.read'] }],
+    users: [
+      { subjectId: 'u-alice', username: 'alice', password: 'alice-password', claims: { email: 'alice@example.com' } },
+      { subjectId: 'u-bob', username: 'bob', password: 'bob-password' },
+    ],
+  })
+})
+afterAll(() => t.close())
+
+describe('authz clients add', () => {
+  it('creates a client with the flags given and prints its generated secret once, on stdout', async () => {
+    expect(await clients('add', 'reports', '--name', 'Reports', '--scope', 'orders.read', '--token-type', 'reference')).toHaveLength(1)
+    const secret = out[0]!
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/)
+    expect(err).toEqual(['created client "reports"; its secret (shown once; only its hash is stored):'])
+    const stored = await createPgClientStore(t.db).findById('reports')
+    expect(stored).toMatchObject({
+      clientName: 'Reports', enabled: true, requireClientSecret: true, allowedGrantTypes: ['client_credentials'],
+      allowedScopes: ['orders.read'], accessTokenType: 'reference', redirectUris: [], allowOfflineAccess: false,
+    })
+    expect(stored!.secrets).toHaveLength(1)
+    expect(secretMatches(secret, stored!.secrets[0]!.valueHash)).toBe(true)
+    const res = await token('reports', secret, 'grant_type=client_credentials&scope=orders.read')
+    expect(res.status).toBe(200)
+    expect(res.body).toMatchObject({ token_type: 'Bearer', scope: 'orders.read' })
+  })
+
+  it('adds a public client without a secret', async () => {
+    expect(await clients('add', 'spa', '--public', '--grant', 'password', '--scope', 'orders.read')).toEqual(['created public client "spa"'])
+    expect(await createPgClientStore(t.db).findById('spa')).toMatchObject({ requireClientSecret: false, secrets: [], allowedGrantTypes: ['password'] })
+  })
+
+  it('refuses an existing client, an unknown scope and a bad token type, changing nothing', async () => {
+    await expect(clients('add', 'reports')).rejects.toThrow(new CliError('client "reports" exists: change it with a seed file (authz seed FILE)'))
+    const unknown = await clients('add', 'x', '--scope', 'nope').catch((e: unknown) => e)
+    expect(unknown).toBeInstanceOf(SeedError)
+    expect((unknown as Error).message).toMatch(/^cannot add client "x":\n  clients\[0\]\.allowedScopes\[0\]: /)
+    await expect(clients('add', 'y', '--token-type', 'opaque')).rejects.toBeInstanceOf(UsageError)
+    expect(await createPgClientStore(t.db).findById('x')).toBeUndefined()
+    expect(await createPgClientStore(t.db).findById('y')).toBeUndefined()
+  })
+})
+
+describe('authz clients disable / enable', () => {
+  it('refuses the client at the token endpoint while disabled, and accepts it again when enabled', async () => {
+    const secret = (await clients('add', 'batch', '--scope', 'orders.read'))[0]!
+    const body = 'grant_type=client_credentials&scope=orders.read'
+    expect((await token('batch', secret, body)).status).toBe(200)
+    expect(await clients('disable', 'batch')).toEqual(['disabled client "batch"'])
+    expect(await token('batch', secret, body)).toMatchObject({ status: 401, body: { error: 'invalid_client' } })
+    expect(await clients('enable', 'batch')).toEqual(['enabled client "batch"'])
+    expect((await token('batch', secret, body)).status).toBe(200)
+    await expect(clients('disable', 'nobody')).rejects.toThrow(new CliError('no client "nobody"'))
+  })
+})
+
+describe('authz users', () => {
+  const password = (username: string, pw: string) =>
+    token('legacy', 'legacy-secret', `grant_type=password&username=${username}&password=${pw}&scope=orders.read`)
+
+  it('lists users with their lockout', async () => {
+    await t.db.query(
+      `INSERT INTO failure_counters (kind, name, source, failures, blocks, blocked_until, expires_at)
+       VALUES ('user', 'u-bob', '', 10, 1, $1::timestamptz, $2::timestamptz)`,
+      [new Date(T0 + 300_000).toISOString(), new Date(T0 + 86_400_000).toISOString()],
+    )
+    expect(await users('list')).toEqual([
+      'USERNAME  SUBJECT  ENABLED  LOCKED UNTIL              EMAIL',
+      'alice     u-alice  yes      -                         alice@example.com',
+      'bob       u-bob    yes      2026-03-01T12:05:00.000Z  ',
+    ])
+    expect(JSON.parse((await users('list', '--json')).join('\n'))).toEqual([
+      { username: 'alice', subject: 'u-alice', enabled: true, lockedUntil: null, email: 'alice@example.com', name: null },
+      { username: 'bob', subject: 'u-bob', enabled: true, lockedUntil: '2026-03-01T12:05:00.000Z', email: null, name: null },
+    ])
+    expect(await users('unlock', 'bob')).toEqual(['unlocked user "bob"'])
+    expect((await users('list'))[2]).toMatch(/^bob +u-bob +yes +- *$/)
+  })
+
+  it('disables and enables a user: the password grant is refused meanwhile', async () => {
+    expect((await password('alice', 'alice-password')).status).toBe(200)
+    expect(await users('disable', 'alice')).toEqual(['disabled user "alice"'])
+    expect(await password('alice', 'alice-password')).toMatchObject({ status: 400, body: { error: 'invalid_grant' } })
+    expect((await users('list'))[1]).toMatch(/^alice +u-alice +no /)
+    expect(await users('enable', 'alice')).toEqual(['enabled user "alice"'])
+    expect((await password('alice', 'alice-password')).status).toBe(200)
+    await expect(users('disable', 'nobody')).rejects.toThrow(new CliError('no user "nobody"'))
+  })
+
+  it('removes a user, who can no longer sign in', async () => {
+    expect(await users('remove', 'bob')).toEqual(['removed user "bob" (subject u-bob)'])
+    expect(await createPgUserStore(t.db).findByUsername('bob')).toBeUndefined()
+    expect(await password('bob', 'bob-password')).toMatchObject({ status: 400, body: { error: 'invalid_grant' } })
+    await expect(users('remove', 'bob')).rejects.toThrow(new CliError('no user "bob"'))
+    await expect(users('remove')).rejects.toBeInstanceOf(UsageError)
+  })
+})

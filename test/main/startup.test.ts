@@ -1,0 +1,128 @@
+// Start-up as an operator meets it: a database it cannot reach, a seed file with a typo, and the
+// demo seed of a fresh clone, which must not undo what the operator changes with the CLI.
+import { spawnSync } from 'node:child_process'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, afterEach, describe, expect, inject, it } from 'vitest'
+import { createPgliteDb } from '../../src/db/pglite.js'
+import { createEmptyTestDb, usingServer, type TestDb } from '../helpers/db.js'
+import { freePort } from '../helpers/free-port.js'
+import { startServer, type ServerProcess } from '../helpers/server-process.js'
+import { runCli } from '../cli/run-cli.js'
+
+const SLOW = 120_000
+const dirs: string[] = []
+let server: ServerProcess | undefined
+let testDb: TestDb | undefined
+afterEach(async () => {
+  await server?.stop()
+  await testDb?.close()
+  server = testDb = undefined
+})
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true })
+})
+
+async function tempDir() {
+  const d = await mkdtemp(join(tmpdir(), 'authz-startup-'))
+  dirs.push(d)
+  return d
+}
+
+function runMain(env: Record<string, string>) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
+}
+
+async function token(baseUrl: string, id: string, secret: string) {
+  const res = await fetch(`${baseUrl}/connect/token`, {
+    method: 'POST',
+    headers: { authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'grant_type=client_credentials',
+  })
+  return res.status
+}
+
+describe('start-up', { timeout: SLOW }, () => {
+  it('names DATABASE_URL, without its password, when the database cannot be reached', async () => {
+    const port = await freePort() // nothing listens there
+    const res = runMain({ DATABASE_URL: `postgres://authz:pa55word@127.0.0.1:${port}/authz` })
+    expect(res.status).toBe(1)
+    const lines = res.stderr.trim().split('\n')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(
+      new RegExp(`^authz failed to start: cannot connect to the database at DATABASE_URL \\(postgres://authz:\\*\\*\\*@127\\.0\\.0\\.1:${port}/authz\\): \\S`),
+    )
+    expect(res.stderr + res.stdout).not.toContain('pa55word')
+  })
+
+  it('checks SEED_FILE before migrating anything: an invalid file leaves the database untouched', async () => {
+    const dir = await tempDir()
+    const seedFile = join(dir, 'seed.json')
+    await writeFile(seedFile, JSON.stringify({ clients: [{ clientId: 'x', allowedGrantTypes: ['client_credentials'], secrtes: [] }] }))
+    let env: Record<string, string>
+    if (usingServer()) {
+      testDb = await createEmptyTestDb()
+      env = testDb.env
+    } else {
+      env = { DATA_DIR: join(dir, 'data') }
+    }
+    const res = runMain({ ...env, SEED_FILE: seedFile })
+    expect(res.status).toBe(1)
+    expect(res.stderr).toContain(`authz failed to start: invalid seed file ${seedFile}:`)
+    expect(res.stderr).toMatch(/clients\[0\]: Unrecognized key: "secrtes"/)
+    if (testDb) {
+      const { rows } = await testDb.db.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`)
+      expect(rows[0]!.t).toBeNull()
+    } else {
+      await expect(readdir(join(dir, 'data'))).rejects.toMatchObject({ code: 'ENOENT' })
+    }
+  })
+
+  it('applies the demo seed to a fresh database only, so a secret added with the CLI survives the next start', async () => {
+    const dir = await tempDir()
+    const dataDir = join(dir, 'data')
+    let env: Record<string, string> = {}
+    if (usingServer()) {
+      testDb = await createEmptyTestDb()
+      env = { ...testDb.env, DEMO_SEED: 'true' }
+    }
+    // First start: the schema is created and the demo seed applied.
+    server = await startServer(env, 'src/main.ts', usingServer() ? {} : { dataDir: await prepareEmpty(dataDir) })
+    expect(server.output()).toContain('"msg":"seed applied"')
+    expect(server.output()).toContain(
+      usingServer()
+        ? '"msg":"KEY_ENCRYPTION_SECRET is not set: signing keys are stored unencrypted in the database"'
+        : '"msg":"KEY_ENCRYPTION_SECRET is not set: signing keys are stored unencrypted in DATA_DIR"',
+    )
+    expect(await token(server.baseUrl, 'demo-backend', 'demo-backend-secret')).toBe(200)
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+
+    // The README's example, then a second start.
+    const added = await runCli(['clients', 'add-secret', 'demo-backend'], { env: usingServer() ? testDb!.env : { DATA_DIR: dataDir } })
+    expect(added.code).toBe(0)
+    const secret = added.stdout.trim()
+    // ...this time with KEY_ENCRYPTION_SECRET: the keys stored unencrypted are encrypted in place.
+    server = await startServer({ ...env, KEY_ENCRYPTION_SECRET: 'a-key-encryption-secret-for-tests' }, 'src/main.ts', usingServer() ? {} : { dataDir })
+    expect(server.output()).not.toContain('"msg":"seed applied"')
+    expect(server.output()).toContain('"msg":"signing keys stored in plaintext are now encrypted with KEY_ENCRYPTION_SECRET"')
+    expect(server.output()).toContain('"msg":"server secret stored in plaintext is now encrypted with KEY_ENCRYPTION_SECRET"')
+    expect(server.output()).not.toContain('KEY_ENCRYPTION_SECRET is not set')
+    expect(await token(server.baseUrl, 'demo-backend', secret)).toBe(200)
+    expect(await token(server.baseUrl, 'demo-backend', 'demo-backend-secret')).toBe(200)
+  })
+})
+
+/** A DATA_DIR holding a database with no schema yet (what a fresh clone's first start creates). */
+async function prepareEmpty(dataDir: string): Promise<string> {
+  const tpl = inject('dbTemplate')
+  if (tpl.kind !== 'pglite') throw new Error('unexpected template')
+  const db = await createPgliteDb({ dataDir, loadDataDir: new Blob([await readFile(tpl.emptyDumpFile)]) })
+  await db.close()
+  return dataDir
+}
