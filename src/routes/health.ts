@@ -7,13 +7,17 @@ export interface HealthDeps {
   pendingMigrations(): Promise<string[]>
 }
 
+// Probes arrive every few seconds from every orchestrator: their request lines are logged at debug,
+// so that LOG_LEVEL=info shows traffic, not heartbeats. A failed readiness check still warns.
+const PROBE = { logLevel: 'debug' } as const
+
 export const healthRoutes: FastifyPluginAsync<HealthDeps> = async (app, deps) => {
-  app.get('/health/live', async (_req, reply) => {
+  app.get('/health/live', PROBE, async (_req, reply) => {
     reply.header('cache-control', 'no-store')
     return { status: 'live' }
   })
 
-  app.get('/health/ready', async (req, reply) => {
+  app.get('/health/ready', PROBE, async (req, reply) => {
     reply.header('cache-control', 'no-store')
     try {
       const pending = await deps.pendingMigrations()

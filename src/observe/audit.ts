@@ -1,0 +1,129 @@
+// Audit events: one structured log line for every security-relevant outcome, in a stable schema
+// an operator can ship to a SIEM (README "Audit events"). Services, grants and routes call
+// `audit.emit({ event, ... })`; the sink writes the line and tells its listeners (the metrics).
+//
+// Schema (version 1): every line carries `"log": "audit"`, `event` and `outcome`, and, when known,
+// `client_id`, `subject`, `grant_type`, `address` (the source address, X-Forwarded-For only from a
+// trusted proxy) and `request_id`; failures carry `reason`. Event-specific fields are listed in
+// AuditDetails. Fields are added, never renamed or removed, within a version.
+//
+// Never a secret: the event types admit no token, secret, password or code; a detail named like
+// one is dropped before anything is written, should a caller pass it anyway.
+import type { Logger } from 'pino'
+
+export const AUDIT_SCHEMA_VERSION = 1
+
+/** Every event and whether it records a success or a failure. */
+export const AUDIT_EVENTS = {
+  'token.issued': 'success',
+  'token.refreshed': 'success',
+  'token.revoked': 'success',
+  'grant.family_revoked': 'failure',
+  'client.auth_failed': 'failure',
+  'client.blocked': 'failure',
+  'signin.succeeded': 'success',
+  'signin.failed': 'failure',
+  'user.locked_out': 'failure',
+  'ciba.requested': 'success',
+  'ciba.approved': 'success',
+  'ciba.denied': 'failure',
+  'key.rotated': 'success',
+} as const satisfies Record<string, 'success' | 'failure'>
+
+export type AuditEventName = keyof typeof AUDIT_EVENTS
+
+/** Event-specific fields, written snake_case. */
+export interface AuditDetails {
+  /** token.issued: what the response carried, e.g. ["access_token", "refresh_token"]. */
+  tokenTypes?: string[]
+  /** token.issued, token.refreshed: the access token's format. */
+  accessTokenFormat?: 'jwt' | 'reference'
+  scope?: string
+  /** token.revoked: what was revoked. */
+  tokenKind?: string
+  /** signin.*, user.locked_out: the username as typed (cut to 200 characters: it is the requester's input). */
+  username?: string
+  /** user.locked_out, client.blocked: ISO 8601 end of the lock. */
+  lockedUntil?: string
+  /** user.locked_out, client.blocked: locks in a row (the duration doubles with each). */
+  lockouts?: number
+  /** client.auth_failed with reason blocked: seconds until the block ends. */
+  retryAfter?: number
+  /** key.rotated */
+  kid?: string
+  alg?: string
+  /** ciba.requested and decisions: the request's id (never its auth_req_id). */
+  cibaRequestId?: string
+}
+
+export interface AuditEvent extends AuditDetails {
+  event: AuditEventName
+  clientId?: string | undefined
+  subject?: string | undefined
+  grantType?: string | undefined
+  address?: string | undefined
+  requestId?: string | undefined
+  /** Why it failed, a fixed word (bad_secret, locked, reuse, …). */
+  reason?: string | undefined
+}
+
+export interface AuditSink {
+  emit(e: AuditEvent): void
+}
+
+/** For code paths built without an audit log (tests of one service, the CLI). */
+export const discardAudit: AuditSink = { emit() {} }
+
+export type AuditListener = (e: AuditEvent) => void
+
+const WARN: ReadonlySet<AuditEventName> = new Set(['grant.family_revoked', 'client.blocked', 'user.locked_out'])
+
+/** Names no audit field may have: what would hold a credential. */
+const FORBIDDEN = /secret|password|token$|^code|assertion|hint_token|verifier|^access_token|^refresh_token|^id_token/i
+
+const SNAKE: Record<string, string> = {
+  clientId: 'client_id', grantType: 'grant_type', requestId: 'request_id', tokenTypes: 'token_types',
+  accessTokenFormat: 'access_token_format', tokenKind: 'token_kind',
+  lockedUntil: 'locked_until', cibaRequestId: 'ciba_request_id', retryAfter: 'retry_after',
+}
+
+const MESSAGES: Record<AuditEventName, string> = {
+  'token.issued': 'token issued',
+  'token.refreshed': 'refresh token rotated',
+  'token.revoked': 'token revoked',
+  'grant.family_revoked': 'grant family revoked: a one-time artefact was used again',
+  'client.auth_failed': 'client authentication rejected',
+  'client.blocked': 'client authentication blocked',
+  'signin.succeeded': 'sign-in succeeded',
+  'signin.failed': 'sign-in failed',
+  'user.locked_out': 'account locked',
+  'ciba.requested': 'CIBA request started',
+  'ciba.approved': 'CIBA request approved',
+  'ciba.denied': 'CIBA request denied',
+  'key.rotated': 'signing key created',
+}
+
+/** The line written for an event (snake_case fields, undefined ones left out). */
+export function auditRecord(e: AuditEvent): Record<string, unknown> {
+  const out: Record<string, unknown> = { log: 'audit', audit_version: AUDIT_SCHEMA_VERSION, event: e.event, outcome: AUDIT_EVENTS[e.event] }
+  for (const [key, value] of Object.entries(e)) {
+    if (key === 'event' || value === undefined) continue
+    const name = SNAKE[key] ?? key
+    if (FORBIDDEN.test(name) && name !== 'token_types' && name !== 'token_kind') continue
+    out[name] = value
+  }
+  return out
+}
+
+/** Writes each event as one pino line (info; warn for lockouts, blocks and reuse) and tells the listeners. */
+export function createAuditLog(opts: { logger: Pick<Logger, 'info' | 'warn'> & Partial<Pick<Logger, 'isLevelEnabled'>>; listeners?: AuditListener[] }): AuditSink {
+  const listeners = opts.listeners ?? []
+  return {
+    emit(e) {
+      const level = WARN.has(e.event) ? 'warn' : 'info'
+      // The record is built only when it is written (the hot paths run at LOG_LEVEL=warn too).
+      if (opts.logger.isLevelEnabled?.(level) ?? true) opts.logger[level](auditRecord(e), MESSAGES[e.event])
+      for (const l of listeners) l(e)
+    },
+  }
+}
