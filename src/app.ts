@@ -25,6 +25,7 @@ import { createPageKit, registerCookies, registerPageHeaders, type PageKit } fro
 import { apiRateLimit, pageRateLimit, registerRateLimit } from './http/rate-limit.js'
 import { createLogger, lazyChildLoggerFactory } from './http/logger.js'
 import { requestIdOf } from './http/request-id.js'
+import { ProbesAtDebug } from './http/log-controller.js'
 import { createAuditLog, type AuditSink } from './observe/audit.js'
 import { createMetrics, type Metrics } from './observe/metrics.js'
 import { createMetricsListener, type MetricsListener } from './observe/metrics-server.js'
@@ -134,6 +135,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trustProxy: config.trustProxy,
     requestIdHeader: false, // genReqId reads X-Request-Id itself, and keeps it only when plain
     genReqId: requestIdOf,
+    logController: new ProbesAtDebug(), // health probes' request lines at debug, not info
     // The edge (src/http/edge.ts) answers in OAuth shape what Node and Fastify would answer themselves.
     return503OnClosing: false,
     clientErrorHandler,

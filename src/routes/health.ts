@@ -1,5 +1,6 @@
 // Liveness and readiness for orchestrators and the container HEALTHCHECK.
 // live: the process answers. ready: the database answers and every migration is applied.
+// Their request lines are logged at debug (src/http/log-controller.ts).
 import type { FastifyPluginAsync } from 'fastify'
 
 export interface HealthDeps {
@@ -7,17 +8,13 @@ export interface HealthDeps {
   pendingMigrations(): Promise<string[]>
 }
 
-// Probes arrive every few seconds from every orchestrator: their request lines are logged at debug,
-// so that LOG_LEVEL=info shows traffic, not heartbeats. A failed readiness check still warns.
-const PROBE = { logLevel: 'debug' } as const
-
 export const healthRoutes: FastifyPluginAsync<HealthDeps> = async (app, deps) => {
-  app.get('/health/live', PROBE, async (_req, reply) => {
+  app.get('/health/live', async (_req, reply) => {
     reply.header('cache-control', 'no-store')
     return { status: 'live' }
   })
 
-  app.get('/health/ready', PROBE, async (req, reply) => {
+  app.get('/health/ready', async (req, reply) => {
     reply.header('cache-control', 'no-store')
     try {
       const pending = await deps.pendingMigrations()
