@@ -7,8 +7,8 @@
 // trusted proxy) and `request_id`; failures carry `reason`. Event-specific fields are listed in
 // AuditDetails. Fields are added, never renamed or removed, within a version.
 //
-// Never a secret: the event types admit no token, secret, password or code; a detail named like
-// one is dropped before anything is written, should a caller pass it anyway.
+// Never a secret: the event types admit no token, secret, password or code, and only the schema's
+// fields are written: anything else a caller passes (a cast, a spread object) is dropped.
 import type { Logger } from 'pino'
 
 export const AUDIT_SCHEMA_VERSION = 1
@@ -78,13 +78,11 @@ export type AuditListener = (e: AuditEvent) => void
 
 const WARN: ReadonlySet<AuditEventName> = new Set(['grant.family_revoked', 'client.blocked', 'user.locked_out'])
 
-/** Names no audit field may have: what would hold a credential. */
-const FORBIDDEN = /secret|password|token$|^code|assertion|hint_token|verifier|^access_token|^refresh_token|^id_token/i
-
-const SNAKE: Record<string, string> = {
-  clientId: 'client_id', grantType: 'grant_type', requestId: 'request_id', tokenTypes: 'token_types',
-  accessTokenFormat: 'access_token_format', tokenKind: 'token_kind',
-  lockedUntil: 'locked_until', cibaRequestId: 'ciba_request_id', retryAfter: 'retry_after',
+/** Every field of the schema, by its name in the code: anything else a caller passes is dropped. */
+const FIELDS: Record<string, string> = {
+  clientId: 'client_id', subject: 'subject', grantType: 'grant_type', address: 'address', requestId: 'request_id', reason: 'reason',
+  tokenTypes: 'token_types', accessTokenFormat: 'access_token_format', scope: 'scope', tokenKind: 'token_kind', username: 'username',
+  lockedUntil: 'locked_until', lockouts: 'lockouts', retryAfter: 'retry_after', kid: 'kid', alg: 'alg', cibaRequestId: 'ciba_request_id',
 }
 
 const MESSAGES: Record<AuditEventName, string> = {
@@ -108,9 +106,8 @@ export function auditRecord(e: AuditEvent): Record<string, unknown> {
   const out: Record<string, unknown> = { log: 'audit', audit_version: AUDIT_SCHEMA_VERSION, event: e.event, outcome: AUDIT_EVENTS[e.event] }
   for (const [key, value] of Object.entries(e)) {
     if (key === 'event' || value === undefined) continue
-    const name = SNAKE[key] ?? key
-    if (FORBIDDEN.test(name) && name !== 'token_types' && name !== 'token_kind') continue
-    out[name] = value
+    const name = FIELDS[key]
+    if (name !== undefined) out[name] = value
   }
   return out
 }
