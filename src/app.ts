@@ -409,7 +409,8 @@ function observeRequests(app: FastifyInstance, metrics: Metrics, db: Db, logger:
     done()
   })
   const expired = createPgExpiredRowCounter(db, { ciba_requests: CIBA_RETENTION_SECONDS })
-  metrics.sources({ pool: () => db.poolStats?.(), expiredRows: () => expired.count(clock.now()) })
+  const poolStats = db.poolStats?.bind(db)
+  metrics.sources({ ...(poolStats ? { pool: poolStats } : {}), expiredRows: () => expired.count(clock.now()) })
   const listener = createMetricsListener(metrics.registry, (err) => logger.warn({ err }, 'metrics collection failed'))
   app.addHook('onClose', async () => listener.close())
   return listener

@@ -61,30 +61,6 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
   for (const kind of ['user', 'client'] as const) lockouts.inc({ kind }, 0)
 
   new Gauge({
-    name: 'authz_db_pool_connections', help: 'Database connections by state: idle, in use, and requests waiting for one.', labelNames: ['state'] as const, registers,
-    collect() {
-      const s = sources.pool?.()
-      if (!s) return
-      this.set({ state: 'idle' }, s.idle)
-      this.set({ state: 'in_use' }, s.total - s.idle)
-      this.set({ state: 'waiting' }, s.waiting)
-    },
-  })
-  new Gauge({
-    name: 'authz_db_pool_acquired_total', help: 'Database connections handed out since start (a counter: use rate()).', registers,
-    collect() {
-      const s = sources.pool?.()
-      if (s) this.set(s.acquired)
-    },
-  })
-  new Gauge({
-    name: 'authz_db_pool_wait_seconds_total', help: 'Seconds spent waiting for a database connection since start (a counter: rate() over rate(authz_db_pool_acquired_total) is the mean wait).', registers,
-    collect() {
-      const s = sources.pool?.()
-      if (s) this.set(s.waitSeconds)
-    },
-  })
-  new Gauge({
     name: 'authz_expired_rows', help: 'Expired rows awaiting the background cleanup, by table (counted up to 100000 per table).', labelNames: ['table'] as const, registers,
     async collect() {
       const counts = await sources.expiredRows?.()
@@ -136,7 +112,41 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
       }
     },
     sources(s) {
+      if (s.pool && !sources.pool) registerPoolGauges(registers, () => sources.pool?.())
       sources = { ...sources, ...s }
     },
   }
+}
+
+/** The pool series, registered only for a driver that has a pool (with DATABASE_URL). */
+function registerPoolGauges(registers: Registry[], get: () => PoolStats | undefined): void {
+  new Gauge({
+    name: 'authz_db_pool_connections', help: 'Database connections by state: idle, in use, and requests waiting for one.', labelNames: ['state'] as const, registers,
+    collect() {
+      const s = get()
+      if (!s) return
+      this.set({ state: 'idle' }, s.idle)
+      this.set({ state: 'in_use' }, s.total - s.idle)
+      this.set({ state: 'waiting' }, s.waiting)
+    },
+  })
+  // Counters kept by the driver: each scrape copies the driver's running totals.
+  new Counter({
+    name: 'authz_db_pool_acquired_total', help: 'Database connections handed out since start.', registers,
+    collect() {
+      const s = get()
+      if (!s) return
+      this.reset()
+      this.inc(s.acquired)
+    },
+  })
+  new Counter({
+    name: 'authz_db_pool_wait_seconds_total', help: 'Seconds spent waiting for a database connection since start; rate() of it over rate(authz_db_pool_acquired_total) is the mean wait.', registers,
+    collect() {
+      const s = get()
+      if (!s) return
+      this.reset()
+      this.inc(s.waitSeconds)
+    },
+  })
 }
