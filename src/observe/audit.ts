@@ -9,7 +9,6 @@
 //
 // Never a secret: the event types admit no token, secret, password or code, and only the schema's
 // fields are written: anything else a caller passes (a cast, a spread object) is dropped.
-import type { Logger } from 'pino'
 
 export const AUDIT_SCHEMA_VERSION = 1
 
@@ -113,7 +112,14 @@ export function auditRecord(e: AuditEvent): Record<string, unknown> {
 }
 
 /** Writes each event as one pino line (info; warn for lockouts, blocks and reuse) and tells the listeners. */
-export function createAuditLog(opts: { logger: Pick<Logger, 'info' | 'warn'> & Partial<Pick<Logger, 'isLevelEnabled'>>; listeners?: AuditListener[] }): AuditSink {
+/** What the audit log writes to: a pino logger, or anything with these two methods. */
+export interface AuditLogger {
+  info(obj: object, msg: string): void
+  warn(obj: object, msg: string): void
+  isLevelEnabled?(level: 'info' | 'warn'): boolean
+}
+
+export function createAuditLog(opts: { logger: AuditLogger; listeners?: AuditListener[] }): AuditSink {
   const listeners = opts.listeners ?? []
   return {
     emit(e) {
