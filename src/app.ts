@@ -362,7 +362,7 @@ async function registerDevice(w: Wiring): Promise<GrantHandler<any>> {
   const devices = createDeviceAuthorization({ config, clock, devices: stores.devices, scopes: w.scopes })
   await app.register(deviceAuthorizationRoutes, { authenticator: w.authenticator, devices, rateLimit: apiRateLimit(config.rateLimitApi) })
   const verification = createDeviceVerification({
-    clock, devices: stores.devices, clients: stores.clients, resources: stores.resources,
+    clock, devices: stores.devices, clients: stores.clients, resources: stores.resources, audit: w.audit,
     throttle: createDeviceUserCodeThrottle({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
   })
   w.interaction.returnTargets.allow({ path: DEVICE_PATH, describe: verification.describe })
@@ -408,7 +408,7 @@ function observeRequests(app: FastifyInstance, metrics: Metrics, db: Db, logger:
     metrics.request(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
     done()
   })
-  const expired = createPgExpiredRowCounter(db, { ciba_requests: CIBA_RETENTION_SECONDS })
+  const expired = createPgExpiredRowCounter(db, { ciba_requests: CIBA_RETENTION_SECONDS, device_authorizations: CIBA_RETENTION_SECONDS })
   const poolStats = db.poolStats?.bind(db)
   metrics.sources({ ...(poolStats ? { pool: poolStats } : {}), expiredRows: () => expired.count(clock.now()) })
   const listener = createMetricsListener(metrics.registry, (err) => logger.warn({ err }, 'metrics collection failed'))

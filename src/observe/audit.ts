@@ -26,6 +26,8 @@ export const AUDIT_EVENTS = {
   'ciba.requested': 'success',
   'ciba.approved': 'success',
   'ciba.denied': 'failure',
+  'device.approved': 'success',
+  'device.denied': 'failure',
   'key.rotated': 'success',
 } as const satisfies Record<string, 'success' | 'failure'>
 
@@ -97,6 +99,8 @@ const MESSAGES: Record<AuditEventName, string> = {
   'ciba.requested': 'CIBA request started',
   'ciba.approved': 'CIBA request approved',
   'ciba.denied': 'CIBA request denied',
+  'device.approved': 'device authorization approved',
+  'device.denied': 'device authorization denied',
   'key.rotated': 'signing key created',
 }
 

@@ -56,6 +56,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
   const signIn = new Counter({ name: 'authz_sign_in_failures_total', help: 'Failed password checks (sign-in page and password grant), by reason.', labelNames: ['reason'] as const, registers })
   const lockouts = new Counter({ name: 'authz_lockouts_total', help: 'Locks started: user accounts (kind="user") and client-and-address pairs (kind="client").', labelNames: ['kind'] as const, registers })
   const ciba = new Counter({ name: 'authz_ciba_requests_total', help: 'CIBA requests by outcome: requested, approved, denied, token_issued.', labelNames: ['outcome'] as const, registers })
+  const device = new Counter({ name: 'authz_device_authorizations_total', help: 'Device authorizations (RFC 8628) decided, by outcome: approved, denied, token_issued.', labelNames: ['outcome'] as const, registers })
   const familyRevoked = new Counter({ name: 'authz_grant_families_revoked_total', help: 'Grant families revoked because a one-time artefact was used again.', labelNames: ['grant_type'] as const, registers })
   for (const result of ['active', 'inactive', 'rejected'] as const) introspections.inc({ result }, 0)
   for (const kind of ['user', 'client'] as const) lockouts.inc({ kind }, 0)
@@ -83,6 +84,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
         case 'token.issued':
           for (const t of e.tokenTypes ?? []) tokens.inc({ grant_type: e.grantType ?? 'unknown', token_type: t })
           if (e.grantType === 'urn:openid:params:grant-type:ciba') ciba.inc({ outcome: 'token_issued' })
+          else if (e.grantType === 'urn:ietf:params:oauth:grant-type:device_code') device.inc({ outcome: 'token_issued' })
           break
         case 'client.auth_failed':
           clientAuth.inc({ reason: e.reason ?? 'unknown' })
@@ -104,6 +106,12 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
           break
         case 'ciba.denied':
           ciba.inc({ outcome: 'denied' })
+          break
+        case 'device.approved':
+          device.inc({ outcome: 'approved' })
+          break
+        case 'device.denied':
+          device.inc({ outcome: 'denied' })
           break
         case 'grant.family_revoked':
           familyRevoked.inc({ grant_type: e.grantType ?? 'unknown' })
