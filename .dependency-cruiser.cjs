@@ -11,6 +11,7 @@ const GRANTS = '^src/grants/'
 const TOKENS = '^src/tokens/'
 const PG_STORES = '^src/stores/postgres/'
 const DB = '^src/db/'
+const OBSERVE = '^src/observe/'
 
 const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error', from: { path: from }, to: { path: to } })
 
@@ -25,6 +26,7 @@ module.exports = {
     forbid('tokens-below-grants', 'tokens depend on store interfaces at most', TOKENS, `${SERVICES}|${GRANTS}|${ROUTES}|${HTTP}|${PAGES}|${PG_STORES}`),
     forbid('store-interfaces-below-tokens', 'store interfaces know no tokens, services or HTTP', '^src/stores/', `${TOKENS}|${SERVICES}|${GRANTS}|${ROUTES}|${HTTP}|${PAGES}`),
     forbid('pages-render-only', 'pages render page models; they reach no stores, SQL or HTTP', PAGES, `^src/stores/|${DB}|${ROUTES}|${HTTP}|${GRANTS}`),
+    forbid('observe-below-everything', 'audit events and metrics are called from every layer and call none', OBSERVE, `${ROUTES}|${HTTP}|${PAGES}|${SERVICES}|${GRANTS}|${TOKENS}|^src/stores/|${DB}`),
     forbid('http-glue-no-sql', 'HTTP glue uses store interfaces, never SQL', HTTP, `${PG_STORES}|${DB}|${ROUTES}`),
     forbid('only-roots-wire-postgres', 'only the composition roots import concrete stores', `^src/(?!app\\.ts|main\\.ts|cli\\.ts|cli/|seed/|stores/postgres/|db/)`, PG_STORES),
     { name: 'no-circular', severity: 'error', from: { path: '^src/' }, to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } } },

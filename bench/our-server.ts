@@ -11,7 +11,7 @@ import type { Cleanup } from './cleanup.js'
 import { spawnNode, waitForHttp, type Child, type Pinning } from './processes.js'
 
 /** Server settings taken from the benchmark's own environment when set (README: tuning). */
-export const PASSED_THROUGH = ['DATABASE_POOL_SIZE', 'CLIENT_CACHE_TTL', 'ACCESS_TOKEN_LIFETIME'] as const
+export const PASSED_THROUGH = ['DATABASE_POOL_SIZE', 'CLIENT_CACHE_TTL', 'ACCESS_TOKEN_LIFETIME', 'METRICS_PORT'] as const
 
 export interface OurServer {
   child: Child

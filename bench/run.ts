@@ -11,7 +11,8 @@
 // is created on that server and dropped afterwards), BENCH_DURATION (measured seconds, 10),
 // BENCH_WARMUP (2), BENCH_CONNECTIONS (50), BENCH_SCENARIOS (e.g. "a,d"; all by default),
 // BENCH_CPU_PROF (a directory: our server runs under `node --cpu-prof` and writes its profile there),
-// and DATABASE_POOL_SIZE, CLIENT_CACHE_TTL, ACCESS_TOKEN_LIFETIME passed through to our server.
+// and DATABASE_POOL_SIZE, CLIENT_CACHE_TTL, ACCESS_TOKEN_LIFETIME, METRICS_PORT passed through to our server
+// (METRICS_PORT: measure with the metrics collected).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { resolve } from 'node:path'

@@ -1,6 +1,5 @@
 // buildApp(deps): Fastify, form parser, error handler, routes, and the wiring of stores into
 // services. No module-level state: a test builds as many apps as it likes.
-import { randomUUID } from 'node:crypto'
 import formbody from '@fastify/formbody'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
@@ -25,6 +24,11 @@ import { createErrorHandler, registerErrorHandling, sendError } from './http/err
 import { createPageKit, registerCookies, registerPageHeaders, type PageKit } from './http/pages.js'
 import { apiRateLimit, pageRateLimit, registerRateLimit } from './http/rate-limit.js'
 import { createLogger, lazyChildLoggerFactory } from './http/logger.js'
+import { requestIdOf } from './http/request-id.js'
+import { ProbesAtDebug } from './http/log-controller.js'
+import { createAuditLog, type AuditSink } from './observe/audit.js'
+import { createMetrics, type Metrics } from './observe/metrics.js'
+import { createMetricsListener, type MetricsListener } from './observe/metrics-server.js'
 import { createConsentService } from './interaction/consent.js'
 import { createCsrfTokens } from './interaction/csrf.js'
 import { createReturnTargets, type ReturnTargets } from './interaction/return-to.js'
@@ -68,6 +72,7 @@ import { createPgClientStore } from './stores/postgres/clients.js'
 import { createPgFailureCounterStore } from './stores/postgres/failure-counters.js'
 import { createPgConsentStore } from './stores/postgres/consents.js'
 import { createPgDeviceAuthorizationStore } from './stores/postgres/device-authorizations.js'
+import { createPgExpiredRowCounter } from './stores/postgres/expired-rows.js'
 import { createPgGrantStore } from './stores/postgres/grants.js'
 import { createPgResourceStore } from './stores/postgres/resources.js'
 import { createPgRevocationStore } from './stores/postgres/revocations.js'
@@ -100,6 +105,12 @@ export interface CoreServices {
   discovery: DiscoveryService
   /** The person's side every interactive flow builds on (README "Adding an interactive flow"). */
   interaction: Interaction
+  /** Audit events (README "Audit events"): `audit.emit({ event: 'token.issued', clientId, ... })`. */
+  audit: AuditSink
+  /** Undefined unless METRICS_PORT is set. */
+  metrics: Metrics | undefined
+  /** Starts the metrics listener on METRICS_HOST:METRICS_PORT (nothing when unset); closed with the app. */
+  listenMetrics(): Promise<MetricsListener | undefined>
 }
 
 declare module 'fastify' {
@@ -122,8 +133,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     childLoggerFactory: lazyChildLoggerFactory, // per-request loggers only when something is logged
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => randomUUID(),
+    requestIdHeader: false, // genReqId reads X-Request-Id itself, and keeps it only when plain
+    genReqId: requestIdOf,
+    logController: new ProbesAtDebug(), // health probes' request lines at debug, not info
     // The edge (src/http/edge.ts) answers in OAuth shape what Node and Fastify would answer themselves.
     return503OnClosing: false,
     clientErrorHandler,
@@ -137,6 +149,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id)
   })
+  const metrics = config.metricsPort === undefined ? undefined : createMetrics()
+  const audit = createAuditLog({ logger, listeners: metrics ? [metrics.audit] : [] })
+  const metricsListener = metrics && observeRequests(app, metrics, db, logger, clock)
   await app.register(formbody, { bodyLimit: BODY_LIMIT })
   await registerRateLimit(app)
   await registerCookies(app)
@@ -148,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     store: createPgSigningKeyStore(db),
     clock,
     onRefreshError: (err) => logger.warn({ err }, 'signing key refresh failed; keeping the loaded keys'),
+    audit,
   })
   const keyChanges = await keys.ensureKeys()
   if (keyChanges.encrypted.length > 0) logger.info({ kids: keyChanges.encrypted }, 'signing keys stored in plaintext are now encrypted with KEY_ENCRYPTION_SECRET')
@@ -165,12 +181,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await revocationList.start()
   app.addHook('onClose', async () => revocationList.stop())
   const throttle = createClientAuthThrottle({
-    failures: stores.failures, clock, logger, policy: clientAuthPolicy(config), staleSeconds: config.clientCacheTtl,
+    failures: stores.failures, clock, logger, policy: clientAuthPolicy(config), staleSeconds: config.clientCacheTtl, audit,
   })
-  const passwordCheck = createPasswordCheck({ users: stores.users, failures: stores.failures, clock, logger, policy: lockoutPolicy(config) })
-  const once = createOneTimeUse({ clock, grants: stores.grants, revokedJwts: revocationList })
+  const passwordCheck = createPasswordCheck({ users: stores.users, failures: stores.failures, clock, logger, policy: lockoutPolicy(config), audit })
+  const once = createOneTimeUse({ clock, grants: stores.grants, revokedJwts: revocationList, audit })
   const ctx: Wiring = {
-    app, config, clock, keys, discovery, stores, revocationList, throttle, passwordCheck,
+    app, config, clock, keys, discovery, stores, revocationList, throttle, passwordCheck, audit, metrics,
     authenticator: createClientAuthenticator({ clients: stores.clients, clock, realm: config.issuer, throttle }),
     scopes: createScopeResolver({ resources: stores.resources }),
     tokens: createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources }),
@@ -180,7 +196,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     once,
     polling: createPolling({ clock, once }),
   }
-  app.decorate('authz', { clock, keys, discovery, interaction: ctx.interaction } satisfies CoreServices)
+  app.decorate('authz', {
+    clock, keys, discovery, interaction: ctx.interaction, audit, metrics,
+    async listenMetrics() {
+      if (!metricsListener || config.metricsPort === undefined) return undefined
+      const address = await metricsListener.listen(config.metricsPort, config.metricsHost)
+      logger.info({ address: address.address, port: address.port }, 'metrics listening')
+      return metricsListener
+    },
+  } satisfies CoreServices)
   const cibaGrant = await registerCiba(ctx, deps.cibaNotifier ?? defaultNotifier(config, clock, logger))
   const deviceGrant = await registerDevice(ctx)
   await registerTokenCore(ctx, [cibaGrant, deviceGrant], [...EXTENSION_GRANTS, ...(deps.grants ?? [])])
@@ -230,6 +254,9 @@ interface Wiring {
   once: OneTimeUse
   /** The polling rules every polled grant (CIBA, device_code) shares. */
   polling: Polling
+  /** Audit events: every security-relevant outcome (src/observe/audit.ts). */
+  audit: AuditSink
+  metrics: Metrics | undefined
 }
 
 /** What every interactive flow builds on. */
@@ -273,25 +300,26 @@ async function registerInteraction(w: Pick<Wiring, 'app' | 'config' | 'clock' | 
  */
 async function registerTokenCore(w: Wiring, featureGrants: GrantHandler<any>[], extensions: readonly GrantFactory[]) {
   const { app, config, clock, keys, stores } = w
-  const grantDeps: GrantDeps = { config, clock, scopes: w.scopes, tokens: w.tokens, users: stores.users, tokenReader: w.tokenReader, once: w.once }
+  const grantDeps: GrantDeps = { config, clock, scopes: w.scopes, tokens: w.tokens, users: stores.users, tokenReader: w.tokenReader, once: w.once, audit: w.audit }
   const registry = createGrantRegistry([
     createClientCredentialsGrant({ scopes: w.scopes, tokens: w.tokens }),
-    createRefreshTokenGrant({ clock, grants: stores.grants, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens }),
+    createRefreshTokenGrant({ clock, grants: stores.grants, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens, audit: w.audit }),
     createPasswordGrant({ clock, passwords: w.passwordCheck, scopes: w.scopes, tokens: w.tokens }),
     ...featureGrants,
     ...extensions.map((make) => make(grantDeps)),
   ])
   const rateLimit = apiRateLimit(config.rateLimitApi)
-  await app.register(tokenRoutes, { authenticator: w.authenticator, tokens: createTokenService({ registry }), rateLimit })
+  await app.register(tokenRoutes, { authenticator: w.authenticator, tokens: createTokenService({ registry, audit: w.audit }), rateLimit })
   await app.register(introspectRoutes, {
     rateLimit,
+    ...(w.metrics ? { countResult: w.metrics.introspection } : {}),
     callers: createIntrospectionCallerAuthenticator({ clients: stores.clients, resources: stores.resources, clock, realm: config.issuer, throttle: w.throttle }),
     introspection: createIntrospectionService({ config, clock, keys, grants: stores.grants, revocations: w.revocationList, reader: w.tokenReader }),
   })
   await app.register(revocationRoutes, {
     authenticator: w.authenticator,
     rateLimit,
-    revocation: createRevocationService({ config, clock, keys, grants: stores.grants, once: w.once, revocations: stores.revocations, list: w.revocationList }),
+    revocation: createRevocationService({ config, clock, keys, grants: stores.grants, once: w.once, revocations: stores.revocations, list: w.revocationList, audit: w.audit }),
   })
   w.discovery.contribute(() => ({
     grant_types_supported: registry.grantTypes(),
@@ -311,12 +339,12 @@ async function registerCiba(w: Wiring, notifier: CibaNotifier): Promise<GrantHan
     await Promise.race([notifier.drain(), new Promise((r) => setTimeout(r, 2000).unref())])
   })
   const ciba = createCibaService({
-    config, clock, users: stores.users, requests: stores.cibaRequests, scopes: w.scopes, keys: w.keys, notifier,
+    config, clock, users: stores.users, requests: stores.cibaRequests, scopes: w.scopes, keys: w.keys, notifier, audit: w.audit,
     clientJwts: createClientJwtVerifier({ clock, issuer: config.issuer, usedJtis: stores.usedJtis }),
     userCodes: createUserCodeCheck({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
   })
   await app.register(cibaRoutes, { authenticator: w.authenticator, ciba, rateLimit: apiRateLimit(config.rateLimitApi) })
-  const approval = createCibaApproval({ clock, requests: stores.cibaRequests, clients: stores.clients, resources: stores.resources })
+  const approval = createCibaApproval({ clock, requests: stores.cibaRequests, clients: stores.clients, resources: stores.resources, audit: w.audit })
   w.interaction.returnTargets.allow({ path: APPROVE_PATH, describe: approval.describe })
   await app.register(cibaApproveRoutes, { approval, pages: w.interaction.pages })
   w.discovery.contribute(() => ({
@@ -334,7 +362,7 @@ async function registerDevice(w: Wiring): Promise<GrantHandler<any>> {
   const devices = createDeviceAuthorization({ config, clock, devices: stores.devices, scopes: w.scopes })
   await app.register(deviceAuthorizationRoutes, { authenticator: w.authenticator, devices, rateLimit: apiRateLimit(config.rateLimitApi) })
   const verification = createDeviceVerification({
-    clock, devices: stores.devices, clients: stores.clients, resources: stores.resources,
+    clock, devices: stores.devices, clients: stores.clients, resources: stores.resources, audit: w.audit,
     throttle: createDeviceUserCodeThrottle({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
   })
   w.interaction.returnTargets.allow({ path: DEVICE_PATH, describe: verification.describe })
@@ -369,4 +397,21 @@ function startCleanup({ app, clock, stores }: Wiring, logger: Logger) {
   })
   cleanup.start()
   app.addHook('onClose', async () => cleanup.stop())
+}
+
+/**
+ * Request counts and latencies by route pattern (a URL would make the label set unbounded: an
+ * unmatched path is "unmatched"), the pool and cleanup gauges, and the metrics listener.
+ */
+function observeRequests(app: FastifyInstance, metrics: Metrics, db: Db, logger: Logger, clock: Clock): MetricsListener {
+  app.addHook('onResponse', (req, reply, done) => {
+    metrics.request(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000)
+    done()
+  })
+  const expired = createPgExpiredRowCounter(db, { ciba_requests: CIBA_RETENTION_SECONDS, device_authorizations: CIBA_RETENTION_SECONDS })
+  const poolStats = db.poolStats?.bind(db)
+  metrics.sources({ ...(poolStats ? { pool: poolStats } : {}), expiredRows: () => expired.count(clock.now()) })
+  const listener = createMetricsListener(metrics.registry, (err) => logger.warn({ err }, 'metrics collection failed'))
+  app.addHook('onClose', async () => listener.close())
+  return listener
 }

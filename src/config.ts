@@ -2,6 +2,7 @@
 // Every entry says what it expects with .describe(): a bad value then reads as one sentence,
 // `PORT must be an integer from 0 to 65535, got "abc"` (the helpers below describe themselves).
 import { readFileSync } from 'node:fs'
+import { isIP } from 'node:net'
 import { z } from 'zod'
 
 const int = (min: number, max: number, def: number) =>
@@ -17,6 +18,28 @@ const httpUrl = () => z.url({ protocol: /^https?$/ }).describe('an http:// or ht
 const count = (def: number) => int(1, 1000, def)
 /** Requests per minute per source address; 0 turns the limit off. */
 const perMinute = (def: number) => int(0, 100_000_000, def)
+
+export type TrustProxy = boolean | string[]
+
+/** proxy-addr's names for ranges, as Fastify's trustProxy accepts them. */
+const RANGE_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal'])
+
+/** true, false, or the list of trusted proxies; undefined when malformed. */
+export function parseTrustProxy(raw: string): TrustProxy | undefined {
+  const v = raw.trim()
+  if (v === 'true') return true
+  if (v === 'false') return false
+  const entries = v.split(',').map((s) => s.trim())
+  const valid = (entry: string) => {
+    if (RANGE_NAMES.has(entry)) return true
+    const [addr, bits, ...rest] = entry.split('/')
+    const family = isIP(addr ?? '')
+    if (family === 0 || rest.length > 0) return false
+    if (bits === undefined) return true
+    return /^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128)
+  }
+  return entries.length > 0 && entries.every(valid) ? entries : undefined
+}
 
 export const SIGNING_ALGS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const
 export type SigningAlg = (typeof SIGNING_ALGS)[number]
@@ -43,7 +66,10 @@ const Env = z.object({
   SEED_FILE: z.string().min(1).optional().describe('a file path'),
   DEMO_SEED: z.enum(['true', 'false']).optional().describe('true or false'),
   LOG_LEVEL: oneOf(LOG_LEVELS).default('info'),
-  TRUST_PROXY: bool('false'),
+  TRUST_PROXY: z.string().default('false').transform(parseTrustProxy).refine((v) => v !== undefined)
+    .describe('true, false, or a comma-separated list of proxy addresses and networks (10.0.0.0/8, ::1, loopback)'),
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional().describe('an integer from 0 to 65535'),
+  METRICS_HOST: z.string().min(1).default('127.0.0.1').describe('an interface address or host name'),
   KEY_ENCRYPTION_SECRET: z.string().min(16).optional().describe('at least 16 characters long'),
   KEY_ACTIVATION_DELAY: int(0, 31_536_000, 3600),
   ACCESS_TOKEN_SIGNING_ALG: oneOf(SIGNING_ALGS).default('ES256'),
@@ -83,7 +109,11 @@ export type Config = Readonly<{
   /** Apply seed/demo.json to a database created by this start (never with SEED_FILE). */
   demoSeed: boolean
   logLevel: (typeof LOG_LEVELS)[number]
-  trustProxy: boolean
+  /** Fastify's trustProxy: true (any peer), false, or the proxies' addresses and networks. */
+  trustProxy: TrustProxy
+  /** The metrics listener (src/observe/metrics-server.ts); undefined: no metrics. */
+  metricsPort: number | undefined
+  metricsHost: string
   keyEncryptionSecret: string | undefined
   keyActivationDelay: number
   accessTokenSigningAlg: SigningAlg
@@ -207,7 +237,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     // Default: only the embedded database of a fresh clone gets the demo, never a real server's.
     demoSeed: !e.SEED_FILE && (e.DEMO_SEED === undefined ? !e.DATABASE_URL : e.DEMO_SEED === 'true'),
     logLevel: e.LOG_LEVEL,
-    trustProxy: e.TRUST_PROXY,
+    trustProxy: e.TRUST_PROXY!,
+    metricsPort: e.METRICS_PORT,
+    metricsHost: e.METRICS_HOST,
     keyEncryptionSecret: e.KEY_ENCRYPTION_SECRET,
     keyActivationDelay: e.KEY_ACTIVATION_DELAY,
     accessTokenSigningAlg: e.ACCESS_TOKEN_SIGNING_ALG,

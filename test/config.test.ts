@@ -48,7 +48,7 @@ describe('loadConfig', () => {
     expect((err as ConfigError).problems).toEqual([
       'PORT must be an integer from 0 to 65535, got "eighty"',
       'DATABASE_URL must be a postgres:// or postgresql:// URL, got "mysql://x"',
-      'TRUST_PROXY must be true or false, got "yes"',
+      'TRUST_PROXY must be true, false, or a comma-separated list of proxy addresses and networks (10.0.0.0/8, ::1, loopback), got "yes"',
       'ACCESS_TOKEN_SIGNING_ALG must be one of ES256, RS256, PS256, EdDSA, got "HS256"',
     ])
   })

@@ -1,5 +1,6 @@
 // authz keys list|rotate: the signing keys every replica shares.
 import { SIGNING_ALGS, type SigningAlg } from '../config.js'
+import { createAuditLog, type AuditSink } from '../observe/audit.js'
 import { createPgSigningKeyStore } from '../stores/postgres/signing-keys.js'
 import { createSigningKeyService } from '../tokens/key-service.js'
 import type { KeyInfo, SigningKeyService } from '../tokens/signing-keys.js'
@@ -25,8 +26,14 @@ function print(ctx: CliContext, keys: KeyInfo[]) {
   table(['KID', 'ALG', 'STATUS', 'CREATED', 'ACTIVATES', 'RETIRES', 'ENCRYPTED'], rows).forEach((l) => ctx.out(l))
 }
 
+/** key.rotated audit events, as the server writes them, one JSON line each on stderr (stdout stays the command's answer). */
+function auditToStderr(ctx: CliContext): AuditSink {
+  const write = (level: number) => (obj: object, msg: string) => ctx.err(JSON.stringify({ level, time: new Date(ctx.clock.now()).toISOString(), ...obj, msg }))
+  return createAuditLog({ logger: { info: write(30), warn: write(40) } })
+}
+
 async function withService(ctx: CliContext, fn: (keys: SigningKeyService) => Promise<void>) {
-  const keys = createSigningKeyService({ store: createPgSigningKeyStore(await ctx.db()), config: ctx.config(), clock: ctx.clock })
+  const keys = createSigningKeyService({ store: createPgSigningKeyStore(await ctx.db()), config: ctx.config(), clock: ctx.clock, audit: auditToStderr(ctx) })
   try {
     await keys.ensureKeys() // the same initial keys the server would create on first start
     await fn(keys)

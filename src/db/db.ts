@@ -35,6 +35,17 @@ export interface Db extends Queryable {
   /** LISTEN on a channel; resolves to an unsubscribe function. */
   listen(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>
   close(): Promise<void>
+  /** Connection pool figures for the metrics; undefined for a driver without a pool (PGlite). */
+  poolStats?(): DbPoolStats
+}
+
+export interface DbPoolStats {
+  total: number
+  idle: number
+  waiting: number
+  /** Connections handed out since start, and the seconds spent waiting for them. */
+  acquired: number
+  waitSeconds: number
 }
 
 /** Postgres error codes we branch on. */

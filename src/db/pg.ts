@@ -1,6 +1,6 @@
 // The pg driver: a Pool for queries and transactions, one dedicated connection for LISTEN.
 import pg from 'pg'
-import type { Db, NotificationHandler, Queryable, QueryOptions, QueryResult } from './db.js'
+import type { Db, DbPoolStats, NotificationHandler, Queryable, QueryOptions, QueryResult } from './db.js'
 
 export interface PgDbOptions {
   connectionString: string
@@ -14,6 +14,7 @@ export function createPgDb(opts: PgDbOptions): Db {
   const onError = opts.onError ?? (() => {})
   pool.on('error', onError) // an idle client died (server restart): the pool replaces it
   const listener = createListener(opts.connectionString, onError)
+  const waits = timeAcquisitions(pool)
 
   const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
     const values = params as unknown[] | undefined
@@ -47,6 +48,7 @@ export function createPgDb(opts: PgDbOptions): Db {
       }
     },
     listen: (channel, handler) => listener.listen(channel, handler),
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount, ...waits }),
     async close() {
       if (pool.ended || pool.ending) return // idempotent, like PGlite's
       await listener.close()
@@ -125,4 +127,31 @@ function createListener(connectionString: string, onError: (err: Error) => void)
 
 function quoteIdent(name: string): string {
   return `"${name.replace(/"/g, '""')}"`
+}
+
+/**
+ * Counts connection hand-outs and the time spent waiting for them. pool.query() goes through
+ * pool.connect(callback) too, so wrapping connect covers queries and transactions alike.
+ */
+function timeAcquisitions(pool: pg.Pool): Pick<DbPoolStats, 'acquired' | 'waitSeconds'> {
+  const stats = { acquired: 0, waitSeconds: 0 }
+  const connect = pool.connect.bind(pool) as (cb?: (err: Error | undefined, client: unknown, release: unknown) => void) => Promise<pg.PoolClient> | undefined
+  const done = (start: bigint) => {
+    stats.acquired += 1
+    stats.waitSeconds += Number(process.hrtime.bigint() - start) / 1e9
+  }
+  ;(pool as unknown as { connect: typeof connect }).connect = (cb) => {
+    const start = process.hrtime.bigint()
+    if (cb) {
+      return connect((err, client, release) => {
+        if (!err) done(start)
+        cb(err, client, release)
+      })
+    }
+    return connect()!.then((client) => {
+      done(start)
+      return client
+    })
+  }
+  return stats
 }

@@ -55,9 +55,9 @@ export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{
     // RFC 8628 §3.4: the device client is usually public (a TV, a CLI); it authenticates if it can.
     allowPublicClients: true,
     params: z.object({ device_code: z.string().min(1).max(256) }),
-    async handle(client, { device_code }) {
+    async handle(client, { device_code }, ctx) {
       const found = await deps.devices.findByDeviceCode(device_code)
-      return deps.polling.poll({ client, found, store: deps.devices, texts: TEXTS, issue: (consumed) => issue(client, consumed) })
+      return deps.polling.poll({ client, found, store: deps.devices, texts: TEXTS, issue: (consumed) => issue(client, consumed), grantType: DEVICE_CODE_GRANT, ctx })
     },
   }
 }

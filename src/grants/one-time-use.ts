@@ -36,6 +36,7 @@
 //   never leave the server). Never store a family's tokens any other way.
 // - Revocations from outside (RFC 7009 of a refresh token) call `revokeFamily` here too.
 import type { Clock } from '../domain/clock.js'
+import type { AuditEvent, AuditSink } from '../observe/audit.js'
 import { OAuthError } from '../errors.js'
 import type { GrantStore } from '../stores/types.js'
 import type { TokenResponse } from '../tokens/issuer.js'
@@ -49,13 +50,18 @@ export interface Redemption<A> {
   issue(artefact: A): Promise<TokenResponse>
   /** error_description of the invalid_grant a second use gets (RFC 6749 §5.2: a fixed ASCII sentence). */
   usedAgain: string
+  /** Who redeemed it, for the audit event of a second use (grant.family_revoked). */
+  who?: Who
 }
+
+/** The audit fields of a redemption: the client, the subject, the grant and where the request came from. */
+export type Who = Pick<AuditEvent, 'clientId' | 'subject' | 'grantType' | 'address' | 'requestId'>
 
 export interface OneTimeUse {
   /** Consumes the artefact once and issues from it; a lost consume is a second use. */
   redeem<A>(r: Redemption<A>): Promise<TokenResponse>
   /** A second use found at lookup: revokes the family and throws invalid_grant. */
-  replayed(familyId: string, usedAgain: string): Promise<never>
+  replayed(familyId: string, usedAgain: string, who?: Who): Promise<never>
   /** Revokes everything issued into the family (also RFC 7009 §2.1 for refresh tokens). */
   revokeFamily(familyId: string): Promise<void>
 }
@@ -65,6 +71,7 @@ export interface OneTimeUseDeps {
   grants: Pick<GrantStore, 'revokeFamily'>
   /** This replica's list of revoked JWT access tokens: it knows at once, the others through NOTIFY. */
   revokedJwts: { add(jti: string, expiresAt: number): void }
+  audit?: AuditSink
 }
 
 export function createOneTimeUse(deps: OneTimeUseDeps): OneTimeUse {
@@ -73,15 +80,16 @@ export function createOneTimeUse(deps: OneTimeUseDeps): OneTimeUse {
     for (const r of revokedJtis) deps.revokedJwts.add(r.jti, r.expiresAt)
   }
 
-  async function replayed(familyId: string, usedAgain: string): Promise<never> {
+  async function replayed(familyId: string, usedAgain: string, who?: Who): Promise<never> {
     await revokeFamily(familyId)
+    deps.audit?.emit({ event: 'grant.family_revoked', ...who, reason: 'reuse' })
     throw new OAuthError('invalid_grant', usedAgain)
   }
 
   return {
     async redeem(r) {
       const artefact = await r.consume()
-      if (artefact === undefined) return replayed(r.familyId, r.usedAgain)
+      if (artefact === undefined) return replayed(r.familyId, r.usedAgain, r.who)
       return r.issue(artefact)
     },
     replayed,

@@ -14,7 +14,8 @@ import type { CibaStatus, Client } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { PolledGrantStore } from '../stores/types.js'
 import type { TokenResponse } from '../tokens/issuer.js'
-import type { OneTimeUse } from './one-time-use.js'
+import type { OneTimeUse, Who } from './one-time-use.js'
+import type { GrantContext } from './registry.js'
 
 /**
  * How long after its redemption a polled grant answers slow_down rather than revoking: only a
@@ -33,6 +34,8 @@ export interface PolledGrant {
   familyId: string
   expiresAt: number
   consumedAt: number | undefined
+  /** The user it was approved for (audit events). */
+  subjectId?: string | undefined
 }
 
 /** The fixed error_description sentences of one grant (RFC 6749 §5.2: ASCII, no input echoed). */
@@ -51,6 +54,9 @@ export interface Poll<R extends PolledGrant> {
   texts: PollingTexts
   /** Issues the response into the grant's family (TokenIssuer.issue with its familyId). */
   issue(consumed: R): Promise<TokenResponse>
+  /** The grant type and the request, for the audit event of a second use. */
+  grantType?: string
+  ctx?: GrantContext
 }
 
 export interface Polling {
@@ -60,13 +66,13 @@ export interface Polling {
 export function createPolling(deps: { clock: Clock; once: OneTimeUse }): Polling {
   const { clock, once } = deps
   return {
-    async poll({ client, found, store, texts, issue }) {
+    async poll({ client, found, store, texts, issue, grantType, ctx }) {
       const now = clock.now()
       if (!found || found.clientId !== client.clientId) throw new OAuthError('invalid_grant', texts.unknown)
       if (found.consumedAt !== undefined) {
         // A poll that was in flight when the grant was redeemed is too fast, not a replay.
         if (now < found.consumedAt + Math.min(REDEMPTION_GRACE_MS, found.intervalSeconds * 1000)) throw slowDown(found.intervalSeconds)
-        return once.replayed(found.familyId, texts.usedAgain)
+        return once.replayed(found.familyId, texts.usedAgain, who())
       }
       if (found.expiresAt <= now) throw new OAuthError('expired_token', texts.expired)
       const record = await store.recordPoll(found.id, now)
@@ -74,7 +80,11 @@ export function createPolling(deps: { clock: Clock; once: OneTimeUse }): Polling
       if (!record.accepted) throw slowDown(record.intervalSeconds)
       if (found.status === 'denied') throw new OAuthError('access_denied', texts.denied)
       if (found.status === 'pending') throw new OAuthError('authorization_pending')
-      return once.redeem({ familyId: found.familyId, consume: () => store.consume(found.id, now), issue, usedAgain: texts.usedAgain })
+      return once.redeem({ familyId: found.familyId, consume: () => store.consume(found.id, now), issue, usedAgain: texts.usedAgain, who: who() })
+
+      function who(): Who {
+        return { clientId: client.clientId, subject: found?.subjectId, grantType, address: ctx?.address, requestId: ctx?.requestId }
+      }
     },
   }
 }

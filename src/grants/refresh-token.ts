@@ -13,6 +13,7 @@ import type { OneTimeUse } from './one-time-use.js'
 import type { ScopeResolver } from './scopes.js'
 import type { RefreshTokenData, TokenIssuer, TokenResponse } from '../tokens/issuer.js'
 import type { GrantStore, UserStore } from '../stores/types.js'
+import type { AuditSink } from '../observe/audit.js'
 import type { GrantHandler } from './registry.js'
 
 const Params = z.object({ refresh_token: z.string().min(1).max(100), scope: z.string().optional(), resource: z.string().optional() })
@@ -27,6 +28,7 @@ export function createRefreshTokenGrant(deps: {
   users?: UserStore
   scopes: ScopeResolver
   tokens: TokenIssuer
+  audit?: AuditSink
 }): GrantHandler<RefreshTokenParams> {
   const invalid = (d: string) => new OAuthError('invalid_grant', d)
 
@@ -50,12 +52,13 @@ export function createRefreshTokenGrant(deps: {
     grantType: 'refresh_token',
     params: Params,
     allowPublicClients: true,
-    async handle(client, params): Promise<TokenResponse> {
+    async handle(client, params, ctx): Promise<TokenResponse> {
       const { refresh_token } = params
       const now = deps.clock.now()
       const g = await deps.grants.find(refresh_token, 'refresh_token')
       if (!g || g.clientId !== client.clientId) throw invalid('unknown refresh token')
-      if (g.consumedAt !== undefined) return deps.once.replayed(g.familyId, USED_AGAIN)
+      const who = { clientId: client.clientId, subject: g.subjectId, grantType: 'refresh_token', address: ctx.address, requestId: ctx.requestId }
+      if (g.consumedAt !== undefined) return deps.once.replayed(g.familyId, USED_AGAIN, who)
       if (g.expiresAt !== undefined && g.expiresAt <= now) throw invalid('refresh token expired')
       if (!client.allowOfflineAccess) throw invalid('the client may no longer use refresh tokens')
       const user = g.subjectId !== undefined && deps.users ? await deps.users.findBySubjectId(g.subjectId) : undefined
@@ -72,13 +75,16 @@ export function createRefreshTokenGrant(deps: {
           ...(idToken ? { idToken: stripUndefined(idToken) } : {}),
         })
       // reUse: the token stays valid and is not consumed; what is issued still joins its family.
-      if (!rotate) return { ...(await issue()), refresh_token }
-      return deps.once.redeem({
+      if (!rotate) return Object.assign(await issue(), { refresh_token }) // keeps the issuer's ISSUED summary
+      const res = await deps.once.redeem({
         familyId: g.familyId,
         consume: () => deps.grants.consume(refresh_token, 'refresh_token', now),
         issue,
         usedAgain: USED_AGAIN,
+        who,
       })
+      deps.audit?.emit({ event: 'token.refreshed', ...who, accessTokenFormat: client.accessTokenType === 'reference' ? 'reference' : 'jwt' })
+      return res
     },
   }
 }

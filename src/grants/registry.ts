@@ -10,12 +10,15 @@ import type { UserStore } from '../stores/types.js'
 import type { TokenIssuer, TokenResponse } from '../tokens/issuer.js'
 import type { TokenReader } from '../tokens/token-reader.js'
 import type { OneTimeUse } from './one-time-use.js'
+import type { AuditSink } from '../observe/audit.js'
 import type { ScopeResolver } from './scopes.js'
 
 /** About the request, beyond the client and its parameters. */
 export interface GrantContext {
   /** The source address (req.ip, X-Forwarded-For when TRUST_PROXY), for throttling and logs. */
   address: string
+  /** The request's id (X-Request-Id), for audit events. */
+  requestId?: string
 }
 
 export interface GrantHandler<P = unknown> {
@@ -41,6 +44,8 @@ export interface GrantDeps {
   tokenReader: TokenReader
   /** Use once, revoke the family: for a grant that redeems a one-time artefact (one-time-use.ts). */
   once: OneTimeUse
+  /** Audit events (README "Audit events"); token.issued is emitted for every grant already. */
+  audit: AuditSink
 }
 
 /** How an extension grant is registered: a function from the server's services to its handler. */

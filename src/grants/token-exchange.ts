@@ -103,7 +103,7 @@ export function createTokenExchangeGrant(deps: GrantDeps): GrantHandler<TokenExc
       const remaining = (subject.exp as number) - Math.floor(deps.clock.now() / 1000)
       if (remaining <= 0) throw new OAuthError('invalid_request', 'subject_token is not an active access token of this server')
       const res = await deps.tokens.issue({ client, subjectId: subject.sub as string, granted, claims, maxLifetime: remaining })
-      return { ...res, issued_token_type: ACCESS_TOKEN_TYPE }
+      return Object.assign(res, { issued_token_type: ACCESS_TOKEN_TYPE }) // keeps the issuer's ISSUED summary
     },
   }
 }

@@ -39,6 +39,19 @@ const REDACT_PATHS = [
 ]
 
 const SENSITIVE = new Set<string>(REDACTED_FIELDS)
+const RETURN_PATHS = new Set(['return_to'])
+
+function redactNested(value: string): string {
+  let inner: string
+  try {
+    inner = decodeURIComponent(value.replace(/\+/g, ' '))
+  } catch {
+    return value
+  }
+  if (!inner.includes('?') || inner.includes('return_to=')) return value // one level only
+  const redacted = redactUrl(inner)
+  return redacted === inner ? value : encodeURIComponent(redacted)
+}
 
 /** The URL with the value of every sensitive query parameter replaced: a client may (wrongly) send a secret there. */
 export function redactUrl(url: string): string {
@@ -56,7 +69,11 @@ export function redactUrl(url: string): string {
       } catch {
         // a malformed name is logged as sent
       }
-      return eq >= 0 && SENSITIVE.has(decoded) ? `${name}=[redacted]` : pair
+      if (eq >= 0 && SENSITIVE.has(decoded)) return `${name}=[redacted]`
+      // The sign-in page's return path carries the page it returns to, query and all (the device
+      // page's user_code): redacted the same way, one level down.
+      if (eq >= 0 && RETURN_PATHS.has(decoded)) return `${name}=${redactNested(pair.slice(eq + 1))}`
+      return pair
     })
   return `${url.slice(0, q)}?${params.join('&')}`
 }

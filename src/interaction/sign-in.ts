@@ -64,12 +64,13 @@ export function createSignInService(deps: SignInDeps) {
     async submit(
       rawReturnTo: unknown,
       form: { username?: string | undefined; password?: string | undefined },
-      ctx: { address: string; previousHandle: string | undefined; session: Session | undefined },
+      ctx: { address: string; requestId?: string; previousHandle: string | undefined; session: Session | undefined },
     ): Promise<SignInResult> {
       const target = await deps.targets.resolve(rawReturnTo)
       const username = form.username ?? ''
       const checked = await deps.passwordCheck.check(username, form.password ?? '', {
         address: ctx.address,
+        ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}),
         ...(target?.client ? { clientId: target.client.clientId } : {}),
       })
       if (!checked.ok) return { ok: false, view: view(target, ctx.session, username, true) }

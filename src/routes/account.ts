@@ -26,7 +26,7 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, {
   app.post(SIGN_IN_PATH, pages.form(signInRateLimit), async (req, reply) => {
     const form = pages.formOf(req)
     const result = await signIn.submit(returnTo(req.query), form, {
-      address: req.ip, previousHandle: pages.sessionHandle(req), session: await pages.session(req),
+      address: req.ip, requestId: req.id, previousHandle: pages.sessionHandle(req), session: await pages.session(req),
     })
     if (!result.ok) {
       return pages.send(reply, renderSignIn(result.view, { csrf: pages.csrfToken(req, reply) }), { formActionOrigins: result.view.formActionOrigins })

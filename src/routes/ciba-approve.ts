@@ -32,6 +32,6 @@ export const cibaApproveRoutes: FastifyPluginAsync<CibaApproveRouteDeps> = async
 
   app.post(APPROVE_PATH, pages.form(), async (req, reply) => {
     const id = requestId(req)
-    return send(req, reply, await approval.decide(id, await pages.session(req), pages.formOf(req).decision), id)
+    return send(req, reply, await approval.decide(id, await pages.session(req), pages.formOf(req).decision, { address: req.ip, requestId: req.id }), id)
   })
 }

@@ -23,8 +23,7 @@ export const cibaRoutes: FastifyPluginAsync<CibaRouteDeps> = async (app, deps) =
     // binding_message gets its own error code (invalid_binding_message) from the service.
     checkInputLengths(form, CIBA_INPUT_LIMITS)
     const { client } = await deps.authenticator.authenticate(req.headers, form, { address: req.ip, requireConfidential: true })
-    const res = await deps.ciba.start(client, form)
-    req.log.info({ client_id: client.clientId }, 'CIBA request started')
+    const res = await deps.ciba.start(client, form, { address: req.ip, requestId: req.id })
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
     return res
   })

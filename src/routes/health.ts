@@ -1,5 +1,6 @@
 // Liveness and readiness for orchestrators and the container HEALTHCHECK.
 // live: the process answers. ready: the database answers and every migration is applied.
+// Their request lines are logged at debug (src/http/log-controller.ts).
 import type { FastifyPluginAsync } from 'fastify'
 
 export interface HealthDeps {

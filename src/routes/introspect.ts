@@ -1,7 +1,7 @@
 // POST /connect/introspect (RFC 7662 §2) with RFC 9701 JWT responses chosen by real content
 // negotiation of the Accept header (RFC 9110 §12.5.1), not string equality.
 import type { RateLimitOptions } from '@fastify/rate-limit'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { OAuthError } from '../errors.js'
 import type { IntrospectionCallerAuthenticator } from '../http/client-auth.js'
 import { checkInputLengths } from '../services/input-limits.js'
@@ -15,6 +15,8 @@ export interface IntrospectRouteDeps {
   introspection: IntrospectionService
   /** Per-address request limit (src/http/rate-limit.ts); none when undefined. */
   rateLimit?: RateLimitOptions | undefined
+  /** Metrics: the result of every introspection request. */
+  countResult?: (result: 'active' | 'inactive' | 'rejected') => void
 }
 
 /** Media ranges of an Accept header with their q-values (malformed q → 0). */
@@ -58,17 +60,29 @@ export function prefersJwtIntrospection(accept: string | undefined): boolean {
 }
 
 export const introspectRoutes: FastifyPluginAsync<IntrospectRouteDeps> = async (app, deps) => {
+  const count = deps.countResult
   app.post('/connect/introspect', { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {
+    if (!count) return introspect(req, reply)
+    try {
+      return await introspect(req, reply)
+    } catch (err) {
+      count('rejected')
+      throw err
+    }
+  })
+
+  async function introspect(req: FastifyRequest, reply: FastifyReply) {
     const form = readForm(req)
     checkInputLengths(form)
     const caller = await deps.callers.authenticate(req.headers, form, { address: req.ip })
     if (form.token === undefined) throw new OAuthError('invalid_request', 'token is required')
     const answer = await deps.introspection.introspect(caller, form.token, form.token_type_hint)
+    count?.(answer.active ? 'active' : 'inactive')
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
     if (prefersJwtIntrospection(req.headers.accept)) {
       reply.type(INTROSPECTION_JWT)
       return deps.introspection.sign(caller, answer)
     }
     return answer
-  })
+  }
 }

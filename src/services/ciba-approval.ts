@@ -5,6 +5,8 @@
 // remembered. The decision is one SQL statement, valid only while the request is pending and
 // unexpired. Returns page models; rendering lives in src/pages, HTTP in src/routes.
 import type { Clock } from '../domain/clock.js'
+import { CIBA_GRANT } from '../grants/ciba.js'
+import type { AuditSink } from '../observe/audit.js'
 import type { CibaRequest } from '../domain/types.js'
 import { decisionView, type DecisionView } from '../interaction/decision.js'
 import type { ReturnTargetInfo } from '../interaction/return-to.js'
@@ -30,6 +32,7 @@ export interface CibaApprovalDeps {
   requests: Pick<CibaRequestStore, 'findById' | 'decide'>
   clients: Pick<ClientStore, 'findById'>
   resources: Pick<ResourceStore, 'loadCatalogue'>
+  audit?: AuditSink
 }
 
 /** The longest request id accepted from a URL (ours are 32 hex characters). */
@@ -90,7 +93,7 @@ export function createCibaApproval(deps: CibaApprovalDeps) {
      * Approves or denies. The tokens carry the session's auth_time: the time the person signed
      * in, not the time of this click (OIDC Core §2).
      */
-    async decide(requestId: string | undefined, session: Session | undefined, decision: string | undefined): Promise<ApprovalPage> {
+    async decide(requestId: string | undefined, session: Session | undefined, decision: string | undefined, ctx?: { address?: string; requestId?: string }): Promise<ApprovalPage> {
       const req = await open(requestId)
       if (!('id' in req)) return req
       if (!session) return { kind: 'signed-out' }
@@ -104,6 +107,11 @@ export function createCibaApproval(deps: CibaApprovalDeps) {
       )
       // Lost a race with another decision or with expiry: say what the request's state is now.
       if (!decided) return (await open(req.id)) as ApprovalPage
+      deps.audit?.emit({
+        event: decided.status === 'approved' ? 'ciba.approved' : 'ciba.denied', clientId: req.clientId, subject: session.subjectId,
+        grantType: CIBA_GRANT, address: ctx?.address, requestId: ctx?.requestId, cibaRequestId: req.id,
+        ...(decided.status === 'approved' ? { scope: req.requestedScopes.join(' ') } : { reason: 'user_denied' }),
+      })
       return { kind: 'done', status: decided.status as 'approved' | 'denied', clientName: shown.view.clientName }
     },
   }

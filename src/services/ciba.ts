@@ -1,6 +1,7 @@
 // OpenID CIBA Core 1.0 §7: the backchannel authentication request (poll mode). Validates the
 // request in a fixed order (cheap syntax first, then lookups), stores it with a 256-bit
 // auth_req_id kept only as a hash, notifies the user, and answers §7.3 {auth_req_id, expires_in, interval}.
+import type { AuditSink } from '../observe/audit.js'
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
@@ -36,12 +37,13 @@ export interface CibaServiceDeps {
   keys: Pick<SigningKeyService, 'verify'>
   clientJwts: ClientJwtVerifier
   notifier: CibaNotifier
+  audit?: AuditSink
   /** user_code checks, throttled per client and user. */
   userCodes: UserCodeCheck
 }
 
 export interface CibaService {
-  start(client: Client, form: Record<string, string>): Promise<CibaStartResponse>
+  start(client: Client, form: Record<string, string>, ctx?: { address?: string; requestId?: string }): Promise<CibaStartResponse>
 }
 
 export function checkBindingMessage(message: string | undefined): void {
@@ -102,7 +104,7 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
   }
 
   return {
-    async start(client, form) {
+    async start(client, form, ctx) {
       if (!client.allowedGrantTypes.includes(CIBA_GRANT)) {
         throw new OAuthError('unauthorized_client', 'the client may not use CIBA')
       }
@@ -142,6 +144,10 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
         client_name: client.clientName ?? client.clientId, scopes: granted.scopes, binding_message: p.binding_message ?? null,
         acr_values: [...acr.acrValues, ...(acr.tenant ? [`tenant:${acr.tenant}`] : []), ...(acr.idp ? [`idp:${acr.idp}`] : [])],
         expires_at: Math.floor(expiresAt / 1000), approval_url: approvalUrl(config.issuer, id),
+      })
+      deps.audit?.emit({
+        event: 'ciba.requested', clientId: client.clientId, subject: user.subjectId, grantType: CIBA_GRANT, address: ctx?.address,
+        requestId: ctx?.requestId, scope: granted.scopes.join(' '), cibaRequestId: id,
       })
       // No poll time is stamped here: the first poll is never slow_down.
       return { auth_req_id: authReqId, expires_in: expiresIn, interval }

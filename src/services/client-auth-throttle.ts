@@ -10,6 +10,7 @@
 // authentication). A replica also learns of a block at once from its own failure records.
 import type { Logger } from 'pino'
 import type { Clock } from '../domain/clock.js'
+import { createAuditLog, type AuditSink } from '../observe/audit.js'
 import type { FailureCounterStore, FailurePolicy } from '../stores/types.js'
 
 export type ClientAuthFailure = 'unknown_client' | 'disabled' | 'secret_required' | 'bad_secret' | 'blocked'
@@ -34,6 +35,8 @@ export interface ClientAuthThrottleDeps {
   policy: FailurePolicy
   /** Seconds a replica may miss a block another replica started (CLIENT_CACHE_TTL). */
   staleSeconds: number
+  /** client.auth_failed and client.blocked; by default written to `logger`. */
+  audit?: AuditSink
 }
 
 /** Bound on the pairs kept in memory, so that a flood of addresses cannot grow memory without limit. */
@@ -51,6 +54,7 @@ const pairKey = (id: string, address: string) => `${id}\u0000${address}`
 
 export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAuthThrottle {
   const { clock, logger } = deps
+  const audit = deps.audit ?? createAuditLog({ logger })
   let blocked = new Map<string, number>() // pair → blocked until (ms)
   const failed = new Set<string>() // pairs this replica counted failures for since their last success
   let loadedAt = -Infinity
@@ -87,7 +91,7 @@ export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAu
       return until !== undefined && until > clock.now() ? secondsUntil(until) : 0
     },
     async recordFailure(id, address, reason) {
-      logger.info({ client_id: id, address, reason }, 'client authentication rejected')
+      audit.emit({ event: 'client.auth_failed', clientId: id, address, reason })
       const key = pairKey(id, address)
       if (failed.size >= MAX_TRACKED_PAIRS) failed.clear() // only the reset-on-success optimisation is lost
       failed.add(key)
@@ -104,12 +108,12 @@ export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAu
       if (until === undefined) return 0
       if (blocked.size < MAX_TRACKED_PAIRS) blocked.set(key, until)
       if (r.counted) {
-        logger.warn({ client_id: id, address, blocked_until: new Date(until).toISOString(), blocks: r.blocks }, 'client authentication blocked')
+        audit.emit({ event: 'client.blocked', clientId: id, address, reason: 'too_many_failures', lockedUntil: new Date(until).toISOString(), lockouts: r.blocks })
       }
       return secondsUntil(until)
     },
     refused(id, address, retryAfter) {
-      logger.info({ client_id: id, address, reason: 'blocked', retry_after: retryAfter }, 'client authentication rejected')
+      audit.emit({ event: 'client.auth_failed', clientId: id, address, reason: 'blocked', retryAfter })
     },
     recordSuccess(id, address) {
       const key = pairKey(id, address)

@@ -4,6 +4,8 @@
 // compare with the device's screen (§5.4: remote phishing), and approves or denies. Each
 // decision is for one request (the request is the consent): nothing is remembered. Wrong codes
 // are throttled per source address (§5.1). Returns page models; rendering is src/pages/device.ts.
+import type { AuditSink } from '../observe/audit.js'
+import { DEVICE_CODE_GRANT } from '../grants/device-code.js'
 import type { Clock } from '../domain/clock.js'
 import type { DeviceAuthorization } from '../domain/types.js'
 import { decisionView, type DecisionView } from '../interaction/decision.js'
@@ -34,6 +36,7 @@ export interface DeviceVerificationDeps {
   clients: Pick<ClientStore, 'findById'>
   resources: Pick<ResourceStore, 'loadCatalogue'>
   throttle: DeviceUserCodeThrottle
+  audit?: AuditSink
 }
 
 /** The request the typed code names, if it can still be decided; else the page that says why not. */
@@ -99,6 +102,10 @@ export function createDeviceVerification(deps: DeviceVerificationDeps) {
       )
       // Lost a race with another decision or with expiry.
       if (!decided) return device.expiresAt <= clock.now() ? { kind: 'expired' } : { kind: 'used' }
+      deps.audit?.emit({
+        event: decided.status === 'approved' ? 'device.approved' : 'device.denied', clientId: device.clientId, subject: session.subjectId,
+        grantType: DEVICE_CODE_GRANT, address, ...(decided.status === 'approved' ? { scope: device.requestedScopes.join(' ') } : { reason: 'user_denied' }),
+      })
       return { kind: 'done', status: decided.status as 'approved' | 'denied', clientName: shown.view.clientName }
     },
   }

@@ -15,6 +15,7 @@
 // comes after the same number of failures whether the account exists or not.
 import type { Logger } from 'pino'
 import type { Clock } from '../domain/clock.js'
+import { createAuditLog, type AuditSink } from '../observe/audit.js'
 import type { User } from '../domain/types.js'
 import type { FailureCounterStore, FailureKey, FailurePolicy, UserStore } from '../stores/types.js'
 import { verifyPassword } from '../tokens/passwords.js'
@@ -28,6 +29,8 @@ export interface PasswordCheckContext {
   address: string
   /** The client on whose behalf the person signs in, when known. */
   clientId?: string
+  /** The request's id, for audit events. */
+  requestId?: string
 }
 
 export interface PasswordCheck {
@@ -41,6 +44,8 @@ export interface PasswordCheckDeps {
   logger: Pick<Logger, 'info' | 'warn'>
   /** From LOCKOUT_THRESHOLD, LOCKOUT_DURATION, LOCKOUT_MAX_DURATION. */
   policy: FailurePolicy
+  /** signin.succeeded, signin.failed, user.locked_out; by default written to `logger`. */
+  audit?: AuditSink
   /** scrypt verification; replaceable so tests can count the calls. */
   verify?: (password: string, stored: string | undefined) => Promise<boolean>
 }
@@ -61,12 +66,13 @@ const LOGGED_USERNAME_MAX = 200
 
 export function createPasswordCheck(deps: PasswordCheckDeps): PasswordCheck {
   const verify = deps.verify ?? verifyPassword
+  const audit = deps.audit ?? createAuditLog({ logger: deps.logger })
 
   function failed(reason: PasswordFailure, username: string, ctx: PasswordCheckContext, user?: User): PasswordCheckResult {
-    deps.logger.info(
-      { username: username.slice(0, LOGGED_USERNAME_MAX), client_id: ctx.clientId, address: ctx.address, reason },
-      'sign-in failed',
-    )
+    audit.emit({
+      event: 'signin.failed', username: username.slice(0, LOGGED_USERNAME_MAX), subject: user?.subjectId,
+      clientId: ctx.clientId, address: ctx.address, requestId: ctx.requestId, reason,
+    })
     return user ? { ok: false, reason, user } : { ok: false, reason }
   }
 
@@ -89,13 +95,14 @@ export function createPasswordCheck(deps: PasswordCheckDeps): PasswordCheck {
       }
       if (await verify(password, user.passwordHash)) {
         await deps.failures.clear(key)
+        audit.emit({ event: 'signin.succeeded', username: user.username, subject: user.subjectId, clientId: ctx.clientId, address: ctx.address, requestId: ctx.requestId })
         return { ok: true, user }
       }
       if (counted.blockedUntil !== undefined) {
-        deps.logger.warn(
-          { username: user.username, subject: user.subjectId, address: ctx.address, locked_until: new Date(counted.blockedUntil).toISOString(), lockouts: counted.blocks },
-          'account locked',
-        )
+        audit.emit({
+          event: 'user.locked_out', username: user.username, subject: user.subjectId, clientId: ctx.clientId, address: ctx.address,
+          requestId: ctx.requestId, reason: 'too_many_failures', lockedUntil: new Date(counted.blockedUntil).toISOString(), lockouts: counted.blocks,
+        })
       }
       return failed('bad_password', username, ctx, user)
     },

@@ -4,13 +4,22 @@ import type { AuthenticatedClient } from '../domain/types.js'
 import type { GrantContext, GrantRegistry } from '../grants/registry.js'
 import { OAuthError } from '../errors.js'
 import { parameterLabel } from './input-limits.js'
-import type { TokenResponse } from '../tokens/issuer.js'
+import type { AuditSink } from '../observe/audit.js'
+import { ISSUED, type TokenResponse } from '../tokens/issuer.js'
 
 export interface TokenService {
   exchange(auth: AuthenticatedClient, form: Record<string, string>, ctx: GrantContext): Promise<TokenResponse>
 }
 
-export function createTokenService(deps: { registry: GrantRegistry }): TokenService {
+/** The kinds of token a response carries, as audit events and metrics name them. */
+export function issuedTokenTypes(res: TokenResponse): string[] {
+  const types = ['access_token']
+  if (res.refresh_token !== undefined) types.push('refresh_token')
+  if (res.id_token !== undefined) types.push('id_token')
+  return types
+}
+
+export function createTokenService(deps: { registry: GrantRegistry; audit?: AuditSink }): TokenService {
   return {
     async exchange(auth, form, ctx) {
       const grantType = form.grant_type
@@ -30,7 +39,13 @@ export function createTokenService(deps: { registry: GrantRegistry }): TokenServ
         const key = parsed.error.issues[0]?.path[0]
         throw new OAuthError('invalid_request', `${typeof key === 'string' ? parameterLabel(key) : 'a parameter'} is missing or invalid`)
       }
-      return handler.handle(client, parsed.data, ctx)
+      const res = await handler.handle(client, parsed.data, ctx)
+      // Every grant, built-in or extension, is audited here, once: the issuer marked what it issued.
+      deps.audit?.emit({
+        event: 'token.issued', clientId: client.clientId, subject: res[ISSUED]?.subject, grantType, address: ctx.address,
+        requestId: ctx.requestId, scope: res.scope, tokenTypes: issuedTokenTypes(res), accessTokenFormat: res[ISSUED]?.accessTokenFormat,
+      })
+      return res
     },
   }
 }

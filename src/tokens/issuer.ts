@@ -37,6 +37,19 @@ export interface IssueParams {
   maxLifetime?: number
 }
 
+/**
+ * What the issuer tells the token endpoint about a response, for the audit event and metrics:
+ * a non-enumerable symbol property, so it never reaches the JSON body (nor a test's toEqual).
+ * A grant that adds fields to the response does so with Object.assign, which keeps it.
+ */
+export const ISSUED = Symbol('authz.issued')
+
+export interface IssuedSummary {
+  /** The token's subject: the user, or undefined for the client itself (client_credentials). */
+  subject: string | undefined
+  accessTokenFormat: 'jwt' | 'reference'
+}
+
 export interface TokenResponse {
   access_token: string
   token_type: 'Bearer'
@@ -46,6 +59,7 @@ export interface TokenResponse {
   refresh_token?: string
   /** RFC 8693 §2.2.1 (token exchange). */
   issued_token_type?: string
+  [ISSUED]?: IssuedSummary
 }
 
 /** What a refresh token row's `data` holds: enough to issue the next access token. */
@@ -173,6 +187,8 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       const lifetime = Math.min(p.client.accessTokenLifetime ?? config.accessTokenLifetime, p.maxLifetime ?? Infinity)
       const access = await accessToken(p, iat, lifetime)
       const res: TokenResponse = { access_token: access.value, token_type: 'Bearer', expires_in: lifetime, scope: p.granted.scopes.join(' ') }
+      const summary: IssuedSummary = { subject: p.subjectId, accessTokenFormat: p.client.accessTokenType === 'reference' ? 'reference' : 'jwt' }
+      Object.defineProperty(res, ISSUED, { value: summary, enumerable: false })
       // Skipped outright on the client_credentials hot path (no extra promises).
       const id = p.idToken ? await idToken(p, access.value, iat) : undefined
       if (id !== undefined) res.id_token = id

@@ -14,6 +14,7 @@ import { signCompact, decodeCompact, typMatches, verifySignature } from './jwt.j
 import { deriveKeyEncryptionKey, encryptPrivateKey } from './key-crypto.js'
 import { generateSigningKey, loadSigningKey, type LoadedKey } from './key-material.js'
 import type { KeyInfo, SigningKeyService } from './signing-keys.js'
+import type { AuditSink } from '../observe/audit.js'
 
 export interface KeyServiceDeps {
   config: Pick<Config, 'keyEncryptionSecret' | 'keyActivationDelay' | 'accessTokenSigningAlg' | 'accessTokenLifetime' | 'idTokenLifetime'>
@@ -22,6 +23,8 @@ export interface KeyServiceDeps {
   /** Background reload failures are reported here (the previous keys stay in use). */
   onRefreshError?: (err: unknown) => void
   refreshSeconds?: number
+  /** key.rotated for every key this service creates (the first ones included). */
+  audit?: AuditSink
 }
 
 const UNKNOWN_KID_RELOAD_MS = 5_000
@@ -90,6 +93,7 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
       // Load first: a missing or wrong KEY_ENCRYPTION_SECRET fails here, before anything is written.
       await reload()
       const now = clock.now()
+      const created: StoredSigningKey[] = []
       const encrypted = await store.locked(async (w) => {
         // Keys stored before KEY_ENCRYPTION_SECRET was set are encrypted in place, once.
         const done: string[] = []
@@ -99,12 +103,16 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
         }
         const have = new Set(await w.unretiredAlgs())
         for (const alg of required) {
-          if (!have.has(alg)) await w.insert(await generateSigningKey(alg, { createdAt: now, activateAt: now }, encryptionKey))
+          if (have.has(alg)) continue
+          const key = await generateSigningKey(alg, { createdAt: now, activateAt: now }, encryptionKey)
+          await w.insert(key)
+          created.push(key)
         }
         return done
       })
       // retire_at is when the last token the key may have signed expires (see rotate).
       const removed = await store.removeRetired(now, 1000)
+      for (const k of created) deps.audit?.emit({ event: 'key.rotated', kid: k.kid, alg: k.alg, reason: 'first_key' })
       await reload()
       if (!timer) {
         timer = setInterval(() => void reloadInBackground(), refreshMs)
@@ -177,6 +185,7 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
         return out
       })
       await reload()
+      for (const k of created) deps.audit?.emit({ event: 'key.rotated', kid: k.kid, alg: k.alg, reason: 'rotation' })
       const all = await store.list()
       return created.map((k) => info(k, all, now))
     },

@@ -112,6 +112,14 @@ describe('authz against a database', () => {
     expect(rotate.code).toBe(0)
     expect(rotate.stdout).toMatch(/^added 1 key\(s\); they sign from \S+Z\nKID +ALG +STATUS/)
     expect(rotate.stdout.split('\n')[2]).toMatch(/ ES256 +pending /)
+    // The audit events, as the server writes them, on stderr: the keys created on first use (as
+    // the server creates them), then the new one; never key material.
+    const audit = rotate.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(audit.slice(0, -1).map((e) => [e.event, e.alg, e.reason]).sort()).toEqual([['key.rotated', 'ES256', 'first_key'], ['key.rotated', 'RS256', 'first_key']])
+    expect(audit.slice(-1)).toEqual([{
+      level: 30, time: expect.any(String), log: 'audit', audit_version: 1, event: 'key.rotated', outcome: 'success',
+      kid: rotate.stdout.split('\n')[2]!.split(/ +/)[0], alg: 'ES256', reason: 'rotation', msg: 'signing key created',
+    }])
     expect(await runCli(['keys', 'rotate', '--alg', 'HS256'], { env })).toMatchObject({ code: 1, stderr: 'authz keys: --alg: must be one of ES256, RS256, PS256, EdDSA\n' })
 
     const after = JSON.parse((await runCli(['keys', 'list', '--json'], { env })).stdout) as Array<{ alg: string; status: string }>

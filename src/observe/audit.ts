@@ -1,0 +1,136 @@
+// Audit events: one structured log line for every security-relevant outcome, in a stable schema
+// an operator can ship to a SIEM (README "Audit events"). Services, grants and routes call
+// `audit.emit({ event, ... })`; the sink writes the line and tells its listeners (the metrics).
+//
+// Schema (version 1): every line carries `"log": "audit"`, `event` and `outcome`, and, when known,
+// `client_id`, `subject`, `grant_type`, `address` (the source address, X-Forwarded-For only from a
+// trusted proxy) and `request_id`; failures carry `reason`. Event-specific fields are listed in
+// AuditDetails. Fields are added, never renamed or removed, within a version.
+//
+// Never a secret: the event types admit no token, secret, password or code, and only the schema's
+// fields are written: anything else a caller passes (a cast, a spread object) is dropped.
+
+export const AUDIT_SCHEMA_VERSION = 1
+
+/** Every event and whether it records a success or a failure. */
+export const AUDIT_EVENTS = {
+  'token.issued': 'success',
+  'token.refreshed': 'success',
+  'token.revoked': 'success',
+  'grant.family_revoked': 'failure',
+  'client.auth_failed': 'failure',
+  'client.blocked': 'failure',
+  'signin.succeeded': 'success',
+  'signin.failed': 'failure',
+  'user.locked_out': 'failure',
+  'ciba.requested': 'success',
+  'ciba.approved': 'success',
+  'ciba.denied': 'failure',
+  'device.approved': 'success',
+  'device.denied': 'failure',
+  'key.rotated': 'success',
+} as const satisfies Record<string, 'success' | 'failure'>
+
+export type AuditEventName = keyof typeof AUDIT_EVENTS
+
+/** Event-specific fields, written snake_case. */
+export interface AuditDetails {
+  /** token.issued: what the response carried, e.g. ["access_token", "refresh_token"]. */
+  tokenTypes?: string[]
+  /** token.issued, token.refreshed: the access token's format. */
+  accessTokenFormat?: 'jwt' | 'reference'
+  scope?: string
+  /** token.revoked: what was revoked. */
+  tokenKind?: string
+  /** signin.*, user.locked_out: the username as typed (cut to 200 characters: it is the requester's input). */
+  username?: string
+  /** user.locked_out, client.blocked: ISO 8601 end of the lock. */
+  lockedUntil?: string
+  /** user.locked_out, client.blocked: locks in a row (the duration doubles with each). */
+  lockouts?: number
+  /** client.auth_failed with reason blocked: seconds until the block ends. */
+  retryAfter?: number
+  /** key.rotated */
+  kid?: string
+  alg?: string
+  /** ciba.requested and decisions: the request's id (never its auth_req_id). */
+  cibaRequestId?: string
+}
+
+export interface AuditEvent extends AuditDetails {
+  event: AuditEventName
+  clientId?: string | undefined
+  subject?: string | undefined
+  grantType?: string | undefined
+  address?: string | undefined
+  requestId?: string | undefined
+  /** Why it failed, a fixed word (bad_secret, locked, reuse, …). */
+  reason?: string | undefined
+}
+
+export interface AuditSink {
+  emit(e: AuditEvent): void
+}
+
+/** For code paths built without an audit log (tests of one service, the CLI). */
+export const discardAudit: AuditSink = { emit() {} }
+
+export type AuditListener = (e: AuditEvent) => void
+
+const WARN: ReadonlySet<AuditEventName> = new Set(['grant.family_revoked', 'client.blocked', 'user.locked_out'])
+
+/** Every field of the schema, by its name in the code: anything else a caller passes is dropped. */
+const FIELDS: Record<string, string> = {
+  clientId: 'client_id', subject: 'subject', grantType: 'grant_type', address: 'address', requestId: 'request_id', reason: 'reason',
+  tokenTypes: 'token_types', accessTokenFormat: 'access_token_format', scope: 'scope', tokenKind: 'token_kind', username: 'username',
+  lockedUntil: 'locked_until', lockouts: 'lockouts', retryAfter: 'retry_after', kid: 'kid', alg: 'alg', cibaRequestId: 'ciba_request_id',
+}
+
+const MESSAGES: Record<AuditEventName, string> = {
+  'token.issued': 'token issued',
+  'token.refreshed': 'refresh token rotated',
+  'token.revoked': 'token revoked',
+  'grant.family_revoked': 'grant family revoked: a one-time artefact was used again',
+  'client.auth_failed': 'client authentication rejected',
+  'client.blocked': 'client authentication blocked',
+  'signin.succeeded': 'sign-in succeeded',
+  'signin.failed': 'sign-in failed',
+  'user.locked_out': 'account locked',
+  'ciba.requested': 'CIBA request started',
+  'ciba.approved': 'CIBA request approved',
+  'ciba.denied': 'CIBA request denied',
+  'device.approved': 'device authorization approved',
+  'device.denied': 'device authorization denied',
+  'key.rotated': 'signing key created',
+}
+
+/** The line written for an event (snake_case fields, undefined ones left out). */
+export function auditRecord(e: AuditEvent): Record<string, unknown> {
+  const out: Record<string, unknown> = { log: 'audit', audit_version: AUDIT_SCHEMA_VERSION, event: e.event, outcome: AUDIT_EVENTS[e.event] }
+  for (const [key, value] of Object.entries(e)) {
+    if (key === 'event' || value === undefined) continue
+    const name = FIELDS[key]
+    if (name !== undefined) out[name] = value
+  }
+  return out
+}
+
+/** Writes each event as one pino line (info; warn for lockouts, blocks and reuse) and tells the listeners. */
+/** What the audit log writes to: a pino logger, or anything with these two methods. */
+export interface AuditLogger {
+  info(obj: object, msg: string): void
+  warn(obj: object, msg: string): void
+  isLevelEnabled?(level: 'info' | 'warn'): boolean
+}
+
+export function createAuditLog(opts: { logger: AuditLogger; listeners?: AuditListener[] }): AuditSink {
+  const listeners = opts.listeners ?? []
+  return {
+    emit(e) {
+      const level = WARN.has(e.event) ? 'warn' : 'info'
+      // The record is built only when it is written (the hot paths run at LOG_LEVEL=warn too).
+      if (opts.logger.isLevelEnabled?.(level) ?? true) opts.logger[level](auditRecord(e), MESSAGES[e.event])
+      for (const l of listeners) l(e)
+    },
+  }
+}
