@@ -4,6 +4,7 @@
 // client's requests for that user with invalid_user_code for USER_CODE_BLOCK_DURATION, doubling
 // up to LOCKOUT_MAX_DURATION; other clients are unaffected (RFC 6749 §10.10, RFC 8628 §5.1).
 import type { Logger } from 'pino'
+import { throttleAddress } from '../domain/address.js'
 import type { Clock } from '../domain/clock.js'
 import type { User } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
@@ -66,7 +67,7 @@ export interface DeviceUserCodeThrottle {
 
 /**
  * RFC 8628 §5.1: device user codes are short, so wrong ones are counted per source address in
- * Postgres (every replica agrees); USER_CODE_FAILURE_LIMIT of them block the address for
+ * Postgres (every replica agrees; an IPv6 address by its /64, src/domain/address.ts); USER_CODE_FAILURE_LIMIT of them block the address for
  * USER_CODE_BLOCK_DURATION, doubling up to LOCKOUT_MAX_DURATION. A right code does not clear the
  * count: anyone can get a right code by starting a device flow, and must not reset the count
  * between guesses with it. The block is read before the lookup, so a blocked address learns
@@ -77,8 +78,8 @@ export function createDeviceUserCodeThrottle(deps: Omit<UserCodeCheckDeps, 'veri
 }): DeviceUserCodeThrottle {
   return {
     async lookup(address, code, find) {
-      const key = { kind: 'device_user_code', name: address, source: '' } as const
-      const log = { address }
+      const key = { kind: 'device_user_code', name: throttleAddress(address), source: '' } as const
+      const log = { address: key.name }
       const until = await deps.failures.blockedUntil(key, deps.clock.now())
       if (until !== undefined) {
         deps.logger.info({ ...log, reason: 'blocked' }, 'device user_code rejected')

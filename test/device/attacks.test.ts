@@ -1,0 +1,33 @@
+// The device flow under attack (RFC 8628 §5.1 user code guessing, and what the logs keep):
+// per-address counting that an IPv6 host cannot sidestep by changing its interface identifier,
+// and user codes kept out of the request log wherever they travel in a URL.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { TestApp } from '../helpers/app.js'
+import { createDeviceTestApp, decideWith, devicePath, signInForDevice, start } from './harness.js'
+
+let t: TestApp
+beforeAll(async () => {
+  t = await createDeviceTestApp()
+})
+afterAll(() => t.close())
+
+const get = (url: string, address: string) => t.app.inject({ method: 'GET', url, remoteAddress: address })
+const wrong = (i: number) => devicePath(`BBBB-BBB${'CDFGHJKLMN'[i]}`)
+
+describe('user code guessing from IPv6', () => {
+  it('addresses of one /64 share a count: a host cannot pick a fresh address for each guess', async () => {
+    const s = await start(t)
+    // Every IPv6 subscriber holds at least a /64: 2^64 addresses to rotate through.
+    for (let i = 0; i < 5; i++) expect((await get(wrong(i), `2001:db8:1:2::${i + 1}`)).statusCode).toBe(404)
+    const blocked = await get(devicePath(s.user_code), '2001:db8:1:2:ffff:ffff:ffff:fffe')
+    expect(blocked.statusCode).toBe(429)
+    expect((await get(devicePath(s.user_code), '2001:db8:1:3::1')).statusCode).toBe(303) // the next /64: to sign-in
+  })
+
+  it('IPv4 clients of a dual-stack listener (::ffff:a.b.c.d) are still counted one address each', async () => {
+    const s = await start(t)
+    for (let i = 0; i < 5; i++) expect((await get(wrong(i), '::ffff:192.0.2.1')).statusCode).toBe(404)
+    expect((await get(devicePath(s.user_code), '::ffff:192.0.2.1')).statusCode).toBe(429)
+    expect((await get(devicePath(s.user_code), '::ffff:192.0.2.2')).statusCode).toBe(303)
+  })
+})
