@@ -56,9 +56,26 @@ export function redactUrl(url: string): string {
       } catch {
         // a malformed name is logged as sent
       }
-      return eq >= 0 && SENSITIVE.has(decoded) ? `${name}=[redacted]` : pair
+      if (eq < 0) return pair
+      if (SENSITIVE.has(decoded)) return `${name}=[redacted]`
+      return `${name}=${redactNestedUrl(pair.slice(eq + 1))}`
     })
   return `${url.slice(0, q)}?${params.join('&')}`
+}
+
+/**
+ * A parameter whose value is itself a local URL with a query (the sign-in page's return_to, as
+ * /device?user_code=...) gets that query redacted too; any other value is logged as sent.
+ */
+function redactNestedUrl(value: string): string {
+  if (!value.includes('?') && !/%3f/i.test(value)) return value
+  try {
+    const inner = decodeURIComponent(value.replace(/\+/g, ' '))
+    const redacted = redactUrl(inner)
+    return redacted === inner ? value : encodeURIComponent(redacted)
+  } catch {
+    return value
+  }
 }
 
 interface LoggedRequest {

@@ -31,3 +31,17 @@ describe('user code guessing from IPv6', () => {
     expect((await get(devicePath(s.user_code), '::ffff:192.0.2.2')).statusCode).toBe(303)
   })
 })
+
+describe('user codes in the request log', () => {
+  it('the sign-in round trip (return_to carries the device page URL) logs no user code', async () => {
+    const s = await start(t)
+    const cookie = await signInForDevice(t, s.user_code)
+    const done = await decideWith(t, s.user_code, 'approve', cookie)
+    expect(done.statusCode).toBe(200)
+    const bare = s.user_code.replace('-', '')
+    const leaked = t.logs.filter((l) => l.includes(s.user_code) || l.includes(bare))
+    expect(leaked).toEqual([])
+    // The sign-in requests are logged, with the code's place redacted.
+    expect(t.logs.some((l) => l.includes('"url":"/account/sign-in?return_to=%2Fdevice%3Fuser_code%3D%5Bredacted%5D"'))).toBe(true)
+  })
+})
