@@ -32,6 +32,23 @@ describe('user code guessing from IPv6', () => {
   })
 })
 
+describe('user code guessing in parallel', () => {
+  it('a burst of concurrent guesses from one address gets no more answers than the limit allows (20 trials)', async () => {
+    const A = 'BCDFGHJKLMNPQRSTVWXZ'
+    for (let trial = 0; trial < 20; trial++) {
+      const rights: string[] = []
+      for (let i = 0; i < 3; i++) rights.push((await start(t)).user_code)
+      const wrongs = Array.from({ length: 12 }, (_, i) => `BBBB-${A[trial]}${A[i]}BB`)
+      const address = `198.51.100.${trial + 1}`
+      const res = await Promise.all([...wrongs, ...rights].map((c) => get(devicePath(c), address)))
+      const answered = res.filter((r) => r.statusCode !== 429)
+      // USER_CODE_FAILURE_LIMIT (5): the address is told about at most 5 codes; the rest are blocked.
+      expect(answered.length, `trial ${trial}: ${res.map((r) => r.statusCode).join(' ')}`).toBeLessThanOrEqual(5)
+      t.clock.advance(24 * 3600) // every block over before the next trial
+    }
+  })
+})
+
 describe('user codes in the request log', () => {
   it('the sign-in round trip (return_to carries the device page URL) logs no user code', async () => {
     const s = await start(t)
