@@ -39,22 +39,8 @@ const REDACT_PATHS = [
 ]
 
 const SENSITIVE = new Set<string>(REDACTED_FIELDS)
-const RETURN_PATHS = new Set(['return_to'])
-
-function redactNested(value: string): string {
-  let inner: string
-  try {
-    inner = decodeURIComponent(value.replace(/\+/g, ' '))
-  } catch {
-    return value
-  }
-  if (!inner.includes('?') || inner.includes('return_to=')) return value // one level only
-  const redacted = redactUrl(inner)
-  return redacted === inner ? value : encodeURIComponent(redacted)
-}
-
 /** The URL with the value of every sensitive query parameter replaced: a client may (wrongly) send a secret there. */
-export function redactUrl(url: string): string {
+export function redactUrl(url: string, nested = false): string {
   const q = url.indexOf('?')
   if (q < 0) return url
   const params = url
@@ -69,13 +55,28 @@ export function redactUrl(url: string): string {
       } catch {
         // a malformed name is logged as sent
       }
-      if (eq >= 0 && SENSITIVE.has(decoded)) return `${name}=[redacted]`
-      // The sign-in page's return path carries the page it returns to, query and all (the device
-      // page's user_code): redacted the same way, one level down.
-      if (eq >= 0 && RETURN_PATHS.has(decoded)) return `${name}=${redactNested(pair.slice(eq + 1))}`
-      return pair
+      if (eq < 0) return pair
+      if (SENSITIVE.has(decoded)) return `${name}=[redacted]`
+      // One level down only: a value nested deeper is logged as sent, so that a crafted URL
+      // cannot make logging recurse.
+      return nested ? pair : `${name}=${redactNestedUrl(pair.slice(eq + 1))}`
     })
   return `${url.slice(0, q)}?${params.join('&')}`
+}
+
+/**
+ * A parameter whose value is itself a local URL with a query (the sign-in page's return_to, as
+ * /device?user_code=...) gets that query redacted too; any other value is logged as sent.
+ */
+function redactNestedUrl(value: string): string {
+  if (!value.includes('?') && !/%3f/i.test(value)) return value
+  try {
+    const inner = decodeURIComponent(value.replace(/\+/g, ' '))
+    const redacted = redactUrl(inner, true)
+    return redacted === inner ? value : encodeURIComponent(redacted)
+  } catch {
+    return value
+  }
 }
 
 interface LoggedRequest {

@@ -4,6 +4,7 @@
 // client's requests for that user with invalid_user_code for USER_CODE_BLOCK_DURATION, doubling
 // up to LOCKOUT_MAX_DURATION; other clients are unaffected (RFC 6749 §10.10, RFC 8628 §5.1).
 import type { Logger } from 'pino'
+import { throttleAddress } from '../domain/address.js'
 import type { Clock } from '../domain/clock.js'
 import type { User } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
@@ -66,29 +67,32 @@ export interface DeviceUserCodeThrottle {
 
 /**
  * RFC 8628 §5.1: device user codes are short, so wrong ones are counted per source address in
- * Postgres (every replica agrees); USER_CODE_FAILURE_LIMIT of them block the address for
- * USER_CODE_BLOCK_DURATION, doubling up to LOCKOUT_MAX_DURATION. A right code does not clear the
- * count: anyone can get a right code by starting a device flow, and must not reset the count
- * between guesses with it. The block is read before the lookup, so a blocked address learns
- * nothing about any code.
+ * Postgres (every replica agrees; an IPv6 address by its /64, src/domain/address.ts);
+ * USER_CODE_FAILURE_LIMIT of them block the address for USER_CODE_BLOCK_DURATION, doubling up to
+ * LOCKOUT_MAX_DURATION. Every lookup is counted before it runs, and taken back when the code
+ * names a request: counting only after a miss would let a burst of concurrent guesses all pass
+ * the block check before the first miss is counted. A right code does not clear the count:
+ * anyone can get a right code by starting a device flow, and must not reset the count between
+ * guesses with it. A blocked address learns nothing about any code.
  */
 export function createDeviceUserCodeThrottle(deps: Omit<UserCodeCheckDeps, 'verify' | 'failures'> & {
-  failures: Pick<FailureCounterStore, 'recordFailure' | 'blockedUntil'>
+  failures: Pick<FailureCounterStore, 'recordFailure' | 'forgive'>
 }): DeviceUserCodeThrottle {
   return {
     async lookup(address, code, find) {
-      const key = { kind: 'device_user_code', name: address, source: '' } as const
-      const log = { address }
-      const until = await deps.failures.blockedUntil(key, deps.clock.now())
-      if (until !== undefined) {
+      const key = { kind: 'device_user_code', name: throttleAddress(address), source: '' } as const
+      const log = { address: key.name }
+      const counted = await deps.failures.recordFailure(key, deps.policy, deps.clock.now())
+      if (!counted.counted) {
         deps.logger.info({ ...log, reason: 'blocked' }, 'device user_code rejected')
-        return { kind: 'blocked', until }
+        return { kind: 'blocked', until: counted.blockedUntil }
       }
       const found = code === undefined ? undefined : await find(code)
-      if (found !== undefined) return { kind: 'found', value: found }
-      const counted = await deps.failures.recordFailure(key, deps.policy, deps.clock.now())
+      if (found !== undefined) {
+        await deps.failures.forgive(key, counted, deps.policy)
+        return { kind: 'found', value: found }
+      }
       deps.logger.info({ ...log, reason: 'unknown_code' }, 'device user_code rejected')
-      if (!counted.counted) return { kind: 'blocked', until: counted.blockedUntil }
       if (counted.blockedUntil !== undefined) {
         deps.logger.warn({ ...log, blocked_until: new Date(counted.blockedUntil).toISOString(), blocks: counted.blocks }, 'device user_code blocked')
       }

@@ -347,6 +347,12 @@ export interface FailureCounterStore {
   recordFailure(key: FailureKey, policy: FailurePolicy, now: number): Promise<FailureRecord>
   /** When the block in force at `now` ends, or undefined when there is none (a read; counts nothing). */
   blockedUntil(key: FailureKey, now: number): Promise<number | undefined>
+  /**
+   * Takes back the failure `counted` recorded (an attempt counted before it was known to be
+   * right): one failure less, or, when that failure started the block, the block lifted and the
+   * count back at limit - 1. Nothing when the counter moved on since (a later failure, a block).
+   */
+  forgive(key: FailureKey, counted: Extract<FailureRecord, { counted: true }>, policy: FailurePolicy): Promise<void>
   /** Forgets the counter (a success, or an administrator's unlock); false when there was none. */
   clear(key: FailureKey): Promise<boolean>
   /** Forgets every counter of these kinds for this name (`authz users unlock`); returns how many. */

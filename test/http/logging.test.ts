@@ -1,6 +1,6 @@
 // Secrets, tokens and passwords never reach the logs, whatever the level.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { REDACTED_FIELDS } from '../../src/http/logger.js'
+import { REDACTED_FIELDS, redactUrl } from '../../src/http/logger.js'
 import { createTestApp, FORM, type TestApp } from '../helpers/app.js'
 
 let t: TestApp
@@ -36,5 +36,19 @@ describe('log redaction', () => {
       expect(output).not.toContain(secret(field))
     }
     expect(output).not.toContain(Buffer.from(`nobody:${secret('basic')}`).toString('base64'))
+  })
+
+  it('redacts a credential inside a URL carried as a parameter (the sign-in page return_to), encoded or not', () => {
+    expect(redactUrl('/account/sign-in?return_to=%2Fdevice%3Fuser_code%3DBCDF-GHJK&x=1')).toBe(
+      '/account/sign-in?return_to=%2Fdevice%3Fuser_code%3D%5Bredacted%5D&x=1',
+    )
+    expect(redactUrl('/account/sign-in?return_to=/device?user_code=BCDF-GHJK')).toBe(
+      '/account/sign-in?return_to=%2Fdevice%3Fuser_code%3D%5Bredacted%5D',
+    )
+    // Nothing sensitive inside: logged exactly as sent.
+    expect(redactUrl('/account/sign-in?return_to=%2Fconnect%2Fauthorize%3Fclient_id%3Dweb')).toBe(
+      '/account/sign-in?return_to=%2Fconnect%2Fauthorize%3Fclient_id%3Dweb',
+    )
+    expect(redactUrl('/x?a=%E0%A4%A%3F')).toBe('/x?a=%E0%A4%A%3F')
   })
 })

@@ -30,6 +30,25 @@ describe('PgFailureCounterStore', () => {
     expect(await store.recordFailure(key, policy, t1)).toEqual({ counted: true, failures: 0, blocks: 2, blockedUntil: t1 + 120_000 })
   })
 
+  it('forgive takes back one counted failure, lifts the block that failure started, and does nothing once the counter moved on', async () => {
+    const key = freshKey()
+    const first = await store.recordFailure(key, policy, T0)
+    await store.recordFailure(key, policy, T0)
+    if (!first.counted) throw new Error('counted')
+    await store.forgive(key, first, policy)
+    expect(await store.recordFailure(key, policy, T0)).toEqual({ counted: true, failures: 2, blocks: 0, blockedUntil: undefined })
+    const blocking = await store.recordFailure(key, policy, T0)
+    expect(blocking).toEqual({ counted: true, failures: 0, blocks: 1, blockedUntil: T0 + 60_000 })
+    if (!blocking.counted) throw new Error('counted')
+    await store.forgive(key, blocking, policy)
+    expect(await store.blockedUntil(key, T0)).toBeUndefined()
+    const again = await store.recordFailure(key, policy, T0) // back at limit - 1: this one blocks
+    expect(again).toEqual({ counted: true, failures: 0, blocks: 1, blockedUntil: T0 + 60_000 })
+    // A stale record (a failure counted before the counter moved on) changes nothing.
+    await store.forgive(key, first, policy)
+    expect(await store.blockedUntil(key, T0)).toBe(T0 + 60_000)
+  })
+
   it('caps the block at maxSeconds', async () => {
     const key = freshKey()
     let now = T0

@@ -68,6 +68,18 @@ export function createPgFailureCounterStore(db: Db): FailureCounterStore {
       )
       return rows[0] === undefined ? undefined : Number(rows[0].ms)
     },
+    async forgive(key, counted, policy) {
+      const startedBlock = counted.blockedUntil !== undefined
+      await db.query(
+        startedBlock
+          ? `UPDATE failure_counters SET failures = $4::integer - 1, blocks = blocks - 1, blocked_until = NULL
+              WHERE kind = $1 AND name = $2 AND source = $3 AND failures = 0 AND blocks = $5::integer
+                AND ${MS('blocked_until')} = $6::bigint`
+          : `UPDATE failure_counters SET failures = failures - 1
+              WHERE kind = $1 AND name = $2 AND source = $3 AND failures > 0 AND blocked_until IS NULL`,
+        startedBlock ? [key.kind, key.name, key.source, policy.limit, counted.blocks, counted.blockedUntil] : [key.kind, key.name, key.source],
+      )
+    },
     async clear(key) {
       const { rowCount } = await db.query('DELETE FROM failure_counters WHERE kind = $1 AND name = $2 AND source = $3', [
         key.kind, key.name, key.source,
