@@ -113,6 +113,9 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       nbf: iat,
       exp: iat + lifetime,
     }
+    // RFC 9068 §2.2: aud is required. A token for no API resource but with identity scopes is for
+    // our own userinfo endpoint: its audience is the issuer itself.
+    if (payload.aud === undefined && granted.identityScopes.length > 0) payload.aud = config.issuer
     if (payload.aud === undefined) delete payload.aud
     const expiresAt = (iat + lifetime) * 1000
     if (client.accessTokenType === 'reference') {
