@@ -50,6 +50,7 @@ import { healthRoutes } from './routes/health.js'
 import { introspectRoutes } from './routes/introspect.js'
 import { revocationRoutes } from './routes/revocation.js'
 import { tokenRoutes } from './routes/token.js'
+import { USERINFO_PATH, userinfoRoutes } from './routes/userinfo.js'
 import { AUTHORIZE_PATH, createAuthorizeService } from './services/authorize.js'
 import { createCibaApproval } from './services/ciba-approval.js'
 import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './services/ciba-notifier.js'
@@ -68,6 +69,7 @@ import { createScopeResolver } from './grants/scopes.js'
 import { createTokenIssuer } from './tokens/issuer.js'
 import { createTokenReader, type TokenReader } from './tokens/token-reader.js'
 import { createTokenService } from './services/token.js'
+import { createUserinfoService } from './services/userinfo.js'
 import { createDeviceUserCodeThrottle, createUserCodeCheck, userCodePolicy } from './services/user-code-check.js'
 import { createCachedClientStore, createCachedResourceStore } from './stores/cached.js'
 import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
@@ -399,6 +401,12 @@ async function registerAuthorizationCode(w: Wiring, db: Db): Promise<GrantHandle
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
   }))
+  await app.register(userinfoRoutes, {
+    userinfo: createUserinfoService({ config, reader: w.tokenReader, users: stores.users, resources: stores.resources }),
+    realm: config.issuer,
+    rateLimit: apiRateLimit(config.rateLimitApi),
+  })
+  w.discovery.contribute(() => ({ userinfo_endpoint: `${config.issuer}${USERINFO_PATH}` }))
   return createAuthorizationCodeGrant({ clock, grants: stores.grants, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens })
 }
 
