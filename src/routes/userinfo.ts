@@ -33,9 +33,19 @@ export const userinfoRoutes: FastifyPluginAsync<UserinfoRouteDeps> = async (app,
     return claims
   }
 
-  app.get(USERINFO_PATH, { config: { rateLimit } }, async (req, reply) => answer(req, undefined, reply))
-  app.post(USERINFO_PATH, { config: { rateLimit } }, async (req, reply) => {
-    const form = req.headers['content-type'] === undefined && req.body === undefined ? {} : readForm(req)
-    return answer(req, form.access_token, reply)
-  })
+  const formOf = (req: FastifyRequest) => (req.method === 'POST' && !(req.headers['content-type'] === undefined && req.body === undefined) ? readForm(req) : {})
+  // Browser apps call userinfo too: CORS for the origins of the client the token was issued to.
+  const config = {
+    rateLimit,
+    corsPolicy: 'client' as const,
+    corsClientId: async (req: FastifyRequest) => {
+      try {
+        return await userinfo.clientOf(token(req, formOf(req).access_token))
+      } catch {
+        return undefined
+      }
+    },
+  }
+  app.get(USERINFO_PATH, { config }, async (req, reply) => answer(req, undefined, reply))
+  app.post(USERINFO_PATH, { config }, async (req, reply) => answer(req, formOf(req).access_token, reply))
 }

@@ -27,6 +27,12 @@ export function createUserinfoService(deps: UserinfoDeps) {
     new OAuthError('invalid_token', 'the access token is not valid', { headers: { 'www-authenticate': bearerChallenge(realm, 'invalid_token') } })
 
   return {
+    /** The client the token was issued to (CORS: whose allowedCorsOrigins apply), if it is a live token of ours. */
+    async clientOf(token: string | undefined): Promise<string | undefined> {
+      const read = token === undefined ? undefined : await deps.reader.read(token)
+      return read?.kind === 'access_token' && typeof read.claims.client_id === 'string' ? read.claims.client_id : undefined
+    },
+
     /** `token` as presented (undefined: none was). */
     async claims(token: string | undefined): Promise<Record<string, unknown>> {
       // §3.1: a request without any authentication information gets the challenge without an error code.

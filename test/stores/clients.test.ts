@@ -31,6 +31,7 @@ const bareClient = {
   allowedScopes: [],
   redirectUris: [],
   postLogoutRedirectUris: [],
+  allowedCorsOrigins: [],
   requirePkce: true,
   allowOfflineAccess: false,
   accessTokenType: 'jwt',
