@@ -40,6 +40,7 @@ import { APPROVE_PATH } from './pages/ciba-approval.js'
 import { DEVICE_PATH } from './pages/device.js'
 import { accountRoutes } from './routes/account.js'
 import { authorizeRoutes } from './routes/authorize.js'
+import { endSessionRoutes } from './routes/end-session.js'
 import { assetRoutes } from './routes/assets.js'
 import { cibaApproveRoutes } from './routes/ciba-approve.js'
 import { CIBA_PATH, cibaRoutes } from './routes/ciba.js'
@@ -53,6 +54,7 @@ import { tokenRoutes } from './routes/token.js'
 import { USERINFO_PATH, userinfoRoutes } from './routes/userinfo.js'
 import { AUTHORIZE_PATH, createAuthorizeService } from './services/authorize.js'
 import { createCibaApproval } from './services/ciba-approval.js'
+import { createEndSessionService, END_SESSION_PATH } from './services/end-session.js'
 import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './services/ciba-notifier.js'
 import { createClientJwtVerifier, REQUEST_OBJECT_ALGS } from './services/ciba-request-object.js'
 import { createCibaService } from './services/ciba.js'
@@ -406,7 +408,10 @@ async function registerAuthorizationCode(w: Wiring, db: Db): Promise<GrantHandle
     realm: config.issuer,
     rateLimit: apiRateLimit(config.rateLimitApi),
   })
-  w.discovery.contribute(() => ({ userinfo_endpoint: `${config.issuer}${USERINFO_PATH}` }))
+  // RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0).
+  const endSession = createEndSessionService({ issuer: config.issuer, clients: stores.clients, keys: w.keys })
+  await app.register(endSessionRoutes, { endSession, pages: w.interaction.pages })
+  w.discovery.contribute(() => ({ userinfo_endpoint: `${config.issuer}${USERINFO_PATH}`, end_session_endpoint: `${config.issuer}${END_SESSION_PATH}` }))
   return createAuthorizationCodeGrant({ clock, grants: stores.grants, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens })
 }
 
