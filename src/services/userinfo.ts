@@ -50,13 +50,13 @@ export function createUserinfoService(deps: UserinfoDeps) {
       const user = await deps.users.findBySubjectId(read.claims.sub)
       if (!user || !user.enabled) throw invalidToken()
       const catalogue = await deps.resources.loadCatalogue()
-      const out: Record<string, unknown> = {}
+      // §5.3.2: sub always, and always the token's subject (no stored claim may replace it).
+      const out: Record<string, unknown> = { sub: user.subjectId }
       for (const scope of scopes) {
         const resource = catalogue.identityResources.get(scope)
         if (!resource?.enabled) continue
-        for (const c of resource.claims) if (user.claims[c] !== undefined) out[c] = user.claims[c]
+        for (const c of resource.claims) if (c !== 'sub' && user.claims[c] !== undefined) out[c] = user.claims[c]
       }
-      out.sub = user.subjectId // §5.3.2: always, and always the token's subject
       return out
     },
   }
