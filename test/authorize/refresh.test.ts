@@ -101,5 +101,4 @@ describe('refresh tokens of the code flow', () => {
       await t.db.query(`UPDATE clients SET allow_offline_access = true WHERE client_id = 'spa'`)
     }
   })
-
 })
