@@ -40,6 +40,8 @@ export interface DiscoveryDeps {
 
 export const JWKS_PATH = '/.well-known/openid-configuration/jwks'
 export const DISCOVERY_PATH = '/.well-known/openid-configuration'
+/** RFC 8414 §3: where OAuth clients look for the same document. */
+export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server'
 
 /** Claims every ID token we issue carries (OIDC Core §2), before identity resources add theirs. */
 const BASE_CLAIMS = ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'amr', 'sid']

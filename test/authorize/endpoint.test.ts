@@ -236,3 +236,35 @@ describe('sign-in, consent, code', () => {
     expect(pkcePair().verifier).toHaveLength(43)
   })
 })
+
+describe('discovery and logs', () => {
+  it('serves one document at both well-known paths (OIDC Discovery §4, RFC 8414 §3)', async () => {
+    const oidc = await get('/.well-known/openid-configuration')
+    const oauth = await get('/.well-known/oauth-authorization-server')
+    expect(oauth.statusCode).toBe(200)
+    expect(oauth.json()).toEqual(oidc.json())
+    expect(oidc.json()).toMatchObject({
+      issuer: TEST_ISSUER,
+      authorization_endpoint: `${TEST_ISSUER}/connect/authorize`,
+      userinfo_endpoint: `${TEST_ISSUER}/connect/userinfo`,
+      end_session_endpoint: `${TEST_ISSUER}/connect/endsession`,
+      response_types_supported: ['code'],
+      response_modes_supported: ['query', 'form_post'],
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: ['RS256'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      scopes_supported: ['email', 'offline_access', 'openid', 'profile', 'orders.read', 'orders.write'],
+    })
+    expect(oidc.json().grant_types_supported).toContain('authorization_code')
+    expect(oidc.json().claims_supported).toEqual(expect.arrayContaining(['sub', 'name', 'family_name', 'email', 'email_verified', 'sid', 'acr', 'amr']))
+  })
+
+  it('never logs an id_token_hint, not even inside the sign-in page\'s return_to', async () => {
+    const hint = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLWhlcmU'
+    const res = await get(authorizeUrl({ id_token_hint: hint }))
+    const signIn = located(res)
+    await get(`${signIn.pathname}${signIn.search}`)
+    expect(t.logs.join('\n')).not.toContain('c2lnbmF0dXJlLWhlcmU')
+  })
+})
