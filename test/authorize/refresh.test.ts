@@ -3,6 +3,7 @@
 // reUse keeps, absolute expiry kept across rotations, sliding expiry extended on use and never
 // past the absolute one, scope narrows but never widens, a disabled user or a client that lost
 // allowOfflineAccess gets invalid_grant.
+import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
 import type { TestApp } from '../helpers/app.js'
@@ -47,6 +48,9 @@ describe('refresh tokens of the code flow', () => {
     const res = await refresh('spa', token)
     expect(res.statusCode).toBe(200)
     expect(res.json().refresh_token).not.toBe(token)
+    // The refreshed ID token still names the session it came from (sid) and the sign-in's auth_time.
+    const sid = (await t.db.query<{ sid: string }>(`SELECT sid FROM user_sessions ORDER BY created_at DESC LIMIT 1`)).rows[0]!.sid
+    expect(decodeJwt(res.json().id_token)).toMatchObject({ sub: 'u-alice', aud: 'spa', sid })
   })
 
   it('scope narrows, never widens', async () => {
