@@ -71,6 +71,8 @@ export function collect(raw: RawParams): { params: Map<string, string>; repeated
  */
 export async function resolveTarget(clients: Pick<ClientStore, 'findById'>, raw: RawParams): Promise<ResponseTarget> {
   const { params, repeated } = collect(raw)
+  // Before anything reaches the database (a POSTed form is not checked at the edge).
+  for (const [k, v] of raw) checkNoControlCharacters(v, parameterLabel(k))
   if (repeated.includes('client_id')) throw invalid('client_id is repeated')
   if (repeated.includes('redirect_uri')) throw invalid('redirect_uri is repeated')
   const clientId = params.get('client_id')

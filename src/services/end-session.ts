@@ -12,6 +12,7 @@ import type { Session } from '../interaction/session.js'
 import type { ClientStore } from '../stores/types.js'
 import type { SigningKeyService } from '../tokens/signing-keys.js'
 import { readIdTokenHint } from './id-token-hint.js'
+import { checkNoControlCharacters } from './input-limits.js'
 
 export const END_SESSION_PATH = '/connect/endsession'
 /** The confirmation form posts here (GET shows it again). */
@@ -43,6 +44,7 @@ export function createEndSessionService(deps: EndSessionDeps) {
   async function validate(raw: Array<[string, string]>, session: Session | undefined): Promise<LogoutRequest> {
     const params = new Map<string, string>()
     for (const [k, v] of raw) {
+      checkNoControlCharacters(v, k in LIMITS ? k : 'a parameter')
       if (params.has(k)) throw invalid(`${k in LIMITS ? k : 'a parameter'} is repeated`)
       if (v.length > (LIMITS[k] ?? 2000)) throw invalid(`${k in LIMITS ? k : 'a parameter'} is too long`)
       if (v !== '') params.set(k, v)

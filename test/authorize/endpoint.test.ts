@@ -268,3 +268,18 @@ describe('discovery and logs', () => {
     expect(t.logs.join('\n')).not.toContain('c2lnbmF0dXJlLWhlcmU')
   })
 })
+
+describe('bad input in a POSTed authorization request', () => {
+  it('a control character in client_id is a page, not a server error', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/connect/authorize', headers: FORM, payload: 'client_id=we%00b&response_type=code' })
+    expect(res.statusCode).toBe(400)
+    expect(res.headers.location).toBeUndefined()
+    expect(res.body).toContain('client_id contains control characters')
+  })
+
+  it('and at the logout endpoint', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/connect/endsession', headers: FORM, payload: 'client_id=we%00b' })
+    expect(res.statusCode).toBe(400)
+    expect(res.body).toContain('client_id contains control characters')
+  })
+})
