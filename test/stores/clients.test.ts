@@ -31,7 +31,6 @@ const bareClient = {
   allowedScopes: [],
   redirectUris: [],
   postLogoutRedirectUris: [],
-  allowedCorsOrigins: [],
   requirePkce: true,
   allowOfflineAccess: false,
   accessTokenType: 'jwt',
