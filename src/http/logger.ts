@@ -24,8 +24,6 @@ export const REDACTED_FIELDS = [
   'id_token_hint',
   'user_code',
   'csrf',
-  // The sign-in page's way back: an authorization request, id_token_hint and all.
-  'return_to',
 ] as const
 
 // Explicit paths only. A leading wildcard (`*.token`) makes pino run the redactor over every
