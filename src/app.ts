@@ -8,6 +8,7 @@ import type { Db } from './db/db.js'
 import { loadMigrations, pendingMigrations } from './db/migrate.js'
 import { systemClock, type Clock } from './domain/clock.js'
 import { OAuthError } from './errors.js'
+import { createAuthorizationCodeGrant } from './grants/authorization-code.js'
 import { createCibaGrant } from './grants/ciba.js'
 import { createDeviceCodeGrant } from './grants/device-code.js'
 import { createPolling, type Polling } from './grants/polling.js'
@@ -38,6 +39,8 @@ import { ACCOUNT_PATH } from './pages/sign-in.js'
 import { APPROVE_PATH } from './pages/ciba-approval.js'
 import { DEVICE_PATH } from './pages/device.js'
 import { accountRoutes } from './routes/account.js'
+import { authorizeRoutes } from './routes/authorize.js'
+import { endSessionRoutes } from './routes/end-session.js'
 import { assetRoutes } from './routes/assets.js'
 import { cibaApproveRoutes } from './routes/ciba-approve.js'
 import { CIBA_PATH, cibaRoutes } from './routes/ciba.js'
@@ -48,7 +51,10 @@ import { healthRoutes } from './routes/health.js'
 import { introspectRoutes } from './routes/introspect.js'
 import { revocationRoutes } from './routes/revocation.js'
 import { tokenRoutes } from './routes/token.js'
+import { USERINFO_PATH, userinfoRoutes } from './routes/userinfo.js'
+import { AUTHORIZE_PATH, createAuthorizeService } from './services/authorize.js'
 import { createCibaApproval } from './services/ciba-approval.js'
+import { createEndSessionService, END_SESSION_PATH } from './services/end-session.js'
 import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './services/ciba-notifier.js'
 import { createClientJwtVerifier, REQUEST_OBJECT_ALGS } from './services/ciba-request-object.js'
 import { createCibaService } from './services/ciba.js'
@@ -65,6 +71,7 @@ import { createScopeResolver } from './grants/scopes.js'
 import { createTokenIssuer } from './tokens/issuer.js'
 import { createTokenReader, type TokenReader } from './tokens/token-reader.js'
 import { createTokenService } from './services/token.js'
+import { createUserinfoService } from './services/userinfo.js'
 import { createDeviceUserCodeThrottle, createUserCodeCheck, userCodePolicy } from './services/user-code-check.js'
 import { createCachedClientStore, createCachedResourceStore } from './stores/cached.js'
 import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
@@ -207,7 +214,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   } satisfies CoreServices)
   const cibaGrant = await registerCiba(ctx, deps.cibaNotifier ?? defaultNotifier(config, clock, logger))
   const deviceGrant = await registerDevice(ctx)
-  await registerTokenCore(ctx, [cibaGrant, deviceGrant], [...EXTENSION_GRANTS, ...(deps.grants ?? [])])
+  const codeGrant = await registerAuthorizationCode(ctx, db)
+  await registerTokenCore(ctx, [cibaGrant, deviceGrant, codeGrant], [...EXTENSION_GRANTS, ...(deps.grants ?? [])])
   startCleanup(ctx, logger)
   return app
 }
@@ -369,6 +377,42 @@ async function registerDevice(w: Wiring): Promise<GrantHandler<any>> {
   await app.register(deviceRoutes, { verification, pages: w.interaction.pages, rateLimit: pageRateLimit(config.rateLimitSignIn) })
   w.discovery.contribute(() => ({ device_authorization_endpoint: `${config.issuer}${DEVICE_AUTHORIZATION_PATH}` }))
   return createDeviceCodeGrant({ clock, devices: stores.devices, polling: w.polling, users: stores.users, scopes: w.scopes, tokens: w.tokens })
+}
+
+/**
+ * The authorization code flow (RFC 6749 §4.1, OIDC Core §3.1, RFC 7636, RFC 9207): the
+ * authorization endpoint on the shared sign-in, session and consent. Returns its grant.
+ */
+async function registerAuthorizationCode(w: Wiring, db: Db): Promise<GrantHandler<any>> {
+  const { app, config, clock, stores } = w
+  const secret = await loadServerSecret({ store: createPgServerSecretStore(db), clock, keyEncryptionSecret: config.keyEncryptionSecret }, 'authorize')
+  const authorize = createAuthorizeService({
+    issuer: config.issuer, codeLifetime: config.authorizationCodeLifetime, clock, clients: stores.clients, resources: stores.resources,
+    scopes: w.scopes, consent: w.consent, sessions: w.interaction.sessions, grants: stores.grants, keys: w.keys, secret,
+  })
+  w.interaction.returnTargets.allow({ path: AUTHORIZE_PATH, describe: authorize.describe })
+  await app.register(authorizeRoutes, { authorize, pages: w.interaction.pages })
+  w.discovery.contribute(() => ({
+    authorization_endpoint: `${config.issuer}${AUTHORIZE_PATH}`,
+    response_types_supported: ['code'],
+    response_modes_supported: ['query', 'form_post'],
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+    prompt_values_supported: ['none', 'login', 'consent'],
+    claims_parameter_supported: false,
+    request_parameter_supported: false,
+    request_uri_parameter_supported: false,
+  }))
+  await app.register(userinfoRoutes, {
+    userinfo: createUserinfoService({ config, reader: w.tokenReader, users: stores.users, resources: stores.resources }),
+    realm: config.issuer,
+    rateLimit: apiRateLimit(config.rateLimitApi),
+  })
+  // RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0).
+  const endSession = createEndSessionService({ issuer: config.issuer, clients: stores.clients, keys: w.keys })
+  await app.register(endSessionRoutes, { endSession, pages: w.interaction.pages })
+  w.discovery.contribute(() => ({ userinfo_endpoint: `${config.issuer}${USERINFO_PATH}`, end_session_endpoint: `${config.issuer}${END_SESSION_PATH}` }))
+  return createAuthorizationCodeGrant({ clock, grants: stores.grants, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens })
 }
 
 /** The webhook when CIBA_NOTIFICATION_URL is set, else the approval URL in the log (development). */

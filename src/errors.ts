@@ -19,6 +19,11 @@ export type OAuthErrorCode =
   | 'invalid_binding_message'
   | 'missing_user_code'
   | 'invalid_user_code'
+  | 'unsupported_response_type'
+  | 'login_required'
+  | 'consent_required'
+  | 'invalid_token'
+  | 'insufficient_scope'
   | 'not_found'
   | 'method_not_allowed'
   | 'server_error'
@@ -26,6 +31,8 @@ export type OAuthErrorCode =
 
 const STATUS: Partial<Record<OAuthErrorCode, number>> = {
   invalid_client: 401,
+  invalid_token: 401,
+  insufficient_scope: 403,
   not_found: 404,
   method_not_allowed: 405,
   server_error: 500,

@@ -21,6 +21,8 @@ export interface Client {
   allowedGrantTypes: string[]
   allowedScopes: string[]
   redirectUris: string[]
+  /** OpenID Connect RP-Initiated Logout 1.0 post_logout_redirect_uri values, matched exactly. */
+  postLogoutRedirectUris: string[]
   requirePkce: boolean
   allowOfflineAccess: boolean
   accessTokenType: AccessTokenType

@@ -67,7 +67,9 @@ export function createRefreshTokenGrant(deps: {
       const data = g.data as unknown as RefreshTokenData
       const granted = await regrant(client, data.granted, params)
       const rotate = client.refreshTokenUsage === 'oneTimeOnly'
-      const idToken = user && data.idToken ? { user, authTime: data.idToken.authTime, acr: data.idToken.acr, amr: data.idToken.amr } : undefined
+      const idToken = user && data.idToken
+        ? { user, authTime: data.idToken.authTime, acr: data.idToken.acr, amr: data.idToken.amr, extraClaims: data.idToken.extraClaims }
+        : undefined
       const issue = () =>
         deps.tokens.issue({
           client, subjectId: g.subjectId, granted: { ...granted, offlineAccess: rotate && granted.offlineAccess }, claims: data.claims,

@@ -10,6 +10,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { OAuthError } from '../errors.js'
 import { layout, pageHeaders, type Page } from '../pages/html.js'
+import { formPostResponse } from '../pages/authorize.js'
 import { errorPage } from '../pages/message.js'
 
 export type ErrorMode = 'oauth' | 'page' | 'redirect'
@@ -18,6 +19,8 @@ export type ErrorMode = 'oauth' | 'page' | 'redirect'
 export interface ErrorRedirect {
   redirectUri: string
   state?: string | undefined
+  /** OAuth 2.0 Form Post Response Mode: the error is posted by a self-submitting form. */
+  responseMode?: 'query' | 'form_post' | undefined
 }
 
 declare module 'fastify' {
@@ -84,14 +87,25 @@ export class PageResponseError extends Error {
   }
 }
 
+/** The error parameters of RFC 6749 §4.1.2.1 with RFC 9207's iss. */
+export function errorResponseParams(target: ErrorRedirect, e: OAuthError, issuer: string): Record<string, string> {
+  const out: Record<string, string> = { error: e.code }
+  if (e.status < 500 && e.description !== undefined) out.error_description = e.description
+  if (target.state !== undefined) out.state = target.state
+  out.iss = issuer
+  return out
+}
+
+/** The redirect URI with `params` added to its query (RFC 6749 §4.1.2: any query it has is kept). */
+export function withQuery(redirectUri: string, params: Record<string, string>): string {
+  const url = new URL(redirectUri)
+  for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v)
+  return url.href
+}
+
 /** The error URL of RFC 6749 §4.1.2.1 with RFC 9207's iss. */
 export function errorRedirectUrl(target: ErrorRedirect, e: OAuthError, issuer: string): string {
-  const url = new URL(target.redirectUri)
-  url.searchParams.set('error', e.code)
-  if (e.status < 500 && e.description !== undefined) url.searchParams.set('error_description', e.description)
-  if (target.state !== undefined) url.searchParams.set('state', target.state)
-  url.searchParams.set('iss', issuer)
-  return url.href
+  return withQuery(target.redirectUri, errorResponseParams(target, e, issuer))
 }
 
 export function createErrorHandler(opts: { issuer: string; site: string }) {
@@ -107,6 +121,10 @@ export function createErrorHandler(opts: { issuer: string; site: string }) {
     if (e.status >= 500) req.log.error({ err: e.cause ?? err }, 'request failed')
     else req.log.info({ error: e.code }, e.description ?? e.code)
     const mode = req.routeOptions.config?.errorMode ?? 'oauth'
+    if (mode === 'redirect' && req.errorRedirect?.responseMode === 'form_post') {
+      const { headers, body } = formPostResponse(req.errorRedirect.redirectUri, errorResponseParams(req.errorRedirect, e, opts.issuer), opts.site)
+      return reply.code(200).headers(headers).send(body)
+    }
     if (mode === 'redirect' && req.errorRedirect) {
       return reply.code(303).headers({ location: errorRedirectUrl(req.errorRedirect, e, opts.issuer), 'cache-control': 'no-store' }).send()
     }

@@ -57,6 +57,9 @@ const jwk = z
 
 const seconds = z.number().int().positive()
 
+// RFC 6749 §3.1.2: an absolute URI without a fragment; compared with the request as an exact string.
+const redirectUri = z.url().max(400).refine((u) => !u.includes('#'), 'must not contain a fragment (#)')
+
 export const SeedClient = z.strictObject({
   clientId: z.string().min(1).max(200),
   clientName: z.string().max(200).optional(),
@@ -66,7 +69,11 @@ export const SeedClient = z.strictObject({
   requireClientSecret: z.boolean().default(true),
   accessTokenType: z.enum(['jwt', 'reference']).default('jwt'),
   accessTokenLifetime: seconds.optional(),
-  redirectUris: z.array(z.url()).default([]),
+  redirectUris: z.array(redirectUri).default([]).describe('authorization code flow: the exact redirect_uri values allowed'),
+  postLogoutRedirectUris: z
+    .array(redirectUri)
+    .default([])
+    .describe('RP-initiated logout: the exact post_logout_redirect_uri values allowed'),
   requirePkce: z.boolean().default(true),
   allowOfflineAccess: z.boolean().default(false),
   refreshTokenUsage: z.enum(['oneTimeOnly', 'reUse']).default('oneTimeOnly'),

@@ -13,9 +13,6 @@
 // state (the resource catalogue, the grant registry). Members are merged in registration order:
 // arrays are united (so grant_types_supported can come from several grants, without duplicates),
 // anything else is overwritten by the later contribution.
-//
-// Not claimed yet (no authorization endpoint exists): authorization_endpoint and
-// response_types_supported, both REQUIRED by OIDC Discovery §3 for a full OP.
 import type { JWK } from 'jose'
 import type { Config } from '../config.js'
 import type { ResourceCatalogue } from '../stores/types.js'
@@ -43,9 +40,11 @@ export interface DiscoveryDeps {
 
 export const JWKS_PATH = '/.well-known/openid-configuration/jwks'
 export const DISCOVERY_PATH = '/.well-known/openid-configuration'
+/** RFC 8414 §3: where OAuth clients look for the same document. */
+export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server'
 
 /** Claims every ID token we issue carries (OIDC Core §2), before identity resources add theirs. */
-const BASE_CLAIMS = ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time']
+const BASE_CLAIMS = ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'amr', 'sid']
 
 /**
  * 300 s: a new key is published KEY_ACTIVATION_DELAY (default 3600 s) before it signs, so a
@@ -64,8 +63,8 @@ export function createDiscoveryService(deps: DiscoveryDeps): DiscoveryService {
       token_endpoint: `${config.issuer}/connect/token`,
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       subject_types_supported: ['public'],
-      // RS256 first: OIDC Core §15.1 requires it; then every other alg we hold a signing key for.
-      id_token_signing_alg_values_supported: ['RS256', ...keys.algorithms().filter((a) => a !== 'RS256')],
+      // ID tokens are signed with RS256 only (OIDC Core §15.1 requires it); nothing else is claimed.
+      id_token_signing_alg_values_supported: ['RS256'],
       claims_supported: BASE_CLAIMS,
     }
     if (deps.loadCatalogue) {

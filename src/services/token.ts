@@ -27,7 +27,9 @@ export function createTokenService(deps: { registry: GrantRegistry; audit?: Audi
       const handler = deps.registry.get(grantType)
       if (!handler) throw new OAuthError('unsupported_grant_type')
       const { client } = auth
-      if (!client.allowedGrantTypes.includes(grantType)) {
+      // Refresh tokens are permitted by allowOfflineAccess with offline_access (as in Duende), not by
+      // allowedGrantTypes: a client that was given one may use it; the grant checks the rest.
+      if (grantType !== 'refresh_token' && !client.allowedGrantTypes.includes(grantType)) {
         throw new OAuthError('unauthorized_client', 'the client may not use this grant type')
       }
       if (auth.method === 'none' && !handler.allowPublicClients) {

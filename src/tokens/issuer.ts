@@ -68,7 +68,8 @@ export interface RefreshTokenData {
   claims: Record<string, unknown>
   /** ms since epoch; undefined: no absolute bound (absoluteRefreshTokenLifetime 0). */
   absoluteExpiresAt: number | undefined
-  idToken?: { authTime: number; acr?: string; amr?: string[] }
+  /** What the next ID token repeats: the sign-in's auth_time, acr, amr, and claims such as sid, tenant, idp. */
+  idToken?: { authTime: number; acr?: string; amr?: string[]; extraClaims?: Record<string, unknown> }
 }
 
 export interface TokenIssuer {
@@ -113,6 +114,9 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       nbf: iat,
       exp: iat + lifetime,
     }
+    // RFC 9068 §2.2: aud is required. A token for no API resource but with identity scopes is for
+    // our own userinfo endpoint: its audience is the issuer itself.
+    if (payload.aud === undefined && granted.identityScopes.length > 0) payload.aud = config.issuer
     if (payload.aud === undefined) delete payload.aud
     const expiresAt = (iat + lifetime) * 1000
     if (client.accessTokenType === 'reference') {
@@ -170,7 +174,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       expiresAt = absolute === undefined ? sliding : Math.min(sliding, absolute)
     }
     const data: RefreshTokenData = { granted: p.granted, claims: p.claims ?? {}, absoluteExpiresAt: absolute }
-    if (p.idToken) data.idToken = { authTime: p.idToken.authTime, acr: p.idToken.acr, amr: p.idToken.amr }
+    if (p.idToken) data.idToken = { authTime: p.idToken.authTime, acr: p.idToken.acr, amr: p.idToken.amr, extraClaims: p.idToken.extraClaims }
     const handle = newHandle()
     return {
       value: handle,

@@ -63,7 +63,7 @@ describe('authz against a database', () => {
     expect(migrate).toEqual({ code: 0, stdout: 'database is up to date\n', stderr: '' })
     if (!testDb) expect(await readdir(env.DATA_DIR!)).not.toContain('authz.lock') // released on exit
 
-    const line = 'seed applied from seed/demo.json: 2 api scopes, 1 api resources, 4 identity resources, 6 clients, 1 users\n'
+    const line = 'seed applied from seed/demo.json: 2 api scopes, 1 api resources, 4 identity resources, 7 clients, 1 users\n'
     expect(await runCli(['seed', 'seed/demo.json'], { env })).toEqual({ code: 0, stdout: line, stderr: '' })
     expect(await runCli(['seed', 'seed/demo.json'], { env })).toEqual({ code: 0, stdout: line, stderr: '' })
 
@@ -77,12 +77,12 @@ describe('authz against a database', () => {
 
     const list = await runCli(['clients', 'list'], { env })
     expect(list.code).toBe(0)
-    expect(list.stdout.split('\n').map((l) => l.split(/\s+/)[0])).toEqual(['CLIENT', 'demo-backend', 'demo-ciba', 'demo-device', 'demo-gateway', 'demo-legacy', 'demo-reference', ''])
+    expect(list.stdout.split('\n').map((l) => l.split(/\s+/)[0])).toEqual(['CLIENT', 'demo-backend', 'demo-ciba', 'demo-device', 'demo-gateway', 'demo-legacy', 'demo-reference', 'demo-web', ''])
     const show = await runCli(['clients', 'show', 'demo-backend', '--json'], { env })
     expect(show.code).toBe(0)
     expect(JSON.parse(show.stdout)).toEqual({
       clientId: 'demo-backend', clientName: null, enabled: true, requireClientSecret: true,
-      allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read', 'orders.write'], redirectUris: [],
+      allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read', 'orders.write'], redirectUris: [], postLogoutRedirectUris: [],
       requirePkce: true, allowOfflineAccess: false, accessTokenType: 'jwt', accessTokenLifetime: null,
       refreshTokenUsage: 'oneTimeOnly', refreshTokenExpiration: 'absolute', absoluteRefreshTokenLifetime: 2592000,
       slidingRefreshTokenLifetime: 1296000, cibaLifetime: null, pollingInterval: null, identityProviderRestrictions: [],

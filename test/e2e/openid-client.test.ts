@@ -51,7 +51,7 @@ async function configFor(clientId: string, secret: string): Promise<client.Confi
 describe('openid-client: password grant', () => {
   it('gets tokens and a validated ID token with auth_time and amr pwd, then refreshes', async () => {
     const legacy = await configFor('legacy', 'legacy-secret')
-    expect(legacy.serverMetadata().grant_types_supported).toEqual(['client_credentials', 'refresh_token', 'password', 'urn:openid:params:grant-type:ciba', 'urn:ietf:params:oauth:grant-type:device_code', TE])
+    expect(legacy.serverMetadata().grant_types_supported).toEqual(['client_credentials', 'refresh_token', 'password', 'urn:openid:params:grant-type:ciba', 'urn:ietf:params:oauth:grant-type:device_code', 'authorization_code', TE])
     const before = Math.floor(Date.now() / 1000)
     const tokens = await client.genericGrantRequest(legacy, 'password', { username: 'alice', password: 'alice-pw', scope: 'openid profile email orders.read offline_access' })
     expect(tokens).toMatchObject({ token_type: 'bearer', expires_in: 3600, scope: 'openid profile email orders.read offline_access' })

@@ -49,7 +49,7 @@ describe('the README example: a JWT bearer assertion grant (RFC 7523)', () => {
   it('is listed in discovery once registered', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
     expect(doc.grant_types_supported).toEqual(['client_credentials', 'refresh_token', 'password', 'urn:openid:params:grant-type:ciba', 'urn:ietf:params:oauth:grant-type:device_code',
-      'urn:ietf:params:oauth:grant-type:token-exchange', JWT_BEARER])
+      'authorization_code', 'urn:ietf:params:oauth:grant-type:token-exchange', JWT_BEARER])
   })
 
   it('issues an access token for the asserted user', async () => {

@@ -63,13 +63,20 @@ describe('discovery document', () => {
       token_endpoint: `${TEST_ISSUER}/connect/token`,
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: ['RS256', 'ES256'],
+      id_token_signing_alg_values_supported: ['RS256'],
       scopes_supported: ['email', 'openid', 'orders.read'],
-      claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'email', 'email_verified'],
+      claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'amr', 'sid', 'email', 'email_verified'],
     })
-    expect(doc).not.toHaveProperty('authorization_endpoint')
-    expect(doc).not.toHaveProperty('response_types_supported')
-    expect(doc).not.toHaveProperty('userinfo_endpoint')
+    // The authorization code flow (OIDC Discovery §3: authorization_endpoint and response_types_supported are required).
+    expect(doc).toMatchObject({
+      authorization_endpoint: `${TEST_ISSUER}/connect/authorize`,
+      response_types_supported: ['code'],
+      response_modes_supported: ['query', 'form_post'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
+    })
   })
 })
 

@@ -57,7 +57,7 @@ async function cases(): Promise<Case[]> {
     // The form itself.
     token({ ...CC }, 'invalid_request', 'no grant_type'),
     token({ ...CC, grant_type: M }, 'unsupported_grant_type', 'unknown grant_type'),
-    token({ ...CC, grant_type: 'refresh_token', refresh_token: M }, 'unauthorized_client', 'grant not allowed'),
+    token({ ...CC, grant_type: 'password', username: M, password: M }, 'unauthorized_client', 'grant not allowed'),
     { name: 'token: repeated', url: '/connect/token', payload: `${form(CC)}&grant_type=client_credentials&${M}=1&${M}=2`, error: 'invalid_request' },
     token({ ...CC, grant_type: 'client_credentials', scope: '' }, 'invalid_request', 'empty'),
     { name: 'token: empty unknown', url: '/connect/token', payload: `${form(CC)}&grant_type=client_credentials&${M}=`, error: 'invalid_request' },

@@ -242,6 +242,6 @@ describe('token exchange: errors', () => {
 describe('discovery', () => {
   it('lists every grant type that works, and nothing more', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
-    expect(doc.grant_types_supported).toEqual(['client_credentials', 'refresh_token', 'password', 'urn:openid:params:grant-type:ciba', 'urn:ietf:params:oauth:grant-type:device_code', TE])
+    expect(doc.grant_types_supported).toEqual(['client_credentials', 'refresh_token', 'password', 'urn:openid:params:grant-type:ciba', 'urn:ietf:params:oauth:grant-type:device_code', 'authorization_code', TE])
   })
 })

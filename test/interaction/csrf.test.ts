@@ -46,8 +46,9 @@ describe('the CSRF secret', () => {
       })
       expect(res.statusCode).toBe(303)
       expect(res.headers.location).toBe('/account')
-      const { rows } = await a.db.query('SELECT name, encrypted FROM server_secrets')
-      expect(rows).toEqual([{ name: 'csrf', encrypted: false }])
+      const { rows } = await a.db.query('SELECT name, encrypted FROM server_secrets ORDER BY name')
+      // One csrf secret for both replicas (and the authorization endpoint's own, which MACs its sign-in marker).
+      expect(rows).toEqual([{ name: 'authorize', encrypted: false }, { name: 'csrf', encrypted: false }])
     } finally {
       await b.close()
       await a.close()
@@ -60,8 +61,9 @@ describe('the CSRF secret', () => {
       const env = { KEY_ENCRYPTION_SECRET: 'first-secret-0123456789' }
       const first = await createTestApp({ testDb, env })
       await first.close()
-      const { rows } = await testDb.db.query<{ value: string; encrypted: boolean }>('SELECT value, encrypted FROM server_secrets')
-      expect(rows).toEqual([{ value: expect.stringMatching(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/), encrypted: true }])
+      const { rows } = await testDb.db.query<{ value: string; encrypted: boolean }>('SELECT value, encrypted FROM server_secrets ORDER BY name')
+      const sealed = { value: expect.stringMatching(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/), encrypted: true }
+      expect(rows).toEqual([sealed, sealed]) // authorize, csrf
       const load = (keyEncryptionSecret: string | undefined) =>
         loadServerSecret({ store: createPgServerSecretStore(testDb.db), clock: createManualClock(), keyEncryptionSecret }, 'csrf')
       await expect(load('second-secret-0123456789')).rejects.toThrow(

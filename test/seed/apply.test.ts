@@ -40,7 +40,7 @@ afterAll(async () => {
 
 describe('seed file', () => {
   it('applies the demo seed, and applying it again changes nothing', async () => {
-    expect(await applySeedFile(t.db, DEMO_SEED_FILE)).toEqual({ clients: 6, apiScopes: 2, apiResources: 1, identityResources: 4, users: 1 })
+    expect(await applySeedFile(t.db, DEMO_SEED_FILE)).toEqual({ clients: 7, apiScopes: 2, apiResources: 1, identityResources: 4, users: 1 })
     const first = await dump(t.db)
     await applySeedFile(t.db, DEMO_SEED_FILE)
     expect(await dump(t.db)).toEqual(first)
@@ -52,6 +52,10 @@ describe('seed file', () => {
       accessTokenType: 'jwt', requireClientSecret: true, enabled: true,
     })
     expect(ciba?.secrets).toEqual([{ valueHash: secretHash('demo-ciba-secret'), expiresAt: undefined, description: undefined }])
+    expect(await createPgClientStore(t.db).findById('demo-web')).toMatchObject({
+      allowedGrantTypes: ['authorization_code'], redirectUris: ['http://localhost:8080/callback'],
+      postLogoutRedirectUris: ['http://localhost:8080/'], requirePkce: true, requireConsent: true, allowOfflineAccess: true,
+    })
     const catalogue = await createPgResourceStore(t.db).loadCatalogue()
     expect(catalogue.identityResources.get('email')?.claims).toEqual(['email', 'email_verified'])
     expect(catalogue.identityResources.get('offline_access')?.claims).toEqual([])
@@ -64,7 +68,7 @@ describe('seed file', () => {
 
   it('stores secrets and passwords only hashed', async () => {
     const text = JSON.stringify(await dump(t.db))
-    for (const plain of ['orders-api-secret', 'demo-backend-secret', 'demo-reference-secret', 'demo-ciba-secret', 'demo-legacy-secret', 'demo-gateway-secret', 'alice-password']) {
+    for (const plain of ['orders-api-secret', 'demo-backend-secret', 'demo-reference-secret', 'demo-ciba-secret', 'demo-legacy-secret', 'demo-gateway-secret', 'demo-web-secret', 'alice-password']) {
       expect(text).not.toContain(plain)
     }
     const api = await createPgResourceStore(t.db).findApiResource('orders-api')

@@ -15,7 +15,7 @@ describe('seed JSON Schema', () => {
     expect(client.additionalProperties).toBe(false)
     expect(Object.keys(client.properties)).toEqual([
       'clientId', 'clientName', 'secrets', 'allowedGrantTypes', 'allowedScopes', 'requireClientSecret', 'accessTokenType',
-      'accessTokenLifetime', 'redirectUris', 'requirePkce', 'allowOfflineAccess', 'refreshTokenUsage', 'refreshTokenExpiration',
+      'accessTokenLifetime', 'redirectUris', 'postLogoutRedirectUris', 'requirePkce', 'allowOfflineAccess', 'refreshTokenUsage', 'refreshTokenExpiration',
       'absoluteRefreshTokenLifetime', 'slidingRefreshTokenLifetime', 'cibaLifetime', 'pollingInterval',
       'identityProviderRestrictions', 'allowedTenants', 'allowedCorsOrigins', 'requireConsent', 'enabled', 'jwks',
     ])

@@ -30,6 +30,7 @@ const bareClient = {
   allowedGrantTypes: [],
   allowedScopes: [],
   redirectUris: [],
+  postLogoutRedirectUris: [],
   requirePkce: true,
   allowOfflineAccess: false,
   accessTokenType: 'jwt',

@@ -13,6 +13,7 @@ interface ClientRow {
   allowed_grant_types: string[]
   allowed_scopes: string[]
   redirect_uris: string[]
+  post_logout_redirect_uris: string[]
   require_pkce: boolean
   allow_offline_access: boolean
   access_token_type: AccessTokenType
@@ -46,6 +47,7 @@ function toClient(r: ClientRow): Client {
     allowedGrantTypes: r.allowed_grant_types,
     allowedScopes: r.allowed_scopes,
     redirectUris: r.redirect_uris,
+    postLogoutRedirectUris: r.post_logout_redirect_uris,
     requirePkce: r.require_pkce,
     allowOfflineAccess: r.allow_offline_access,
     accessTokenType: r.access_token_type,

@@ -101,7 +101,7 @@ export function createPgSeedWriter(tx: Queryable) {
         c.redirectUris, c.requirePkce, c.allowOfflineAccess, c.accessTokenType, c.accessTokenLifetime ?? null,
         c.refreshTokenUsage, c.refreshTokenExpiration, c.absoluteRefreshTokenLifetime, c.slidingRefreshTokenLifetime,
         c.cibaLifetime ?? null, c.pollingInterval ?? null, c.identityProviderRestrictions, c.requireConsent,
-        c.jwks === undefined ? null : JSON.stringify(c.jwks), c.allowedTenants, c.allowedCorsOrigins,
+        c.jwks === undefined ? null : JSON.stringify(c.jwks), c.allowedTenants, c.allowedCorsOrigins, c.postLogoutRedirectUris,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -119,11 +119,13 @@ const CLIENT_COLUMNS = [
   'refresh_token_usage', 'refresh_token_expiration', 'absolute_refresh_token_lifetime', 'sliding_refresh_token_lifetime',
   'ciba_lifetime', 'polling_interval', 'identity_provider_restrictions', 'require_consent', 'jwks', 'allowed_tenants',
   'allowed_cors_origins',
+  'post_logout_redirect_uris',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]', allowed_scopes: '::text[]', redirect_uris: '::text[]',
   identity_provider_restrictions: '::text[]', jwks: '::jsonb', allowed_tenants: '::text[]',
   allowed_cors_origins: '::text[]',
+  post_logout_redirect_uris: '::text[]',
 }
 const UPDATABLE = CLIENT_COLUMNS.slice(1)
 const UPSERT_CLIENT = `
