@@ -142,7 +142,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: createErrorHandler(errorOpts),
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
+    ...serverTimeouts(config),
   })
+  // Beyond this many open connections the listener refuses more (Node drops them at accept), so
+  // that held sockets cannot exhaust the process's file descriptors; 0: no cap.
+  if (config.httpMaxConnections > 0) app.server.maxConnections = config.httpMaxConnections
   registerErrorHandling(app, errorOpts)
   installEdgeChecks(app)
   app.setNotFoundHandler((_req, reply) => reply.send(sendError(reply, new OAuthError('not_found', 'no endpoint at this path for this method'))))
@@ -210,6 +214,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerTokenCore(ctx, [cibaGrant, deviceGrant], [...EXTENSION_GRANTS, ...(deps.grants ?? [])])
   startCleanup(ctx, logger)
   return app
+}
+
+/**
+ * Bounds on every connection (Node's http.Server): the head within HTTP_HEADERS_TIMEOUT, the
+ * whole request within HTTP_REQUEST_TIMEOUT (Node answers 408, in OAuth shape by the edge), an
+ * idle keep-alive connection closed after HTTP_KEEP_ALIVE_TIMEOUT. Node checks the first two
+ * every connectionsCheckingInterval, so that is kept well below them.
+ */
+function serverTimeouts(config: Config) {
+  const ms = (s: number) => Math.round(s * 1000)
+  return {
+    requestTimeout: ms(config.httpRequestTimeout),
+    keepAliveTimeout: ms(config.httpKeepAliveTimeout),
+    http: {
+      headersTimeout: ms(config.httpHeadersTimeout),
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, ms(config.httpHeadersTimeout) / 4)),
+    },
+  }
 }
 
 /** Every store, once: cached where the hot path reads configuration (CLIENT_CACHE_TTL). */

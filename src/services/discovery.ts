@@ -17,7 +17,7 @@
 // Not claimed yet (no authorization endpoint exists): authorization_endpoint and
 // response_types_supported, both REQUIRED by OIDC Discovery §3 for a full OP.
 import type { JWK } from 'jose'
-import type { Config } from '../config.js'
+import { KEY_RELOAD_SECONDS, type Config } from '../config.js'
 import type { ResourceCatalogue } from '../stores/types.js'
 import type { SigningKeyService } from '../tokens/signing-keys.js'
 
@@ -48,10 +48,16 @@ export const DISCOVERY_PATH = '/.well-known/openid-configuration'
 const BASE_CLAIMS = ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time']
 
 /**
- * 300 s: a new key is published KEY_ACTIVATION_DELAY (default 3600 s) before it signs, so a
- * relying party's cached JWKS always learns it in time; capped by that delay when it is shorter.
+ * 300 s at most. A new key is published KEY_ACTIVATION_DELAY (default 3600 s) before it signs,
+ * but a replica publishes it only at its next key reload (every KEY_RELOAD_SECONDS), and a JWKS
+ * fetched from a replica just before that reload is cached for max-age more. So max-age is what
+ * the delay leaves after the reload: a verifier that respects it always has the key in time.
  */
 const MAX_AGE = 300
+
+export function jwksMaxAge(keyActivationDelay: number): number {
+  return Math.max(0, Math.min(MAX_AGE, keyActivationDelay - KEY_RELOAD_SECONDS))
+}
 
 export function createDiscoveryService(deps: DiscoveryDeps): DiscoveryService {
   const { config, keys } = deps
@@ -78,7 +84,7 @@ export function createDiscoveryService(deps: DiscoveryDeps): DiscoveryService {
   }
 
   return {
-    maxAge: Math.min(MAX_AGE, config.keyActivationDelay),
+    maxAge: jwksMaxAge(config.keyActivationDelay),
     contribute(contribution) {
       contributions.push(contribution)
     },
