@@ -19,7 +19,7 @@ import { createOneTimeUse, type OneTimeUse } from './grants/one-time-use.js'
 import { createGrantRegistry, type GrantDeps, type GrantFactory, type GrantHandler } from './grants/registry.js'
 import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
 import { registerCors } from './http/cors.js'
-import { clientErrorHandler, installEdgeChecks } from './http/edge.js'
+import { clientErrorHandler, installEdgeChecks, isDraining } from './http/edge.js'
 import { createErrorHandler, registerErrorHandling, sendError } from './http/error-handler.js'
 import { createPageKit, registerCookies, registerPageHeaders, type PageKit } from './http/pages.js'
 import { apiRateLimit, pageRateLimit, registerRateLimit } from './http/rate-limit.js'
@@ -178,7 +178,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const discovery = createDiscoveryService({ config, keys, loadCatalogue: () => stores.resources.loadCatalogue() })
 
   const migrations = await loadMigrations()
-  await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations) })
+  await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations), draining: () => isDraining(app) })
   await app.register(discoveryRoutes, { discovery })
 
   const revocationList = createRevocationList({ store: stores.revocations, clock })

@@ -6,6 +6,8 @@ import type { FastifyPluginAsync } from 'fastify'
 export interface HealthDeps {
   /** Resolves to the versions not yet applied; rejects when the database does not answer. */
   pendingMigrations(): Promise<string[]>
+  /** True once the server drains for shutdown: readiness fails so that a proxy moves its traffic. */
+  draining?: () => boolean
 }
 
 export const healthRoutes: FastifyPluginAsync<HealthDeps> = async (app, deps) => {
@@ -16,6 +18,10 @@ export const healthRoutes: FastifyPluginAsync<HealthDeps> = async (app, deps) =>
 
   app.get('/health/ready', async (req, reply) => {
     reply.header('cache-control', 'no-store')
+    if (deps.draining?.()) {
+      reply.code(503)
+      return { status: 'not_ready', reason: 'shutting down' }
+    }
     try {
       const pending = await deps.pendingMigrations()
       if (pending.length > 0) {
