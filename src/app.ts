@@ -4,10 +4,11 @@ import formbody from '@fastify/formbody'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { Config } from './config.js'
+import { createBoundedDb } from './db/bounded.js'
 import type { Db } from './db/db.js'
 import { loadMigrations, pendingMigrations } from './db/migrate.js'
 import { systemClock, type Clock } from './domain/clock.js'
-import { OAuthError } from './errors.js'
+import { isUnavailable, OAuthError } from './errors.js'
 import { createCibaGrant } from './grants/ciba.js'
 import { createDeviceCodeGrant } from './grants/device-code.js'
 import { createPolling, type Polling } from './grants/polling.js'
@@ -123,9 +124,10 @@ declare module 'fastify' {
 export const BODY_LIMIT = 64 * 1024
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, db } = deps
+  const { config } = deps
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? createLogger({ level: config.logLevel })
+  const db = boundDatabase(deps.db, config, logger)
 
   const errorOpts = { issuer: config.issuer, site: new URL(config.issuer).host }
   const app = Fastify({
@@ -166,7 +168,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config,
     store: createPgSigningKeyStore(db),
     clock,
-    onRefreshError: (err) => logger.warn({ err }, 'signing key refresh failed; keeping the loaded keys'),
+    onRefreshError: (err) => {
+      if (!isUnavailable(err)) logger.warn({ err }, 'signing key refresh failed; keeping the loaded keys')
+    },
     audit,
   })
   const keyChanges = await keys.ensureKeys()
@@ -217,6 +221,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 }
 
 /**
+ * Every database wait of the app bounded (src/db/bounded.ts); an outage logged when it begins and
+ * when it ends, its failed requests counted (503 temporarily_unavailable), never traced one by one.
+ */
+function boundDatabase(db: Db, config: Config, logger: Logger) {
+  return createBoundedDb(db, {
+    queryTimeoutSeconds: config.databaseQueryTimeout,
+    connectTimeoutSeconds: config.databaseConnectTimeout,
+    events: {
+      down: (err) => logger.error({ err }, 'database unavailable: answering 503 until it answers again; failures are counted, not logged'),
+      up: ({ failures, seconds }) => logger.warn({ failures, seconds }, 'database available again'),
+    },
+  })
+}
+
+/**
  * Bounds on every connection (Node's http.Server): the head within HTTP_HEADERS_TIMEOUT, the
  * whole request within HTTP_REQUEST_TIMEOUT (Node answers 408, in OAuth shape by the edge), an
  * idle keep-alive connection closed after HTTP_KEEP_ALIVE_TIMEOUT. Node checks the first two
@@ -236,7 +255,7 @@ function serverTimeouts(config: Config) {
 
 /** Every store, once: cached where the hot path reads configuration (CLIENT_CACHE_TTL). */
 function createStores(db: Db, config: Config, clock: Clock) {
-  const cache = { ttlSeconds: config.clientCacheTtl, clock }
+  const cache = { ttlSeconds: config.clientCacheTtl, maxStaleSeconds: config.clientCacheMaxStale, clock }
   return {
     clients: createCachedClientStore(createPgClientStore(db), cache),
     resources: createCachedResourceStore(createPgResourceStore(db), cache),

@@ -5,12 +5,20 @@ import type { Db, DbPoolStats, NotificationHandler, Queryable, QueryOptions, Que
 export interface PgDbOptions {
   connectionString: string
   max?: number
+  /** Bound on waiting for a pooled connection or opening a new one (ms); 0 or unset: none. */
+  connectTimeoutMs?: number
   /** Told about errors on idle connections and on the LISTEN connection; never fatal. */
   onError?: (err: Error) => void
 }
 
 export function createPgDb(opts: PgDbOptions): Db {
-  const pool = new pg.Pool({ connectionString: opts.connectionString, max: opts.max ?? 10 })
+  const pool = new pg.Pool({
+    connectionString: opts.connectionString,
+    max: opts.max ?? 10,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 0,
+    // TCP keep-alive: a connection to a server that vanished is noticed, not held forever.
+    keepAlive: true,
+  })
   const onError = opts.onError ?? (() => {})
   pool.on('error', onError) // an idle client died (server restart): the pool replaces it
   const listener = createListener(opts.connectionString, onError)
@@ -19,7 +27,12 @@ export function createPgDb(opts: PgDbOptions): Db {
   const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
     const values = params as unknown[] | undefined
     // A named statement is parsed and planned once per connection, then only bound and executed.
-    const res = options?.name ? await q.query({ name: options.name, text: sql, values }) : await q.query(sql, values)
+    // With a timeout, pg rejects after it and the pool discards the connection (the statement may
+    // still be in flight on it).
+    const res =
+      options?.name || options?.timeoutMs
+        ? await q.query({ text: sql, values, ...(options.name ? { name: options.name } : {}), ...(options.timeoutMs ? { query_timeout: options.timeoutMs } : {}) })
+        : await q.query(sql, values)
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 }
   }
 

@@ -2,6 +2,10 @@
 // live: the process answers. ready: the database answers and every migration is applied.
 // Their request lines are logged at debug (src/http/log-controller.ts).
 import type { FastifyPluginAsync } from 'fastify'
+import { isUnavailable } from '../errors.js'
+
+/** Readiness answers within this long, whatever the database does: a probe must not hang. */
+export const READY_TIMEOUT_MS = 900
 
 export interface HealthDeps {
   /** Resolves to the versions not yet applied; rejects when the database does not answer. */
@@ -23,16 +27,25 @@ export const healthRoutes: FastifyPluginAsync<HealthDeps> = async (app, deps) =>
       return { status: 'not_ready', reason: 'shutting down' }
     }
     try {
-      const pending = await deps.pendingMigrations()
+      let timer: NodeJS.Timeout | undefined
+      const pending = await Promise.race([
+        deps.pendingMigrations(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new ReadyTimeout()), READY_TIMEOUT_MS)
+        }),
+      ]).finally(() => clearTimeout(timer))
       if (pending.length > 0) {
         reply.code(503)
         return { status: 'not_ready', reason: `migrations not applied: ${pending.join(', ')}` }
       }
       return { status: 'ready' }
     } catch (err) {
-      req.log.warn({ err }, 'readiness check failed')
+      // An outage is logged once where it is noticed; a probe every few seconds adds nothing.
+      if (!(err instanceof ReadyTimeout) && !isUnavailable(err)) req.log.warn({ err }, 'readiness check failed')
       reply.code(503)
       return { status: 'not_ready', reason: 'database unavailable' }
     }
   })
 }
+
+class ReadyTimeout extends Error {}

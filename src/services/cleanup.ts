@@ -4,6 +4,7 @@
 // users hit deadlocks and index-rebuild timeouts with one big DELETE). Runs never overlap.
 import type { Logger } from 'pino'
 import type { Clock } from '../domain/clock.js'
+import { isUnavailable } from '../errors.js'
 
 /**
  * CIBA requests are kept 5 minutes past their expiry, so a late poll still gets expired_token
@@ -62,7 +63,9 @@ export function createCleanup(deps: CleanupDeps) {
       timer = setInterval(() => {
         if (running) return // never overlap runs
         running = runOnce()
-          .catch((err: unknown) => deps.logger.warn({ err }, 'cleanup failed; will retry'))
+          .catch((err: unknown) => {
+            if (!isUnavailable(err)) deps.logger.warn({ err }, 'cleanup failed; will retry') // an outage is logged once elsewhere
+          })
           .finally(() => (running = undefined))
       }, intervalMs)
       timer.unref()
