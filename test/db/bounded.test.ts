@@ -1,0 +1,110 @@
+// The database bounds over real sockets: a server that accepts and never answers (a frozen or
+// half-open PostgreSQL), a port where nothing listens, and, against the real server, a TCP proxy
+// that stops forwarding mid-session and resumes. Each wait ends within its bound with an
+// UnavailableError; the outage is reported once when it begins and once when it ends.
+import { createServer, connect, type Server, type Socket } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { createBoundedDb, type OutageEvents } from '../../src/db/bounded.js'
+import { createPgDb } from '../../src/db/pg.js'
+import { UnavailableError } from '../../src/errors.js'
+import { createTestDb, usingServer, type TestDb } from '../helpers/db.js'
+
+const undo: Array<() => Promise<unknown> | void> = []
+afterEach(async () => {
+  for (const u of undo.splice(0).reverse()) await u()
+})
+
+async function listen(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  undo.push(() => new Promise((r) => server.close(r)))
+  return (server.address() as { port: number }).port
+}
+
+function recorder() {
+  const events: string[] = []
+  const on: OutageEvents = { down: (err) => events.push(`down: ${err.message}`), up: ({ failures }) => events.push(`up after ${failures} failures`) }
+  return { events, on }
+}
+
+async function rejectsWithin(p: Promise<unknown>, ms: number): Promise<UnavailableError> {
+  const t0 = Date.now()
+  const err = await p.then(() => undefined, (e: unknown) => e)
+  expect(err).toBeInstanceOf(UnavailableError)
+  expect(Date.now() - t0).toBeLessThan(ms)
+  return err as UnavailableError
+}
+
+function boundedPg(port: number, events: OutageEvents, url = `postgres://nobody@127.0.0.1:${port}/nothing`) {
+  const pg = createPgDb({ connectionString: url, max: 2, connectTimeoutMs: 300 })
+  const db = createBoundedDb(pg, { queryTimeoutSeconds: 0.4, connectTimeoutSeconds: 0.3, events })
+  undo.push(() => db.close())
+  return db
+}
+
+describe('bounded database waits', { timeout: 20_000 }, () => {
+  it('gives up on a server that accepts and never answers, for queries and transactions', async () => {
+    const held: Socket[] = []
+    const port = await listen(createServer((s) => held.push(s)))
+    undo.push(() => held.forEach((s) => s.destroy()))
+    const { events, on } = recorder()
+    const db = boundedPg(port, on)
+    const err = await rejectsWithin(db.query('SELECT 1'), 1500)
+    expect(err.retryAfterSeconds).toBe(1)
+    await rejectsWithin(db.transaction((tx) => tx.query('SELECT 1')), 1500)
+    expect(db.available).toBe(false)
+    expect(db.failures).toBe(2)
+    expect(events).toHaveLength(1) // once per outage
+  })
+
+  it('answers at once when nothing listens', async () => {
+    const port = await listen(createServer())
+    await new Promise<void>((r) => undo.pop()!().then(() => r())) // close it again: a free port, refused
+    const { events, on } = recorder()
+    const db = boundedPg(port, on)
+    await rejectsWithin(db.query('SELECT 1'), 1000)
+    expect(events).toEqual([expect.stringMatching(/^down: /)])
+  })
+
+  it('leaves errors that are not about reaching the database as they are', async () => {
+    const tdb: TestDb = await createTestDb()
+    undo.push(() => tdb.close())
+    const { events, on } = recorder()
+    const db = createBoundedDb(tdb.db, { queryTimeoutSeconds: 5, connectTimeoutSeconds: 5, events: on })
+    await expect(db.query('SELECT * FROM no_such_table')).rejects.toMatchObject({ code: '42P01' })
+    expect(db.available).toBe(true)
+    expect(events).toEqual([])
+  })
+
+  it.runIf(usingServer())('ends a wait on a server that stops answering mid-session, and recovers once it answers again', async () => {
+    const tdb = await createTestDb()
+    undo.push(() => tdb.close())
+    const target = new URL(tdb.env.DATABASE_URL!)
+    let frozen = false
+    const pairs: Socket[][] = []
+    const port = await listen(
+      createServer((client) => {
+        const upstream = connect(Number(target.port || 5432), target.hostname)
+        pairs.push([client, upstream])
+        for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+          from.on('data', (d) => {
+            if (!frozen) to.write(d) // frozen: bytes vanish, as with a stopped server
+          })
+          from.on('error', () => to.destroy())
+          from.on('close', () => to.destroy())
+        }
+      }),
+    )
+    undo.push(() => pairs.flat().forEach((s) => s.destroy()))
+    const { events, on } = recorder()
+    const url = new URL(tdb.env.DATABASE_URL!)
+    url.host = `127.0.0.1:${port}`
+    const db = boundedPg(port, on, url.href)
+    expect((await db.query<{ n: number }>('SELECT 1 AS n')).rows).toEqual([{ n: 1 }])
+    frozen = true
+    await rejectsWithin(db.query('SELECT 2'), 1500)
+    await rejectsWithin(db.query('SELECT 3'), 1500)
+    frozen = false
+    expect((await db.query<{ n: number }>('SELECT 4 AS n')).rows).toEqual([{ n: 4 }])
+    expect(events).toEqual([expect.stringMatching(/^down: /), 'up after 2 failures'])
+  })
+})
