@@ -83,8 +83,11 @@ function createListener(connectionString: string, onError: (err: Error) => void)
       const c = new pg.Client({ connectionString })
       c.on('notification', (msg) => handlers.get(msg.channel)?.forEach((h) => h(msg.payload ?? '')))
       c.on('error', (err) => {
-        onError(err)
-        if (client === c) reconnectLater()
+        if (!retrying) onError(err)
+        if (client === c) {
+          retrying = true
+          reconnectLater()
+        }
       })
       await c.connect()
       for (const channel of handlers.keys()) await c.query(`LISTEN ${quoteIdent(channel)}`)
@@ -96,6 +99,9 @@ function createListener(connectionString: string, onError: (err: Error) => void)
     return connecting
   }
 
+  // While the server is away every retry fails: the first failure is reported, the others are
+  // not, until a connection succeeds again (an outage is one line, not one a second).
+  let retrying = false
   const reconnectLater = () => {
     client = undefined
     if (closed || retryTimer) return
@@ -103,9 +109,11 @@ function createListener(connectionString: string, onError: (err: Error) => void)
       retryTimer = undefined
       try {
         await connect()
+        retrying = false
         handlers.forEach((set) => set.forEach((h) => h(undefined)))
       } catch (err) {
-        onError(err as Error)
+        if (!retrying) onError(err as Error)
+        retrying = true
         reconnectLater()
       }
     }, 1000)

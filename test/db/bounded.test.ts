@@ -3,7 +3,7 @@
 // that stops forwarding mid-session and resumes. Each wait ends within its bound with an
 // UnavailableError; the outage is reported once when it begins and once when it ends.
 import { createServer, connect, type Server, type Socket } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { createBoundedDb, type OutageEvents } from '../../src/db/bounded.js'
 import { createPgDb } from '../../src/db/pg.js'
 import { UnavailableError } from '../../src/errors.js'
@@ -106,5 +106,40 @@ describe('bounded database waits', { timeout: 20_000 }, () => {
     frozen = false
     expect((await db.query<{ n: number }>('SELECT 4 AS n')).rows).toEqual([{ n: 4 }])
     expect(events).toEqual([expect.stringMatching(/^down: /), 'up after 2 failures'])
+  })
+
+  it.runIf(usingServer())('reports a lost LISTEN connection once, not at every retry, and resynchronises when it is back', async () => {
+    const tdb = await createTestDb()
+    undo.push(() => tdb.close())
+    const target = new URL(tdb.env.DATABASE_URL!)
+    const sockets: Socket[] = []
+    const proxy = () =>
+      createServer((client) => {
+        const upstream = connect(Number(target.port || 5432), target.hostname)
+        sockets.push(client, upstream)
+        client.pipe(upstream).pipe(client)
+        for (const s of [client, upstream]) s.on('error', () => {}).on('close', () => (s === client ? upstream : client).destroy())
+      })
+    let server = proxy()
+    const port = await listen(server)
+    const url = new URL(tdb.env.DATABASE_URL!)
+    url.host = `127.0.0.1:${port}`
+    const errors: string[] = []
+    const db = createPgDb({ connectionString: url.href, max: 1, onError: (err) => errors.push(err.message) })
+    undo.push(() => db.close())
+    const got: Array<string | undefined> = []
+    await db.listen('bounded_test', (payload) => got.push(payload))
+
+    // The server goes away for about four reconnection attempts (one a second), then comes back.
+    const closed = new Promise<void>((r) => server.close(() => r()))
+    sockets.forEach((s) => s.destroy())
+    await closed
+    await new Promise((r) => setTimeout(r, 4200)) // transport time: the retries happen meanwhile
+    server = proxy()
+    await new Promise<void>((r) => server.listen(port, '127.0.0.1', r))
+    undo.push(() => new Promise((r) => server.close(r)))
+    undo.push(() => db.close()) // before the proxy closes: it waits for its connections
+    await vi.waitFor(() => expect(got).toContain(undefined), { timeout: 5000 })
+    expect(errors).toHaveLength(1)
   })
 })
