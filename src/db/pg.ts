@@ -20,7 +20,13 @@ export function createPgDb(opts: PgDbOptions): Db {
     keepAlive: true,
   })
   const onError = opts.onError ?? (() => {})
-  pool.on('error', onError) // an idle client died (server restart): the pool replaces it
+  // An idle client died (server restart): the pool replaces it. When the server goes away every
+  // idle client dies at once: one report, then none until a statement succeeds again.
+  let idleErrorReported = false
+  pool.on('error', (err) => {
+    if (!idleErrorReported) onError(err)
+    idleErrorReported = true
+  })
   const listener = createListener(opts.connectionString, onError)
   const waits = timeAcquisitions(pool)
 
@@ -33,6 +39,7 @@ export function createPgDb(opts: PgDbOptions): Db {
       options?.name || options?.timeoutMs
         ? await q.query({ text: sql, values, ...(options.name ? { name: options.name } : {}), ...(options.timeoutMs ? { query_timeout: options.timeoutMs } : {}) })
         : await q.query(sql, values)
+    idleErrorReported = false
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 }
   }
 

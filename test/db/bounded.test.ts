@@ -142,4 +142,36 @@ describe('bounded database waits', { timeout: 20_000 }, () => {
     await vi.waitFor(() => expect(got).toContain(undefined), { timeout: 5000 })
     expect(errors).toHaveLength(1)
   })
+
+  it.runIf(usingServer())('reports idle pool connections dying together once, and again only after the database answered in between', async () => {
+    const tdb = await createTestDb()
+    undo.push(() => tdb.close())
+    const target = new URL(tdb.env.DATABASE_URL!)
+    const sockets: Socket[] = []
+    const port = await listen(
+      createServer((client) => {
+        const upstream = connect(Number(target.port || 5432), target.hostname)
+        sockets.push(client, upstream)
+        client.pipe(upstream).pipe(client)
+        for (const s of [client, upstream]) s.on('error', () => {}).on('close', () => (s === client ? upstream : client).destroy())
+      }),
+    )
+    const url = new URL(tdb.env.DATABASE_URL!)
+    url.host = `127.0.0.1:${port}`
+    const errors: string[] = []
+    const db = createPgDb({ connectionString: url.href, max: 4, onError: (err) => errors.push(err.message) })
+    undo.push(() => db.close())
+    const fillPool = () => Promise.all([1, 2, 3, 4].map(() => db.query('SELECT pg_sleep(0.05)')))
+    const killAll = async () => {
+      sockets.splice(0).forEach((s) => s.destroy())
+      await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0))
+      await new Promise((r) => setTimeout(r, 100)) // transport: the other idle clients notice too
+    }
+    await fillPool() // four idle connections
+    await killAll()
+    expect(errors).toHaveLength(1)
+    await fillPool()
+    await killAll()
+    expect(errors).toHaveLength(2)
+  })
 })
