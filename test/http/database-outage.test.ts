@@ -40,6 +40,9 @@ afterAll(async () => {
 const token = (id: string, secret: string) =>
   t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic(id, secret) }, payload: form({ grant_type: 'client_credentials', scope: 'orders.read' }) })
 
+const introspect = (tok: string) =>
+  t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('orders-api', 'api-secret') }, payload: form({ token: tok }) })
+
 async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
   const t0 = Date.now()
   const r = await f()
@@ -56,8 +59,9 @@ function expectUnavailable(res: Awaited<ReturnType<typeof token>>) {
 
 describe('a frozen database', { timeout: 30_000 }, () => {
   it('answers 503 in bounded time, keeps issuing JWTs from the cache for a bounded time, and logs the outage once', async () => {
-    // Before the outage: both clients' records are loaded into the cache.
-    expect((await token('jwt-client', 'jwt-secret')).statusCode).toBe(200)
+    // Before the outage: the clients' and the API's records are loaded into the cache.
+    const jwt = (await token('jwt-client', 'jwt-secret')).json<{ access_token: string }>().access_token
+    expect((await introspect(jwt)).json()).toMatchObject({ active: true, client_id: 'jwt-client' })
     expect((await token('ref-client', 'ref-secret')).statusCode).toBe(200)
     const logsBefore = t.logs.length
 
@@ -79,6 +83,8 @@ describe('a frozen database', { timeout: 30_000 }, () => {
     t.clock.advance(30)
     expect((await token('jwt-client', 'jwt-secret')).statusCode).toBe(200)
     expect((await token('jwt-client', 'wrong-secret')).statusCode).toBe(401) // the cached record still checks the secret
+    const during = await introspect(jwt) // a JWT is still introspected by a cached API
+    expect([during.statusCode, during.json().active]).toEqual([200, true])
     t.clock.advance(30) // 66 s after the load: past TTL + max stale
     expectUnavailable(await token('jwt-client', 'jwt-secret'))
 
