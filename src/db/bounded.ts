@@ -4,7 +4,9 @@
 // cannot be reached (refused, reset, terminated, shutting down, canceled by statement_timeout)
 // become an UnavailableError, which the error handler answers 503 temporarily_unavailable with
 // Retry-After. An outage is reported once when it begins and once when it ends, with the count
-// of failures in between: no stack trace per failed request.
+// of failures in between: no stack trace per failed request. While the database is down, one
+// operation a second goes to it as a probe and the others fail at once, so requests are answered
+// 503 without waiting out the bound, and nothing piles up behind a database that is away.
 import { UnavailableError } from '../errors.js'
 import { pgErrorCode, type Db, type Queryable, type QueryOptions, type QueryResult } from './db.js'
 
@@ -20,6 +22,8 @@ export interface BoundedDbOptions {
   connectTimeoutSeconds: number
   events?: OutageEvents
   now?: () => number
+  /** While down, how often an operation is let through to find out whether it is back (ms). */
+  probeIntervalMs?: number
 }
 
 export interface BoundedDb extends Db {
@@ -52,6 +56,18 @@ export function createBoundedDb(inner: Db, opts: BoundedDbOptions): BoundedDb {
   let failures = 0
   let failuresThisOutage = 0
   let downSince = 0
+  const probeMs = opts.probeIntervalMs ?? 1000
+  let lastProbe = -Infinity
+
+  /** While down: true for the one operation that may try the database now. */
+  const mayProbe = () => {
+    if (available) return true
+    const t = now()
+    if (t - lastProbe < probeMs) return false
+    lastProbe = t
+    return true
+  }
+  const refuse = () => new UnavailableError('the database is unavailable', { retryAfterSeconds })
 
   const succeeded = () => {
     if (available) return
@@ -67,7 +83,7 @@ export function createBoundedDb(inner: Db, opts: BoundedDbOptions): BoundedDb {
     failures++
     if (available) {
       available = false
-      downSince = now()
+      downSince = lastProbe = now()
       failuresThisOutage = 0
       opts.events?.down(err as Error)
     }
@@ -91,8 +107,10 @@ export function createBoundedDb(inner: Db, opts: BoundedDbOptions): BoundedDb {
       )
     })
 
-  const bound = async <T>(p: () => Promise<T>, ms: number, what: string): Promise<T> => {
+  /** `gated`: a new operation (refused at once while down unless it is the probe), not a statement of an admitted transaction. */
+  const bound = async <T>(p: () => Promise<T>, ms: number, what: string, gated: boolean): Promise<T> => {
     try {
+      if (gated && !mayProbe()) throw refuse()
       const v = await within(p(), ms, what)
       succeeded()
       return v
@@ -101,12 +119,12 @@ export function createBoundedDb(inner: Db, opts: BoundedDbOptions): BoundedDb {
     }
   }
 
-  const boundQueryable = (q: Queryable): Queryable => ({
+  const boundQueryable = (q: Queryable, gated: boolean): Queryable => ({
     query: <R>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> =>
-      bound(() => q.query<R>(sql, params, { ...options, timeoutMs: queryMs }), queryMs, 'a query'),
-    exec: (sql) => bound(() => q.exec(sql), queryMs, 'a query'),
+      bound(() => q.query<R>(sql, params, { ...options, timeoutMs: queryMs }), queryMs, 'a query', gated),
+    exec: (sql) => bound(() => q.exec(sql), queryMs, 'a query', gated),
   })
-  const top = boundQueryable(inner)
+  const top = boundQueryable(inner, true)
 
   return {
     kind: inner.kind,
@@ -132,10 +150,12 @@ export function createBoundedDb(inner: Db, opts: BoundedDbOptions): BoundedDb {
         disarm = () => clearTimeout(timer)
       })
       deadline.catch(() => {}) // observed through the race below
+      if (!mayProbe()) return failed(refuse())
       arm(connectMs + queryMs, 'the start of a transaction')
       const run = inner.transaction(async (tx) => {
         disarm()
-        const result = await fn(boundQueryable(tx))
+        succeeded() // BEGIN answered
+        const result = await fn(boundQueryable(tx, false))
         arm(queryMs, 'a commit')
         return result
       })

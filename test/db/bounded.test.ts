@@ -34,9 +34,9 @@ async function rejectsWithin(p: Promise<unknown>, ms: number): Promise<Unavailab
   return err as UnavailableError
 }
 
-function boundedPg(port: number, events: OutageEvents, url = `postgres://nobody@127.0.0.1:${port}/nothing`) {
+function boundedPg(port: number, events: OutageEvents, url = `postgres://nobody@127.0.0.1:${port}/nothing`, probeIntervalMs = 0) {
   const pg = createPgDb({ connectionString: url, max: 2, connectTimeoutMs: 300 })
-  const db = createBoundedDb(pg, { queryTimeoutSeconds: 0.4, connectTimeoutSeconds: 0.3, events })
+  const db = createBoundedDb(pg, { queryTimeoutSeconds: 0.4, connectTimeoutSeconds: 0.3, events, probeIntervalMs })
   undo.push(() => db.close())
   return db
 }
@@ -54,6 +54,20 @@ describe('bounded database waits', { timeout: 20_000 }, () => {
     expect(db.available).toBe(false)
     expect(db.failures).toBe(2)
     expect(events).toHaveLength(1) // once per outage
+  })
+
+  it('while down, lets one operation a second try the database and refuses the others at once', async () => {
+    const held: Socket[] = []
+    const port = await listen(createServer((s) => held.push(s)))
+    undo.push(() => held.forEach((s) => s.destroy()))
+    const { events, on } = recorder()
+    const db = boundedPg(port, on, undefined, 1000)
+    await rejectsWithin(db.query('SELECT 1'), 1500) // waits out its bound: the outage begins
+    const t0 = Date.now()
+    await Promise.all([db.query('SELECT 2'), db.transaction((tx) => tx.query('SELECT 3')), db.exec('SELECT 4')].map((p) => rejectsWithin(p, 100)))
+    expect(Date.now() - t0).toBeLessThan(100)
+    expect(db.failures).toBe(4)
+    expect(events).toHaveLength(1)
   })
 
   it('answers at once when nothing listens', async () => {

@@ -3,7 +3,7 @@
 // answers 503 within a second, JWTs for clients whose records are cached go on being issued for
 // CLIENT_CACHE_MAX_STALE past CLIENT_CACHE_TTL, and the outage is logged once when it begins and
 // once when it ends, with the count of failures: never a stack trace per request.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
 import { basic, createTestApp, FORM, form, type TestApp } from '../helpers/app.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
@@ -96,7 +96,8 @@ describe('a frozen database', { timeout: 30_000 }, () => {
     expect(fdb.held).toBeGreaterThan(0)
 
     fdb.thaw()
-    expect((await token('cold-client', 'cold-secret')).statusCode).toBe(200)
+    // Within a second, the next request that probes the database finds it back.
+    await vi.waitFor(async () => expect((await token('cold-client', 'cold-secret')).statusCode).toBe(200), { timeout: 3000, interval: 100 })
     expect((await t.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200)
 
     // One line when it began, one when it ended (with the count), nothing per request.
@@ -107,5 +108,20 @@ describe('a frozen database', { timeout: 30_000 }, () => {
       'database available again',
     ])
     expect(loud[1]!.failures).toBeGreaterThanOrEqual(3)
+  })
+
+  it('answers readiness within a second when the database wait is bounded longer than that', async () => {
+    const fdb2 = createFreezableDb(tdb.db)
+    const t2 = await createTestApp({ testDb: { ...tdb, db: fdb2.db }, env: { DATABASE_QUERY_TIMEOUT: '5' } })
+    try {
+      fdb2.freeze()
+      const [ready, ms] = await timed(() => t2.app.inject({ method: 'GET', url: '/health/ready' }))
+      expect(ms).toBeLessThan(1000)
+      expect([ready.statusCode, ready.json()]).toEqual([503, { status: 'not_ready', reason: 'database unavailable' }])
+      expect(ready.headers['cache-control']).toBe('no-store')
+    } finally {
+      fdb2.thaw()
+      await t2.app.close()
+    }
   })
 })
