@@ -4,10 +4,11 @@ import formbody from '@fastify/formbody'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { Config } from './config.js'
+import { createBoundedDb } from './db/bounded.js'
 import type { Db } from './db/db.js'
 import { loadMigrations, pendingMigrations } from './db/migrate.js'
 import { systemClock, type Clock } from './domain/clock.js'
-import { OAuthError } from './errors.js'
+import { isUnavailable, OAuthError } from './errors.js'
 import { createAuthorizationCodeGrant } from './grants/authorization-code.js'
 import { createCibaGrant } from './grants/ciba.js'
 import { createDeviceCodeGrant } from './grants/device-code.js'
@@ -20,7 +21,7 @@ import { createOneTimeUse, type OneTimeUse } from './grants/one-time-use.js'
 import { createGrantRegistry, type GrantDeps, type GrantFactory, type GrantHandler } from './grants/registry.js'
 import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
 import { registerCors } from './http/cors.js'
-import { clientErrorHandler, installEdgeChecks } from './http/edge.js'
+import { clientErrorHandler, installEdgeChecks, isDraining } from './http/edge.js'
 import { createErrorHandler, registerErrorHandling, sendError } from './http/error-handler.js'
 import { createPageKit, registerCookies, registerPageHeaders, type PageKit } from './http/pages.js'
 import { apiRateLimit, pageRateLimit, registerRateLimit } from './http/rate-limit.js'
@@ -130,9 +131,10 @@ declare module 'fastify' {
 export const BODY_LIMIT = 64 * 1024
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
-  const { config, db } = deps
+  const { config } = deps
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? createLogger({ level: config.logLevel })
+  const db = boundDatabase(deps.db, config, logger)
 
   const errorOpts = { issuer: config.issuer, site: new URL(config.issuer).host }
   const app = Fastify({
@@ -149,7 +151,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     frameworkErrors: createErrorHandler(errorOpts),
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
+    ...serverTimeouts(config),
   })
+  // Beyond this many open connections the listener refuses more (Node drops them at accept), so
+  // that held sockets cannot exhaust the process's file descriptors; 0: no cap.
+  if (config.httpMaxConnections > 0) app.server.maxConnections = config.httpMaxConnections
   registerErrorHandling(app, errorOpts)
   installEdgeChecks(app)
   app.setNotFoundHandler((_req, reply) => reply.send(sendError(reply, new OAuthError('not_found', 'no endpoint at this path for this method'))))
@@ -169,7 +175,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config,
     store: createPgSigningKeyStore(db),
     clock,
-    onRefreshError: (err) => logger.warn({ err }, 'signing key refresh failed; keeping the loaded keys'),
+    onRefreshError: (err) => {
+      if (!isUnavailable(err)) logger.warn({ err }, 'signing key refresh failed; keeping the loaded keys')
+    },
     audit,
   })
   const keyChanges = await keys.ensureKeys()
@@ -181,7 +189,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const discovery = createDiscoveryService({ config, keys, loadCatalogue: () => stores.resources.loadCatalogue() })
 
   const migrations = await loadMigrations()
-  await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations) })
+  await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations), draining: () => isDraining(app) })
   await app.register(discoveryRoutes, { discovery })
 
   const revocationList = createRevocationList({ store: stores.revocations, clock })
@@ -220,9 +228,42 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   return app
 }
 
+/**
+ * Every database wait of the app bounded (src/db/bounded.ts); an outage logged when it begins and
+ * when it ends, its failed requests counted (503 temporarily_unavailable), never traced one by one.
+ */
+function boundDatabase(db: Db, config: Config, logger: Logger) {
+  return createBoundedDb(db, {
+    queryTimeoutSeconds: config.databaseQueryTimeout,
+    connectTimeoutSeconds: config.databaseConnectTimeout,
+    events: {
+      down: (err) => logger.error({ err }, 'database unavailable: answering 503 until it answers again; failures are counted, not logged'),
+      up: ({ failures, seconds }) => logger.warn({ failures, seconds }, 'database available again'),
+    },
+  })
+}
+
+/**
+ * Bounds on every connection (Node's http.Server): the head within HTTP_HEADERS_TIMEOUT, the
+ * whole request within HTTP_REQUEST_TIMEOUT (Node answers 408, in OAuth shape by the edge), an
+ * idle keep-alive connection closed after HTTP_KEEP_ALIVE_TIMEOUT. Node checks the first two
+ * every connectionsCheckingInterval, so that is kept well below them.
+ */
+function serverTimeouts(config: Config) {
+  const ms = (s: number) => Math.round(s * 1000)
+  return {
+    requestTimeout: ms(config.httpRequestTimeout),
+    keepAliveTimeout: ms(config.httpKeepAliveTimeout),
+    http: {
+      headersTimeout: ms(config.httpHeadersTimeout),
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, ms(config.httpHeadersTimeout) / 4)),
+    },
+  }
+}
+
 /** Every store, once: cached where the hot path reads configuration (CLIENT_CACHE_TTL). */
 function createStores(db: Db, config: Config, clock: Clock) {
-  const cache = { ttlSeconds: config.clientCacheTtl, clock }
+  const cache = { ttlSeconds: config.clientCacheTtl, maxStaleSeconds: config.clientCacheMaxStale, clock }
   return {
     clients: createCachedClientStore(createPgClientStore(db), cache),
     resources: createCachedResourceStore(createPgResourceStore(db), cache),

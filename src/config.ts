@@ -18,6 +18,15 @@ const httpUrl = () => z.url({ protocol: /^https?$/ }).describe('an http:// or ht
 const count = (def: number) => int(1, 1000, def)
 /** Requests per minute per source address; 0 turns the limit off. */
 const perMinute = (def: number) => int(0, 100_000_000, def)
+/** A timeout in seconds; fractions allowed (0.5 is half a second). */
+const timeout = (def: number) =>
+  z.coerce.number().positive().max(3600).default(def).describe('a number of seconds above 0 and at most 3600 (fractions allowed)')
+
+/**
+ * Every replica reloads the signing keys this often (src/tokens/key-service.ts). A new key must be
+ * published this long plus the JWKS cache lifetime before it signs (KEY_ACTIVATION_DELAY).
+ */
+export const KEY_RELOAD_SECONDS = 60
 
 export type TrustProxy = boolean | string[]
 
@@ -71,7 +80,8 @@ const Env = z.object({
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional().describe('an integer from 0 to 65535'),
   METRICS_HOST: z.string().min(1).default('127.0.0.1').describe('an interface address or host name'),
   KEY_ENCRYPTION_SECRET: z.string().min(16).optional().describe('at least 16 characters long'),
-  KEY_ACTIVATION_DELAY: int(0, 31_536_000, 3600),
+  KEY_ACTIVATION_DELAY: z.coerce.number().int().min(KEY_RELOAD_SECONDS).max(31_536_000).default(3600)
+    .describe(`an integer from ${KEY_RELOAD_SECONDS} to 31536000 (replicas reload keys every ${KEY_RELOAD_SECONDS} s)`),
   ACCESS_TOKEN_SIGNING_ALG: oneOf(SIGNING_ALGS).default('ES256'),
   ACCESS_TOKEN_LIFETIME: seconds(3600),
   ID_TOKEN_LIFETIME: seconds(300),
@@ -84,7 +94,15 @@ const Env = z.object({
   DEVICE_CODE_LIFETIME: seconds(300),
   DEVICE_POLLING_INTERVAL: seconds(5),
   CLIENT_CACHE_TTL: int(0, 3600, 5),
+  CLIENT_CACHE_MAX_STALE: int(0, 86_400, 300),
   SHUTDOWN_TIMEOUT: seconds(10),
+  SHUTDOWN_DRAIN: z.coerce.number().min(0).max(3600).default(5).describe('a number of seconds from 0 to 3600 (fractions allowed)'),
+  HTTP_HEADERS_TIMEOUT: timeout(10),
+  HTTP_REQUEST_TIMEOUT: timeout(30),
+  HTTP_KEEP_ALIVE_TIMEOUT: timeout(72),
+  HTTP_MAX_CONNECTIONS: int(0, 1_000_000, 4096),
+  DATABASE_CONNECT_TIMEOUT: timeout(5),
+  DATABASE_QUERY_TIMEOUT: timeout(5),
   LOCKOUT_THRESHOLD: count(10),
   LOCKOUT_DURATION: seconds(300),
   LOCKOUT_MAX_DURATION: seconds(86_400),
@@ -132,7 +150,19 @@ export type Config = Readonly<{
   deviceCodeLifetime: number
   devicePollingInterval: number
   clientCacheTtl: number
+  /** While the database cannot be reached, cached clients and resources serve this long past their CLIENT_CACHE_TTL. */
+  clientCacheMaxStale: number
   shutdownTimeout: number
+  /** Seconds between SIGTERM and closing the listener, answering with Connection: close (at most half of shutdownTimeout). */
+  shutdownDrain: number
+  /** HTTP server bounds (seconds; 0 connections: no cap). */
+  httpHeadersTimeout: number
+  httpRequestTimeout: number
+  httpKeepAliveTimeout: number
+  httpMaxConnections: number
+  /** Bounds on every database wait (seconds): a connection from the pool or a new one, and one statement. */
+  databaseConnectTimeout: number
+  databaseQueryTimeout: number
   /** Password lockout (src/services/password-check.ts): failures in a row, first and longest lock (s). */
   lockoutThreshold: number
   lockoutDuration: number
@@ -223,6 +253,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   }
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems)
   const e = parsed.data
+  if (e.HTTP_HEADERS_TIMEOUT > e.HTTP_REQUEST_TIMEOUT) {
+    throw new ConfigError([`HTTP_REQUEST_TIMEOUT must not be less than HTTP_HEADERS_TIMEOUT (${e.HTTP_HEADERS_TIMEOUT}), got "${e.HTTP_REQUEST_TIMEOUT}"`])
+  }
   if (e.CIBA_NOTIFICATION_URL && !e.CIBA_NOTIFICATION_SECRET) {
     throw new ConfigError(['CIBA_NOTIFICATION_SECRET must be set when CIBA_NOTIFICATION_URL is set, got nothing'])
   }
@@ -257,7 +290,15 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     deviceCodeLifetime: e.DEVICE_CODE_LIFETIME,
     devicePollingInterval: e.DEVICE_POLLING_INTERVAL,
     clientCacheTtl: e.CLIENT_CACHE_TTL,
+    clientCacheMaxStale: e.CLIENT_CACHE_MAX_STALE,
     shutdownTimeout: e.SHUTDOWN_TIMEOUT,
+    shutdownDrain: Math.min(e.SHUTDOWN_DRAIN, e.SHUTDOWN_TIMEOUT / 2),
+    httpHeadersTimeout: e.HTTP_HEADERS_TIMEOUT,
+    httpRequestTimeout: e.HTTP_REQUEST_TIMEOUT,
+    httpKeepAliveTimeout: e.HTTP_KEEP_ALIVE_TIMEOUT,
+    httpMaxConnections: e.HTTP_MAX_CONNECTIONS,
+    databaseConnectTimeout: e.DATABASE_CONNECT_TIMEOUT,
+    databaseQueryTimeout: e.DATABASE_QUERY_TIMEOUT,
     lockoutThreshold: e.LOCKOUT_THRESHOLD,
     lockoutDuration: e.LOCKOUT_DURATION,
     lockoutMaxDuration: e.LOCKOUT_MAX_DURATION,

@@ -59,3 +59,25 @@ export class OAuthError extends Error {
     this.headers = opts.headers ?? {}
   }
 }
+
+/**
+ * The database could not be reached, or did not answer within its bound. Answered 503
+ * temporarily_unavailable with Retry-After (RFC 6749 §5.2, RFC 9110 §10.2.3); logged once per
+ * outage where the outage is noticed (src/db/bounded.ts), never per request.
+ */
+export class UnavailableError extends Error {
+  readonly retryAfterSeconds: number
+  constructor(message: string, opts: { cause?: unknown; retryAfterSeconds?: number } = {}) {
+    super(message, { cause: opts.cause })
+    this.name = 'UnavailableError'
+    this.retryAfterSeconds = opts.retryAfterSeconds ?? 5
+  }
+}
+
+/** True when err, or an error it was caused by, is an UnavailableError. */
+export function isUnavailable(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof UnavailableError) return true
+  }
+  return false
+}

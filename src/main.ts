@@ -5,6 +5,7 @@ import { ConfigError, loadConfig, type Config } from './config.js'
 import { migrate } from './db/migrate.js'
 import { acquireDataDirLock } from './db/data-dir-lock.js'
 import { openDatabase } from './db/open.js'
+import { closeAfterDrain, startDrain } from './http/edge.js'
 import { createLogger } from './http/logger.js'
 import { readSeedFile, validateSeed, writeSeed } from './seed/apply.js'
 import { DEMO_SEED_FILE } from './seed/paths.js'
@@ -55,15 +56,19 @@ async function main() {
   const shutdown = async (signal: string) => {
     if (stopping) return
     stopping = true
-    logger.info({ signal }, 'shutting down')
-    // Stop accepting, let in-flight requests finish, but never wait longer than the bound.
+    logger.info({ signal, drainSeconds: config.shutdownDrain }, 'shutting down')
+    // Drain first (src/http/edge.ts): keep answering, each answer with Connection: close, so that
+    // keep-alive clients leave without a reset. Then stop accepting and let in-flight requests
+    // finish, but never wait longer than the bound (counted from the signal).
     const timer = setTimeout(() => {
       logger.error({ timeoutSeconds: config.shutdownTimeout }, 'shutdown timed out; exiting')
       process.exit(1)
     }, config.shutdownTimeout * 1000)
     timer.unref()
     try {
-      await app.close()
+      startDrain(app)
+      await new Promise((resolve) => setTimeout(resolve, config.shutdownDrain * 1000))
+      await closeAfterDrain(app)
       await db.close()
       await dataDirLock?.release()
       logger.info('stopped')

@@ -13,6 +13,8 @@ export interface QueryOptions {
    * prepared statements). One name must always go with one sql text. PGlite ignores it.
    */
   name?: string
+  /** Give up on the statement after this long (pg: query_timeout, and the connection is discarded). PGlite ignores it. */
+  timeoutMs?: number
 }
 
 export interface Queryable {

@@ -6,11 +6,12 @@ import { createPgDb } from './pg.js'
 import { createPgliteDb } from './pglite.js'
 
 export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'dataDir'>,
+  config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'dataDir'> & Partial<Pick<Config, 'databaseConnectTimeout'>>,
   onError: (err: Error) => void = () => {},
 ): Promise<Db> {
   if (config.databaseUrl) {
-    const db = createPgDb({ connectionString: config.databaseUrl, max: config.databasePoolSize, onError })
+    const connectTimeoutMs = config.databaseConnectTimeout === undefined ? undefined : Math.round(config.databaseConnectTimeout * 1000)
+    const db = createPgDb({ connectionString: config.databaseUrl, max: config.databasePoolSize, onError, ...(connectTimeoutMs ? { connectTimeoutMs } : {}) })
     // Connect once now, so that a wrong address or password fails here with a message naming the
     // variable rather than later inside whatever query came first.
     try {

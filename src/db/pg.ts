@@ -5,21 +5,41 @@ import type { Db, DbPoolStats, NotificationHandler, Queryable, QueryOptions, Que
 export interface PgDbOptions {
   connectionString: string
   max?: number
+  /** Bound on waiting for a pooled connection or opening a new one (ms); 0 or unset: none. */
+  connectTimeoutMs?: number
   /** Told about errors on idle connections and on the LISTEN connection; never fatal. */
   onError?: (err: Error) => void
 }
 
 export function createPgDb(opts: PgDbOptions): Db {
-  const pool = new pg.Pool({ connectionString: opts.connectionString, max: opts.max ?? 10 })
+  const pool = new pg.Pool({
+    connectionString: opts.connectionString,
+    max: opts.max ?? 10,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 0,
+    // TCP keep-alive: a connection to a server that vanished is noticed, not held forever.
+    keepAlive: true,
+  })
   const onError = opts.onError ?? (() => {})
-  pool.on('error', onError) // an idle client died (server restart): the pool replaces it
+  // An idle client died (server restart): the pool replaces it. When the server goes away every
+  // idle client dies at once: one report, then none until a statement succeeds again.
+  let idleErrorReported = false
+  pool.on('error', (err) => {
+    if (!idleErrorReported) onError(err)
+    idleErrorReported = true
+  })
   const listener = createListener(opts.connectionString, onError)
   const waits = timeAcquisitions(pool)
 
   const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
     const values = params as unknown[] | undefined
     // A named statement is parsed and planned once per connection, then only bound and executed.
-    const res = options?.name ? await q.query({ name: options.name, text: sql, values }) : await q.query(sql, values)
+    // With a timeout, pg rejects after it and the pool discards the connection (the statement may
+    // still be in flight on it).
+    const res =
+      options?.name || options?.timeoutMs
+        ? await q.query({ text: sql, values, ...(options.name ? { name: options.name } : {}), ...(options.timeoutMs ? { query_timeout: options.timeoutMs } : {}) })
+        : await q.query(sql, values)
+    idleErrorReported = false
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 }
   }
 
@@ -70,8 +90,11 @@ function createListener(connectionString: string, onError: (err: Error) => void)
       const c = new pg.Client({ connectionString })
       c.on('notification', (msg) => handlers.get(msg.channel)?.forEach((h) => h(msg.payload ?? '')))
       c.on('error', (err) => {
-        onError(err)
-        if (client === c) reconnectLater()
+        if (!retrying) onError(err)
+        if (client === c) {
+          retrying = true
+          reconnectLater()
+        }
       })
       await c.connect()
       for (const channel of handlers.keys()) await c.query(`LISTEN ${quoteIdent(channel)}`)
@@ -83,6 +106,9 @@ function createListener(connectionString: string, onError: (err: Error) => void)
     return connecting
   }
 
+  // While the server is away every retry fails: the first failure is reported, the others are
+  // not, until a connection succeeds again (an outage is one line, not one a second).
+  let retrying = false
   const reconnectLater = () => {
     client = undefined
     if (closed || retryTimer) return
@@ -90,9 +116,11 @@ function createListener(connectionString: string, onError: (err: Error) => void)
       retryTimer = undefined
       try {
         await connect()
+        retrying = false
         handlers.forEach((set) => set.forEach((h) => h(undefined)))
       } catch (err) {
-        onError(err as Error)
+        if (!retrying) onError(err as Error)
+        retrying = true
         reconnectLater()
       }
     }, 1000)

@@ -4,7 +4,7 @@
 // themselves (unparsable request, headers too large, a malformed URL, a request arriving while
 // the server shuts down) answer in OAuth shape with no-store too (RFC 6749 §5.2).
 import { STATUS_CODES } from 'node:http'
-import type { Socket } from 'node:net'
+import { Server, type Socket } from 'node:net'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { OAuthError } from '../errors.js'
 import { checkParameter, hasControlCharacters } from '../services/input-limits.js'
@@ -35,6 +35,50 @@ function checkCookies(header: string | undefined): void {
   }
 }
 
+interface EdgeState {
+  draining: boolean
+  closing: boolean
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Set by installEdgeChecks; read through startDrain and isDraining. */
+    edgeState: EdgeState
+  }
+}
+
+/**
+ * Drain before closing (SHUTDOWN_DRAIN): from now on every answer carries `Connection: close`,
+ * so each keep-alive connection ends after its next response at the client's pace instead of
+ * being closed under a request racing towards it (an ECONNRESET), and readiness answers 503 so
+ * that a proxy moves its traffic. Requests are still served meanwhile.
+ */
+export function startDrain(app: FastifyInstance): void {
+  app.edgeState.draining = true
+}
+
+/**
+ * Ends a drain: stops accepting new connections first (net.Server's close, which unlike
+ * http.Server's does not close idle connections), then lets connections accepted a moment ago
+ * present their request for `settleMs` (each answered with Connection: close), and only then
+ * closes the app, which closes whatever is still idle. Closing at once would reset connections
+ * accepted just before whose request was still on its way.
+ */
+export async function closeAfterDrain(app: FastifyInstance, settleMs = 250): Promise<void> {
+  startDrain(app)
+  if (app.server.listening) {
+    await new Promise<void>((resolve) => {
+      Server.prototype.close.call(app.server, () => resolve())
+      setTimeout(resolve, settleMs).unref()
+    })
+  }
+  await app.close()
+}
+
+export function isDraining(app: FastifyInstance): boolean {
+  return app.edgeState.draining || app.edgeState.closing
+}
+
 /**
  * Checks every request's query string and cookies, and answers requests that arrive while the
  * server closes (pipelined or on a busy keep-alive connection) with 503 temporarily_unavailable
@@ -42,13 +86,18 @@ function checkCookies(header: string | undefined): void {
  * `return503OnClosing: false` (its own 503 is not OAuth JSON).
  */
 export function installEdgeChecks(app: FastifyInstance): void {
-  let closing = false
+  const state: EdgeState = { draining: false, closing: false }
+  app.decorate('edgeState', state)
   app.addHook('preClose', (done) => {
-    closing = true
+    state.closing = true
+    done()
+  })
+  app.addHook('onSend', (_req, reply, _payload, done) => {
+    if (state.draining) reply.header('connection', 'close')
     done()
   })
   app.addHook('onRequest', (req: FastifyRequest, _reply, done) => {
-    if (closing) {
+    if (state.closing) {
       done(new OAuthError('temporarily_unavailable', 'the server is shutting down, retry the request', { status: 503, headers: { 'retry-after': '1' } }))
       return
     }

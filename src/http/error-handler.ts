@@ -8,7 +8,7 @@
 //   redirect there, RFC 6749 §4.1.2.1 and §10.15) the error page.
 // Anything unexpected becomes server_error; its cause is logged and never sent.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { OAuthError } from '../errors.js'
+import { isUnavailable, OAuthError, UnavailableError } from '../errors.js'
 import { layout, pageHeaders, type Page } from '../pages/html.js'
 import { formPostResponse } from '../pages/authorize.js'
 import { errorPage } from '../pages/message.js'
@@ -40,6 +40,14 @@ export function setErrorRedirect(req: FastifyRequest, target: ErrorRedirect): vo
 
 export function toOAuthError(err: unknown): OAuthError {
   if (err instanceof OAuthError) return err
+  if (isUnavailable(err)) {
+    const retryAfter = err instanceof UnavailableError ? err.retryAfterSeconds : 5
+    return new OAuthError('temporarily_unavailable', 'the service is temporarily unavailable, retry the request', {
+      status: 503,
+      headers: { 'retry-after': String(retryAfter) },
+      cause: err,
+    })
+  }
   const fe = err as Partial<FastifyError> | undefined
   const status = typeof fe?.statusCode === 'number' ? fe.statusCode : 500
   if (status >= 400 && status < 500) {
@@ -118,7 +126,9 @@ export function createErrorHandler(opts: { issuer: string; site: string }) {
       return sendPage(reply, err.page, err.headers)
     }
     const e = toOAuthError(err)
-    if (e.status >= 500) req.log.error({ err: e.cause ?? err }, 'request failed')
+    // An unreachable database is logged once per outage where it is noticed (src/db/bounded.ts).
+    if (e.code === 'temporarily_unavailable') req.log.debug({ error: e.code }, 'request answered 503')
+    else if (e.status >= 500) req.log.error({ err: e.cause ?? err }, 'request failed')
     else req.log.info({ error: e.code }, e.description ?? e.code)
     const mode = req.routeOptions.config?.errorMode ?? 'oauth'
     if (mode === 'redirect' && req.errorRedirect?.responseMode === 'form_post') {

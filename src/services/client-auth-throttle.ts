@@ -10,6 +10,7 @@
 // authentication). A replica also learns of a block at once from its own failure records.
 import type { Logger } from 'pino'
 import type { Clock } from '../domain/clock.js'
+import { isUnavailable } from '../errors.js'
 import { createAuditLog, type AuditSink } from '../observe/audit.js'
 import type { FailureCounterStore, FailurePolicy } from '../stores/types.js'
 
@@ -67,7 +68,8 @@ export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAu
       rows = await deps.failures.listBlocked('client', now, MAX_TRACKED_PAIRS)
     } catch (err) {
       // Authentication goes on with the blocks known so far; the next reload is one period away.
-      logger.warn({ err }, 'reloading blocked clients failed; keeping the loaded ones')
+      // An unreachable database is logged once per outage (src/db/bounded.ts), not every period.
+      if (!isUnavailable(err)) logger.warn({ err }, 'reloading blocked clients failed; keeping the loaded ones')
       loadedAt = now
       return
     }
@@ -100,7 +102,7 @@ export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAu
         r = await deps.failures.recordFailure({ kind: 'client', name: id, source: address }, deps.policy, clock.now())
       } catch (err) {
         // The answer is invalid_client all the same; only this failure goes uncounted.
-        logger.warn({ err, client_id: id, address }, 'counting a failed client authentication failed')
+        if (!isUnavailable(err)) logger.warn({ err, client_id: id, address }, 'counting a failed client authentication failed')
         return 0
       }
       // Not counted without a time: another writer started the block a moment ago.

@@ -14,7 +14,7 @@
 // arrays are united (so grant_types_supported can come from several grants, without duplicates),
 // anything else is overwritten by the later contribution.
 import type { JWK } from 'jose'
-import type { Config } from '../config.js'
+import { KEY_RELOAD_SECONDS, type Config } from '../config.js'
 import type { ResourceCatalogue } from '../stores/types.js'
 import type { SigningKeyService } from '../tokens/signing-keys.js'
 
@@ -47,10 +47,16 @@ export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server'
 const BASE_CLAIMS = ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'amr', 'sid']
 
 /**
- * 300 s: a new key is published KEY_ACTIVATION_DELAY (default 3600 s) before it signs, so a
- * relying party's cached JWKS always learns it in time; capped by that delay when it is shorter.
+ * 300 s at most. A new key is published KEY_ACTIVATION_DELAY (default 3600 s) before it signs,
+ * but a replica publishes it only at its next key reload (every KEY_RELOAD_SECONDS), and a JWKS
+ * fetched from a replica just before that reload is cached for max-age more. So max-age is what
+ * the delay leaves after the reload: a verifier that respects it always has the key in time.
  */
 const MAX_AGE = 300
+
+export function jwksMaxAge(keyActivationDelay: number): number {
+  return Math.max(0, Math.min(MAX_AGE, keyActivationDelay - KEY_RELOAD_SECONDS))
+}
 
 export function createDiscoveryService(deps: DiscoveryDeps): DiscoveryService {
   const { config, keys } = deps
@@ -77,7 +83,7 @@ export function createDiscoveryService(deps: DiscoveryDeps): DiscoveryService {
   }
 
   return {
-    maxAge: Math.min(MAX_AGE, config.keyActivationDelay),
+    maxAge: jwksMaxAge(config.keyActivationDelay),
     contribute(contribution) {
       contributions.push(contribution)
     },

@@ -2,7 +2,11 @@
 // where a stale read is harmless for a bounded, configured time: CLIENT_CACHE_TTL seconds is the
 // longest a change (disabled client, rotated secret, new scope) takes to reach every replica.
 // Keeps the token and introspection hot paths free of database round trips.
+// While the database cannot be reached, an entry loaded before the outage keeps serving for up
+// to CLIENT_CACHE_MAX_STALE seconds past its TTL, so JWT issuance for known clients goes on; the
+// staleness is bounded the same way (a change made just before the outage may take that long).
 import type { Clock } from '../domain/clock.js'
+import { isUnavailable } from '../errors.js'
 import type { ApiResource, Client } from '../domain/types.js'
 import type { ClientStore, ResourceCatalogue, ResourceStore } from './types.js'
 
@@ -12,26 +16,47 @@ export const MAX_CACHED_KEYS = 10_000
 interface Entry<V> {
   value: Promise<V>
   expiresAt: number
+  /** The last value loaded from the database, and when: what an outage may serve. */
+  loaded?: { value: V; at: number }
+}
+
+export interface TtlCacheOptions {
+  ttlSeconds: number
+  clock: Clock
+  maxKeys?: number
+  /** How long past its TTL an entry may serve while the database is unavailable; 0: never. */
+  maxStaleSeconds?: number
 }
 
 /** A TTL cache of promises: concurrent misses for one key share a single load. */
-export function createTtlCache<V>(opts: { ttlSeconds: number; clock: Clock; maxKeys?: number }) {
+export function createTtlCache<V>(opts: TtlCacheOptions) {
   const entries = new Map<string, Entry<V>>()
   const max = opts.maxKeys ?? MAX_CACHED_KEYS
+  const ttlMs = opts.ttlSeconds * 1000
+  const maxStaleMs = (opts.maxStaleSeconds ?? 0) * 1000
   return {
     get(key: string, load: () => Promise<V>): Promise<V> {
       const now = opts.clock.now()
       const hit = entries.get(key)
       if (hit && hit.expiresAt > now) return hit.value
       if (entries.size >= max) entries.clear() // crude but bounded; the cache refills in one TTL
-      const value = load()
-      const entry = { value, expiresAt: now + opts.ttlSeconds * 1000 }
+      const fallback = hit?.loaded && now - hit.loaded.at < ttlMs + maxStaleMs ? hit.loaded : undefined
+      const entry: Entry<V> = { value: undefined as never, expiresAt: now + ttlMs, ...(fallback ? { loaded: fallback } : {}) }
+      entry.value = load().then(
+        (value) => {
+          entry.loaded = { value, at: now }
+          return value
+        },
+        (err: unknown) => {
+          // The database is away: serve what it said last, within the bound; retry after one TTL.
+          if (fallback && isUnavailable(err)) return fallback.value
+          // Any other failed load is not cached: the next caller retries.
+          if (entries.get(key) === entry) entries.delete(key)
+          throw err
+        },
+      )
       entries.set(key, entry)
-      // A failed load is not cached: the next caller retries.
-      value.catch(() => {
-        if (entries.get(key) === entry) entries.delete(key)
-      })
-      return value
+      return entry.value
     },
     clear() {
       entries.clear()
@@ -39,7 +64,7 @@ export function createTtlCache<V>(opts: { ttlSeconds: number; clock: Clock; maxK
   }
 }
 
-export function createCachedClientStore(inner: ClientStore, opts: { ttlSeconds: number; clock: Clock }): ClientStore {
+export function createCachedClientStore(inner: ClientStore, opts: TtlCacheOptions): ClientStore {
   if (opts.ttlSeconds <= 0) return inner
   const cache = createTtlCache<Client | undefined>(opts)
   const origins = createTtlCache<string[]>({ ...opts, maxKeys: 1 })
@@ -64,7 +89,7 @@ export function createCachedClientStore(inner: ClientStore, opts: { ttlSeconds: 
   }
 }
 
-export function createCachedResourceStore(inner: ResourceStore, opts: { ttlSeconds: number; clock: Clock }): ResourceStore {
+export function createCachedResourceStore(inner: ResourceStore, opts: TtlCacheOptions): ResourceStore {
   if (opts.ttlSeconds <= 0) return inner
   const catalogue = createTtlCache<ResourceCatalogue>({ ...opts, maxKeys: 1 })
   const apis = createTtlCache<ApiResource | undefined>(opts)

@@ -3,11 +3,12 @@
 // still be valid. sign() and verify() never touch the database: keys live in memory and are
 // reloaded in the background every `refreshSeconds`, and at once (at most every 5 s) when
 // verify() meets an unknown kid. A new key is published KEY_ACTIVATION_DELAY before it signs,
-// so a replica whose cache is up to `refreshSeconds` old still verifies it.
+// so a replica whose cache is up to `refreshSeconds` old still verifies it, and the JWKS max-age
+// (src/services/discovery.ts) is what the delay leaves after one reload period.
 // Status is derived from times and the injected Clock: pending (activate_at in the future),
 // current (the newest activated key of its alg: signs), retired (superseded: verifies only, and
 // published until retire_at).
-import { SIGNING_ALGS, type Config, type SigningAlg } from '../config.js'
+import { KEY_RELOAD_SECONDS, SIGNING_ALGS, type Config, type SigningAlg } from '../config.js'
 import type { Clock } from '../domain/clock.js'
 import type { SigningKeyStore, StoredSigningKey } from '../stores/types.js'
 import { signCompact, decodeCompact, typMatches, verifySignature } from './jwt.js'
@@ -45,7 +46,7 @@ function currentOf<T extends { stored: StoredSigningKey }>(keys: T[], alg: Signi
 export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService {
   const { config, store, clock } = deps
   const encryptionKey = config.keyEncryptionSecret ? deriveKeyEncryptionKey(config.keyEncryptionSecret) : undefined
-  const refreshMs = (deps.refreshSeconds ?? 60) * 1000
+  const refreshMs = (deps.refreshSeconds ?? KEY_RELOAD_SECONDS) * 1000
   const required = [...new Set<SigningAlg>(['RS256', 'ES256', config.accessTokenSigningAlg])]
 
   let keys: LoadedKey[] = []

@@ -27,9 +27,10 @@ function startSlowRequest(port: number) {
 }
 
 describe('graceful shutdown', { timeout: 60_000 }, () => {
-  it('finishes the request in flight, refuses new ones, and exits 0', async () => {
+  it('finishes the request in flight, refuses new ones, and exits 0 (no drain period)', async () => {
     testDb = await createTestDb()
-    server = await startServer({ ...testDb.env, SEED_FILE: 'seed/demo.json' })
+    // SHUTDOWN_DRAIN=0 stops accepting at once; test/main/drain.test.ts covers the drain.
+    server = await startServer({ ...testDb.env, SEED_FILE: 'seed/demo.json', SHUTDOWN_DRAIN: '0' })
     const slow = startSlowRequest(server.port)
     await new Promise((r) => setTimeout(r, 200)) // transport timing only: let the head arrive
     server.child.kill('SIGTERM')

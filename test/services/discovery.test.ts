@@ -29,7 +29,9 @@ describe('discovery service', () => {
     expect(doc.token_endpoint_auth_methods_supported).toEqual(['client_secret_basic', 'client_secret_post', 'none', 'private_key_jwt'])
   })
 
-  it('never lets clients cache longer than a new key takes to start signing', () => {
-    expect(createDiscoveryService({ config: { ...config, keyActivationDelay: 60 }, keys }).maxAge).toBe(60)
+  it('never lets clients cache longer than a new key takes to start signing, after a replica reloads keys', () => {
+    expect(createDiscoveryService({ config: { ...config, keyActivationDelay: 60 }, keys }).maxAge).toBe(0)
+    expect(createDiscoveryService({ config: { ...config, keyActivationDelay: 90 }, keys }).maxAge).toBe(30)
+    expect(createDiscoveryService({ config: { ...config, keyActivationDelay: 360 }, keys }).maxAge).toBe(300)
   })
 })

@@ -4,6 +4,7 @@ import { createManualClock } from '../../src/domain/clock.js'
 import { createPgSigningKeyStore } from '../../src/stores/postgres/signing-keys.js'
 import { deriveKeyEncryptionKey, decryptPrivateKey } from '../../src/tokens/key-crypto.js'
 import { createSigningKeyService } from '../../src/tokens/key-service.js'
+import type { Config } from '../../src/config.js'
 import { testConfig } from '../helpers/app.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
@@ -20,8 +21,9 @@ beforeEach(async () => {
 const SECRET = 'correct horse battery staple'
 const T0 = Date.UTC(2026, 0, 1)
 
-function service(env: Record<string, string> = {}, clock = createManualClock(T0)) {
-  const keys = createSigningKeyService({ config: testConfig(env), store: createPgSigningKeyStore(tdb.db), clock })
+function service(env: Record<string, string> | Config = {}, clock = createManualClock(T0)) {
+  const config = 'issuer' in env ? (env as Config) : testConfig(env as Record<string, string>)
+  const keys = createSigningKeyService({ config, store: createPgSigningKeyStore(tdb.db), clock })
   return { keys, clock }
 }
 
@@ -210,8 +212,9 @@ describe('rotation', () => {
   })
 
   it('lets a replica with a stale cache verify a key another replica created', async () => {
-    const a = service({ KEY_ACTIVATION_DELAY: '0' })
-    const b = service({ KEY_ACTIVATION_DELAY: '0' })
+    // Configuration refuses a delay this short; the service is tested with it all the same.
+    const a = service({ ...testConfig(), keyActivationDelay: 0 })
+    const b = service({ ...testConfig(), keyActivationDelay: 0 })
     await a.keys.ensureKeys()
     await b.keys.ensureKeys()
     await b.keys.rotate('ES256')

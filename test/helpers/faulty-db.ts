@@ -1,0 +1,58 @@
+// A database that can be frozen, as a stopped (SIGSTOP) or partitioned PostgreSQL server is:
+// from freeze() on, every statement and every transaction waits, and nothing answers until
+// thaw(), when the waiting ones run. The app's own bounds (src/db/bounded.ts) must turn those
+// waits into 503s. Works over either test database (PGlite or the server).
+import type { Db, Queryable } from '../../src/db/db.js'
+
+export interface FreezableDb {
+  db: Db
+  freeze(): void
+  thaw(): void
+  /** Statements that arrived while frozen. */
+  readonly held: number
+}
+
+export function createFreezableDb(inner: Db): FreezableDb {
+  let gate: Promise<void> | undefined
+  let open: (() => void) | undefined
+  let held = 0
+  const wait = async () => {
+    if (!gate) return
+    held++
+    await gate
+  }
+  const gated = (q: Queryable): Queryable => ({
+    async query(sql, params, opts) {
+      await wait()
+      return q.query(sql, params, opts)
+    },
+    async exec(sql) {
+      await wait()
+      return q.exec(sql)
+    },
+  })
+  const top = gated(inner)
+  return {
+    db: {
+      kind: inner.kind,
+      query: top.query,
+      exec: top.exec,
+      async transaction(fn) {
+        await wait()
+        return inner.transaction((tx) => fn(gated(tx)))
+      },
+      listen: (channel, handler) => inner.listen(channel, handler),
+      close: () => inner.close(),
+    },
+    freeze() {
+      gate ??= new Promise((resolve) => (open = resolve))
+    },
+    thaw() {
+      open?.()
+      gate = open = undefined
+    },
+    get held() {
+      return held
+    },
+  }
+}
