@@ -98,20 +98,18 @@ export interface PersistedGrant {
   consumedAt: number | undefined
 }
 
-/** OpenID CIBA Core 1.0 poll-mode request (table ciba_requests). Times in ms since the epoch. */
+/** The person's decision on a polled request. */
 export type CibaStatus = 'pending' | 'approved' | 'denied'
 
-export interface CibaRequest {
-  /** The request id shown in the approval URL; not the auth_req_id (stored only as a hash). */
+/**
+ * What every request a client polls for has (CIBA's auth_req_id, the device flow's device_code):
+ * the person's decision, the poll interval that slow_down grows, the grant family its tokens
+ * join, and the times of its life. Times in ms since the epoch.
+ */
+export interface PolledRequest {
   id: string
   clientId: string
-  subjectId: string
   requestedScopes: string[]
-  resources: string[]
-  acrValues: string[]
-  tenant: string | undefined
-  idp: string | undefined
-  bindingMessage: string | undefined
   status: CibaStatus
   approvedScopes: string[] | undefined
   authTime: number | undefined
@@ -124,24 +122,22 @@ export interface CibaRequest {
   consumedAt: number | undefined
 }
 
+/** OpenID CIBA Core 1.0 poll-mode request (table ciba_requests). */
+export interface CibaRequest extends PolledRequest {
+  /** The request id (in PolledRequest) is shown in the approval URL; the auth_req_id is stored only as a hash. */
+  subjectId: string
+  resources: string[]
+  acrValues: string[]
+  tenant: string | undefined
+  idp: string | undefined
+  bindingMessage: string | undefined
+}
+
 /** RFC 8628 device authorization request (table device_authorizations). Times in ms since the epoch. */
-export interface DeviceAuthorization {
-  id: string
-  clientId: string
-  requestedScopes: string[]
-  status: CibaStatus
+export interface DeviceAuthorization extends PolledRequest {
   /** Set when the person decides (approved: who approved). */
   subjectId: string | undefined
-  approvedScopes: string[] | undefined
-  authTime: number | undefined
   amr: string[] | undefined
-  intervalSeconds: number
-  lastPolledAt: number | undefined
-  familyId: string
-  createdAt: number
-  expiresAt: number
-  decidedAt: number | undefined
-  consumedAt: number | undefined
 }
 
 /** What scope validation grants (src/grants/scopes.ts); what the token issuer puts in tokens. */

@@ -5,53 +5,26 @@ import type { Db, Queryable } from '../../db/db.js'
 import type { CibaRequest, CibaStatus } from '../../domain/types.js'
 import type { CibaDecision, CibaRequestStore, NewCibaRequest } from '../types.js'
 import { deleteExpired, handleHash, toMs, ts } from './columns.js'
-import { recordPoll } from './polling.js'
+import { recordPoll, toPolledRequest, type PolledRow } from './polling.js'
 
-interface CibaRow {
-  id: string
-  client_id: string
+interface CibaRow extends PolledRow {
   subject_id: string
-  requested_scopes: string[]
   resources: string[]
   acr_values: string[]
   tenant: string | null
   idp: string | null
   binding_message: string | null
-  status: CibaStatus
-  approved_scopes: string[] | null
-  auth_time: Date | string | null
-  interval_seconds: number
-  last_polled_at: Date | string | null
-  family_id: string
-  created_at: Date | string
-  expires_at: Date | string
-  decided_at: Date | string | null
-  consumed_at: Date | string | null
 }
-
-const optMs = (v: Date | string | null) => (v === null ? undefined : toMs(v))
 
 function toCibaRequest(r: CibaRow): CibaRequest {
   return {
-    id: r.id,
-    clientId: r.client_id,
+    ...toPolledRequest(r),
     subjectId: r.subject_id,
-    requestedScopes: r.requested_scopes,
     resources: r.resources,
     acrValues: r.acr_values,
     tenant: r.tenant ?? undefined,
     idp: r.idp ?? undefined,
     bindingMessage: r.binding_message ?? undefined,
-    status: r.status,
-    approvedScopes: r.approved_scopes ?? undefined,
-    authTime: optMs(r.auth_time),
-    intervalSeconds: Number(r.interval_seconds),
-    lastPolledAt: optMs(r.last_polled_at),
-    familyId: r.family_id,
-    createdAt: toMs(r.created_at),
-    expiresAt: toMs(r.expires_at),
-    decidedAt: optMs(r.decided_at),
-    consumedAt: optMs(r.consumed_at),
   }
 }
 

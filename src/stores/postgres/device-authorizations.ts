@@ -5,46 +5,15 @@ import type { Db } from '../../db/db.js'
 import type { CibaStatus, DeviceAuthorization } from '../../domain/types.js'
 import type { DeviceAuthorizationStore, DeviceDecision, NewDeviceAuthorization } from '../types.js'
 import { deleteExpired, handleHash, toMs, ts } from './columns.js'
-import { recordPoll } from './polling.js'
+import { recordPoll, toPolledRequest, type PolledRow } from './polling.js'
 
-interface DeviceRow {
-  id: string
-  client_id: string
-  requested_scopes: string[]
-  status: CibaStatus
+interface DeviceRow extends PolledRow {
   subject_id: string | null
-  approved_scopes: string[] | null
-  auth_time: Date | string | null
   amr: string[] | null
-  interval_seconds: number
-  last_polled_at: Date | string | null
-  family_id: string
-  created_at: Date | string
-  expires_at: Date | string
-  decided_at: Date | string | null
-  consumed_at: Date | string | null
 }
 
-const optMs = (v: Date | string | null) => (v === null ? undefined : toMs(v))
-
 function toDeviceAuthorization(r: DeviceRow): DeviceAuthorization {
-  return {
-    id: r.id,
-    clientId: r.client_id,
-    requestedScopes: r.requested_scopes,
-    status: r.status,
-    subjectId: r.subject_id ?? undefined,
-    approvedScopes: r.approved_scopes ?? undefined,
-    authTime: optMs(r.auth_time),
-    amr: r.amr ?? undefined,
-    intervalSeconds: Number(r.interval_seconds),
-    lastPolledAt: optMs(r.last_polled_at),
-    familyId: r.family_id,
-    createdAt: toMs(r.created_at),
-    expiresAt: toMs(r.expires_at),
-    decidedAt: optMs(r.decided_at),
-    consumedAt: optMs(r.consumed_at),
-  }
+  return { ...toPolledRequest(r), subjectId: r.subject_id ?? undefined, amr: r.amr ?? undefined }
 }
 
 export function createPgDeviceAuthorizationStore(db: Db): DeviceAuthorizationStore {

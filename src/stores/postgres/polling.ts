@@ -2,8 +2,46 @@
 // slow_down, and the interval grows by 5 seconds), one statement on the grant's own table, so
 // that every replica agrees. Shared by ciba_requests and device_authorizations.
 import type { Db } from '../../db/db.js'
+import type { CibaStatus, PolledRequest } from '../../domain/types.js'
 import type { PollRecord } from '../types.js'
-import { ts } from './columns.js'
+import { toMs, ts } from './columns.js'
+
+/** The columns every polled table has (PolledRequest). */
+export interface PolledRow {
+  id: string
+  client_id: string
+  requested_scopes: string[]
+  status: CibaStatus
+  approved_scopes: string[] | null
+  auth_time: Date | string | null
+  interval_seconds: number
+  last_polled_at: Date | string | null
+  family_id: string
+  created_at: Date | string
+  expires_at: Date | string
+  decided_at: Date | string | null
+  consumed_at: Date | string | null
+}
+
+export const optMs = (v: Date | string | null) => (v === null ? undefined : toMs(v))
+
+export function toPolledRequest(r: PolledRow): PolledRequest {
+  return {
+    id: r.id,
+    clientId: r.client_id,
+    requestedScopes: r.requested_scopes,
+    status: r.status,
+    approvedScopes: r.approved_scopes ?? undefined,
+    authTime: optMs(r.auth_time),
+    intervalSeconds: Number(r.interval_seconds),
+    lastPolledAt: optMs(r.last_polled_at),
+    familyId: r.family_id,
+    createdAt: toMs(r.created_at),
+    expiresAt: toMs(r.expires_at),
+    decidedAt: optMs(r.decided_at),
+    consumedAt: optMs(r.consumed_at),
+  }
+}
 
 export type PolledTable = 'ciba_requests' | 'device_authorizations'
 
