@@ -172,5 +172,7 @@ export function createBoundedDb(inner: Db, opts: BoundedDbOptions): BoundedDb {
     },
     listen: (channel, handler) => inner.listen(channel, handler),
     close: () => inner.close(),
+    // The pool's own figures (metrics), where the driver has a pool.
+    ...(inner.poolStats ? { poolStats: () => inner.poolStats!() } : {}),
   }
 }
