@@ -4,8 +4,8 @@
 import type { Db, Queryable } from '../../db/db.js'
 import type { CibaRequest, CibaStatus } from '../../domain/types.js'
 import type { CibaDecision, CibaRequestStore, NewCibaRequest } from '../types.js'
-import { deleteExpired, handleHash, toMs, ts } from './columns.js'
-import { recordPoll, toPolledRequest, type PolledRow } from './polling.js'
+import { deleteExpired, handleHash, ts } from './columns.js'
+import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './polling.js'
 
 interface CibaRow extends PolledRow {
   subject_id: string
@@ -91,13 +91,10 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
         [id, d.status, approved ? d.approvedScopes : null, approved ? ts(d.authTime) : null, ts(now)],
       )
     },
-    consume: (id, now) =>
-      one(
-        `UPDATE ciba_requests SET consumed_at = $2::timestamptz
-         WHERE id = $1 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $2::timestamptz
-         RETURNING *`,
-        [id, ts(now)],
-      ),
+    async consume(id, now) {
+      const row = await consumePolled<CibaRow>(db, 'ciba_requests', id, now)
+      return row && toCibaRequest(row)
+    },
     removeExpired: (before, limit) => deleteExpired(db, 'ciba_requests', 'id', before, limit),
   }
 }

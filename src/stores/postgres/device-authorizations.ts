@@ -4,8 +4,8 @@
 import type { Db } from '../../db/db.js'
 import type { CibaStatus, DeviceAuthorization } from '../../domain/types.js'
 import type { DeviceAuthorizationStore, DeviceDecision, NewDeviceAuthorization } from '../types.js'
-import { deleteExpired, handleHash, toMs, ts } from './columns.js'
-import { recordPoll, toPolledRequest, type PolledRow } from './polling.js'
+import { deleteExpired, handleHash, ts } from './columns.js'
+import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './polling.js'
 
 interface DeviceRow extends PolledRow {
   subject_id: string | null
@@ -50,13 +50,10 @@ export function createPgDeviceAuthorizationStore(db: Db): DeviceAuthorizationSto
           approved ? ts(d.authTime) : null, approved ? d.amr : null, ts(now)],
       )
     },
-    consume: (id, now) =>
-      one(
-        `UPDATE device_authorizations SET consumed_at = $2::timestamptz
-         WHERE id = $1 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $2::timestamptz
-         RETURNING *`,
-        [id, ts(now)],
-      ),
+    async consume(id, now) {
+      const row = await consumePolled<DeviceRow>(db, 'device_authorizations', id, now)
+      return row && toDeviceAuthorization(row)
+    },
     removeExpired: (before, limit) => deleteExpired(db, 'device_authorizations', 'id', before, limit),
   }
 }

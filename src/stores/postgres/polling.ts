@@ -23,7 +23,7 @@ export interface PolledRow {
   consumed_at: Date | string | null
 }
 
-export const optMs = (v: Date | string | null) => (v === null ? undefined : toMs(v))
+const optMs = (v: Date | string | null) => (v === null ? undefined : toMs(v))
 
 export function toPolledRequest(r: PolledRow): PolledRequest {
   return {
@@ -44,6 +44,17 @@ export function toPolledRequest(r: PolledRow): PolledRequest {
 }
 
 export type PolledTable = 'ciba_requests' | 'device_authorizations'
+
+/** Redeems an approved, unexpired, unredeemed request: one statement, so of concurrent redemptions one wins. */
+export async function consumePolled<R extends PolledRow>(db: Db, table: PolledTable, id: string, now: number): Promise<R | undefined> {
+  const { rows } = await db.query<R>(
+    `UPDATE ${table} SET consumed_at = $2::timestamptz
+     WHERE id = $1 AND status = 'approved' AND consumed_at IS NULL AND expires_at > $2::timestamptz
+     RETURNING *`,
+    [id, ts(now)],
+  )
+  return rows[0]
+}
 
 export async function recordPoll(db: Db, table: PolledTable, id: string, now: number): Promise<PollRecord | undefined> {
   // The CTE locks the row (FOR UPDATE re-reads the newest version after a concurrent poll
