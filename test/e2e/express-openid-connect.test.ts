@@ -1,0 +1,126 @@
+// express-openid-connect (Auth0's Express middleware, on openid-client v6) as a relying party,
+// configured with only what its own README and ConfigParams ask for: issuerBaseURL, baseURL,
+// clientID, clientSecret, secret, and response_type code for the code flow with a secret. Headless
+// Chromium signs in through our real sign-in and consent pages; the app then reads the ID token
+// (req.oidc.user) and our userinfo (req.oidc.fetchUserInfo), and its /logout goes through our
+// end-session endpoint (RP-Initiated Logout 1.0) back to the app's baseURL.
+import { createServer, type Server } from 'node:http'
+import express from 'express'
+import { auth, requiresAuth } from 'express-openid-connect'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { systemClock } from '../../src/domain/clock.js'
+import { createLogger } from '../../src/http/logger.js'
+import { applySeed } from '../../src/seed/apply.js'
+import { testConfig } from '../helpers/app.js'
+import { createTestDb, type TestDb } from '../helpers/db.js'
+import { freePort } from '../helpers/free-port.js'
+import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
+
+warnIfNoChromium('the express-openid-connect browser test')
+
+let testDb: TestDb
+let authz: Awaited<ReturnType<typeof buildApp>>
+let issuer: string
+let rp: Server
+/** The app's own origin: localhost, so its cookies and ours (127.0.0.1) stay apart as on two sites. */
+let baseURL: string
+let browser: Browser
+
+/** The app, exactly as the library's README sets it up, plus two routes that show what it sees. */
+function rpApp(): express.Express {
+  const app = express()
+  app.use(auth({
+    issuerBaseURL: issuer,
+    baseURL,
+    clientID: 'shop',
+    clientSecret: 'shop-secret',
+    secret: 'a long random string that encrypts the session cookie',
+    authRequired: false,
+    idpLogout: true,
+    authorizationParams: { response_type: 'code', scope: 'openid profile email' },
+  }))
+  app.get('/', (req, res) => {
+    res.type('text/plain').send(req.oidc.isAuthenticated() ? `signed in as ${req.oidc.user?.name}` : 'signed out')
+  })
+  app.get('/profile', requiresAuth(), async (req, res) => {
+    res.type('text/plain').send(JSON.stringify({ user: req.oidc.user, userinfo: await req.oidc.fetchUserInfo() }))
+  })
+  return app
+}
+
+beforeAll(async () => {
+  if (!haveChromium) return
+  rp = createServer()
+  await new Promise<void>((r) => rp.listen(0, '127.0.0.1', () => r()))
+  baseURL = `http://localhost:${(rp.address() as { port: number }).port}`
+  testDb = await createTestDb()
+  const port = await freePort()
+  const config = testConfig({ ISSUER: `http://127.0.0.1:${port}` })
+  issuer = config.issuer
+  authz = await buildApp({ config, db: testDb.db, clock: systemClock, logger: createLogger({ level: 'silent' }) })
+  await applySeed(testDb.db, {
+    identityResources: ['openid', 'profile', 'email'],
+    clients: [{
+      clientId: 'shop', clientName: 'Acme Shop', secrets: [{ value: 'shop-secret' }], allowedGrantTypes: ['authorization_code'],
+      allowedScopes: ['openid', 'profile', 'email'], requireConsent: true,
+      redirectUris: [`${baseURL}/callback`], postLogoutRedirectUris: [baseURL],
+    }],
+    users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', email: 'alice@example.com', email_verified: true } }],
+  })
+  await authz.listen({ port, host: '127.0.0.1' })
+  rp.on('request', rpApp())
+  browser = await launchChromium()
+})
+afterAll(async () => {
+  await browser?.close()
+  await authz?.close()
+  await testDb?.close()
+  await new Promise((r) => rp?.close(r))
+})
+
+const body = async (page: Page) => (await page.locator('body').innerText()).trim()
+
+describe.skipIf(!haveChromium)('express-openid-connect against authz in Chromium', () => {
+  let page: Page
+  beforeAll(async () => {
+    page = await (await browser.newContext()).newPage()
+  })
+
+  it('a protected route sends the person to our sign-in, then consent, then back to the route', async () => {
+    await page.goto(`${baseURL}/profile`)
+    expect(page.url().startsWith(`${issuer}/account/sign-in?`)).toBe(true)
+    expect(await page.locator('#client-name').textContent()).toBe('Acme Shop')
+    await page.fill('#username', 'alice')
+    await page.fill('#password', 'alice-pw')
+    await Promise.all([page.waitForURL((u) => !u.pathname.startsWith('/account/sign-in')), page.click('button[type=submit]')])
+    expect(await page.locator('h1').textContent()).toBe('Acme Shop wants to access your account')
+    await Promise.all([page.waitForURL(`${baseURL}/profile`), page.click('button[value=approve]')])
+  })
+
+  it('the app sees the person in the ID token (req.oidc.user) and in our userinfo (fetchUserInfo)', async () => {
+    const seen = JSON.parse(await body(page))
+    expect(seen.user).toEqual({
+      sub: 'alice-1', name: 'Alice Example', email: 'alice@example.com', email_verified: true,
+      sid: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), amr: ['pwd'], acr: '1',
+    })
+    expect(seen.userinfo).toEqual({ sub: 'alice-1', name: 'Alice Example', email: 'alice@example.com', email_verified: true })
+    await page.goto(baseURL)
+    expect(await body(page)).toBe('signed in as Alice Example')
+  })
+
+  it('the app\'s /logout ends our session too and comes back to the app\'s baseURL', async () => {
+    const seen: string[] = []
+    page.on('request', (r) => { if (r.isNavigationRequest()) seen.push(r.url()) })
+    await page.goto(`${baseURL}/logout`)
+    await page.waitForURL(`${baseURL}/`)
+    expect(await body(page)).toBe('signed out')
+    const endSession = new URL(seen.find((u) => u.startsWith(`${issuer}/connect/endsession?`))!)
+    expect([...endSession.searchParams.keys()].sort()).toEqual(['client_id', 'id_token_hint', 'post_logout_redirect_uri'])
+    expect(endSession.searchParams.get('post_logout_redirect_uri')).toBe(baseURL)
+    // Our session is over: the protected route asks for sign-in again.
+    await page.goto(`${baseURL}/profile`)
+    expect(new URL(page.url()).pathname).toBe('/account/sign-in')
+  })
+})
