@@ -2,8 +2,9 @@
 // configured as its README shows: issuer, authorizationURL, tokenURL, userInfoURL, clientID,
 // clientSecret, callbackURL, scope, and a verify(issuer, profile, cb). The library sends no PKCE
 // (it has no option for it), so its client is registered with requirePkce false; it authenticates
-// at the token endpoint with client_secret_post and checks the ID token's iss, aud, exp and iat
-// itself. Headless Chromium signs in through our real sign-in page.
+// at the token endpoint with client_secret_post and checks the ID token's iss, aud and exp but not
+// its signature (OIDC Core §3.1.3.7 lets a client that received it from the token endpoint rely on
+// TLS instead). Headless Chromium signs in through our real sign-in page.
 import { createServer, type Server } from 'node:http'
 import express from 'express'
 import session from 'express-session'
