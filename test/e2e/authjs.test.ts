@@ -1,0 +1,90 @@
+// Auth.js (@auth/express) as the relying party, configured only as its documentation configures a
+// custom OIDC provider: { id, name, type: 'oidc', issuer, clientId, clientSecret }, a secret and
+// trustHost. Headless Chromium is the person: Auth.js's own sign-in page, our sign-in page, back
+// at the app, whose session names the user from the ID token's claims (Auth.js reads no userinfo
+// for an OIDC provider). The app runs on another origin (localhost vs 127.0.0.1) and port.
+import type { Server } from 'node:http'
+import { ExpressAuth, getSession, type ExpressAuthConfig } from '@auth/express'
+import express from 'express'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { systemClock } from '../../src/domain/clock.js'
+import { createLogger } from '../../src/http/logger.js'
+import { applySeed } from '../../src/seed/apply.js'
+import { testConfig } from '../helpers/app.js'
+import { createTestDb, type TestDb } from '../helpers/db.js'
+import { freePort } from '../helpers/free-port.js'
+import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
+
+warnIfNoChromium('the Auth.js browser test')
+
+let testDb: TestDb
+let authz: Awaited<ReturnType<typeof buildApp>>
+let issuer: string
+let site: Server
+let appOrigin: string
+let browser: Browser
+let page: Page
+
+beforeAll(async () => {
+  if (!haveChromium) return
+  const appPort = await freePort()
+  appOrigin = `http://localhost:${appPort}`
+  testDb = await createTestDb()
+  const port = await freePort()
+  const config = testConfig({ ISSUER: `http://127.0.0.1:${port}` })
+  issuer = config.issuer
+  authz = await buildApp({ config, db: testDb.db, clock: systemClock, logger: createLogger({ level: 'silent' }) })
+  // The client as the Auth.js docs ask a provider to register it: a confidential client whose
+  // redirect URI is [origin]/auth/callback/[provider id]; Auth.js asks for 'openid profile email'.
+  await applySeed(testDb.db, {
+    identityResources: ['openid', 'profile', 'email'],
+    clients: [{
+      clientId: 'authjs-app', clientName: 'Auth.js app', secrets: [{ value: 'authjs-secret' }], allowedGrantTypes: ['authorization_code'],
+      allowedScopes: ['openid', 'profile', 'email'], redirectUris: [`${appOrigin}/auth/callback/authz`],
+    }],
+    users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', email: 'alice@example.com' } }],
+  })
+  await authz.listen({ port, host: '127.0.0.1' })
+
+  const authConfig: ExpressAuthConfig = {
+    providers: [{ id: 'authz', name: 'authz', type: 'oidc', issuer, clientId: 'authjs-app', clientSecret: 'authjs-secret' }],
+    secret: 'a-test-secret-of-at-least-32-characters',
+    trustHost: true,
+  }
+  const app = express()
+  // Express 5 no longer accepts the bare '*' of the docs' "/auth/*"; "/auth" mounts the same routes.
+  app.use('/auth', ExpressAuth(authConfig))
+  app.get('/', async (req, res) => {
+    res.json({ session: await getSession(req, authConfig) })
+  })
+  site = await new Promise<Server>((r) => {
+    const s = app.listen(appPort, '127.0.0.1', () => r(s))
+  })
+  browser = await launchChromium()
+  page = await browser.newPage()
+})
+afterAll(async () => {
+  await browser?.close()
+  await new Promise((r) => (site ? site.close(r) : r(undefined)))
+  await authz?.close()
+  await testDb?.close()
+})
+
+describe.skipIf(!haveChromium)('Auth.js against authz', () => {
+  it('signs in through our sign-in page; the app session names the user', async () => {
+    await page.goto(`${appOrigin}/auth/signin`)
+    await Promise.all([page.waitForURL((u) => u.origin === issuer), page.click('button:has-text("Sign in with authz")')])
+    expect(new URL(page.url()).pathname).toBe('/account/sign-in')
+    expect(await page.locator('#client-name').textContent()).toBe('Auth.js app')
+    await page.fill('#username', 'alice')
+    await page.fill('#password', 'alice-pw')
+    await Promise.all([page.waitForURL((u) => u.origin === appOrigin && !u.pathname.startsWith('/auth/')), page.click('button[type=submit]')])
+
+    const session = await page.evaluate(async () => (await fetch('/auth/session')).json())
+    expect(session).toEqual({ user: { name: 'Alice Example', email: 'alice@example.com' }, expires: expect.any(String) })
+    await page.goto(`${appOrigin}/`)
+    expect(JSON.parse((await page.locator('body').textContent()) ?? '')).toMatchObject({ session: { user: { name: 'Alice Example', email: 'alice@example.com' } } })
+  })
+})
