@@ -8,6 +8,9 @@
 //   Access-Control-Allow-Origin only when the client of the request lists the origin. The client
 //   of the request is the one named by its credentials (Basic header or client_id in the form),
 //   or what the route's `corsClientId` says (userinfo: the client the access token was issued to).
+//   When `corsClientId` finds no client (a token that is expired, revoked, not ours, or absent),
+//   the answer is an error that holds nothing of anyone's, and the app must read it to know it
+//   needs a new token (RFC 6750 §3.1): it is readable by the origins the preflight accepts.
 // No cookies are involved (Access-Control-Allow-Credentials is never sent): these endpoints
 // authenticate with what the request itself carries.
 //
@@ -71,8 +74,11 @@ export async function registerCors(app: FastifyInstance, deps: { clients: Client
     const config = req.routeOptions.config
     if (config.corsPolicy === 'public') return { origin: '*', exposedHeaders: EXPOSED_HEADERS }
     if (config.corsPolicy !== 'client') return NONE
-    const clientId = (await config.corsClientId?.(req)) ?? presentedClientId(req)
-    if (clientId === undefined) return NONE
+    const clientId = config.corsClientId ? await config.corsClientId(req) : presentedClientId(req)
+    if (clientId === undefined) {
+      if (!config.corsClientId) return NONE
+      return (await deps.clients.corsOrigins()).includes(origin) ? { origin, exposedHeaders: EXPOSED_HEADERS } : NONE
+    }
     const client = await deps.clients.findById(clientId)
     return client?.enabled && client.allowedCorsOrigins.includes(origin) ? { origin, exposedHeaders: EXPOSED_HEADERS } : NONE
   }

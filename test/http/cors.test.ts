@@ -1,6 +1,8 @@
 // CORS for browser-based clients (Fetch Standard §3.2): discovery and JWKS from any origin; the
-// token and revocation endpoints only for the origins the client of the request lists
-// (allowedCorsOrigins), errors included; nothing for anyone else, and never for introspection.
+// token, revocation, device authorization and userinfo endpoints only for the origins the client
+// of the request lists (allowedCorsOrigins), errors included; nothing for anyone else, and never
+// for introspection. Every answer says Vary: Origin, since it depends on the Origin header.
+import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed, validateSeed } from '../../src/seed/apply.js'
 import { basic, createTestApp, form, FORM, type TestApp } from '../helpers/app.js'
@@ -9,6 +11,7 @@ const SPA = 'https://spa.example'
 const OTHER_APP = 'https://other-app.example:8443'
 const NOBODY = 'https://evil.example'
 const CC = 'client_credentials'
+const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code'
 
 let t: TestApp
 beforeAll(async () => {
@@ -20,7 +23,14 @@ beforeAll(async () => {
       { clientId: 'spa', secrets: [{ value: 'spa-secret' }], allowedGrantTypes: [CC], allowedScopes: ['orders.read'], allowedCorsOrigins: [SPA] },
       { clientId: 'other-app', secrets: [{ value: 'other-secret' }], allowedGrantTypes: [CC], allowedScopes: ['orders.read'], allowedCorsOrigins: [OTHER_APP] },
       { clientId: 'gone', secrets: [{ value: 'gone-secret' }], allowedGrantTypes: [CC], allowedScopes: ['orders.read'], allowedCorsOrigins: ['https://gone.example'], enabled: false },
+      // A browser app with a user's tokens (minted here with the password grant, for brevity).
+      {
+        clientId: 'spa-user', requireClientSecret: false, allowedGrantTypes: ['password', DEVICE], allowedScopes: ['openid', 'profile'],
+        allowedCorsOrigins: [SPA],
+      },
     ],
+    identityResources: ['openid', 'profile'],
+    users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example' } }],
   })
 })
 afterAll(() => t.close())
@@ -164,4 +174,138 @@ describe('seed: allowedCorsOrigins', () => {
         .toThrow(`clients[0].allowedCorsOrigins[1]: client web-app: ${JSON.stringify(bad)} is not an origin`)
     }
   })
+})
+
+const userToken = async () => {
+  const res = await t.app.inject({
+    method: 'POST', url: '/connect/token', headers: FORM,
+    payload: form({ grant_type: 'password', client_id: 'spa-user', username: 'alice', password: 'alice-pw', scope: 'openid profile' }),
+  })
+  return res.json().access_token as string
+}
+const userinfo = (origin: string, token?: string) =>
+  t.app.inject({ url: '/connect/userinfo', headers: { origin, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) } })
+
+describe('userinfo: the origins of the client the token was issued to', () => {
+  it('lets that origin read the claims; nobody else, even an origin another client lists', async () => {
+    const token = await userToken()
+    const mine = await userinfo(SPA, token)
+    expect(mine.statusCode).toBe(200)
+    expect(mine.json()).toEqual({ sub: 'alice-1', name: 'Alice Example' })
+    expect(mine.headers['access-control-allow-origin']).toBe(SPA)
+    expect(mine.headers['access-control-expose-headers']).toBe('WWW-Authenticate, Retry-After')
+    expect(vary(mine.headers)).toContain('origin')
+    for (const origin of [OTHER_APP, NOBODY]) {
+      const res = await userinfo(origin, token)
+      expect(res.headers['access-control-allow-origin'], origin).toBeUndefined()
+      expect(vary(res.headers), origin).toContain('origin')
+    }
+    const pre = await preflight('/connect/userinfo', SPA, { 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' })
+    expect(pre.statusCode).toBe(204)
+    expect(pre.headers['access-control-allow-origin']).toBe(SPA)
+    expect(pre.headers['access-control-allow-methods']).toBe('GET, POST')
+  })
+
+  it("a live token of another client: its errors are not readable from this origin either", async () => {
+    const other = (await tokenFrom(undefined, 'other-app', 'other-secret')).json().access_token as string
+    const res = await userinfo(SPA, other)
+    expect(res.statusCode).toBe(403) // insufficient_scope: a client_credentials token has no openid
+    expect(res.headers['access-control-allow-origin']).toBeUndefined()
+    expect((await userinfo(OTHER_APP, other)).headers['access-control-allow-origin']).toBe(OTHER_APP)
+  })
+
+  // RFC 6750 §3.1: the app learns from invalid_token that it needs a new token; a browser app
+  // can only learn it if it may read the answer. A token that names no live client (expired,
+  // revoked, not ours, none) leaves only the origin to go by: the answer holds nothing of
+  // anyone's, so it is readable where the preflight was, by the origins some enabled client lists.
+  it('an expired, revoked, unknown or missing token: a listed origin reads invalid_token and its challenge; others nothing', async () => {
+    const revoked = await userToken()
+    await t.app.inject({ method: 'POST', url: '/connect/revocation', headers: FORM, payload: form({ client_id: 'spa-user', token: revoked }) })
+    const expired = await userToken()
+    const now = t.clock.now()
+    t.clock.advance(3601)
+    try {
+      for (const [what, token] of [['expired', expired], ['revoked', revoked], ['unknown', 'not-a-token'], ['missing', undefined]] as const) {
+        const res = await userinfo(SPA, token)
+        expect(res.statusCode, what).toBe(401)
+        expect(res.json().error, what).toBe('invalid_token')
+        expect(res.headers['www-authenticate'], what).toMatch(/^Bearer realm=/)
+        expect(res.headers['access-control-allow-origin'], what).toBe(SPA)
+        expect(res.headers['access-control-expose-headers'], what).toContain('WWW-Authenticate')
+        expect(vary(res.headers), what).toContain('origin')
+        expect((await userinfo(NOBODY, token)).headers['access-control-allow-origin'], what).toBeUndefined()
+        expect((await userinfo('https://gone.example', token)).headers['access-control-allow-origin'], what).toBeUndefined()
+      }
+    } finally {
+      t.clock.set(now)
+    }
+  })
+})
+
+describe('every endpoint a browser app calls', () => {
+  // For each: a request that succeeds and one that fails, for the client 'spa-user' (origin SPA).
+  type Req = (origin: string | undefined) => Promise<LightMyRequestResponse>
+  const h = (origin: string | undefined) => (origin === undefined ? {} : { origin })
+  const post = (url: string, params: Record<string, string>): Req => (origin) => t.app.inject({ method: 'POST', url, headers: { ...FORM, ...h(origin) }, payload: form(params) })
+  const get = (url: string, headers: Record<string, string> = {}): Req => (origin) => t.app.inject({ url, headers: { ...headers, ...h(origin) } })
+  let token = ''
+  beforeAll(async () => {
+    token = await userToken()
+  })
+  const endpoints: { name: string; ok: Req; error?: [Req, number, string]; open?: true }[] = [
+    { name: 'discovery', ok: get('/.well-known/openid-configuration'), open: true },
+    { name: 'RFC 8414 metadata', ok: get('/.well-known/oauth-authorization-server'), open: true },
+    { name: 'JWKS', ok: get('/.well-known/openid-configuration/jwks'), open: true },
+    {
+      name: 'token', ok: post('/connect/token', { grant_type: 'password', client_id: 'spa-user', username: 'alice', password: 'alice-pw', scope: 'openid' }),
+      error: [post('/connect/token', { grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'not-a-token' }), 400, 'invalid_grant'],
+    },
+    {
+      name: 'userinfo', ok: (o) => get('/connect/userinfo', { authorization: `Bearer ${token}` })(o),
+      error: [get('/connect/userinfo', { authorization: 'Bearer not-a-token' }), 401, 'invalid_token'],
+    },
+    {
+      name: 'revocation', ok: post('/connect/revocation', { client_id: 'spa-user', token: 'not-a-token' }),
+      error: [post('/connect/revocation', { client_id: 'spa-user' }), 400, 'invalid_request'],
+    },
+    {
+      name: 'device authorization', ok: post('/connect/deviceauthorization', { client_id: 'spa-user', scope: 'openid' }),
+      error: [post('/connect/deviceauthorization', { client_id: 'spa-user', scope: 'orders.read' }), 400, 'invalid_scope'],
+    },
+  ]
+  for (const e of endpoints) {
+    it(`${e.name}: the app's origin reads the answer${e.error ? ` and ${e.error[2]}` : ''}; an unlisted origin nothing; Vary: Origin`, async () => {
+      const ok = await e.ok(SPA)
+      expect(ok.statusCode).toBe(200)
+      expect(ok.headers['access-control-allow-origin']).toBe(e.open ? '*' : SPA)
+      expect(vary(ok.headers)).toContain('origin')
+      if (e.error) {
+        const [req, status, code] = e.error
+        const err = await req(SPA)
+        expect({ status: err.statusCode, error: err.json().error }).toEqual({ status, error: code })
+        expect(err.headers['access-control-allow-origin']).toBe(SPA)
+        expect(err.headers['access-control-expose-headers']).toBe('WWW-Authenticate, Retry-After')
+        expect(vary(err.headers)).toContain('origin')
+      }
+      for (const req of [e.ok, ...(e.error ? [e.error[0]] : [])]) {
+        const unlisted = await req(NOBODY)
+        expect(unlisted.headers['access-control-allow-origin']).toBe(e.open ? '*' : undefined)
+        expect(vary(unlisted.headers)).toContain('origin')
+        // Without an Origin the answer has no CORS headers, so a cache must key on Origin.
+        const server = await req(undefined)
+        expect(server.headers['access-control-allow-origin']).toBeUndefined()
+        expect(vary(server.headers)).toContain('origin')
+      }
+    })
+
+    it(`${e.name}: a malformed Origin gets no CORS headers and no 5xx`, async () => {
+      // The error request where there is one: the same decision, without a password check each time.
+      const req = e.error?.[0] ?? e.ok
+      for (const origin of ['null', `${SPA}/`, 'HTTPS://SPA.EXAMPLE', 'spa.example', 'https://spa.example:99999', 'javascript:alert(1)', 'x'.repeat(5000)]) {
+        const res = await req(origin)
+        expect(res.statusCode, origin).toBeLessThan(500)
+        expect(res.headers['access-control-allow-origin'], origin).toBeUndefined()
+      }
+    })
+  }
 })
