@@ -35,8 +35,10 @@ const calls: string[] = []
 
 /** The app: one page that configures the UserManager; /callback finishes the sign-in by itself. */
 function appPage(path: string): string {
-  const settings = { authority: issuer, client_id: 'spa', redirect_uri: `${appOrigin}/callback`, response_type: 'code', scope: 'openid profile offline_access', loadUserInfo: true }
+  const settings = { authority: issuer, client_id: 'spa', redirect_uri: `${appOrigin}/callback`, post_logout_redirect_uri: `${appOrigin}/signed-out`,
+    response_type: 'code', scope: 'openid profile offline_access', loadUserInfo: true }
   return `<!doctype html><title>SPA</title><button id="sign-in" onclick="mgr.signinRedirect()">Sign in</button>
+  <button id="sign-out" onclick="mgr.revokeTokens().then(() => mgr.signoutRedirect())">Sign out</button>
   <script src="/oidc-client-ts.js"></script><script>
     window.mgr = new oidc.UserManager(${JSON.stringify(settings)})
     ${path === '/callback' ? 'window.signedIn = window.mgr.signinRedirectCallback()' : ''}
@@ -64,7 +66,7 @@ beforeAll(async () => {
     clients: [{
       clientId: 'spa', clientName: 'Acme SPA', requireClientSecret: false, allowedGrantTypes: ['authorization_code'],
       allowedScopes: ['openid', 'profile', 'offline_access'], allowOfflineAccess: true,
-      redirectUris: [`${appOrigin}/callback`], allowedCorsOrigins: [appOrigin],
+      redirectUris: [`${appOrigin}/callback`], postLogoutRedirectUris: [`${appOrigin}/signed-out`], allowedCorsOrigins: [appOrigin],
     }],
     users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', nickname: 'ali' } }],
   })
@@ -139,5 +141,25 @@ describe.skipIf(!haveChromium)('oidc-client-ts in the browser against authz', ()
       return { status: res.status, json: await res.json() }
     }, first.refreshToken)
     expect(error).toEqual({ status: 400, json: { error: 'invalid_grant', error_description: 'refresh token already used' } })
+  })
+
+  it('sign-out: revokeTokens from the page (RFC 7009), then signoutRedirect ends our session and comes back', async () => {
+    const current = await page.evaluate(async () => {
+      const user = await (window as never as { mgr: { getUser(): Promise<{ refresh_token: string }> } }).mgr.getUser()
+      return user.refresh_token
+    })
+    calls.length = 0
+    await Promise.all([page.waitForURL(`${appOrigin}/signed-out**`), page.click('#sign-out')])
+    // The access token and then the refresh token, each revoked with a preflight-free form POST.
+    expect(calls).toEqual(['POST /connect/revocation 200', 'POST /connect/revocation 200'])
+    const refreshed = await page.evaluate(async (refresh_token) => {
+      const mgr = (window as never as { mgr: { metadataService: { getTokenEndpoint(): Promise<string> } } }).mgr
+      const res = await fetch(await mgr.metadataService.getTokenEndpoint(), { method: 'POST', body: new URLSearchParams({ grant_type: 'refresh_token', client_id: 'spa', refresh_token }) })
+      return { status: res.status, error: (await res.json()).error }
+    }, current)
+    expect(refreshed).toEqual({ status: 400, error: 'invalid_grant' })
+    // Our session is over: signing in again shows the sign-in page.
+    await Promise.all([page.waitForURL((u) => u.origin === issuer), page.click('#sign-in')])
+    expect(new URL(page.url()).pathname).toBe('/account/sign-in')
   })
 })
