@@ -43,6 +43,8 @@ export interface Client {
   /** Origins whose pages may read the token, userinfo and revocation answers (CORS). */
   allowedCorsOrigins: string[]
   requireConsent: boolean
+  /** ID tokens carry the user's claims of the granted identity scopes; false: userinfo only (OIDC Core §5.4). */
+  alwaysIncludeUserClaimsInIdToken: boolean
   /** The client's public keys (RFC 7591 `jwks`), for request objects and login_hint_tokens. */
   jwks: { keys: Record<string, unknown>[] } | undefined
 }

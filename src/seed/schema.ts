@@ -95,6 +95,10 @@ export const SeedClient = z.strictObject({
     .default([])
     .describe('origins (scheme, host, optional port) whose pages may call the token, userinfo and revocation endpoints'),
   requireConsent: z.boolean().default(false),
+  alwaysIncludeUserClaimsInIdToken: z
+    .boolean()
+    .default(true)
+    .describe("ID tokens carry the user's claims of the granted identity scopes; false: only userinfo does, the ID token has the protocol claims"),
   enabled: z.boolean().default(true),
   jwks: z.strictObject({ keys: z.array(jwk) }).optional(),
 }).superRefine((c, ctx) => {

@@ -27,7 +27,7 @@ export interface IssueParams {
    * issued into a revoked family.
    */
   familyId?: string
-  /** OIDC Core §2: iss sub aud exp iat auth_time at_hash + user claims per granted identity scopes */
+  /** OIDC Core §2: iss sub aud exp iat auth_time at_hash + user claims per granted identity scopes (unless the client leaves them to userinfo) */
   idToken?: { user: User; authTime: number; nonce?: string; acr?: string; amr?: string[]; extraClaims?: Record<string, unknown> }
   /** issue one (only when offline_access granted and client.allowOfflineAccess) */
   refreshToken?: boolean
@@ -132,16 +132,25 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
     return { value: jwt, row: { handle: jti, kind: 'jwt_access_token', clientId: client.clientId, subjectId: p.subjectId, data: { jti }, createdAt: iat * 1000, expiresAt } }
   }
 
+  /** The user's claims that the granted identity scopes release (their identity resources' claims). */
+  async function claimsOfScopes(user: User, identityScopes: string[]): Promise<Record<string, unknown>> {
+    const cat = await deps.resources.loadCatalogue()
+    const out: Record<string, unknown> = {}
+    for (const scope of identityScopes) {
+      for (const c of cat.identityResources.get(scope)?.claims ?? []) {
+        if (user.claims[c] !== undefined) out[c] = user.claims[c]
+      }
+    }
+    return out
+  }
+
   async function idToken(p: IssueParams, accessTokenValue: string, iat: number): Promise<string | undefined> {
     const it = p.idToken
     if (!it || !p.granted.identityScopes.includes('openid')) return undefined
-    const cat = await deps.resources.loadCatalogue()
-    const userClaims: Record<string, unknown> = {}
-    for (const scope of p.granted.identityScopes) {
-      for (const c of cat.identityResources.get(scope)?.claims ?? []) {
-        if (it.user.claims[c] !== undefined) userClaims[c] = it.user.claims[c]
-      }
-    }
+    // OIDC Core §5.4: an access token is always issued with the ID token here, so the user's claims
+    // may be left to userinfo; alwaysIncludeUserClaimsInIdToken false does that, and the ID token
+    // then carries the protocol claims and the sign-in's (sid, tenant, idp) only.
+    const userClaims = p.client.alwaysIncludeUserClaimsInIdToken ? await claimsOfScopes(it.user, p.granted.identityScopes) : {}
     const payload: Record<string, unknown> = {
       ...userClaims,
       ...it.extraClaims,

@@ -166,6 +166,17 @@ describe('seed file', () => {
     expect((await read())?.description).toBeUndefined()
   })
 
+  it('stores alwaysIncludeUserClaimsInIdToken (default true) and changes it', async () => {
+    const seed = (always?: boolean) => ({ clients: [{ clientId: 'claims-app', ...(always === undefined ? {} : { alwaysIncludeUserClaimsInIdToken: always }) }] })
+    const read = async () => (await createPgClientStore(t.db).findById('claims-app'))?.alwaysIncludeUserClaimsInIdToken
+    await applySeed(t.db, seed())
+    expect(await read()).toBe(true)
+    await applySeed(t.db, seed(false))
+    expect(await read()).toBe(false)
+    await applySeed(t.db, seed(true))
+    expect(await read()).toBe(true)
+  })
+
   it('names the file when it cannot be read or is not JSON', async () => {
     const missing = join(dir, 'missing.json')
     expect((await seedError(applySeedFile(t.db, missing))).message).toBe(`cannot read seed file ${missing}: ENOENT`)

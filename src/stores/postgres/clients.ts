@@ -28,6 +28,7 @@ interface ClientRow {
   allowed_tenants: string[]
   allowed_cors_origins: string[]
   require_consent: boolean
+  always_include_user_claims_in_id_token: boolean
   jwks: { keys: Record<string, unknown>[] } | null
   secrets: SecretJson[] | null
 }
@@ -62,6 +63,7 @@ function toClient(r: ClientRow): Client {
     allowedTenants: r.allowed_tenants,
     allowedCorsOrigins: r.allowed_cors_origins,
     requireConsent: r.require_consent,
+    alwaysIncludeUserClaimsInIdToken: r.always_include_user_claims_in_id_token,
     jwks: r.jwks ?? undefined,
   }
 }

@@ -102,6 +102,7 @@ export function createPgSeedWriter(tx: Queryable) {
         c.refreshTokenUsage, c.refreshTokenExpiration, c.absoluteRefreshTokenLifetime, c.slidingRefreshTokenLifetime,
         c.cibaLifetime ?? null, c.pollingInterval ?? null, c.identityProviderRestrictions, c.requireConsent,
         c.jwks === undefined ? null : JSON.stringify(c.jwks), c.allowedTenants, c.allowedCorsOrigins, c.postLogoutRedirectUris,
+        c.alwaysIncludeUserClaimsInIdToken,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -119,7 +120,7 @@ const CLIENT_COLUMNS = [
   'refresh_token_usage', 'refresh_token_expiration', 'absolute_refresh_token_lifetime', 'sliding_refresh_token_lifetime',
   'ciba_lifetime', 'polling_interval', 'identity_provider_restrictions', 'require_consent', 'jwks', 'allowed_tenants',
   'allowed_cors_origins',
-  'post_logout_redirect_uris',
+  'post_logout_redirect_uris', 'always_include_user_claims_in_id_token',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]', allowed_scopes: '::text[]', redirect_uris: '::text[]',
