@@ -85,6 +85,7 @@ const Env = z.object({
   ACCESS_TOKEN_SIGNING_ALG: oneOf(SIGNING_ALGS).default('ES256'),
   ACCESS_TOKEN_LIFETIME: seconds(3600),
   ID_TOKEN_LIFETIME: seconds(300),
+  PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME: seconds(86_400),
   AUTHORIZATION_CODE_LIFETIME: z.coerce.number().int().positive().max(600).default(300), // RFC 6749 §4.1.2: at most 10 minutes
   CIBA_DEFAULT_LIFETIME: seconds(300),
   CIBA_POLLING_INTERVAL: seconds(5),
@@ -138,6 +139,8 @@ export type Config = Readonly<{
   accessTokenSigningAlg: SigningAlg
   accessTokenLifetime: number
   idTokenLifetime: number
+  /** Seconds: the longest absolute lifetime of a public client's refresh tokens (src/domain/public-client.ts). */
+  publicClientRefreshTokenLifetime: number
   /** Seconds an authorization code may be redeemed (RFC 6749 §4.1.2). */
   authorizationCodeLifetime: number
   cibaDefaultLifetime: number
@@ -281,6 +284,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     accessTokenSigningAlg: e.ACCESS_TOKEN_SIGNING_ALG,
     accessTokenLifetime: e.ACCESS_TOKEN_LIFETIME,
     idTokenLifetime: e.ID_TOKEN_LIFETIME,
+    publicClientRefreshTokenLifetime: e.PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME,
     authorizationCodeLifetime: e.AUTHORIZATION_CODE_LIFETIME,
     cibaDefaultLifetime: e.CIBA_DEFAULT_LIFETIME,
     cibaPollingInterval: e.CIBA_POLLING_INTERVAL,

@@ -7,7 +7,7 @@ import { acquireDataDirLock } from './db/data-dir-lock.js'
 import { openDatabase } from './db/open.js'
 import { closeAfterDrain, startDrain } from './http/edge.js'
 import { createLogger } from './http/logger.js'
-import { readSeedFile, validateSeed, writeSeed } from './seed/apply.js'
+import { readSeedFile, seedWarnings, validateSeed, writeSeed } from './seed/apply.js'
 import { DEMO_SEED_FILE } from './seed/paths.js'
 
 /** Applied only to a database that had no schema before this start. */
@@ -39,6 +39,7 @@ async function main() {
   if (seed && (config.seedFile || applied.includes(FIRST_MIGRATION))) {
     const summary = await writeSeed(db, seed, seedHeading)
     logger.info({ seedFile, ...summary }, 'seed applied')
+    for (const warning of seedWarnings(seed)) logger.warn({ seedFile }, warning)
   }
   if (!config.keyEncryptionSecret) {
     logger.warn(

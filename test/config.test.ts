@@ -90,6 +90,16 @@ describe('loadConfig', () => {
     )
   })
 
+  it('caps public clients\' refresh tokens at a day unless PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME says otherwise', () => {
+    expect(loadConfig({}).publicClientRefreshTokenLifetime).toBe(86400)
+    expect(loadConfig({ PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME: '604800' }).publicClientRefreshTokenLifetime).toBe(604800)
+    for (const bad of ['0', '-1', '1.5', 'a day', '31536001']) {
+      expect(() => loadConfig({ PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME: bad })).toThrow(
+        new ConfigError([`PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME must be a whole number of seconds from 1 to 31536000, got "${bad}"`]),
+      )
+    }
+  })
+
   it('requires a webhook secret when a webhook URL is set', () => {
     expect(() => loadConfig({ CIBA_NOTIFICATION_URL: 'https://hooks.example.com/ciba' })).toThrow(/CIBA_NOTIFICATION_SECRET/)
   })

@@ -1,5 +1,5 @@
 // authz seed FILE | authz seed --schema (DESIGN.md "Seed file").
-import { readSeedFile, validateSeed, writeSeed } from '../seed/apply.js'
+import { readSeedFile, seedWarnings, validateSeed, writeSeed } from '../seed/apply.js'
 import { seedJsonSchema } from '../seed/schema.js'
 import { parse, UsageError, type CliCommand } from './context.js'
 
@@ -35,5 +35,6 @@ export const seedCommand: CliCommand = {
       `seed applied from ${file}: ${s.apiScopes} api scopes, ${s.apiResources} api resources, ` +
         `${s.identityResources} identity resources, ${s.clients} clients, ${s.users} users`,
     )
+    for (const warning of seedWarnings(seed)) ctx.err(`warning: ${warning}`)
   },
 }

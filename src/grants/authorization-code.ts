@@ -6,6 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
 import type { Clock } from '../domain/clock.js'
+import { isPublicClient, requiresPkce } from '../domain/public-client.js'
 import { OAuthError } from '../errors.js'
 import type { GrantStore, UserStore } from '../stores/types.js'
 import type { TokenIssuer } from '../tokens/issuer.js'
@@ -88,7 +89,10 @@ export function createAuthorizationCodeGrant(deps: {
       if (code.expiresAt !== undefined && code.expiresAt <= now) throw invalid('authorization code expired')
       const data = code.data as unknown as CodeData
       if (data.redirectUri !== params.redirect_uri) throw invalid('redirect_uri does not match the authorization request')
-      if (!client.requireClientSecret && data.codeChallenge === undefined) throw invalid('public clients must use PKCE')
+      // A code issued without PKCE before the client became public (or began to require it) is refused.
+      if (data.codeChallenge === undefined && requiresPkce(client)) {
+        throw invalid(isPublicClient(client) ? 'public clients must use PKCE' : 'the client requires PKCE and the code was issued without it')
+      }
       checkPkce(data.codeChallenge, params.code_verifier)
       const subjectId = code.subjectId
       return deps.once.redeem({

@@ -1,4 +1,5 @@
-// RFC 6749 §6 refresh token grant. Rotation per client refreshTokenUsage (oneTimeOnly by default);
+// RFC 6749 §6 refresh token grant. Rotation per client refreshTokenUsage (oneTimeOnly by default;
+// always for public clients, RFC 9700 §4.14.2, whose families also have a capped absolute lifetime);
 // a consumed token presented again revokes its whole grant family (RFC 9700 §4.14.2, RFC 6749
 // §10.4), through the one-time-use helper, so that concurrent refreshes and a racing RFC 7009
 // revocation leave no token alive. Absolute expiry is anchored at the family's first token;
@@ -7,6 +8,7 @@
 // grant; `resource` may narrow it to one of them.
 import { z } from 'zod'
 import type { Clock } from '../domain/clock.js'
+import { rotatesRefreshTokens } from '../domain/public-client.js'
 import type { Client, ResolvedScopes } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { OneTimeUse } from './one-time-use.js'
@@ -66,7 +68,8 @@ export function createRefreshTokenGrant(deps: {
 
       const data = g.data as unknown as RefreshTokenData
       const granted = await regrant(client, data.granted, params)
-      const rotate = client.refreshTokenUsage === 'oneTimeOnly'
+      // A public client's tokens rotate even with reUse configured (RFC 9700 §4.14.2).
+      const rotate = rotatesRefreshTokens(client)
       const idToken = user && data.idToken
         ? { user, authTime: data.idToken.authTime, acr: data.idToken.acr, amr: data.idToken.amr, extraClaims: data.idToken.extraClaims }
         : undefined

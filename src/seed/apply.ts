@@ -11,6 +11,7 @@ import { jsonPath, SeedError } from './errors.js'
 import { SeedFile, STANDARD_IDENTITY_RESOURCES, type SeedInput } from './schema.js'
 
 export { SeedError } from './errors.js'
+export { seedWarnings } from './check.js'
 
 export interface SeedSummary {
   clients: number

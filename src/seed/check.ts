@@ -1,5 +1,6 @@
 // Checks a parsed seed file can apply cleanly: no duplicate keys, every scope reference resolves
 // (to the file or to what is already stored), no subject id that belongs to another user.
+import { isPublicClient } from '../domain/public-client.js'
 import type { ExistingUser } from '../stores/postgres/seed.js'
 import type { SeedInput } from './schema.js'
 
@@ -55,4 +56,24 @@ export function checkReferences(seed: SeedInput, existing: Existing): string[] {
     if (holder) problems.push(`users[${i}].subjectId: "${u.subjectId}" already belongs to user "${holder.username}"`)
   })
   return problems
+}
+
+/**
+ * Settings a valid file asks for that the server overrides: a public client (requireClientSecret
+ * false) gets PKCE and refresh token rotation whatever it says (src/domain/public-client.ts). Such a
+ * file still applies, since refusing it would break seed files that worked before these rules; the
+ * caller logs each sentence, so that the file's author learns the setting has no effect.
+ */
+export function seedWarnings(seed: SeedInput): string[] {
+  const warnings: string[] = []
+  seed.clients.forEach((c, i) => {
+    if (!isPublicClient(c)) return
+    if (!c.requirePkce) {
+      warnings.push(`clients[${i}].requirePkce: client "${c.clientId}" is public (requireClientSecret false), so PKCE is required of it anyway (RFC 9700 §2.1.1); false has no effect`)
+    }
+    if (c.refreshTokenUsage === 'reUse') {
+      warnings.push(`clients[${i}].refreshTokenUsage: client "${c.clientId}" is public (requireClientSecret false), so its refresh tokens rotate anyway (RFC 9700 §4.14.2); reUse has no effect`)
+    }
+  })
+  return warnings
 }

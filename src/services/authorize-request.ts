@@ -3,6 +3,7 @@
 // 1. the client and its redirect URI: until both are known to be the client's own, an error is a
 //    page and never a redirect (no open redirector, RFC 9700 §4.11.1);
 // 2. everything else: an error goes back to the redirect URI with error, state and iss.
+import { isPublicClient } from '../domain/public-client.js'
 import type { Client, ResolvedScopes } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import { parseAcrValues, type ParsedAcrValues } from '../grants/acr-values.js'
@@ -132,13 +133,17 @@ export async function validateRequest(target: ResponseTarget, raw: RawParams, sc
   }
 }
 
-/** RFC 7636 §4.3, S256 only (RFC 9700 §2.1.1); required by requirePkce and for public clients. */
+/**
+ * RFC 7636 §4.3, S256 only (RFC 9700 §2.1.1); required by requirePkce and for every public client,
+ * whatever its requirePkce says (src/domain/public-client.ts).
+ */
 function pkce(client: Client, params: Map<string, string>): string | undefined {
   const challenge = params.get('code_challenge')
   const method = params.get('code_challenge_method')
   if (challenge === undefined) {
     if (method !== undefined) throw invalid('code_challenge_method without code_challenge')
-    if (client.requirePkce || !client.requireClientSecret) throw invalid('code_challenge is required (PKCE with S256)')
+    if (isPublicClient(client)) throw invalid('code_challenge is required: public clients must use PKCE with S256')
+    if (client.requirePkce) throw invalid('code_challenge is required (PKCE with S256)')
     return undefined
   }
   // §4.3 defaults a missing method to plain, which we refuse like an explicit one.

@@ -8,6 +8,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
+import { absoluteRefreshTokenLifetime, isPublicClient } from '../domain/public-client.js'
 import type { Client, ResolvedScopes, User } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { FamilyGrant, GrantStore, ResourceStore, UserStore } from '../stores/types.js'
@@ -77,7 +78,7 @@ export interface TokenIssuer {
 }
 
 export interface TokenIssuerDeps {
-  config: Pick<Config, 'issuer' | 'accessTokenSigningAlg' | 'accessTokenLifetime' | 'idTokenLifetime'>
+  config: Pick<Config, 'issuer' | 'accessTokenSigningAlg' | 'accessTokenLifetime' | 'idTokenLifetime' | 'publicClientRefreshTokenLifetime'>
   clock: Clock
   keys: SigningKeyService
   grants: GrantStore
@@ -174,9 +175,12 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
   function refreshToken(p: IssueParams, now: number): { value: string; row: FamilyGrant } | undefined {
     const { client } = p
     if (!wantsRefresh(p)) return undefined
-    const absolute =
-      p.refreshAbsoluteExpiresAt ??
-      (client.absoluteRefreshTokenLifetime > 0 ? now + client.absoluteRefreshTokenLifetime * 1000 : undefined)
+    // Kept across rotations: the family's first token fixed it.
+    const lifetime = absoluteRefreshTokenLifetime(client, config.publicClientRefreshTokenLifetime)
+    let absolute = p.refreshAbsoluteExpiresAt ?? (lifetime === undefined ? undefined : now + lifetime * 1000)
+    // A public client's family issued before the cap was lowered (or existed) comes under it at its
+    // next rotation, and keeps that bound from then on.
+    if (isPublicClient(client)) absolute = Math.min(absolute ?? Infinity, now + config.publicClientRefreshTokenLifetime * 1000)
     let expiresAt = absolute
     if (client.refreshTokenExpiration === 'sliding' && client.slidingRefreshTokenLifetime > 0) {
       const sliding = now + client.slidingRefreshTokenLifetime * 1000

@@ -21,21 +21,25 @@ beforeAll(async () => {
       ...seed.clients,
       { ...spa, clientId: 'sliding', redirectUris: [SPA_CB], refreshTokenExpiration: 'sliding' as const, slidingRefreshTokenLifetime: 100, absoluteRefreshTokenLifetime: 250 },
       { ...spa, clientId: 'absolute', redirectUris: [SPA_CB], absoluteRefreshTokenLifetime: 250 },
-      { ...spa, clientId: 'reuse', redirectUris: [SPA_CB], refreshTokenUsage: 'reUse' as const },
+      // reUse is a confidential client's choice: a public client's tokens rotate whatever it says (public-clients.test.ts).
+      { ...spa, clientId: 'reuse', requireClientSecret: true, secrets: [{ value: 'reuse-secret' }], redirectUris: [SPA_CB], refreshTokenUsage: 'reUse' as const },
     ],
   })
 })
 afterAll(() => t?.close())
 
+/** The client's credentials in the form: client_id alone for the public ones. */
+const auth = (clientId: string): Record<string, string> => (clientId === 'reuse' ? { client_id: clientId, client_secret: 'reuse-secret' } : { client_id: clientId })
+
 async function refreshTokenFor(clientId: string, scope = 'openid orders.read offline_access'): Promise<string> {
   const cookie = await session(t)
   const { code, verifier } = await codeFor(t, cookie, { client_id: clientId, redirect_uri: SPA_CB, scope }, 'spa')
-  const res = await redeem(t, { code, code_verifier: verifier, redirect_uri: SPA_CB }, { client_id: clientId })
+  const res = await redeem(t, { code, code_verifier: verifier, redirect_uri: SPA_CB }, auth(clientId))
   expect(res.statusCode).toBe(200)
   return res.json().refresh_token
 }
 const refresh = (clientId: string, token: string, extra: Record<string, string> = {}) =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ grant_type: 'refresh_token', client_id: clientId, refresh_token: token, ...extra }) })
+  t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ grant_type: 'refresh_token', ...auth(clientId), refresh_token: token, ...extra }) })
 const errorOf = async (p: ReturnType<typeof refresh>) => {
   const res = await p
   return { status: res.statusCode, ...res.json() }
@@ -60,7 +64,7 @@ describe('refresh tokens of the code flow', () => {
     expect(narrowed.json()).toMatchObject({ scope: 'openid' })
   })
 
-  it('reUse keeps the token', async () => {
+  it('reUse keeps the token (a confidential client)', async () => {
     const token = await refreshTokenFor('reuse')
     expect((await refresh('reuse', token)).json().refresh_token).toBe(token)
     expect((await refresh('reuse', token)).statusCode).toBe(200)

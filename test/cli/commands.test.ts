@@ -89,6 +89,15 @@ describe('authz against a database', () => {
       allowedTenants: [], allowedCorsOrigins: [], requireConsent: false, alwaysIncludeUserClaimsInIdToken: true, jwks: null,
       secrets: [{ expiresAt: null, description: null }],
     })
+
+    // A public client's requirePkce false is applied as written, with a warning that it has no effect.
+    const lax = join(dir, 'lax.json')
+    await writeFile(lax, JSON.stringify({ clients: [{ clientId: 'lax-spa', requireClientSecret: false, requirePkce: false }] }))
+    expect(await runCli(['seed', lax], { env })).toEqual({
+      code: 0,
+      stdout: `seed applied from ${lax}: 0 api scopes, 0 api resources, 0 identity resources, 1 clients, 0 users\n`,
+      stderr: 'warning: clients[0].requirePkce: client "lax-spa" is public (requireClientSecret false), so PKCE is required of it anyway (RFC 9700 §2.1.1); false has no effect\n',
+    })
   })
 
   it('adds a secret, removes a client, adds a user with the password on stdin', { timeout: SLOW }, async () => {

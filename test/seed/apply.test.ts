@@ -1,10 +1,10 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Queryable } from '../../src/db/db.js'
 import { DEMO_SEED_FILE } from '../../src/seed/paths.js'
-import { applySeed, applySeedFile, SeedError } from '../../src/seed/apply.js'
+import { applySeed, applySeedFile, SeedError, seedWarnings, validateSeed } from '../../src/seed/apply.js'
 import { createPgClientStore } from '../../src/stores/postgres/clients.js'
 import { createPgResourceStore } from '../../src/stores/postgres/resources.js'
 import { createPgUserStore } from '../../src/stores/postgres/users.js'
@@ -175,6 +175,22 @@ describe('seed file', () => {
     expect(await read()).toBe(false)
     await applySeed(t.db, seed(true))
     expect(await read()).toBe(true)
+  })
+
+  it('applies a public client\'s requirePkce false and reUse as written, and warns that they have no effect', async () => {
+    const file = {
+      clients: [
+        { clientId: 'lax-spa', requireClientSecret: false, requirePkce: false, refreshTokenUsage: 'reUse' },
+        { clientId: 'lax-backend', secrets: [{ value: 'x' }], requirePkce: false, refreshTokenUsage: 'reUse' },
+      ],
+    }
+    expect(seedWarnings(validateSeed(file))).toEqual([
+      'clients[0].requirePkce: client "lax-spa" is public (requireClientSecret false), so PKCE is required of it anyway (RFC 9700 §2.1.1); false has no effect',
+      'clients[0].refreshTokenUsage: client "lax-spa" is public (requireClientSecret false), so its refresh tokens rotate anyway (RFC 9700 §4.14.2); reUse has no effect',
+    ])
+    await applySeed(t.db, file)
+    expect(await createPgClientStore(t.db).findById('lax-spa')).toMatchObject({ requireClientSecret: false, requirePkce: false, refreshTokenUsage: 'reUse' })
+    expect(seedWarnings(validateSeed(JSON.parse(await readFile(DEMO_SEED_FILE, 'utf8'))))).toEqual([])
   })
 
   it('names the file when it cannot be read or is not JSON', async () => {
