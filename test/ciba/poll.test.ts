@@ -2,10 +2,11 @@
 // approval and denial, expiry and cleanup, single use under concurrency, replay revocation.
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { applySeed } from '../../src/seed/apply.js'
 import { CIBA_RETENTION_SECONDS, createCleanup } from '../../src/services/cleanup.js'
 import { createPgCibaRequestStore } from '../../src/stores/postgres/ciba-requests.js'
 import { decide, lastRequestId } from './approve-helper.js'
-import { BANK, createCibaTestApp, NO_STORE, poll, startCiba, TEST_ISSUER, type CibaTestApp } from './harness.js'
+import { BANK, CIBA, createCibaTestApp, NO_STORE, poll, startCiba, TEST_ISSUER, type CibaTestApp } from './harness.js'
 
 let t: CibaTestApp
 beforeAll(async () => {
@@ -77,6 +78,19 @@ describe('CIBA token grant', () => {
     }
     expect((await t.db.query('SELECT 1 FROM persisted_grants WHERE family_id = $1', [family])).rows).toEqual([])
     expect((await t.db.query('SELECT jti FROM revoked_tokens WHERE jti = $1', [at.jti])).rows).toEqual([{ jti: at.jti }])
+  })
+
+  it('a client with alwaysIncludeUserClaimsInIdToken false: the ID token carries the protocol claims and the sign-in\'s only', async () => {
+    await applySeed(t.db, { clients: [{ clientId: 'quiet-bank', secrets: [{ value: 'quiet-secret' }], allowedGrantTypes: [CIBA], allowedScopes: ['openid', 'profile', 'email'], allowedTenants: ['acme'], alwaysIncludeUserClaimsInIdToken: false }] })
+    const quiet = { client_id: 'quiet-bank', client_secret: 'quiet-secret' }
+    const res = await startCiba(t, { ...quiet, scope: 'openid profile email', login_hint: 'alice', acr_values: 'tenant:acme' })
+    expect(res.statusCode).toBe(200)
+    expect((await decide(t, await lastRequestId(t), 'approve')).statusCode).toBe(200)
+    const tokens = await poll(t, res.json().auth_req_id, quiet)
+    expect(tokens.statusCode).toBe(200)
+    const id = decodeJwt(tokens.json().id_token)
+    expect(Object.keys(id).sort()).toEqual(['amr', 'at_hash', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'sub', 'tenant'])
+    expect(id).toMatchObject({ sub: 'u-alice', aud: 'quiet-bank', tenant: 'acme' })
   })
 
   it('gives exactly one token response to 10 concurrent polls after approval', async () => {

@@ -3,12 +3,13 @@
 // access_denied), the tokens, single use under concurrency and the revocation of a second use,
 // and every error with its status and code.
 import { createHash } from 'node:crypto'
-import { createLocalJWKSet, jwtVerify } from 'jose'
+import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CIBA_RETENTION_SECONDS, createCleanup } from '../../src/services/cleanup.js'
 import { createPgDeviceAuthorizationStore } from '../../src/stores/postgres/device-authorizations.js'
 import { basic, form, FORM, TEST_ISSUER, type TestApp } from '../helpers/app.js'
-import { CONSOLE, createDeviceTestApp, decide, DEVICE, NO_STORE, poll, start, TV, type Started } from './harness.js'
+import { applySeed } from '../../src/seed/apply.js'
+import { CONSOLE, createDeviceTestApp, decide, DEVICE, deviceSeed, NO_STORE, poll, start, TV, type Started } from './harness.js'
 
 let t: TestApp
 beforeAll(async () => {
@@ -66,6 +67,18 @@ describe('device_code grant', () => {
     const { payload: at } = await jwtVerify(body.access_token, jwks, opts)
     expect(at).toMatchObject({ sub: 'u-alice', client_id: 'tv', aud: 'orders-api', scope: 'openid profile orders.read offline_access', auth_time: signedInAt })
     expect((await refresh(body.refresh_token)).statusCode).toBe(200)
+  })
+
+  it('a client with alwaysIncludeUserClaimsInIdToken false: the ID token carries the protocol claims only', async () => {
+    await applySeed(t.db, { clients: [{ ...deviceSeed.clients[0]!, clientId: 'quiet-tv', allowedCorsOrigins: [], alwaysIncludeUserClaimsInIdToken: false }] })
+    const s = await start(t, { client_id: 'quiet-tv', scope: 'openid profile' })
+    await decide(t, s.user_code, 'approve')
+    t.clock.advance(5)
+    const res = await poll(t, s.device_code, { client_id: 'quiet-tv' })
+    expect(res.statusCode).toBe(200)
+    const id = decodeJwt(res.json().id_token)
+    expect(Object.keys(id).sort()).toEqual(['amr', 'at_hash', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'sub'])
+    expect(id).toMatchObject({ sub: 'u-alice', aud: 'quiet-tv' })
   })
 
   it('a confidential client polls with its credentials; without offline_access there is no refresh token', async () => {
