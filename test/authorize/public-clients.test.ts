@@ -77,6 +77,18 @@ describe('PKCE for public clients, whatever requirePkce says', () => {
     expect(redeemed.statusCode).toBe(400)
     expect(redeemed.json()).toEqual({ error: 'invalid_grant', error_description: 'public clients must use PKCE' })
   })
+
+  it('likewise a confidential client that turned requirePkce on since its code was issued', async () => {
+    const turncoat = { clientId: 'turncoat-2', secrets: [{ value: 'turncoat-secret' }], allowedGrantTypes: ['authorization_code'], allowedScopes: ['openid'], redirectUris: [TURNCOAT_CB] }
+    await applySeed(t.db, { clients: [{ ...turncoat, requirePkce: false }] })
+    const cookie = await session(t)
+    const res = await t.app.inject({ method: 'GET', url: `/connect/authorize?client_id=turncoat-2&response_type=code&scope=openid`, headers: { cookie } })
+    const code = located(res).searchParams.get('code')!
+    await applySeed(t.db, { clients: [{ ...turncoat, requirePkce: true }] })
+    const redeemed = await redeem(t, { code, redirect_uri: TURNCOAT_CB }, { client_id: 'turncoat-2', client_secret: 'turncoat-secret' })
+    expect(redeemed.statusCode).toBe(400)
+    expect(redeemed.json()).toEqual({ error: 'invalid_grant', error_description: 'the client requires PKCE and the code was issued without it' })
+  })
 })
 
 describe('refresh tokens of public clients', () => {
