@@ -54,6 +54,7 @@ import { revocationRoutes } from './routes/revocation.js'
 import { tokenRoutes } from './routes/token.js'
 import { USERINFO_PATH, userinfoRoutes } from './routes/userinfo.js'
 import { AUTHORIZE_PATH, createAuthorizeService } from './services/authorize.js'
+import { createBackchannelLogoutWorker, type BackchannelLogoutOptions, type BackchannelLogoutWorker } from './services/backchannel-logout.js'
 import { createCibaApproval } from './services/ciba-approval.js'
 import { createEndSessionService, END_SESSION_PATH } from './services/end-session.js'
 import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './services/ciba-notifier.js'
@@ -75,6 +76,7 @@ import { createTokenService } from './services/token.js'
 import { createUserinfoService } from './services/userinfo.js'
 import { createDeviceUserCodeThrottle, createUserCodeCheck, userCodePolicy } from './services/user-code-check.js'
 import { createCachedClientStore, createCachedResourceStore } from './stores/cached.js'
+import { createPgBackchannelLogoutStore } from './stores/postgres/backchannel-logouts.js'
 import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
 import { createPgClientStore } from './stores/postgres/clients.js'
 import { createPgFailureCounterStore } from './stores/postgres/failure-counters.js'
@@ -102,6 +104,8 @@ export interface AppDeps {
   cibaNotifier?: CibaNotifier
   /** Extension grants besides the built-in ones (src/grants/extensions.ts); README "Adding a grant type". */
   grants?: GrantFactory[]
+  /** Back-channel logout delivery settings other than the defaults (tests: short timeouts, a fetch). */
+  backchannelLogout?: Partial<BackchannelLogoutOptions>
 }
 
 /** Services other parts of the app (and tests, via app.authz) use: pass `keys` into yours. */
@@ -119,6 +123,8 @@ export interface CoreServices {
   metrics: Metrics | undefined
   /** Starts the metrics listener on METRICS_HOST:METRICS_PORT (nothing when unset); closed with the app. */
   listenMetrics(): Promise<MetricsListener | undefined>
+  /** Sends queued back-channel logouts (OpenID Connect Back-Channel Logout 1.0); runOnce() sends what is due now. */
+  backchannelLogout: BackchannelLogoutWorker
 }
 
 declare module 'fastify' {
@@ -211,8 +217,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     once,
     polling: createPolling({ clock, once }),
   }
+  const backchannelLogout = createBackchannelLogoutWorker({
+    issuer: config.issuer, clock, store: stores.backchannelLogouts, clients: stores.clients, keys, logger, audit,
+    ...(deps.backchannelLogout ? { options: deps.backchannelLogout } : {}),
+  })
   app.decorate('authz', {
-    clock, keys, discovery, interaction: ctx.interaction, audit, metrics,
+    clock, keys, discovery, interaction: ctx.interaction, audit, metrics, backchannelLogout,
     async listenMetrics() {
       if (!metricsListener || config.metricsPort === undefined) return undefined
       const address = await metricsListener.listen(config.metricsPort, config.metricsHost)
@@ -225,6 +235,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const codeGrant = await registerAuthorizationCode(ctx, db)
   await registerTokenCore(ctx, [cibaGrant, deviceGrant, codeGrant], [...EXTENSION_GRANTS, ...(deps.grants ?? [])])
   startCleanup(ctx, logger)
+  // Started once the app is ready; on close an attempt in flight is handed back, not waited for.
+  app.addHook('onReady', async () => backchannelLogout.start())
+  app.addHook('onClose', async () => backchannelLogout.stop())
   return app
 }
 
@@ -276,6 +289,7 @@ function createStores(db: Db, config: Config, clock: Clock) {
     failures: createPgFailureCounterStore(db),
     consents: createPgConsentStore(db),
     devices: createPgDeviceAuthorizationStore(db),
+    backchannelLogouts: createPgBackchannelLogoutStore(db),
   }
 }
 
@@ -452,7 +466,13 @@ async function registerAuthorizationCode(w: Wiring, db: Db): Promise<GrantHandle
   // RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0).
   const endSession = createEndSessionService({ issuer: config.issuer, clients: stores.clients, keys: w.keys })
   await app.register(endSessionRoutes, { endSession, pages: w.interaction.pages })
-  w.discovery.contribute(() => ({ userinfo_endpoint: `${config.issuer}${USERINFO_PATH}`, end_session_endpoint: `${config.issuer}${END_SESSION_PATH}` }))
+  w.discovery.contribute(() => ({
+    userinfo_endpoint: `${config.issuer}${USERINFO_PATH}`,
+    end_session_endpoint: `${config.issuer}${END_SESSION_PATH}`,
+    // OpenID Connect Back-Channel Logout 1.0 §2.1: logout tokens are sent, always with sid (as ID tokens carry it).
+    backchannel_logout_supported: true,
+    backchannel_logout_session_supported: true,
+  }))
   return createAuthorizationCodeGrant({ clock, grants: stores.grants, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens })
 }
 
@@ -476,6 +496,7 @@ function startCleanup({ app, clock, stores }: Wiring, logger: Logger) {
       { name: 'grantFamilies', remove: stores.grants.removeExpiredFamilies },
       { name: 'revokedTokens', remove: stores.revocations.removeExpired },
       { name: 'userSessions', remove: stores.userSessions.removeExpired },
+      { name: 'backchannelLogouts', remove: stores.backchannelLogouts.removeExpired },
       { name: 'usedJtis', remove: stores.usedJtis.removeExpired },
       { name: 'failureCounters', remove: stores.failures.removeExpired },
     ],

@@ -42,6 +42,10 @@ export interface Client {
   allowedTenants: string[]
   /** Origins whose pages may read the token, userinfo and revocation answers (CORS). */
   allowedCorsOrigins: string[]
+  /** OpenID Connect Back-Channel Logout 1.0 §2.2: where logout tokens are POSTed (none when undefined). */
+  backChannelLogoutUri: string | undefined
+  /** §2.2 backchannel_logout_session_required: its logout tokens must carry sid. */
+  backChannelLogoutSessionRequired: boolean
   requireConsent: boolean
   /** ID tokens carry the user's claims of the granted identity scopes; false: userinfo only (OIDC Core §5.4). */
   alwaysIncludeUserClaimsInIdToken: boolean

@@ -5,7 +5,11 @@
 // session (for logout). No Fastify types: cookies are the route helper's (src/http/pages.ts).
 //
 // Lifetimes: a session ends SESSION_IDLE_TIMEOUT after its last use and SESSION_LIFETIME after
-// sign-in at the latest, whichever comes first. Every sign-in starts a new session with a new
+// sign-in at the latest, whichever comes first. Ending a session (sign-out, RP-initiated logout,
+// or its replacement by a new sign-in) queues a back-channel logout for each client used in it
+// (OpenID Connect Back-Channel Logout 1.0, src/services/backchannel-logout.ts). A session that
+// merely expires does not: an idle deadline passing here says nothing about the person's use of
+// the apps, which keep their own sessions. Every sign-in starts a new session with a new
 // handle and ends the one the browser had (no session fixation: a handle planted before sign-in
 // is never the one that is signed in).
 import { randomBytes } from 'node:crypto'
@@ -61,8 +65,9 @@ export function createSessionService(deps: SessionDeps): SessionService {
       return handle ? store.use(handle, clock.now(), deps.idleSeconds) : undefined
     },
     async start(previousHandle, who) {
-      if (previousHandle) await store.remove(previousHandle)
       const now = clock.now()
+      // The replaced session ends like any other: its clients get back-channel logouts.
+      if (previousHandle) await store.remove(previousHandle, { reason: 'replaced', at: now })
       const handle = newHandle()
       const endsAt = now + deps.lifetimeSeconds * 1000
       const session: Session = {
@@ -79,7 +84,7 @@ export function createSessionService(deps: SessionDeps): SessionService {
       return { handle, session }
     },
     async end(handle) {
-      return handle ? store.remove(handle) : undefined
+      return handle ? store.remove(handle, { reason: 'logout', at: clock.now() }) : undefined
     },
     async addClient(session, clientId) {
       await store.addClient(session.sid, clientId)

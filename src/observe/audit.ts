@@ -29,6 +29,8 @@ export const AUDIT_EVENTS = {
   'device.approved': 'success',
   'device.denied': 'failure',
   'key.rotated': 'success',
+  'logout.delivered': 'success',
+  'logout.failed': 'failure',
 } as const satisfies Record<string, 'success' | 'failure'>
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS
@@ -55,6 +57,14 @@ export interface AuditDetails {
   alg?: string
   /** ciba.requested and decisions: the request's id (never its auth_req_id). */
   cibaRequestId?: string
+  /** logout.*: the ended session's sid (public, as in ID tokens). */
+  sid?: string | undefined
+  /** logout.*: attempts made, the last one included. */
+  attempts?: number
+  /** logout.*: why the session ended: logout, replaced (a new sign-in), admin. */
+  sessionEnd?: string
+  /** logout.*: the client's last HTTP answer, when there was one. */
+  httpStatus?: number | undefined
 }
 
 export interface AuditEvent extends AuditDetails {
@@ -77,13 +87,14 @@ export const discardAudit: AuditSink = { emit() {} }
 
 export type AuditListener = (e: AuditEvent) => void
 
-const WARN: ReadonlySet<AuditEventName> = new Set(['grant.family_revoked', 'client.blocked', 'user.locked_out'])
+const WARN: ReadonlySet<AuditEventName> = new Set(['grant.family_revoked', 'client.blocked', 'user.locked_out', 'logout.failed'])
 
 /** Every field of the schema, by its name in the code: anything else a caller passes is dropped. */
 const FIELDS: Record<string, string> = {
   clientId: 'client_id', subject: 'subject', grantType: 'grant_type', address: 'address', requestId: 'request_id', reason: 'reason',
   tokenTypes: 'token_types', accessTokenFormat: 'access_token_format', scope: 'scope', tokenKind: 'token_kind', username: 'username',
   lockedUntil: 'locked_until', lockouts: 'lockouts', retryAfter: 'retry_after', kid: 'kid', alg: 'alg', cibaRequestId: 'ciba_request_id',
+  sid: 'sid', attempts: 'attempts', sessionEnd: 'session_end', httpStatus: 'http_status',
 }
 
 const MESSAGES: Record<AuditEventName, string> = {
@@ -102,6 +113,8 @@ const MESSAGES: Record<AuditEventName, string> = {
   'device.approved': 'device authorization approved',
   'device.denied': 'device authorization denied',
   'key.rotated': 'signing key created',
+  'logout.delivered': 'back-channel logout delivered',
+  'logout.failed': 'back-channel logout failed; giving up',
 }
 
 /** The line written for an event (snake_case fields, undefined ones left out). */

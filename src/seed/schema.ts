@@ -60,6 +60,29 @@ const seconds = z.number().int().positive()
 // RFC 6749 §3.1.2: an absolute URI without a fragment; compared with the request as an exact string.
 const redirectUri = z.url().max(400).refine((u) => !u.includes('#'), 'must not contain a fragment (#)')
 
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+
+/**
+ * Back-Channel Logout 1.0 §2.2: an absolute URI without a fragment, which SHOULD use https; http
+ * is allowed for hosts that are this machine (development). The URI comes from the seed file (a
+ * trusted administrator), so any host is accepted: the README says what that means (SSRF).
+ */
+export function backChannelLogoutUriProblem(uri: string): string | undefined {
+  let url: URL
+  try {
+    url = new URL(uri)
+  } catch {
+    return `backChannelLogoutUri ${JSON.stringify(uri)} is not an absolute URL`
+  }
+  const local = LOCAL_HOSTS.has(url.hostname) || url.hostname.endsWith('.localhost')
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && local)) {
+    return `backChannelLogoutUri ${JSON.stringify(uri)} must use https (http only for localhost)`
+  }
+  if (uri.includes('#')) return `backChannelLogoutUri ${JSON.stringify(uri)} must not contain a fragment (#)`
+  if (url.username || url.password) return `backChannelLogoutUri ${JSON.stringify(uri)} must not contain credentials`
+  return undefined
+}
+
 export const SeedClient = z.strictObject({
   clientId: z.string().min(1).max(200),
   clientName: z.string().max(200).optional(),
@@ -94,6 +117,15 @@ export const SeedClient = z.strictObject({
     .array(z.string())
     .default([])
     .describe('origins (scheme, host, optional port) whose pages may call the token, userinfo and revocation endpoints'),
+  backChannelLogoutUri: z
+    .string()
+    .max(2000)
+    .optional()
+    .describe('OpenID Connect Back-Channel Logout: where logout tokens are POSTed when a session the client took part in ends (https; http only for localhost)'),
+  backChannelLogoutSessionRequired: z
+    .boolean()
+    .default(true)
+    .describe('the client needs the sid claim in its logout tokens (ours always carry it)'),
   requireConsent: z.boolean().default(false),
   alwaysIncludeUserClaimsInIdToken: z
     .boolean()
@@ -102,6 +134,10 @@ export const SeedClient = z.strictObject({
   enabled: z.boolean().default(true),
   jwks: z.strictObject({ keys: z.array(jwk) }).optional(),
 }).superRefine((c, ctx) => {
+  if (c.backChannelLogoutUri !== undefined) {
+    const problem = backChannelLogoutUriProblem(c.backChannelLogoutUri)
+    if (problem) ctx.addIssue({ code: 'custom', path: ['backChannelLogoutUri'], message: `client ${c.clientId}: ${problem}` })
+  }
   // Checked here rather than per entry so that the message names the client.
   c.allowedCorsOrigins.forEach((o, i) => {
     if (!isWebOrigin(o)) {

@@ -219,6 +219,58 @@ export interface NewSession {
   endsAt: number
 }
 
+/** Why a session ended: the person signed out, a new sign-in replaced it, or an administrator ended it. */
+export type SessionEndReason = 'logout' | 'replaced' | 'admin'
+
+export interface SessionEnd {
+  reason: SessionEndReason
+  /** ms: when (the queued logouts are due then). */
+  at: number
+}
+
+/** One queued back-channel logout (OpenID Connect Back-Channel Logout 1.0 §2.5), as claimed for an attempt. */
+export interface LogoutDelivery {
+  id: string
+  clientId: string
+  subjectId: string
+  sid: string | undefined
+  reason: SessionEndReason
+  /** Attempts so far, this one included. */
+  attempts: number
+}
+
+/** How an attempt ended, as recorded. */
+export interface LogoutAttemptRecord {
+  /** ms */
+  at: number
+  /** A fixed word: timeout, connection_failed, http_status, … */
+  error?: string | undefined
+  httpStatus?: number | undefined
+}
+
+/**
+ * The back-channel logout outbox (migrations/0020_backchannel_logout.sql). Rows are queued by
+ * UserSessionStore when a session ends; a worker claims due rows under a lease, so that no two
+ * workers (replicas) send one row at the same time, and records each attempt's outcome. A record
+ * applies only while the claim is the latest one (same attempt count): a worker whose lease ran
+ * out cannot overwrite a later attempt's outcome.
+ */
+export interface BackchannelLogoutStore {
+  /** Claims at most `limit` pending rows due at `now` and not leased, leasing them until `leaseUntil` (ms). */
+  claimDue(now: number, leaseUntil: number, limit: number): Promise<LogoutDelivery[]>
+  /** Final outcome: delivered or failed; the row is removed by the cleanup after `expiresAt`. */
+  finish(d: LogoutDelivery, status: 'delivered' | 'failed', r: LogoutAttemptRecord & { expiresAt: number }): Promise<boolean>
+  /** A failed attempt to be retried at `nextAttemptAt` (ms). */
+  retry(d: LogoutDelivery, nextAttemptAt: number, r: LogoutAttemptRecord): Promise<boolean>
+  /** An attempt cut short by shutdown: not counted, due again at once (for another replica). */
+  release(d: LogoutDelivery): Promise<boolean>
+  /** The earliest next_attempt_at of a pending row (ms), or undefined. */
+  nextDue(): Promise<number | undefined>
+  /** Calls `onQueued` when any replica (or the CLI) queues logouts; resolves to an unsubscribe function. */
+  subscribe(onQueued: () => void): Promise<() => Promise<void>>
+  removeExpired(before: number, limit: number): Promise<number>
+}
+
 /** Sign-in sessions; the handle is stored only as a hash. Each method is one statement. */
 export interface UserSessionStore {
   create(s: NewSession): Promise<void>
@@ -227,8 +279,14 @@ export interface UserSessionStore {
    * enabled; its idle deadline moves to min(now + idleSeconds, endsAt) in the same statement.
    */
   use(handle: string, now: number, idleSeconds: number): Promise<StoredSession | undefined>
-  /** Deletes the session; returns it as it was (undefined when there was none). */
-  remove(handle: string): Promise<StoredSession | undefined>
+  /**
+   * Deletes the session and, in the same statement, queues a back-channel logout for each client
+   * used in it that has a backChannelLogoutUri; returns the session as it was (undefined when
+   * there was none).
+   */
+  remove(handle: string, end: SessionEnd): Promise<StoredSession | undefined>
+  /** Ends every session of the subject (an administrator's sign-out), queuing their logouts the same way; returns how many. */
+  removeAllForSubject(subjectId: string, end: SessionEnd): Promise<number>
   /** Adds a client to the session's list (once); false when the session is gone. */
   addClient(sid: string, clientId: string): Promise<boolean>
   removeExpired(before: number, limit: number): Promise<number>

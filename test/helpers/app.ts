@@ -7,6 +7,7 @@ import { loadConfig, type Config } from '../../src/config.js'
 import { createManualClock } from '../../src/domain/clock.js'
 import type { GrantFactory } from '../../src/grants/registry.js'
 import { createLogger } from '../../src/http/logger.js'
+import type { BackchannelLogoutOptions } from '../../src/services/backchannel-logout.js'
 import { createTestDb, type TestDb } from './db.js'
 
 export const TEST_ISSUER = 'https://authz.test'
@@ -38,12 +39,17 @@ export function captureLogs(config: Pick<Config, 'logLevel'>): { logs: string[];
   return { logs, logger: createLogger({ level: config.logLevel, destination }) }
 }
 
-export async function createTestApp(opts: { env?: Record<string, string>; testDb?: TestDb; grants?: GrantFactory[] } = {}): Promise<TestApp> {
+export async function createTestApp(
+  opts: { env?: Record<string, string>; testDb?: TestDb; grants?: GrantFactory[]; backchannelLogout?: Partial<BackchannelLogoutOptions> } = {},
+): Promise<TestApp> {
   const testDb = opts.testDb ?? (await createTestDb())
   const config = testConfig(opts.env)
   const clock = createManualClock(Date.now())
   const { logs, logger } = captureLogs(config)
-  const app = await buildApp({ config, db: testDb.db, clock, logger, ...(opts.grants ? { grants: opts.grants } : {}) })
+  const app = await buildApp({
+    config, db: testDb.db, clock, logger, ...(opts.grants ? { grants: opts.grants } : {}),
+    ...(opts.backchannelLogout ? { backchannelLogout: opts.backchannelLogout } : {}),
+  })
   await app.ready()
   return {
     app,

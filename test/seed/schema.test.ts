@@ -17,7 +17,8 @@ describe('seed JSON Schema', () => {
       'clientId', 'clientName', 'secrets', 'allowedGrantTypes', 'allowedScopes', 'requireClientSecret', 'accessTokenType',
       'accessTokenLifetime', 'redirectUris', 'postLogoutRedirectUris', 'requirePkce', 'allowOfflineAccess', 'refreshTokenUsage', 'refreshTokenExpiration',
       'absoluteRefreshTokenLifetime', 'slidingRefreshTokenLifetime', 'cibaLifetime', 'pollingInterval',
-      'identityProviderRestrictions', 'allowedTenants', 'allowedCorsOrigins', 'requireConsent', 'alwaysIncludeUserClaimsInIdToken', 'enabled', 'jwks',
+      'identityProviderRestrictions', 'allowedTenants', 'allowedCorsOrigins', 'backChannelLogoutUri', 'backChannelLogoutSessionRequired',
+      'requireConsent', 'alwaysIncludeUserClaimsInIdToken', 'enabled', 'jwks',
     ])
     expect(Object.keys(client.properties.secrets.items.properties)).toEqual(['value', 'sha256', 'expiration', 'description'])
     expect(Object.keys(schema.properties.users.items.properties)).toEqual(['subjectId', 'username', 'password', 'enabled', 'cibaUserCode', 'claims'])

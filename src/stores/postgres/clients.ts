@@ -27,6 +27,8 @@ interface ClientRow {
   identity_provider_restrictions: string[]
   allowed_tenants: string[]
   allowed_cors_origins: string[]
+  back_channel_logout_uri: string | null
+  back_channel_logout_session_required: boolean
   require_consent: boolean
   always_include_user_claims_in_id_token: boolean
   jwks: { keys: Record<string, unknown>[] } | null
@@ -62,6 +64,8 @@ function toClient(r: ClientRow): Client {
     identityProviderRestrictions: r.identity_provider_restrictions,
     allowedTenants: r.allowed_tenants,
     allowedCorsOrigins: r.allowed_cors_origins,
+    backChannelLogoutUri: r.back_channel_logout_uri ?? undefined,
+    backChannelLogoutSessionRequired: r.back_channel_logout_session_required,
     requireConsent: r.require_consent,
     alwaysIncludeUserClaimsInIdToken: r.always_include_user_claims_in_id_token,
     jwks: r.jwks ?? undefined,

@@ -103,6 +103,7 @@ export function createPgSeedWriter(tx: Queryable) {
         c.cibaLifetime ?? null, c.pollingInterval ?? null, c.identityProviderRestrictions, c.requireConsent,
         c.jwks === undefined ? null : JSON.stringify(c.jwks), c.allowedTenants, c.allowedCorsOrigins, c.postLogoutRedirectUris,
         c.alwaysIncludeUserClaimsInIdToken,
+        c.backChannelLogoutUri ?? null, c.backChannelLogoutSessionRequired,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -121,6 +122,7 @@ const CLIENT_COLUMNS = [
   'ciba_lifetime', 'polling_interval', 'identity_provider_restrictions', 'require_consent', 'jwks', 'allowed_tenants',
   'allowed_cors_origins',
   'post_logout_redirect_uris', 'always_include_user_claims_in_id_token',
+  'back_channel_logout_uri', 'back_channel_logout_session_required',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]', allowed_scopes: '::text[]', redirect_uris: '::text[]',

@@ -1,8 +1,10 @@
-// Sign-in sessions (table user_sessions, migrations/0009_sessions.sql). The cookie value is a
+// Sign-in sessions (table user_sessions, migrations/0009_sessions.sql). Ending a session queues
+// its back-channel logouts in the same statement (backchannel-logouts.ts). The cookie value is a
 // 256-bit handle; only its SHA-256 is stored. expires_at is the idle deadline, moved forward by
 // use() and never past ends_at, the absolute end.
 import type { Queryable } from '../../db/db.js'
 import type { StoredSession, UserSessionStore } from '../types.js'
+import { notifyQueued, queueLogoutsSql } from './backchannel-logouts.js'
 import { deleteExpired, handleHash, toMs, ts } from './columns.js'
 
 interface SessionRow {
@@ -53,14 +55,28 @@ export function createPgUserSessionStore(db: Queryable): UserSessionStore {
       )
       return rows[0] && toSession(rows[0])
     },
-    async remove(handle) {
-      const { rows } = await db.query<SessionRow>(
-        `DELETE FROM user_sessions s USING users u
-          WHERE s.id_hash = $1 AND u.subject_id = s.subject_id
-          RETURNING ${RETURNING}`,
-        [handleHash(handle)],
+    async remove(handle, end) {
+      const { rows } = await db.query<SessionRow & { queued: number }>(
+        `WITH ended AS (
+           DELETE FROM user_sessions s USING users u
+            WHERE s.id_hash = $1 AND u.subject_id = s.subject_id
+            RETURNING ${RETURNING}),
+         queued AS (${queueLogoutsSql('ended', '$2', '$3')})
+         SELECT ended.*, (SELECT count(*) FROM queued)::int AS queued FROM ended`,
+        [handleHash(handle), end.reason, ts(end.at)],
       )
+      await notifyQueued(db, rows[0]?.queued ?? 0)
       return rows[0] && toSession(rows[0])
+    },
+    async removeAllForSubject(subjectId, end) {
+      const { rows } = await db.query<{ sessions: number; queued: number }>(
+        `WITH ended AS (DELETE FROM user_sessions WHERE subject_id = $1 RETURNING subject_id, sid, client_ids),
+         queued AS (${queueLogoutsSql('ended', '$2', '$3')})
+         SELECT (SELECT count(*) FROM ended)::int AS sessions, (SELECT count(*) FROM queued)::int AS queued`,
+        [subjectId, end.reason, ts(end.at)],
+      )
+      await notifyQueued(db, rows[0]?.queued ?? 0)
+      return rows[0]?.sessions ?? 0
     },
     async addClient(sid, clientId) {
       const { rowCount } = await db.query(
