@@ -1,9 +1,12 @@
 // authz users add: creates or updates a user with a scrypt-hashed password read from stdin or a
 // prompt, never from argv. authz users unlock: clears a password lockout (and user_code blocks).
-// list, disable, enable, remove: daily administration.
+// list, disable, enable, remove: daily administration. sign-out: ends every session of a user;
+// like disable and remove it queues a back-channel logout for each app used in those sessions
+// (sent by the running server, src/services/backchannel-logout.ts).
 import { randomUUID } from 'node:crypto'
 import { pgErrorCode, PG_UNIQUE_VIOLATION } from '../db/db.js'
 import { createPgFailureCounterStore } from '../stores/postgres/failure-counters.js'
+import { createPgUserSessionStore } from '../stores/postgres/user-sessions.js'
 import { createPgUserStore } from '../stores/postgres/users.js'
 import { hashPassword } from '../tokens/passwords.js'
 import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext } from './context.js'
@@ -15,10 +18,14 @@ const usage = `Usage: authz users list [--json]
        authz users enable USERNAME
        authz users remove USERNAME
        authz users unlock USERNAME
+       authz users sign-out USERNAME
 
 list lists every user: username, subject, enabled, and until when a lockout holds.
 disable refuses the user's sign-ins, password grants and CIBA requests and ends their sessions;
-enable allows them again. remove deletes the user with their sessions and consents.
+enable allows them again. remove deletes the user with their sessions and consents. sign-out
+ends the user's sessions on every device. Ending sessions tells the apps used in them, those with a
+backChannelLogoutUri, by back-channel logout (the server sends it: at once with DATABASE_URL, at
+its next start with the embedded database).
 
 Creates the user (or sets the password and the given claims of an existing one). The password is
 read from stdin when stdin is not a terminal, otherwise prompted for without echo; it is never
@@ -111,16 +118,32 @@ async function list(args: string[], ctx: CliContext) {
   table(['USERNAME', 'SUBJECT', 'ENABLED', 'LOCKED UNTIL', 'EMAIL'], rows).forEach((l) => ctx.out(l))
 }
 
+/** Ends every session of the subject, queuing the back-channel logouts of the apps used in them. */
+async function endSessions(subjectId: string, ctx: CliContext): Promise<number> {
+  return createPgUserSessionStore(await ctx.db()).removeAllForSubject(subjectId, { reason: 'admin', at: ctx.clock.now() })
+}
+
 async function setEnabled(enabled: boolean, args: string[], ctx: CliContext) {
   const username = oneUsername(args)
-  if (!(await createPgUserStore(await ctx.db()).setEnabled(username, enabled))) throw new CliError(`no user "${username}"`)
+  const users = createPgUserStore(await ctx.db())
+  if (!(await users.setEnabled(username, enabled))) throw new CliError(`no user "${username}"`)
+  if (!enabled) await endSessions((await users.findByUsername(username))!.subjectId, ctx)
   ctx.out(`${enabled ? 'enabled' : 'disabled'} user "${username}"`)
+}
+
+async function signOut(args: string[], ctx: CliContext) {
+  const username = oneUsername(args)
+  const user = await createPgUserStore(await ctx.db()).findByUsername(username)
+  if (!user) throw new CliError(`no user "${username}"`)
+  const n = await endSessions(user.subjectId, ctx)
+  ctx.out(n === 0 ? `user "${username}" had no sessions` : `ended ${n} session${n === 1 ? '' : 's'} of user "${username}"`)
 }
 
 async function remove(args: string[], ctx: CliContext) {
   const username = oneUsername(args)
   const db = await ctx.db()
   const user = await createPgUserStore(db).findByUsername(username)
+  if (user) await endSessions(user.subjectId, ctx) // before the sessions go with the user, so that the apps are told
   if (!user || !(await createPgUserStore(db).remove(username))) throw new CliError(`no user "${username}"`)
   await createPgFailureCounterStore(db).clearName(['user', 'user_code'], user.subjectId)
   ctx.out(`removed user "${username}" (subject ${user.subjectId})`)
@@ -128,7 +151,7 @@ async function remove(args: string[], ctx: CliContext) {
 
 export const usersCommand = commandGroup({
   name: 'users',
-  summary: 'list, add, disable, enable and remove users; unlock a locked-out user',
+  summary: 'list, add, disable, enable and remove users; unlock a locked-out user; sign a user out everywhere',
   usage,
   subcommands: {
     list,
@@ -137,5 +160,6 @@ export const usersCommand = commandGroup({
     enable: (args, ctx) => setEnabled(true, args, ctx),
     remove,
     unlock,
+    'sign-out': signOut,
   },
 })

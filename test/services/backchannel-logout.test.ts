@@ -6,6 +6,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { PassThrough } from 'node:stream'
+import { CliError, createContext } from '../../src/cli/context.js'
+import { usersCommand } from '../../src/cli/users.js'
 import { applySeed, validateSeed } from '../../src/seed/apply.js'
 import { createBackchannelLogoutWorker } from '../../src/services/backchannel-logout.js'
 import { createPgBackchannelLogoutStore } from '../../src/stores/postgres/backchannel-logouts.js'
@@ -84,6 +87,12 @@ beforeEach(async () => {
   await t.app.authz.backchannelLogout.runOnce() // nothing left over from the test before
   receiver.reset()
 })
+
+async function cli(args: string[]) {
+  const out: string[] = []
+  await usersCommand.run(args, createContext({ out: (l) => out.push(l), err: () => {}, stdin: new PassThrough(), clock: t.clock }, {}, { db: t.db }))
+  return out
+}
 
 const worker = () => t.app.authz.backchannelLogout
 const sidOf = (idToken: string) => decodeJwt(idToken).sid as string
@@ -222,6 +231,30 @@ describe('back-channel logout', () => {
     await worker().runOnce()
     expect(receiver.received).toHaveLength(1)
     expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'failed', attempts: 1, last_error: 'http_status', http_status: 400, reason: 'logout' }])
+  })
+
+  it('an administrator signs a user out everywhere (authz users sign-out, disable): the clients of every session are told', async () => {
+    for (const who of ['alice', 'bob']) await cli(['sign-out', who]) // sessions earlier tests left
+    await worker().runOnce()
+    receiver.reset()
+    const first = await signedIn()
+    const second = await signedIn()
+    const bob = await session(t, 'bob', 'bob-pw')
+    await codeFor(t, bob)
+    expect(await cli(['sign-out', 'alice'])).toEqual(['ended 2 sessions of user "alice"'])
+    await worker().runOnce()
+    expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([first.sid, second.sid].sort())
+    expect(await rows(first.sid)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'admin' }])
+    expect((await t.app.inject({ method: 'GET', url: '/account', headers: { cookie: first.cookie } })).statusCode).toBe(303) // signed out
+    expect((await t.app.inject({ method: 'GET', url: '/account', headers: { cookie: bob } })).statusCode).toBe(200) // bob untouched
+    expect(await cli(['sign-out', 'alice'])).toEqual(['user "alice" had no sessions'])
+    await expect(cli(['sign-out', 'nobody'])).rejects.toThrow(new CliError('no user "nobody"'))
+
+    receiver.reset()
+    expect(await cli(['disable', 'bob'])).toEqual(['disabled user "bob"'])
+    await worker().runOnce()
+    expect(receiver.received.map((r) => decodeJwt(r.token))).toEqual([expect.objectContaining({ sub: 'u-bob', aud: 'web' })])
+    expect(await cli(['enable', 'bob'])).toEqual(['enabled user "bob"'])
   })
 
   // Last: it stops the app's own worker, so that only the two under test send.
