@@ -257,29 +257,46 @@ describe('back-channel logout', () => {
     expect(await cli(['enable', 'bob'])).toEqual(['enabled user "bob"'])
   })
 
-  // Last: it stops the app's own worker, so that only the two under test send.
-  it('two workers (replicas) never send the same logout twice', async () => {
-    await worker().stop()
+  describe("replicas (the app's own worker stopped, so that only those under test send)", () => {
+    beforeAll(() => worker().stop())
     const replica = () => createBackchannelLogoutWorker({
       issuer: TEST_ISSUER, clock: t.clock, store: createPgBackchannelLogoutStore(t.db), clients: createPgClientStore(t.db),
       keys: t.app.authz.keys, logger: t.app.log, audit: t.app.authz.audit,
     })
-    const [a, b] = [replica(), replica()]
-    const sids: string[] = []
-    for (let i = 0; i < 3; i++) {
+
+    it('two workers (replicas) never send the same logout twice', async () => {
+      const [a, b] = [replica(), replica()]
+      const sids: string[] = []
+      for (let i = 0; i < 3; i++) {
+        const { cookie, idToken, sid } = await signedIn()
+        await logout(cookie, idToken)
+        sids.push(sid)
+      }
+      receiver.answer('/logout/web', 'hold', 'hold', 'hold')
+      // Both claim while the first one's attempts are in flight (held): the leased rows are not claimed again.
+      const runs = [a.runOnce(), b.runOnce(), a.runOnce(), b.runOnce()]
+      await receiver.arrivals(3)
+      receiver.release()
+      await Promise.all(runs)
+      await Promise.all([a.runOnce(), b.runOnce()])
+      expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...sids].sort())
+      for (const sid of sids) expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'logout' }])
+    })
+
+    it('stopping (SIGTERM) cuts an attempt in flight short and hands the row back, not counted, for another replica', async () => {
+      const one = replica()
+      receiver.answer('/logout/web', 'hold')
       const { cookie, idToken, sid } = await signedIn()
       await logout(cookie, idToken)
-      sids.push(sid)
-    }
-    receiver.answer('/logout/web', 'hold', 'hold', 'hold')
-    // Both claim while the first one's attempts are in flight (held): the leased rows are not claimed again.
-    const runs = [a.runOnce(), b.runOnce(), a.runOnce(), b.runOnce()]
-    await receiver.arrivals(3)
-    receiver.release()
-    await Promise.all(runs)
-    await Promise.all([a.runOnce(), b.runOnce()])
-    expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...sids].sort())
-    for (const sid of sids) expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'logout' }])
+      const run = one.runOnce()
+      await receiver.arrivals(1)
+      await one.stop()
+      await run
+      expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'pending', attempts: 0, last_error: null, http_status: null, reason: 'logout' }])
+      const { rows: [lease] } = await t.db.query<{ leased_until: Date | null }>('SELECT leased_until FROM backchannel_logouts WHERE sid = $1', [sid])
+      expect(lease!.leased_until).toBeNull()
+      receiver.release()
+    })
   })
 })
 
