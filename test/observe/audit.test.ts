@@ -18,7 +18,7 @@ const SECRETS = ['Auditor-Secret-91f2', 'cc-secret', 'Wrong-Secret-5b1e', 'alice
 const SCHEMA_FIELDS = new Set([
   'level', 'time', 'msg', 'log', 'audit_version', 'event', 'outcome', 'client_id', 'subject', 'grant_type', 'address', 'request_id',
   'reason', 'token_types', 'access_token_format', 'scope', 'token_kind', 'username', 'locked_until', 'lockouts', 'retry_after', 'kid', 'alg',
-  'ciba_request_id',
+  'ciba_request_id', 'sid', 'attempts', 'session_end', 'http_status',
 ])
 
 let t: CibaTestApp
