@@ -114,16 +114,24 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
     }
   }
 
-  /** One attempt for one claimed row, and its outcome recorded. */
-  async function attempt(d: LogoutDelivery, run: LogoutRun): Promise<void> {
+  async function send(d: LogoutDelivery): Promise<Attempt> {
     const client = await deps.clients.findById(d.clientId)
     const uri = client?.backChannelLogoutUri
+    if (!client || !uri) return { kind: 'failed', retry: false, error: 'client_gone' }
+    if (client.backChannelLogoutSessionRequired && d.sid === undefined) return { kind: 'failed', retry: false, error: 'sid_required' }
+    const token = await signLogoutToken(deps.keys, { issuer: deps.issuer, clientId: d.clientId, subjectId: d.subjectId, sid: d.sid, now: clock.now() })
+    return post(uri, token)
+  }
+
+  /** One attempt for one claimed row, and its outcome recorded. */
+  async function attempt(d: LogoutDelivery, run: LogoutRun): Promise<void> {
     let result: Attempt
-    if (!client || !uri) result = { kind: 'failed', retry: false, error: 'client_gone' }
-    else if (client.backChannelLogoutSessionRequired && d.sid === undefined) result = { kind: 'failed', retry: false, error: 'sid_required' }
-    else {
-      const token = await signLogoutToken(deps.keys, { issuer: deps.issuer, clientId: d.clientId, subjectId: d.subjectId, sid: d.sid, now: clock.now() })
-      result = await post(uri, token)
+    try {
+      result = await send(d)
+    } catch (err) {
+      // The client could not be read or the token not signed: an attempt like any other failed one.
+      if (!isUnavailable(err)) logger.error({ err, delivery_id: d.id, client_id: d.clientId }, 'back-channel logout attempt crashed')
+      result = { kind: 'failed', retry: true, error: 'internal_error' }
     }
     const now = clock.now()
     const fields = { clientId: d.clientId, subject: d.subjectId, sid: d.sid, attempts: d.attempts, sessionEnd: d.reason }
@@ -166,8 +174,8 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
       await Promise.all(
         batch.map((d) =>
           attempt(d, run).catch((err: unknown) => {
-            // The lease runs out and the row is tried again (the attempt counted).
-            if (!isUnavailable(err)) logger.error({ err, delivery_id: d.id, client_id: d.clientId }, 'back-channel logout attempt crashed')
+            // The outcome could not be recorded: the lease runs out and the row is tried again (the attempt counted).
+            if (!isUnavailable(err)) logger.error({ err, delivery_id: d.id, client_id: d.clientId }, 'back-channel logout outcome not recorded')
           }),
         ),
       )
@@ -201,7 +209,8 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
     let delay = o.pollMs
     try {
       const due = await store.nextDue()
-      if (due !== undefined) delay = Math.min(o.pollMs, Math.max(0, due - clock.now()))
+      // At least a second: a row another replica's clock already finds due is not spun on.
+      if (due !== undefined) delay = Math.min(o.pollMs, Math.max(1000, due - clock.now()))
     } catch {
       // The database is away: look again after pollMs.
     }

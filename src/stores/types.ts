@@ -264,7 +264,7 @@ export interface BackchannelLogoutStore {
   retry(d: LogoutDelivery, nextAttemptAt: number, r: LogoutAttemptRecord): Promise<boolean>
   /** An attempt cut short by shutdown: not counted, due again at once (for another replica). */
   release(d: LogoutDelivery): Promise<boolean>
-  /** The earliest next_attempt_at of a pending row (ms), or undefined. */
+  /** When the next pending row is due (ms; a leased one when its lease ends), or undefined. */
   nextDue(): Promise<number | undefined>
   /** Calls `onQueued` when any replica (or the CLI) queues logouts; resolves to an unsubscribe function. */
   subscribe(onQueued: () => void): Promise<() => Promise<void>>

@@ -283,7 +283,22 @@ describe('back-channel logout', () => {
       for (const sid of sids) expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'logout' }])
     })
 
-    it('stopping (SIGTERM) cuts an attempt in flight short and hands the row back, not counted, for another replica', async () => {
+    it('an attempt that cannot even be made (the client cannot be read) counts as a failed one and is retried', async () => {
+    const broken = createBackchannelLogoutWorker({
+      issuer: TEST_ISSUER, clock: t.clock, store: createPgBackchannelLogoutStore(t.db), clients: { findById: () => Promise.reject(new Error('boom')) },
+      keys: t.app.authz.keys, logger: t.app.log, audit: t.app.authz.audit,
+    })
+    const { cookie, idToken, sid } = await signedIn()
+    await logout(cookie, idToken)
+    await broken.runOnce()
+    expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'pending', attempts: 1, last_error: 'internal_error', http_status: null, reason: 'logout' }])
+    expect(t.logs.some((l) => l.includes('back-channel logout attempt crashed') && l.includes('boom'))).toBe(true)
+    t.clock.advance(5)
+    await replica().runOnce()
+    expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 2, last_error: null, http_status: 200, reason: 'logout' }])
+  })
+
+  it('stopping (SIGTERM) cuts an attempt in flight short and hands the row back, not counted, for another replica', async () => {
       const one = replica()
       receiver.answer('/logout/web', 'hold')
       const { cookie, idToken, sid } = await signedIn()

@@ -83,7 +83,8 @@ export function createPgBackchannelLogoutStore(db: Db): BackchannelLogoutStore {
     },
     async nextDue() {
       const { rows } = await db.query<{ due: Date | string | null }>(
-        `SELECT min(next_attempt_at) AS due FROM backchannel_logouts WHERE status = 'pending'`,
+        // A leased row (an attempt in flight somewhere) is due again only when its lease ends.
+        `SELECT min(GREATEST(next_attempt_at, leased_until)) AS due FROM backchannel_logouts WHERE status = 'pending'`,
       )
       const due = rows[0]?.due
       return due === null || due === undefined ? undefined : toMs(due)
