@@ -58,7 +58,9 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
   const ciba = new Counter({ name: 'authz_ciba_requests_total', help: 'CIBA requests by outcome: requested, approved, denied, token_issued.', labelNames: ['outcome'] as const, registers })
   const device = new Counter({ name: 'authz_device_authorizations_total', help: 'Device authorizations (RFC 8628) decided, by outcome: approved, denied, token_issued.', labelNames: ['outcome'] as const, registers })
   const familyRevoked = new Counter({ name: 'authz_grant_families_revoked_total', help: 'Grant families revoked because a one-time artefact was used again.', labelNames: ['grant_type'] as const, registers })
+  const logouts = new Counter({ name: 'authz_backchannel_logouts_total', help: 'Back-channel logouts finished, by outcome: delivered, failed (given up).', labelNames: ['outcome'] as const, registers })
   for (const result of ['active', 'inactive', 'rejected'] as const) introspections.inc({ result }, 0)
+  for (const outcome of ['delivered', 'failed'] as const) logouts.inc({ outcome }, 0)
   for (const kind of ['user', 'client'] as const) lockouts.inc({ kind }, 0)
 
   new Gauge({
@@ -97,6 +99,12 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
           break
         case 'user.locked_out':
           lockouts.inc({ kind: 'user' })
+          break
+        case 'logout.delivered':
+          logouts.inc({ outcome: 'delivered' })
+          break
+        case 'logout.failed':
+          logouts.inc({ outcome: 'failed' })
           break
         case 'ciba.requested':
           ciba.inc({ outcome: 'requested' })

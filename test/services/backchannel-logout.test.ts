@@ -10,6 +10,7 @@ import { PassThrough } from 'node:stream'
 import { CliError, createContext } from '../../src/cli/context.js'
 import { usersCommand } from '../../src/cli/users.js'
 import { applySeed, validateSeed } from '../../src/seed/apply.js'
+import { createMetrics } from '../../src/observe/metrics.js'
 import { createBackchannelLogoutWorker } from '../../src/services/backchannel-logout.js'
 import { createPgBackchannelLogoutStore } from '../../src/stores/postgres/backchannel-logouts.js'
 import { createPgClientStore } from '../../src/stores/postgres/clients.js'
@@ -340,5 +341,18 @@ describe('seed: backChannelLogoutUri and backChannelLogoutSessionRequired', () =
       expect(() => one({ backChannelLogoutUri: uri }), uri).toThrow(`clients[0].backChannelLogoutUri: client web-app: backChannelLogoutUri ${JSON.stringify(uri)} ${problem}`)
     }
     expect(() => one({ backChannelLogoutSessionRequired: 'yes' })).toThrow('clients[0].backChannelLogoutSessionRequired')
+  })
+})
+
+describe('metrics', () => {
+  it('count finished back-channel logouts by outcome (from the audit events)', async () => {
+    const m = createMetrics({ processMetrics: false })
+    const text = async () => m.registry.metrics()
+    expect(await text()).toContain('authz_backchannel_logouts_total{outcome="failed"} 0')
+    m.audit({ event: 'logout.delivered', clientId: 'web', attempts: 1 })
+    m.audit({ event: 'logout.delivered', clientId: 'spa', attempts: 2 })
+    m.audit({ event: 'logout.failed', clientId: 'web', attempts: 5, reason: 'timeout' })
+    expect(await text()).toContain('authz_backchannel_logouts_total{outcome="delivered"} 2')
+    expect(await text()).toContain('authz_backchannel_logouts_total{outcome="failed"} 1')
   })
 })
