@@ -37,7 +37,12 @@ export interface SessionService {
   start(previousHandle: string | undefined, who: { subjectId: string; username: string; amr: string[] }): Promise<{ handle: string; session: Session }>
   /** Ends the session; returns it as it was (its clientIds say whom logout concerns). */
   end(handle: string | undefined): Promise<Session | undefined>
-  /** Records that a client was used in the session (once), for logout. */
+  /**
+   * Records that a client was used in the session (once), for logout. The authorization endpoint
+   * calls it: its tokens belong to this browser's session and its ID tokens carry the sid. The
+   * device flow and CIBA do not: their tokens go to another device, whose session this browser's
+   * sign-out does not end, and their ID tokens carry no sid.
+   */
   addClient(session: Pick<Session, 'sid'>, clientId: string): Promise<void>
 }
 
