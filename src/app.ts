@@ -366,7 +366,7 @@ async function registerTokenCore(w: Wiring, featureGrants: GrantHandler<any>[], 
   const grantDeps: GrantDeps = { config, clock, scopes: w.scopes, tokens: w.tokens, users: stores.users, tokenReader: w.tokenReader, once: w.once, audit: w.audit }
   const registry = createGrantRegistry([
     createClientCredentialsGrant({ scopes: w.scopes, tokens: w.tokens }),
-    createRefreshTokenGrant({ clock, grants: stores.grants, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens, audit: w.audit }),
+    createRefreshTokenGrant({ clock, publicClientRefreshTokenLifetime: config.publicClientRefreshTokenLifetime, grants: stores.grants, once: w.once, users: stores.users, scopes: w.scopes, tokens: w.tokens, audit: w.audit }),
     createPasswordGrant({ clock, passwords: w.passwordCheck, scopes: w.scopes, tokens: w.tokens }),
     ...featureGrants,
     ...extensions.map((make) => make(grantDeps)),

@@ -34,3 +34,14 @@ export function absoluteRefreshTokenLifetime(
   if (!isPublicClient(c)) return own
   return own === undefined ? publicCap : Math.min(own, publicCap)
 }
+
+/**
+ * When a refresh token family began (ms), for the public cap: the start its tokens record, or for a
+ * token stored before starts were recorded, the sign-in it came from (auth_time, seconds), which
+ * is never later. Undefined: neither is known, and the cap counts from the next rotation.
+ */
+export function refreshFamilyStart(data: { startedAt?: number; claims?: Record<string, unknown> }): number | undefined {
+  if (typeof data.startedAt === 'number') return data.startedAt
+  const authTime = data.claims?.auth_time
+  return typeof authTime === 'number' ? authTime * 1000 : undefined
+}

@@ -8,7 +8,7 @@
 // grant; `resource` may narrow it to one of them.
 import { z } from 'zod'
 import type { Clock } from '../domain/clock.js'
-import { rotatesRefreshTokens } from '../domain/public-client.js'
+import { isPublicClient, refreshFamilyStart, rotatesRefreshTokens } from '../domain/public-client.js'
 import type { Client, ResolvedScopes } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { OneTimeUse } from './one-time-use.js'
@@ -25,6 +25,8 @@ const USED_AGAIN = 'refresh token already used'
 
 export function createRefreshTokenGrant(deps: {
   clock: Clock
+  /** Seconds: PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME, counted from the family's start. */
+  publicClientRefreshTokenLifetime: number
   grants: Pick<GrantStore, 'find' | 'consume'>
   once: OneTimeUse
   users?: UserStore
@@ -67,6 +69,12 @@ export function createRefreshTokenGrant(deps: {
       if (g.subjectId !== undefined && deps.users && (!user || !user.enabled)) throw invalid('the user is no longer active')
 
       const data = g.data as unknown as RefreshTokenData
+      // The public cap counts from the family's start, whatever expiry the token got under the
+      // rules of its time (a confidential client's, a longer cap): RFC 9700 §4.14.2.
+      const startedAt = refreshFamilyStart(data)
+      if (isPublicClient(client) && startedAt !== undefined && startedAt + deps.publicClientRefreshTokenLifetime * 1000 <= now) {
+        throw invalid('refresh token expired')
+      }
       const granted = await regrant(client, data.granted, params)
       // A public client's tokens rotate even with reUse configured (RFC 9700 §4.14.2).
       const rotate = rotatesRefreshTokens(client)
@@ -77,6 +85,7 @@ export function createRefreshTokenGrant(deps: {
         deps.tokens.issue({
           client, subjectId: g.subjectId, granted: { ...granted, offlineAccess: rotate && granted.offlineAccess }, claims: data.claims,
           familyId: g.familyId, refreshToken: rotate, refreshAbsoluteExpiresAt: data.absoluteExpiresAt,
+          ...(startedAt !== undefined ? { refreshStartedAt: startedAt } : {}),
           ...(idToken ? { idToken: stripUndefined(idToken) } : {}),
         })
       // reUse: the token stays valid and is not consumed; what is issued still joins its family.

@@ -34,6 +34,8 @@ export interface IssueParams {
   refreshToken?: boolean
   /** Refresh token rotation: the absolute expiry (ms) inherited from the first token of the family. */
   refreshAbsoluteExpiresAt?: number
+  /** Refresh token rotation: when the family began (ms); a public client's cap counts from it. */
+  refreshStartedAt?: number
   /** Seconds; caps the access token's lifetime (token exchange: the subject token's remaining life). */
   maxLifetime?: number
 }
@@ -69,6 +71,12 @@ export interface RefreshTokenData {
   claims: Record<string, unknown>
   /** ms since epoch; undefined: no absolute bound (absoluteRefreshTokenLifetime 0). */
   absoluteExpiresAt: number | undefined
+  /**
+   * ms since epoch: when the family's first refresh token was issued, kept across rotations, so
+   * that a public client's cap holds for a family that began under other rules (the client was
+   * confidential, or PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME was longer). Absent in older tokens.
+   */
+  startedAt?: number
   /** What the next ID token repeats: the sign-in's auth_time, acr, amr, and claims such as sid, tenant, idp. */
   idToken?: { authTime: number; acr?: string; amr?: string[]; extraClaims?: Record<string, unknown> }
 }
@@ -178,15 +186,16 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
     // Kept across rotations: the family's first token fixed it.
     const lifetime = absoluteRefreshTokenLifetime(client, config.publicClientRefreshTokenLifetime)
     let absolute = p.refreshAbsoluteExpiresAt ?? (lifetime === undefined ? undefined : now + lifetime * 1000)
-    // A public client's family issued before the cap was lowered (or existed) comes under it at its
-    // next rotation, and keeps that bound from then on.
-    if (isPublicClient(client)) absolute = Math.min(absolute ?? Infinity, now + config.publicClientRefreshTokenLifetime * 1000)
+    const startedAt = p.refreshStartedAt ?? now
+    // A public client's family that began before the cap was lowered, or while the client was
+    // confidential, comes under the cap counted from its start, not from this rotation.
+    if (isPublicClient(client)) absolute = Math.min(absolute ?? Infinity, startedAt + config.publicClientRefreshTokenLifetime * 1000)
     let expiresAt = absolute
     if (client.refreshTokenExpiration === 'sliding' && client.slidingRefreshTokenLifetime > 0) {
       const sliding = now + client.slidingRefreshTokenLifetime * 1000
       expiresAt = absolute === undefined ? sliding : Math.min(sliding, absolute)
     }
-    const data: RefreshTokenData = { granted: p.granted, claims: p.claims ?? {}, absoluteExpiresAt: absolute }
+    const data: RefreshTokenData = { granted: p.granted, claims: p.claims ?? {}, absoluteExpiresAt: absolute, startedAt }
     if (p.idToken) data.idToken = { authTime: p.idToken.authTime, acr: p.idToken.acr, amr: p.idToken.amr, extraClaims: p.idToken.extraClaims }
     const handle = newHandle()
     return {

@@ -5,6 +5,7 @@
 // while a confidential client keeps its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
+import { handleHash } from '../../src/stores/postgres/columns.js'
 import type { TestApp } from '../helpers/app.js'
 import { FORM, form, TEST_ISSUER } from '../helpers/app.js'
 import { authorizeSeed, codeFor, createAuthorizeTestApp, located, redeem, session, SPA_CB, WEB_CB } from './harness.js'
@@ -119,6 +120,33 @@ describe('refresh tokens of public clients', () => {
     const kept = await refresh('web', confidential)
     expect(kept.statusCode).toBe(200)
     expect(kept.json().refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/)
+  })
+
+  it('a family older than the cap gets no fresh day when its client turns public: it is expired', async () => {
+    // A careless operator makes a confidential client public; its refresh tokens, which needed the
+    // secret, now work with client_id alone, so a family that began more than a cap ago must be over.
+    const rt = { clientId: 'turncoat-rt', allowedGrantTypes: ['authorization_code'], allowedScopes: ['openid', 'offline_access'], allowOfflineAccess: true, redirectUris: [TURNCOAT_CB] }
+    await applySeed(t.db, { clients: [{ ...rt, secrets: [{ value: 'turncoat-secret' }] }] })
+    const cookie = await session(t)
+    const { code, verifier } = await codeFor(t, cookie, { client_id: 'turncoat-rt', redirect_uri: TURNCOAT_CB, scope: 'openid offline_access' })
+    const res = await redeem(t, { code, code_verifier: verifier, redirect_uri: TURNCOAT_CB }, { client_id: 'turncoat-rt', client_secret: 'turncoat-secret' })
+    expect(res.statusCode).toBe(200)
+    t.clock.advance(CAP + 60) // well within its own 30 days
+    await applySeed(t.db, { clients: [{ ...rt, requireClientSecret: false, secrets: [] }] })
+    expect(await errorOf(refresh('turncoat-rt', res.json().refresh_token))).toEqual(expired)
+  })
+
+  it('a family stored before the cap (its own 30 days, no start recorded) counts from its sign-in', async () => {
+    // What a public client's refresh token issued before these rules looks like: its client's own
+    // absolute lifetime and nothing else; such a family's sign-in (auth_time) is when it began.
+    const token = await refreshTokenFor('spa-lax')
+    const month = t.clock.now() + 2_592_000_000
+    await t.db.query(
+      `UPDATE persisted_grants SET data = (data - 'startedAt') || jsonb_build_object('absoluteExpiresAt', $2::bigint), expires_at = to_timestamp($2::bigint / 1000.0) WHERE handle_hash = $1`,
+      [handleHash(token), month],
+    )
+    t.clock.advance(CAP + 1)
+    expect(await errorOf(refresh('spa-lax', token))).toEqual(expired)
   })
 
   it('a shorter absoluteRefreshTokenLifetime of its own still holds', async () => {
