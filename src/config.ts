@@ -94,6 +94,7 @@ const Env = z.object({
   CIBA_NOTIFICATION_SECRET: z.string().min(1).optional().describe('a non-empty secret'),
   DEVICE_CODE_LIFETIME: seconds(300),
   DEVICE_POLLING_INTERVAL: seconds(5),
+  DEVICE_MAX_PENDING_PER_CLIENT: int(0, 1_000_000, 1000), // per client; 0: no cap
   CLIENT_CACHE_TTL: int(0, 3600, 5),
   CLIENT_CACHE_MAX_STALE: int(0, 86_400, 300),
   SHUTDOWN_TIMEOUT: seconds(10),
@@ -152,6 +153,8 @@ export type Config = Readonly<{
   /** RFC 8628 device authorization: device_code lifetime and the default polling interval (s). */
   deviceCodeLifetime: number
   devicePollingInterval: number
+  /** Pending (undecided, unexpired) device authorizations one client may have; 0: no cap. */
+  deviceMaxPendingPerClient: number
   clientCacheTtl: number
   /** While the database cannot be reached, cached clients and resources serve this long past their CLIENT_CACHE_TTL. */
   clientCacheMaxStale: number
@@ -293,6 +296,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     cibaNotificationSecret: e.CIBA_NOTIFICATION_SECRET,
     deviceCodeLifetime: e.DEVICE_CODE_LIFETIME,
     devicePollingInterval: e.DEVICE_POLLING_INTERVAL,
+    deviceMaxPendingPerClient: e.DEVICE_MAX_PENDING_PER_CLIENT,
     clientCacheTtl: e.CLIENT_CACHE_TTL,
     clientCacheMaxStale: e.CLIENT_CACHE_MAX_STALE,
     shutdownTimeout: e.SHUTDOWN_TIMEOUT,

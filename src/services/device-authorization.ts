@@ -26,14 +26,33 @@ export interface DeviceAuthorizationResponse {
 }
 
 export interface DeviceAuthorizationDeps {
-  config: Pick<Config, 'issuer' | 'deviceCodeLifetime' | 'devicePollingInterval'>
+  config: Pick<Config, 'issuer' | 'deviceCodeLifetime' | 'devicePollingInterval' | 'deviceMaxPendingPerClient'>
   clock: Clock
-  devices: Pick<DeviceAuthorizationStore, 'create'>
+  devices: Pick<DeviceAuthorizationStore, 'createWithinLimit'>
   scopes: ScopeResolver
 }
 
 /** Draws before giving up: with 20^8 codes a second draw is already rare. */
 const USER_CODE_ATTEMPTS = 5
+
+/**
+ * The answer when the client already has DEVICE_MAX_PENDING_PER_CLIENT pending requests. RFC 8628
+ * §3.2 answers errors as RFC 6749 §5.2, whose codes all blame the request or the client's
+ * credentials; none fits a request that is fine but comes when the client has too many open.
+ * §3.5's slow_down and authorization_pending are answers to polling at the token endpoint, and its
+ * access_denied means the person said no (CIBA's cap may answer access_denied because CIBA §13
+ * gives that code to its own endpoint; here a device would tell its user they refused). So:
+ * temporarily_unavailable (RFC 6749 §4.1.2.1, the code the OAuth registry has for "retry later",
+ * and what this endpoint already answers to a database outage), with 429 (RFC 6585 §4: this
+ * client sent too many, the server is fine) and Retry-After set to when the client's oldest
+ * pending request expires, by when a place has freed at the latest.
+ */
+function tooManyPending(retryAfterSeconds: number): OAuthError {
+  return new OAuthError('temporarily_unavailable', 'too many pending device authorizations for this client, retry later', {
+    status: 429,
+    headers: { 'retry-after': String(retryAfterSeconds) },
+  })
+}
 
 export function createDeviceAuthorization(deps: DeviceAuthorizationDeps) {
   const { config, clock } = deps
@@ -50,11 +69,12 @@ export function createDeviceAuthorization(deps: DeviceAuthorizationDeps) {
       const lifetime = config.deviceCodeLifetime
       for (let i = 0; i < USER_CODE_ATTEMPTS; i++) {
         const userCode = newUserCode()
-        const created = await deps.devices.create({
+        const created = await deps.devices.createWithinLimit({
           id: randomBytes(16).toString('hex'), deviceCode, userCode, clientId: client.clientId, requestedScopes: granted.scopes,
           intervalSeconds: interval, familyId: randomUUID(), createdAt: now, expiresAt: now + lifetime * 1000,
-        })
-        if (!created) continue
+        }, config.deviceMaxPendingPerClient, now)
+        if (created.kind === 'full') throw tooManyPending(Math.max(1, Math.ceil((created.oldestExpiresAt - now) / 1000)))
+        if (created.kind === 'code-taken') continue
         const shown = formatUserCode(userCode)
         const page = `${config.issuer}${DEVICE_PAGE_PATH}`
         return {

@@ -176,10 +176,18 @@ export type NewDeviceAuthorization = Pick<DeviceAuthorization, 'id' | 'clientId'
 
 export type DeviceDecision = { status: 'approved'; subjectId: string; approvedScopes: string[]; authTime: number; amr: string[] } | { status: 'denied' }
 
+export type DeviceCreateResult = { kind: 'created' } | { kind: 'code-taken' } | { kind: 'full'; oldestExpiresAt: number }
+
 /** RFC 8628 device authorization requests. Every state change is one SQL statement. */
 export interface DeviceAuthorizationStore extends PolledGrantStore<DeviceAuthorization> {
   /** Stores the request; false when its user code is taken (the caller draws another). */
   create(req: NewDeviceAuthorization): Promise<boolean>
+  /**
+   * As create, unless `maxPending` (> 0; 0: no cap) pending, unexpired requests of the same client
+   * exist at `now`: then `full`, with when the oldest of them expires (a place frees by then at
+   * the latest). Concurrent calls for one client are serialized, so the cap is never exceeded.
+   */
+  createWithinLimit(req: NewDeviceAuthorization, maxPending: number, now: number): Promise<DeviceCreateResult>
   findByDeviceCode(deviceCode: string): Promise<DeviceAuthorization | undefined>
   /** By the normalized user code. */
   findByUserCode(userCode: string): Promise<DeviceAuthorization | undefined>

@@ -1,10 +1,10 @@
 // RFC 8628 device authorization requests (table device_authorizations). Every state change is
 // one statement; the poll throttle is shared with CIBA (polling.ts). Times come from the
 // injected Clock as parameters; SQL now() is never used.
-import type { Db } from '../../db/db.js'
+import type { Db, Queryable } from '../../db/db.js'
 import type { CibaStatus, DeviceAuthorization } from '../../domain/types.js'
-import type { DeviceAuthorizationStore, DeviceDecision, NewDeviceAuthorization } from '../types.js'
-import { deleteExpired, handleHash, ts } from './columns.js'
+import type { DeviceAuthorizationStore, DeviceCreateResult, DeviceDecision, NewDeviceAuthorization } from '../types.js'
+import { deleteExpired, handleHash, toMs, ts } from './columns.js'
 import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './polling.js'
 
 interface DeviceRow extends PolledRow {
@@ -16,22 +16,51 @@ function toDeviceAuthorization(r: DeviceRow): DeviceAuthorization {
   return { ...toPolledRequest(r), subjectId: r.subject_id ?? undefined, amr: r.amr ?? undefined }
 }
 
+/** pg_advisory_xact_lock(class, key) key class of the pending cap ("devp"); two-int locks never meet one-bigint ones. */
+const PENDING_LOCK_CLASS = 0x64657670
+
+const CREATED = { kind: 'created' } as const
+const CODE_TAKEN = { kind: 'code-taken' } as const
+
+/** Inserts unless the user code is taken (false then). */
+async function insert(q: Queryable, r: NewDeviceAuthorization): Promise<boolean> {
+  const { rowCount } = await q.query(
+    `INSERT INTO device_authorizations (id, device_code_hash, user_code_hash, client_id, requested_scopes,
+       interval_seconds, family_id, created_at, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $9::timestamptz)
+     ON CONFLICT (user_code_hash) DO NOTHING`,
+    [r.id, handleHash(r.deviceCode), handleHash(r.userCode), r.clientId, r.requestedScopes, r.intervalSeconds,
+      r.familyId, ts(r.createdAt), ts(r.expiresAt)],
+  )
+  return rowCount === 1
+}
+
 export function createPgDeviceAuthorizationStore(db: Db): DeviceAuthorizationStore {
   const one = async (sql: string, params: unknown[]) => {
     const { rows } = await db.query<DeviceRow>(sql, params)
     return rows[0] && toDeviceAuthorization(rows[0])
   }
   return {
-    async create(r: NewDeviceAuthorization) {
-      const { rowCount } = await db.query(
-        `INSERT INTO device_authorizations (id, device_code_hash, user_code_hash, client_id, requested_scopes,
-           interval_seconds, family_id, created_at, expires_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $9::timestamptz)
-         ON CONFLICT (user_code_hash) DO NOTHING`,
-        [r.id, handleHash(r.deviceCode), handleHash(r.userCode), r.clientId, r.requestedScopes, r.intervalSeconds,
-          r.familyId, ts(r.createdAt), ts(r.expiresAt)],
-      )
-      return rowCount === 1
+    create: (r: NewDeviceAuthorization) => insert(db, r),
+    async createWithinLimit(r, maxPending, now): Promise<DeviceCreateResult> {
+      if (maxPending <= 0) return (await insert(db, r)) ? CREATED : CODE_TAKEN
+      // Count and insert under a lock on the client: two concurrent requests cannot both see one
+      // place left (each count runs after the previous holder committed; the lock ends with the
+      // transaction). The count stops at the cap and reads only the client's pending rows
+      // (device_authorizations_pending_idx), so it costs at most maxPending index entries.
+      return db.transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [PENDING_LOCK_CLASS, r.clientId])
+        const { rows } = await tx.query<{ n: number | string; oldest: Date | string | null }>(
+          `SELECT count(*) AS n, min(expires_at) AS oldest FROM (
+             SELECT expires_at FROM device_authorizations
+             WHERE client_id = $1 AND status = 'pending' AND expires_at > $2::timestamptz
+             ORDER BY expires_at LIMIT $3) AS p`,
+          [r.clientId, ts(now), maxPending],
+        )
+        const row = rows[0]
+        if (row && Number(row.n) >= maxPending && row.oldest !== null) return { kind: 'full', oldestExpiresAt: toMs(row.oldest) }
+        return (await insert(tx, r)) ? CREATED : CODE_TAKEN
+      })
     },
     findByDeviceCode: (deviceCode) =>
       one('SELECT * FROM device_authorizations WHERE device_code_hash = $1', [handleHash(deviceCode)]),
