@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify'
 import { OAuthError } from '../errors.js'
 import { tooManyAttemptsPage } from '../pages/message.js'
 import { PageResponseError } from './error-handler.js'
+import { fromAnotherSite } from './fetch-metadata.js'
 
 const MINUTE = 60_000
 
@@ -36,12 +37,17 @@ export function apiRateLimit(perMinute: number): RateLimitOptions | undefined {
   }
 }
 
-/** Route config for a page a person posts to (sign-in): the answer is an HTML page. */
+/**
+ * Route config for a page a person posts to (sign-in): the answer is an HTML page. Requests that
+ * another site started (Sec-Fetch-Site) are counted apart from the address's own: a page
+ * elsewhere can make its visitors' browsers flood these pages, but cannot use up their limit.
+ */
 export function pageRateLimit(perMinute: number): RateLimitOptions | undefined {
   if (perMinute <= 0) return undefined
   return {
     max: perMinute,
     timeWindow: MINUTE,
+    keyGenerator: (req) => (fromAnotherSite(req) ? `${req.ip} another-site` : req.ip),
     errorResponseBuilder: (_req, ctx) =>
       new PageResponseError(tooManyAttemptsPage(), { 'retry-after': String(Math.max(1, Math.ceil(ctx.ttl / 1000))) }),
   }

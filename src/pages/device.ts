@@ -17,16 +17,17 @@ export function devicePageUrl(userCode: string): string {
 
 const UNKNOWN = 'That code is not valid, or it belongs to a request that no longer exists. Check the code on your device and type it again.'
 
-function entryPage(unknown: boolean): Page {
+/** The entry form; `filled`: a code sent by a link from another site, for the person to confirm. */
+function entryPage(unknown: boolean, filled?: { code: string }): Page {
   return {
     status: unknown ? 404 : 200,
     title: 'Connect a device',
     body: html`<h1>Connect a device</h1>
-<p class="lead">Type the code your TV, console or other device shows.</p>
+<p class="lead">${filled ? 'Check that this is the code your device shows, then press Continue.' : 'Type the code your TV, console or other device shows.'}</p>
 ${alertBox(unknown ? UNKNOWN : undefined)}
 <form method="get" action="${DEVICE_PATH}">
 <label for="user_code">Code</label>
-<input id="user_code" name="user_code" type="text" placeholder="BCDF-GHJK" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="32" required autofocus>
+<input id="user_code" name="user_code" type="text"${filled ? html` value="${filled.code}"` : ''} placeholder="BCDF-GHJK" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="32" required autofocus>
 <div class="actions"><button class="button primary" type="submit">Continue</button></div>
 </form>`,
   }
@@ -39,6 +40,8 @@ export function renderDevicePage(page: Exclude<DevicePage, { kind: 'sign-in' }>,
   switch (page.kind) {
     case 'enter':
       return entryPage(page.unknown === true)
+    case 'confirm':
+      return entryPage(false, { code: page.userCode ?? '' })
     case 'blocked':
       return messagePage({
         status: 429, title: 'Too many wrong codes', tone: 'alert',

@@ -4,6 +4,7 @@
 // decision. Built on the page kit (src/http/pages.ts): its own page and decision, nothing else.
 import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { fromAnotherSite } from '../http/fetch-metadata.js'
 import type { PageKit } from '../http/pages.js'
 import { DEVICE_PATH, devicePageUrl, renderDevicePage } from '../pages/device.js'
 import type { DevicePage, DeviceVerification } from '../services/device-verification.js'
@@ -28,7 +29,7 @@ export const deviceRoutes: FastifyPluginAsync<DeviceRouteDeps> = async (app, { v
   }
 
   app.get(DEVICE_PATH, { ...pages.page, config: { ...pages.page.config, ...(rateLimit ? { rateLimit } : {}) } }, async (req, reply) => {
-    return send(req, reply, await verification.show(typed(req), await pages.session(req), req.ip))
+    return send(req, reply, await verification.show(typed(req), await pages.session(req), req.ip, { fromAnotherSite: fromAnotherSite(req) }))
   })
 
   app.post(DEVICE_PATH, pages.form(rateLimit), async (req, reply) => {

@@ -18,6 +18,8 @@ import type { DeviceUserCodeThrottle } from './user-code-check.js'
 export type DevicePage =
   /** The code entry form; `unknown`: the typed code names no request. */
   | { kind: 'enter'; unknown?: boolean }
+  /** The entry form with a code that another site's link sent, not looked up: the person confirms it. */
+  | { kind: 'confirm'; userCode: string | undefined }
   /** Too many wrong codes from this address; `retryAfter`: seconds until the block ends. */
   | { kind: 'blocked'; retryAfter: number }
   | { kind: 'expired' }
@@ -78,7 +80,21 @@ export function createDeviceVerification(deps: DeviceVerificationDeps) {
       return {}
     },
 
-    async show(typed: string | undefined, session: Session | undefined, address: string): Promise<DevicePage> {
+    /**
+     * `fromAnotherSite`: the browser says another site started this request (Sec-Fetch-Site
+     * cross-site or same-site: a link, an auto-submitted form, an image). Then the code is not
+     * looked up, so not counted: otherwise any page could make its visitors' browsers send wrong
+     * codes until their address is blocked (§5.1's throttle turned against them). The person
+     * confirms the code on this page, and that request is the page's own. Every such request gets
+     * the same page, right code or wrong, so it tells nothing (a client that lies about the
+     * header gains nothing either). Opened directly (a scanned QR code, a typed URL: `none`) or
+     * without fetch metadata, the code is looked up at once as before.
+     */
+    async show(typed: string | undefined, session: Session | undefined, address: string, opts: { fromAnotherSite?: boolean } = {}): Promise<DevicePage> {
+      if (opts.fromAnotherSite && typed !== undefined && typed.trim() !== '') {
+        const code = normalizeUserCode(typed)
+        return { kind: 'confirm', userCode: code && formatUserCode(code) }
+      }
       const opened = await open(typed, address)
       if (!('device' in opened)) return opened
       if (!session) return { kind: 'sign-in', userCode: opened.userCode }

@@ -4,7 +4,10 @@
 // library gets tokens and validates the ID token), once typing the code in lower case without the
 // dash at /device and denying (the library gets access_denied). The server runs on the system
 // clock here: the library waits the interval (1 s for this client) between polls in real time.
+// A third test is the attack on the wrong-code block: a page on another site makes the person's
+// browser post and send wrong codes to /device, and the person's own code still works afterwards.
 // With SCREENSHOT_DIR set, every device page is saved there as a PNG.
+import { createServer, type Server } from 'node:http'
 import { join } from 'node:path'
 import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
@@ -25,9 +28,16 @@ let testDb: TestDb
 let app: Awaited<ReturnType<typeof buildApp>>
 let issuer: URL
 let browser: Browser
+/** Another site (localhost is not 127.0.0.1's site): serves `attackPage`. */
+let evil: Server
+let evilOrigin: string
+let attackPage = ''
 
 beforeAll(async () => {
   if (!haveChromium) return
+  evil = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(attackPage))
+  await new Promise<void>((r) => evil.listen(0, '127.0.0.1', () => r()))
+  evilOrigin = `http://localhost:${(evil.address() as { port: number }).port}`
   testDb = await createTestDb()
   const port = await freePort()
   const config = testConfig({ ISSUER: `http://127.0.0.1:${port}` })
@@ -41,6 +51,7 @@ beforeAll(async () => {
   browser = await launchChromium()
 })
 afterAll(async () => {
+  await new Promise((r) => (evil ? evil.close(r) : r(undefined)))
   await browser?.close()
   await app?.close()
   await testDb?.close()
@@ -132,5 +143,42 @@ describe.skipIf(!haveChromium)('device flow with openid-client and a browser', (
 
     expect(await outcome).toMatchObject({ name: 'ResponseBodyError', status: 400, error: 'access_denied', error_description: 'the user denied the request' })
     expect(consoleErrors).toEqual([])
+  })
+
+  it('another site makes the browser post and send wrong codes to /device: the person still gets through with their own code', async () => {
+    const config = await tv()
+    const started = await client.initiateDeviceAuthorization(config, { scope: 'openid' })
+    const wrong = Array.from({ length: 8 }, (_, i) => `BBBB-BBB${'CDFGHJKL'[i]}`)
+    const target = (code: string) => `${issuer.origin}/device?user_code=${code}`
+    // Auto-submitted POST forms (into hidden frames), auto-submitted GET forms and images: 24
+    // requests with wrong codes, each from the person's browser and address.
+    attackPage = `<!doctype html><title>Win a prize</title>
+${wrong.map((c, i) => `<iframe name="p${i}" hidden></iframe><form method="post" action="${target(c)}" target="p${i}"><input name="decision" value="approve"></form>
+<iframe name="g${i}" hidden></iframe><form method="get" action="${issuer.origin}/device" target="g${i}"><input name="user_code" value="${c}"></form>
+<img src="${target(c)}" alt="">`).join('\n')}
+<script>for (const f of document.forms) f.submit()</script>`
+    const { page } = await newPage()
+    const sent: string[] = []
+    const answered = new Promise<void>((resolve) => {
+      const seen = (r: { url(): string; method(): string }) => {
+        if (r.url().startsWith(`${issuer.origin}/device`)) sent.push(r.method())
+        if (sent.length === 3 * wrong.length) resolve()
+      }
+      page.on('requestfinished', seen)
+      page.on('requestfailed', seen)
+    })
+    const counter = async () => (await testDb.db.query(`SELECT failures, blocks FROM failure_counters WHERE kind = 'device_user_code'`)).rows
+    const before = await counter() // the wrong code the previous test typed here itself
+    await page.goto(evilOrigin)
+    await answered
+    expect(sent.filter((m) => m === 'POST')).toHaveLength(wrong.length)
+    expect(await counter()).toEqual(before)
+
+    // The person, at the same address in the same browser, types the code the device shows.
+    await page.goto(started.verification_uri)
+    await page.getByLabel('Code').fill(started.user_code)
+    await page.getByRole('button', { name: 'Continue' }).click()
+    await page.waitForURL(/\/account\/sign-in\?/)
+    expect(await page.locator('h1').textContent()).toBe('Sign in')
   })
 })
