@@ -15,6 +15,15 @@ export function devicePageUrl(userCode: string): string {
   return `${DEVICE_PATH}?user_code=${formatUserCode(userCode)}`
 }
 
+/**
+ * The device page as the sign-in page's return target: with the id of the request the code
+ * named, so the sign-in page can say which application asks (src/services/device-verification.ts
+ * describe). The device page itself reads only the code.
+ */
+export function deviceReturnTarget(userCode: string, requestId: string): string {
+  return `${devicePageUrl(userCode)}&request=${requestId}`
+}
+
 const UNKNOWN = 'That code is not valid, or it belongs to a request that no longer exists. Check the code on your device and type it again.'
 
 /** The entry form; `filled`: a code sent by a link from another site, for the person to confirm. */
@@ -61,7 +70,7 @@ export function renderDevicePage(page: Exclude<DevicePage, { kind: 'sign-in' }>,
       return messagePage({
         status: 401, title: 'Your session has ended', tone: 'alert',
         text: ['Your session has ended. Please sign in again to answer the request. Nothing was changed.'],
-        action: { href: signInUrl(devicePageUrl(page.userCode)), label: 'Sign in' },
+        action: { href: signInUrl(deviceReturnTarget(page.userCode, page.requestId)), label: 'Sign in' },
       })
     case 'decision':
       return {
@@ -70,7 +79,7 @@ export function renderDevicePage(page: Exclude<DevicePage, { kind: 'sign-in' }>,
         body: renderDecision(page.view, {
           action: devicePageUrl(page.userCode),
           csrf: ctx.csrf,
-          switchAccountHref: signInUrl(devicePageUrl(page.userCode)),
+          switchAccountHref: signInUrl(deviceReturnTarget(page.userCode, page.requestId)),
           heading: `Connect ${page.view.clientName} on your device?`,
           error: page.unanswered ? 'Choose Approve or Deny.' : undefined,
         }),

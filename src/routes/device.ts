@@ -6,7 +6,7 @@ import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { fromAnotherSite } from '../http/fetch-metadata.js'
 import type { PageKit } from '../http/pages.js'
-import { DEVICE_PATH, devicePageUrl, renderDevicePage } from '../pages/device.js'
+import { DEVICE_PATH, deviceReturnTarget, renderDevicePage } from '../pages/device.js'
 import type { DevicePage, DeviceVerification } from '../services/device-verification.js'
 
 export interface DeviceRouteDeps {
@@ -23,7 +23,7 @@ export const deviceRoutes: FastifyPluginAsync<DeviceRouteDeps> = async (app, { v
   }
 
   function send(req: FastifyRequest, reply: FastifyReply, page: DevicePage) {
-    if (page.kind === 'sign-in') return pages.toSignIn(reply, devicePageUrl(page.userCode))
+    if (page.kind === 'sign-in') return pages.toSignIn(reply, deviceReturnTarget(page.userCode, page.requestId))
     if (page.kind === 'blocked') reply.header('retry-after', String(page.retryAfter)) // RFC 6585 §4
     return pages.send(reply, renderDevicePage(page, { csrf: page.kind === 'decision' ? pages.csrfToken(req, reply) : '' }))
   }

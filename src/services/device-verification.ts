@@ -25,21 +25,27 @@ export type DevicePage =
   | { kind: 'expired' }
   /** Already approved, denied or redeemed. */
   | { kind: 'used' }
-  /** No session: the person is sent to the sign-in page, which returns to `userCode`'s page. */
-  | { kind: 'sign-in'; userCode: string }
+  /**
+   * No session: the person is sent to the sign-in page, which returns to `userCode`'s page;
+   * `requestId` (the request the code named) lets the sign-in page name the application.
+   */
+  | { kind: 'sign-in'; userCode: string; requestId: string }
   /** A decision posted without a (live) session. */
-  | { kind: 'signed-out'; userCode: string }
-  | { kind: 'decision'; userCode: string; view: DecisionView; unanswered?: boolean }
+  | { kind: 'signed-out'; userCode: string; requestId: string }
+  | { kind: 'decision'; userCode: string; requestId: string; view: DecisionView; unanswered?: boolean }
   | { kind: 'done'; status: 'approved' | 'denied'; clientName: string }
 
 export interface DeviceVerificationDeps {
   clock: Clock
-  devices: Pick<DeviceAuthorizationStore, 'findByUserCode' | 'decide'>
+  devices: Pick<DeviceAuthorizationStore, 'findByUserCode' | 'findByIdAndUserCode' | 'decide'>
   clients: Pick<ClientStore, 'findById'>
   resources: Pick<ResourceStore, 'loadCatalogue'>
   throttle: DeviceUserCodeThrottle
   audit?: AuditSink
 }
+
+/** How src/services/device-authorization.ts makes request ids (16 random bytes, hex). */
+const REQUEST_ID = /^[0-9a-f]{32}$/
 
 /** The request the typed code names, if it can still be decided; else the page that says why not. */
 type Opened = { device: DeviceAuthorization; userCode: string } | DevicePage
@@ -64,6 +70,7 @@ export function createDeviceVerification(deps: DeviceVerificationDeps) {
     return {
       kind: 'decision',
       userCode,
+      requestId: device.id,
       view: decisionView(catalogue, {
         client: { clientId: device.clientId, clientName: client?.clientName },
         username: session.username,
@@ -75,9 +82,20 @@ export function createDeviceVerification(deps: DeviceVerificationDeps) {
   }
 
   return {
-    /** For the sign-in page: /device is always a valid return target; the code is never looked up there (no unthrottled oracle). */
-    async describe(_target: URL): Promise<ReturnTargetInfo> {
-      return {}
+    /**
+     * For the sign-in page: /device is always a valid return target. It names the application
+     * only for `request` (the request's id, 128 random bits) together with the code that request
+     * has: /device sends both after its throttled lookup found the code. The code alone is never
+     * looked up here (no unthrottled oracle), and a guessed id finds nothing.
+     */
+    async describe(target: URL): Promise<ReturnTargetInfo> {
+      const id = target.searchParams.get('request')
+      const userCode = normalizeUserCode(target.searchParams.get('user_code') ?? '')
+      if (id === null || !REQUEST_ID.test(id) || userCode === undefined) return {}
+      const device = await deps.devices.findByIdAndUserCode(id, userCode)
+      if (!device) return {}
+      const client = await deps.clients.findById(device.clientId)
+      return { client: { clientId: device.clientId, clientName: client?.clientName ?? device.clientId } }
     },
 
     /**
@@ -97,7 +115,7 @@ export function createDeviceVerification(deps: DeviceVerificationDeps) {
       }
       const opened = await open(typed, address)
       if (!('device' in opened)) return opened
-      if (!session) return { kind: 'sign-in', userCode: opened.userCode }
+      if (!session) return { kind: 'sign-in', userCode: opened.userCode, requestId: opened.device.id }
       return decisionPage(opened.device, opened.userCode, session)
     },
 
@@ -106,7 +124,7 @@ export function createDeviceVerification(deps: DeviceVerificationDeps) {
       const opened = await open(typed, address)
       if (!('device' in opened)) return opened
       const { device, userCode } = opened
-      if (!session) return { kind: 'signed-out', userCode }
+      if (!session) return { kind: 'signed-out', userCode, requestId: device.id }
       const shown = await decisionPage(device, userCode, session)
       if (decision !== 'approve' && decision !== 'deny') return { ...shown, unanswered: true }
       const decided = await deps.devices.decide(

@@ -191,6 +191,8 @@ export interface DeviceAuthorizationStore extends PolledGrantStore<DeviceAuthori
   findByDeviceCode(deviceCode: string): Promise<DeviceAuthorization | undefined>
   /** By the normalized user code. */
   findByUserCode(userCode: string): Promise<DeviceAuthorization | undefined>
+  /** The request with this id, only if the normalized user code is its own. */
+  findByIdAndUserCode(id: string, userCode: string): Promise<DeviceAuthorization | undefined>
   /** Approves or denies, only while pending and unexpired; the updated request, or undefined. */
   decide(id: string, decision: DeviceDecision, now: number): Promise<DeviceAuthorization | undefined>
   removeExpired(before: number, limit: number): Promise<number>

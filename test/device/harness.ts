@@ -1,6 +1,7 @@
 // A device-flow test app: createTestApp's setup plus a seed with device clients and users, and
 // helpers for the device authorization endpoint, the token endpoint and the device page (driven
 // over app.inject the way a browser without JavaScript would: cookies kept, CSRF tokens posted).
+import { createHash } from 'node:crypto'
 import { expect } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
 import { csrfIn, signInTo, withCookies } from '../ciba/approve-helper.js'
@@ -72,6 +73,12 @@ export function poll(t: TestApp, deviceCode: string, client: Record<string, stri
 }
 
 export const devicePath = (userCode: string) => `/device?user_code=${encodeURIComponent(userCode)}`
+
+/** The stored id of the request of `userCode` (found by the code's hash, as the store keeps it). */
+export async function requestIdOf(t: TestApp, userCode: string): Promise<string> {
+  const hash = createHash('sha256').update(userCode.replace('-', '')).digest('base64url')
+  return (await t.db.query<{ id: string }>('SELECT id FROM device_authorizations WHERE user_code_hash = $1', [hash])).rows[0]!.id
+}
 
 /** Signs in through the shared sign-in page, returning to the device page of `userCode`. */
 export async function signInForDevice(t: TestApp, userCode: string, user = { username: 'alice', password: 'alice-pw' }) {

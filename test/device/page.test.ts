@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PAGE_CSP } from '../../src/pages/html.js'
 import { csrfIn, withCookies } from '../ciba/approve-helper.js'
 import { form, FORM, type TestApp } from '../helpers/app.js'
-import { createDeviceTestApp, decideWith, devicePath, signInForDevice, start, TV } from './harness.js'
+import { createDeviceTestApp, decideWith, devicePath, requestIdOf, signInForDevice, start, TV } from './harness.js'
 
 let t: TestApp
 beforeAll(async () => {
@@ -47,8 +47,8 @@ describe('device page', () => {
     const address = newAddress()
     const first = await get(devicePath(typed), { address })
     expect(first.statusCode).toBe(303)
-    // The sign-in page returns to the normalized code's page.
-    expect(first.headers.location).toBe(`/account/sign-in?return_to=${encodeURIComponent(`/device?user_code=${s.user_code}`)}`)
+    // The sign-in page returns to the normalized code's page (with the request, for its name).
+    expect(first.headers.location).toBe(`/account/sign-in?return_to=${encodeURIComponent(`/device?user_code=${s.user_code}&request=${await requestIdOf(t, s.user_code)}`)}`)
     const signInPage = await get(first.headers.location!)
     expect(signInPage.statusCode).toBe(200)
     expect(signInPage.body).toContain('<h1>Sign in</h1>')
@@ -113,7 +113,7 @@ describe('device page', () => {
     const csrfOnly = jar.split('; ').filter((c) => !c.startsWith('authz-session=') && !c.startsWith('__Host-authz-session=')).join('; ')
     const res = await t.app.inject({ method: 'POST', url: devicePath(s.user_code), headers: { ...FORM, cookie: csrfOnly }, payload: form({ csrf: csrfIn(shown.body), decision: 'approve' }) })
     expect({ status: res.statusCode, h1: h1(res.body) }).toEqual({ status: 401, h1: 'Your session has ended' })
-    expect(res.body).toContain(`href="/account/sign-in?return_to=${encodeURIComponent(`/device?user_code=${s.user_code}`).replace(/&/g, '&amp;')}"`)
+    expect(res.body).toContain(`href="/account/sign-in?return_to=${encodeURIComponent(`/device?user_code=${s.user_code}&request=${await requestIdOf(t, s.user_code)}`)}"`)
   })
 
   it('an unknown or malformed code: 404 with the form again; an expired one: 410', async () => {

@@ -74,6 +74,9 @@ async function newPage(): Promise<{ page: Page; consoleErrors: string[] }> {
   return { page, consoleErrors }
 }
 
+/** The device page of `userCode`, back from the sign-in page (its URL also names the request). */
+const devicePageOf = (userCode: string) => (u: URL) => u.origin === issuer.origin && u.pathname === '/device' && u.searchParams.get('user_code') === userCode
+
 async function signIn(page: Page) {
   expect(await page.locator('h1').textContent()).toBe('Sign in')
   await page.getByLabel('Username').fill('alice')
@@ -91,10 +94,14 @@ describe.skipIf(!haveChromium)('device flow with openid-client and a browser', (
     const polling = client.pollDeviceAuthorizationGrant(config, started)
 
     const { page, consoleErrors } = await newPage()
-    await page.goto(started.verification_uri_complete!) // no session: the shared sign-in page
+    await page.goto(started.verification_uri_complete!) // no session: the shared sign-in page, naming the application
+    expect(await page.locator('#client-name').textContent()).toBe('Living Room <TV>')
     await shot(page, 'sign-in')
+    await page.setViewportSize({ width: 390, height: 844 }) // a phone, where people type these codes
+    await shot(page, 'sign-in-phone')
+    await page.setViewportSize({ width: 1280, height: 720 })
     await signIn(page)
-    await page.waitForURL(`${issuer.origin}/device?user_code=${started.user_code}`)
+    await page.waitForURL(devicePageOf(started.user_code))
     expect(await page.locator('h1').textContent()).toBe('Connect Living Room <TV> on your device?')
     expect(await page.locator('#binding-message').textContent()).toBe(started.user_code)
     expect(await page.locator('#signed-in-as').textContent()).toBe('alice')
@@ -135,7 +142,7 @@ describe.skipIf(!haveChromium)('device flow with openid-client and a browser', (
     await page.getByLabel('Code').fill(started.user_code.replace('-', '').toLowerCase())
     await page.getByRole('button', { name: 'Continue' }).click()
     await signIn(page)
-    await page.waitForURL(`${issuer.origin}/device?user_code=${started.user_code}`)
+    await page.waitForURL(devicePageOf(started.user_code))
     await page.getByRole('button', { name: 'Deny' }).click()
     await page.waitForLoadState()
     expect(await page.locator('h1').textContent()).toBe('Denied')
@@ -156,8 +163,9 @@ describe.skipIf(!haveChromium)('device flow with openid-client and a browser', (
 ${wrong.map((c, i) => `<iframe name="p${i}" hidden></iframe><form method="post" action="${target(c)}" target="p${i}"><input name="decision" value="approve"></form>
 <iframe name="g${i}" hidden></iframe><form method="get" action="${issuer.origin}/device" target="g${i}"><input name="user_code" value="${c}"></form>
 <img src="${target(c)}" alt="">`).join('\n')}
+<a id="link" href="${started.verification_uri_complete}">Connect your TV</a>
 <script>for (const f of document.forms) f.submit()</script>`
-    const { page } = await newPage()
+    const { page, consoleErrors } = await newPage()
     const sent: string[] = []
     const answered = new Promise<void>((resolve) => {
       const seen = (r: { url(): string; method(): string }) => {
@@ -174,11 +182,22 @@ ${wrong.map((c, i) => `<iframe name="p${i}" hidden></iframe><form method="post" 
     expect(sent.filter((m) => m === 'POST')).toHaveLength(wrong.length)
     expect(await counter()).toEqual(before)
 
-    // The person, at the same address in the same browser, types the code the device shows.
-    await page.goto(started.verification_uri)
-    await page.getByLabel('Code').fill(started.user_code)
+    // The person, at the same address in the same browser, follows that site's link with the
+    // right code: the device page asks them to check the code (it came from another site), and
+    // Continue leads to the sign-in page, which names the application.
+    await page.locator('#link').click()
+    await page.waitForURL(started.verification_uri_complete!)
+    expect(await page.locator('h1').textContent()).toBe('Connect a device')
+    expect(await page.locator('.lead').textContent()).toBe('Check that this is the code your device shows, then press Continue.')
+    expect(await page.getByLabel('Code').inputValue()).toBe(started.user_code)
+    await shot(page, 'confirm')
+    await page.setViewportSize({ width: 390, height: 844 })
+    await shot(page, 'confirm-phone')
     await page.getByRole('button', { name: 'Continue' }).click()
     await page.waitForURL(/\/account\/sign-in\?/)
     expect(await page.locator('h1').textContent()).toBe('Sign in')
+    expect(await page.locator('#client-name').textContent()).toBe('Living Room <TV>')
+    // The attack's frames refused by frame-ancestors are reported whenever they are; nothing else may be.
+    expect(consoleErrors.filter((m) => !m.startsWith('Framing '))).toEqual([])
   })
 })

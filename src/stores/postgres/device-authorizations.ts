@@ -66,6 +66,8 @@ export function createPgDeviceAuthorizationStore(db: Db): DeviceAuthorizationSto
       one('SELECT * FROM device_authorizations WHERE device_code_hash = $1', [handleHash(deviceCode)]),
     findByUserCode: (userCode) =>
       one('SELECT * FROM device_authorizations WHERE user_code_hash = $1', [handleHash(userCode)]),
+    findByIdAndUserCode: (id, userCode) =>
+      one('SELECT * FROM device_authorizations WHERE id = $1 AND user_code_hash = $2', [id, handleHash(userCode)]),
     recordPoll: (id, now) => recordPoll(db, 'device_authorizations', id, now),
     decide(id, d: DeviceDecision, now) {
       const approved = d.status === 'approved'
