@@ -32,8 +32,10 @@ export interface BackchannelLogoutOptions {
   backoffMs: number[]
   /** How long a claim holds a row (ms): well above timeoutMs, so only a crashed worker's rows are claimed again. */
   leaseMs: number
-  /** Rows claimed (and sent concurrently) at a time. */
+  /** Attempts in flight at a time (a new row is claimed as soon as one ends). */
   batchSize: number
+  /** Attempts in flight for one client at a time, on all replicas together (each claims up to it). */
+  perClient: number
   /** The longest sleep between looks at the outbox (ms, real time). */
   pollMs: number
   /** How long a finished row is kept for inspection (ms). */
@@ -47,6 +49,7 @@ export const BACKCHANNEL_LOGOUT_DEFAULTS: BackchannelLogoutOptions = {
   backoffMs: [5_000, 30_000, 120_000, 600_000],
   leaseMs: 60_000,
   batchSize: 20,
+  perClient: 5,
   pollMs: 30_000,
   retentionMs: 7 * 24 * 3600_000,
   fetch: (...args) => fetch(...args),
@@ -164,22 +167,38 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
     }
   }
 
-  /** Claims and sends batches until nothing is due. */
+  /**
+   * Claims and sends until nothing is due. Up to batchSize attempts are in flight, and a row is
+   * claimed as soon as one ends: an attempt that hangs until its timeout holds up only its own
+   * slot, never the rows claimed with it (and the store's per-client bound keeps one client's
+   * backlog from filling every slot).
+   */
   async function drain(): Promise<LogoutRun> {
     const run: LogoutRun = { delivered: 0, failed: 0, retrying: 0 }
+    const inFlight = new Set<Promise<void>>()
     for (;;) {
-      if (stopping.signal.aborted) return run
-      const now = clock.now()
-      const batch = await store.claimDue(now, now + o.leaseMs, o.batchSize)
-      await Promise.all(
-        batch.map((d) =>
-          attempt(d, run).catch((err: unknown) => {
-            // The outcome could not be recorded: the lease runs out and the row is tried again (the attempt counted).
-            if (!isUnavailable(err)) logger.error({ err, delivery_id: d.id, client_id: d.clientId }, 'back-channel logout outcome not recorded')
-          }),
-        ),
-      )
-      if (batch.length < o.batchSize) return run
+      const free = o.batchSize - inFlight.size
+      if (!stopping.signal.aborted && free > 0) {
+        const now = clock.now()
+        let claimed: LogoutDelivery[]
+        try {
+          claimed = await store.claimDue(now, now + o.leaseMs, free, o.perClient)
+        } catch (err) {
+          await Promise.all(inFlight) // runs never overlap: the attempts in flight end first
+          throw err
+        }
+        for (const d of claimed) {
+          const p: Promise<void> = attempt(d, run)
+            .catch((err: unknown) => {
+              // The outcome could not be recorded: the lease runs out and the row is tried again (the attempt counted).
+              if (!isUnavailable(err)) logger.error({ err, delivery_id: d.id, client_id: d.clientId }, 'back-channel logout outcome not recorded')
+            })
+            .finally(() => inFlight.delete(p))
+          inFlight.add(p)
+        }
+      }
+      if (inFlight.size === 0) return run // nothing due (or stopping) and nothing in flight
+      await Promise.race(inFlight)
     }
   }
 

@@ -266,8 +266,11 @@ export interface LogoutAttemptRecord {
  * out cannot overwrite a later attempt's outcome.
  */
 export interface BackchannelLogoutStore {
-  /** Claims at most `limit` pending rows due at `now` and not leased, leasing them until `leaseUntil` (ms). */
-  claimDue(now: number, leaseUntil: number, limit: number): Promise<LogoutDelivery[]>
+  /**
+   * Claims at most `limit` pending rows due at `now` and not leased, leasing them until
+   * `leaseUntil` (ms), and no row of a client that already has `perClient` rows leased.
+   */
+  claimDue(now: number, leaseUntil: number, limit: number, perClient: number): Promise<LogoutDelivery[]>
   /** Final outcome: delivered or failed; the row is removed by the cleanup after `expiresAt`. */
   finish(d: LogoutDelivery, status: 'delivered' | 'failed', r: LogoutAttemptRecord & { expiresAt: number }): Promise<boolean>
   /** A failed attempt to be retried at `nextAttemptAt` (ms). */

@@ -11,7 +11,7 @@ import { CliError, createContext } from '../../src/cli/context.js'
 import { usersCommand } from '../../src/cli/users.js'
 import { applySeed, validateSeed } from '../../src/seed/apply.js'
 import { createMetrics } from '../../src/observe/metrics.js'
-import { createBackchannelLogoutWorker } from '../../src/services/backchannel-logout.js'
+import { createBackchannelLogoutWorker, type BackchannelLogoutOptions } from '../../src/services/backchannel-logout.js'
 import { createPgBackchannelLogoutStore } from '../../src/stores/postgres/backchannel-logouts.js'
 import { createPgClientStore } from '../../src/stores/postgres/clients.js'
 import { codeFor, redeem, session, signInAt, authorizeSeed } from '../authorize/harness.js'
@@ -31,14 +31,14 @@ function createReceiver() {
   const received: Received[] = []
   const answers = new Map<string, Array<number | 'hold'>>()
   const held: Array<(status: number) => void> = []
-  let arrived: Array<{ n: number; resolve: () => void }> = []
+  let arrived: Array<{ test: () => boolean; resolve: () => void }> = []
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let body = ''
     req.on('data', (c: Buffer) => (body += c.toString()))
     req.on('end', () => {
       const token = new URLSearchParams(body).get('logout_token') ?? ''
       received.push({ path: req.url ?? '', contentType: req.headers['content-type'], body, token })
-      arrived = arrived.filter((w) => (received.length >= w.n ? (w.resolve(), false) : true))
+      arrived = arrived.filter((w) => (w.test() ? (w.resolve(), false) : true))
       const answer = answers.get(req.url ?? '')?.shift() ?? 200
       if (answer === 'hold') held.push((status) => res.writeHead(status).end())
       else res.writeHead(answer).end()
@@ -50,7 +50,10 @@ function createReceiver() {
     answer: (path: string, ...next: Array<number | 'hold'>) => answers.set(path, next),
     release: (status = 200) => held.splice(0).forEach((r) => r(status)),
     /** Resolves once `n` requests have arrived in all. */
-    arrivals: (n: number) => new Promise<void>((resolve) => (received.length >= n ? resolve() : arrived.push({ n, resolve }))),
+    arrivals: (n: number) => new Promise<void>((resolve) => (received.length >= n ? resolve() : arrived.push({ test: () => received.length >= n, resolve }))),
+    /** Resolves once what has arrived makes `test` true (checked at each arrival). */
+    until: (test: (all: Received[]) => boolean) =>
+      new Promise<void>((resolve) => (test(received) ? resolve() : arrived.push({ test: () => test(received), resolve }))),
     async listen() {
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -260,9 +263,53 @@ describe('back-channel logout', () => {
 
   describe("replicas (the app's own worker stopped, so that only those under test send)", () => {
     beforeAll(() => worker().stop())
-    const replica = () => createBackchannelLogoutWorker({
+    const replica = (options: Partial<BackchannelLogoutOptions> = {}) => createBackchannelLogoutWorker({
       issuer: TEST_ISSUER, clock: t.clock, store: createPgBackchannelLogoutStore(t.db), clients: createPgClientStore(t.db),
-      keys: t.app.authz.keys, logger: t.app.log, audit: t.app.authz.audit,
+      keys: t.app.authz.keys, logger: t.app.log, audit: t.app.authz.audit, options,
+    })
+    /** Queues `n` logouts for a client directly (as ended sessions would), `secondsAgo` before now. */
+    let queued = 0
+    const queue = async (clientId: string, n: number, secondsAgo = 0) => {
+      const at = new Date(t.clock.now() - secondsAgo * 1000)
+      const { rows: ids } = await t.db.query<{ sid: string }>(
+        `INSERT INTO backchannel_logouts (client_id, subject_id, sid, reason, created_at, next_attempt_at)
+         SELECT $1, 'u-alice', 'queued-' || $1 || '-' || g || '-' || $4, 'replaced', $2::timestamptz, $2::timestamptz FROM generate_series(1, $3) g
+         RETURNING sid`,
+        [clientId, at.toISOString(), n, String(++queued)],
+      )
+      return ids.map((r) => r.sid)
+    }
+    const statuses = async (sids: string[]) =>
+      (await t.db.query<{ status: string; last_error: string | null }>('SELECT status, last_error FROM backchannel_logouts WHERE sid = ANY ($1)', [sids])).rows
+
+    it("one app's unanswering receiver does not hold up another app's logouts, however many of its own are queued", async () => {
+      // An attacker who can sign in can queue many logouts for an app whose receiver hangs
+      // (each sign-in replacing the last session); the other apps' logouts must still go out.
+      const slow = await queue('spa', 30, 10) // queued first: due before web's
+      const fast = await queue('web', 1)
+      receiver.answer('/logout/spa', ...slow.map(() => 'hold' as const))
+      const w = replica({ timeoutMs: 1000 })
+      const run = w.runOnce()
+      await receiver.until((all) => all.some((r) => r.path === '/logout/web'))
+      // When web's arrives, no attempt of spa's has had to time out first.
+      expect((await statuses(slow)).filter((r) => r.last_error !== null)).toEqual([])
+      receiver.answer('/logout/spa') // the rest are answered at once
+      receiver.release()
+      await run
+      expect(await statuses([...slow, ...fast])).toEqual([...slow, ...fast].map(() => ({ status: 'delivered', last_error: null })))
+      expect(receiver.received.filter((r) => r.path === '/logout/spa').length).toBeLessThanOrEqual(30) // each sent once
+    })
+
+    it('an attempt that hangs does not hold up the others claimed with it', async () => {
+      const slow = await queue('spa', 1, 10)
+      const fast = await queue('web', 25) // more than one claim's worth
+      receiver.answer('/logout/spa', 'hold')
+      const run = replica({ timeoutMs: 1000 }).runOnce()
+      await receiver.until((all) => all.filter((r) => r.path === '/logout/web').length === fast.length)
+      expect(await statuses(slow)).toEqual([{ status: 'pending', last_error: null }]) // still in flight, not timed out
+      receiver.release()
+      await run
+      expect(await statuses([...slow, ...fast])).toEqual([...slow, ...fast].map(() => ({ status: 'delivered', last_error: null })))
     })
 
     it('two workers (replicas) never send the same logout twice', async () => {
