@@ -121,6 +121,9 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
     const client = await deps.clients.findById(d.clientId)
     const uri = client?.backChannelLogoutUri
     if (!client || !uri) return { kind: 'failed', retry: false, error: 'client_gone' }
+    // A disabled client is refused everything, this too: it may be shut off for being compromised,
+    // and a token naming a user's session is not signed for it (the row ends, audited).
+    if (!client.enabled) return { kind: 'failed', retry: false, error: 'client_disabled' }
     if (client.backChannelLogoutSessionRequired && d.sid === undefined) return { kind: 'failed', retry: false, error: 'sid_required' }
     const token = await signLogoutToken(deps.keys, { issuer: deps.issuer, clientId: d.clientId, subjectId: d.subjectId, sid: d.sid, now: clock.now() })
     return post(uri, token)

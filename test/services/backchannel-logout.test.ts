@@ -300,6 +300,34 @@ describe('back-channel logout', () => {
       expect(receiver.received.filter((r) => r.path === '/logout/spa').length).toBeLessThanOrEqual(30) // each sent once
     })
 
+    it('the client as registered when sending decides: a disabled one gets no token signed for it, a moved URI is used, a removed URI ends the row', async () => {
+      // A disabled client is refused everything (it may be shut off for being compromised): no
+      // token naming a user's session is signed for it. The row ends, recorded and audited.
+      const [disabled] = await queue('spa', 1)
+      const [moved] = await queue('web', 1)
+      await t.db.query(`UPDATE clients SET enabled = false WHERE client_id = 'spa'`)
+      const webUri = (await t.db.query<{ u: string }>(`SELECT back_channel_logout_uri AS u FROM clients WHERE client_id = 'web'`)).rows[0]!.u
+      await t.db.query(`UPDATE clients SET back_channel_logout_uri = $1 WHERE client_id = 'web'`, [webUri.replace('/logout/web', '/logout/web-moved')])
+      try {
+        await replica().runOnce()
+        expect(receiver.received.map((r) => r.path)).toEqual(['/logout/web-moved'])
+        expect(await rows(disabled!)).toEqual([{ client_id: 'spa', status: 'failed', attempts: 1, last_error: 'client_disabled', http_status: null, reason: 'replaced' }])
+        expect(await rows(moved!)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'replaced' }])
+        expect(audits('logout.failed').filter((a) => a.sid === disabled)).toEqual([
+          expect.objectContaining({ client_id: 'spa', reason: 'client_disabled', attempts: 1, session_end: 'replaced' }),
+        ])
+
+        const [unregistered] = await queue('web', 1)
+        await t.db.query(`UPDATE clients SET back_channel_logout_uri = NULL WHERE client_id = 'web'`)
+        await replica().runOnce()
+        expect(receiver.received).toHaveLength(1)
+        expect(await rows(unregistered!)).toEqual([{ client_id: 'web', status: 'failed', attempts: 1, last_error: 'client_gone', http_status: null, reason: 'replaced' }])
+      } finally {
+        await t.db.query(`UPDATE clients SET enabled = true WHERE client_id = 'spa'`)
+        await t.db.query(`UPDATE clients SET back_channel_logout_uri = $1 WHERE client_id = 'web'`, [webUri])
+      }
+    })
+
     it('an attempt that hangs does not hold up the others claimed with it', async () => {
       const slow = await queue('spa', 1, 10)
       const fast = await queue('web', 25) // more than one claim's worth
