@@ -328,6 +328,21 @@ describe('back-channel logout', () => {
       }
     })
 
+    it('a large backlog is sent with bounded concurrency (at most perClient to one client at a time), each row once', async () => {
+      const sids = await queue('web', 40)
+      receiver.answer('/logout/web', ...sids.map(() => 'hold' as const))
+      const run = replica({ timeoutMs: 5000 }).runOnce()
+      await receiver.arrivals(5)
+      // Claimed (leased) rows: those in flight; the rest wait for a slot of this client.
+      expect((await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM backchannel_logouts WHERE sid = ANY ($1) AND attempts > 0', [sids])).rows[0]!.n).toBe(5)
+      expect(receiver.received).toHaveLength(5)
+      receiver.answer('/logout/web')
+      receiver.release()
+      await run
+      expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...sids].sort())
+      expect(new Set((await statuses(sids)).map((r) => r.status))).toEqual(new Set(['delivered']))
+    })
+
     it('an attempt that hangs does not hold up the others claimed with it', async () => {
       const slow = await queue('spa', 1, 10)
       const fast = await queue('web', 25) // more than one claim's worth
