@@ -8,6 +8,7 @@ import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jos
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { PassThrough } from 'node:stream'
 import { CliError, createContext } from '../../src/cli/context.js'
+import { UnavailableError } from '../../src/errors.js'
 import { usersCommand } from '../../src/cli/users.js'
 import { applySeed, validateSeed } from '../../src/seed/apply.js'
 import { createMetrics } from '../../src/observe/metrics.js'
@@ -341,6 +342,25 @@ describe('back-channel logout', () => {
       await run
       expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...sids].sort())
       expect(new Set((await statuses(sids)).map((r) => r.status))).toEqual(new Set(['delivered']))
+    })
+
+    it('the database going away after the POST: the outcome is lost, the lease runs out, the row is sent again (at least once), never lost', async () => {
+      const store = createPgBackchannelLogoutStore(t.db)
+      const down = new UnavailableError('database unavailable')
+      const flaky = createBackchannelLogoutWorker({
+        issuer: TEST_ISSUER, clock: t.clock, store: { ...store, finish: () => Promise.reject(down), retry: () => Promise.reject(down) },
+        clients: createPgClientStore(t.db), keys: t.app.authz.keys, logger: t.app.log, audit: t.app.authz.audit,
+      })
+      const [sid] = await queue('web', 1)
+      await flaky.runOnce()
+      expect(receiver.received).toHaveLength(1)
+      expect(await rows(sid!)).toEqual([{ client_id: 'web', status: 'pending', attempts: 1, last_error: null, http_status: null, reason: 'replaced' }])
+      await replica().runOnce()
+      expect(receiver.received).toHaveLength(1) // leased: not sent again while the lease holds
+      t.clock.advance(60)
+      await replica().runOnce()
+      expect(receiver.received.map((r) => decodeJwt(r.token).sid)).toEqual([sid, sid])
+      expect(await rows(sid!)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 2, last_error: null, http_status: 200, reason: 'replaced' }])
     })
 
     it('an attempt that hangs does not hold up the others claimed with it', async () => {
