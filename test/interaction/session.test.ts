@@ -7,6 +7,7 @@ import { createSessionService, sessionSatisfies, type SessionService } from '../
 import { applySeed } from '../../src/seed/apply.js'
 import { handleHash } from '../../src/stores/postgres/columns.js'
 import { createPgUserSessionStore } from '../../src/stores/postgres/user-sessions.js'
+import type { Queryable } from '../../src/db/db.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 const T0 = Date.UTC(2026, 0, 1)
@@ -125,5 +126,30 @@ describe('sessionSatisfies (max_age, prompt=login)', () => {
     expect(sessionSatisfies(s, { maxAge: 0 }, T0 + 1000)).toBe(false)
     expect(sessionSatisfies(s, { signedInAfter: T0 }, T0)).toBe(true)
     expect(sessionSatisfies(s, { signedInAfter: T0 + 1 }, T0)).toBe(false)
+  })
+})
+
+describe('ending a session when the wake-up notice fails', () => {
+  it('still ends the session and queues its back-channel logouts (the workers poll for them)', async () => {
+    await applySeed(t.db, {
+      clients: [{ clientId: 'notified', secrets: [{ value: 's' }], backChannelLogoutUri: 'https://app.example.com/bcl' }],
+    })
+    // The same database, except that NOTIFY fails (a connection lost right after the DELETE).
+    const failingNotify: Queryable = {
+      query: (sql, params, opts) =>
+        sql.includes('pg_notify') ? Promise.reject(new Error('connection terminated')) : t.db.query(sql, params, opts),
+      exec: (sql) => t.db.exec(sql),
+    }
+    const withFailingNotify = createSessionService({
+      clock, store: createPgUserSessionStore(failingNotify), idleSeconds: IDLE, lifetimeSeconds: LIFETIME,
+    })
+    clock.set(T0)
+    const { handle, session } = await withFailingNotify.start(undefined, alice)
+    await withFailingNotify.addClient(session, 'notified')
+    expect((await withFailingNotify.end(handle))?.sid).toBe(session.sid)
+    expect(await sessions.use(handle)).toBeUndefined()
+    const { rows } = await t.db.query<{ client_id: string; status: string }>(
+      'SELECT client_id, status FROM backchannel_logouts WHERE sid = $1', [session.sid])
+    expect(rows).toEqual([{ client_id: 'notified', status: 'pending' }])
   })
 })

@@ -22,9 +22,14 @@ export function queueLogoutsSql(ended: string, reason: string, at: string): stri
     RETURNING id`
 }
 
-/** Wakes the workers when a statement queued logouts (after it committed: NOTIFY is transactional anyway). */
+/**
+ * Wakes the workers when a statement queued logouts (after it committed: NOTIFY is transactional
+ * anyway). Only a wake-up: the session has ended and its logouts are queued whether or not it
+ * reaches anyone, and every worker also polls, so a failure here (a connection lost right after
+ * the statement) must not turn a finished sign-out into an error page.
+ */
 export async function notifyQueued(db: Queryable, queued: number): Promise<void> {
-  if (queued > 0) await db.query('SELECT pg_notify($1, $2)', [LOGOUTS_CHANNEL, String(queued)])
+  if (queued > 0) await db.query('SELECT pg_notify($1, $2)', [LOGOUTS_CHANNEL, String(queued)]).catch(() => undefined)
 }
 
 interface DeliveryRow {
