@@ -8,19 +8,13 @@ import { ExpressAuth, getSession, type ExpressAuthConfig } from '@auth/express'
 import express from 'express'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import { systemClock } from '../../src/domain/clock.js'
-import { createLogger } from '../../src/http/logger.js'
-import { applySeed } from '../../src/seed/apply.js'
-import { testConfig } from '../helpers/app.js'
-import { createTestDb, type TestDb } from '../helpers/db.js'
 import { freePort } from '../helpers/free-port.js'
+import { ALICE, signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the Auth.js browser test')
 
-let testDb: TestDb
-let authz: Awaited<ReturnType<typeof buildApp>>
+let authz: Authz
 let issuer: string
 let site: Server
 let appOrigin: string
@@ -31,22 +25,17 @@ beforeAll(async () => {
   if (!haveChromium) return
   const appPort = await freePort()
   appOrigin = `http://localhost:${appPort}`
-  testDb = await createTestDb()
-  const port = await freePort()
-  const config = testConfig({ ISSUER: `http://127.0.0.1:${port}` })
-  issuer = config.issuer
-  authz = await buildApp({ config, db: testDb.db, clock: systemClock, logger: createLogger({ level: 'silent' }) })
   // The client as the Auth.js docs ask a provider to register it: a confidential client whose
   // redirect URI is [origin]/auth/callback/[provider id]; Auth.js asks for 'openid profile email'.
-  await applySeed(testDb.db, {
+  authz = await startAuthz({
     identityResources: ['openid', 'profile', 'email'],
     clients: [{
       clientId: 'authjs-app', clientName: 'Auth.js app', secrets: [{ value: 'authjs-secret' }], allowedGrantTypes: ['authorization_code'],
       allowedScopes: ['openid', 'profile', 'email'], redirectUris: [`${appOrigin}/auth/callback/authz`],
     }],
-    users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', email: 'alice@example.com' } }],
+    users: [ALICE],
   })
-  await authz.listen({ port, host: '127.0.0.1' })
+  issuer = authz.issuer
 
   const authConfig: ExpressAuthConfig = {
     providers: [{ id: 'authz', name: 'authz', type: 'oidc', issuer, clientId: 'authjs-app', clientSecret: 'authjs-secret' }],
@@ -69,7 +58,6 @@ afterAll(async () => {
   await browser?.close()
   await new Promise((r) => (site ? site.close(r) : r(undefined)))
   await authz?.close()
-  await testDb?.close()
 })
 
 describe.skipIf(!haveChromium)('Auth.js against authz', () => {
@@ -78,9 +66,7 @@ describe.skipIf(!haveChromium)('Auth.js against authz', () => {
     await Promise.all([page.waitForURL((u) => u.origin === issuer), page.click('button:has-text("Sign in with authz")')])
     expect(new URL(page.url()).pathname).toBe('/account/sign-in')
     expect(await page.locator('#client-name').textContent()).toBe('Auth.js app')
-    await page.fill('#username', 'alice')
-    await page.fill('#password', 'alice-pw')
-    await Promise.all([page.waitForURL((u) => u.origin === appOrigin && !u.pathname.startsWith('/auth/')), page.click('button[type=submit]')])
+    await signInAs(page, ALICE, (u) => u.origin === appOrigin && !u.pathname.startsWith('/auth/'))
 
     const session = await page.evaluate(async () => (await fetch('/auth/session')).json())
     expect(session).toEqual({ user: { name: 'Alice Example', email: 'alice@example.com' }, expires: expect.any(String) })

@@ -12,13 +12,8 @@ import { auth } from 'express-openid-connect'
 import session from 'express-session'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import { systemClock } from '../../src/domain/clock.js'
-import { createLogger } from '../../src/http/logger.js'
-import { applySeed } from '../../src/seed/apply.js'
-import { testConfig } from '../helpers/app.js'
-import { createTestDb, type TestDb } from '../helpers/db.js'
 import { freePort } from '../helpers/free-port.js'
+import { ALICE, signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the express-openid-connect back-channel logout test')
@@ -27,8 +22,7 @@ warnIfNoChromium('the express-openid-connect back-channel logout test')
 // express-session's own, so the store is cast.
 type BackchannelStore = NonNullable<Exclude<NonNullable<Parameters<typeof auth>[0]>['backchannelLogout'], boolean | undefined>['store']>
 
-let testDb: TestDb
-let app: Awaited<ReturnType<typeof buildApp>>
+let authz: Authz
 let issuer: string
 let browser: Browser
 let rp: Server
@@ -36,22 +30,20 @@ let rpBase: string
 
 beforeAll(async () => {
   if (!haveChromium) return
+  // The app's port is chosen before the seed, which names its back-channel URI; the app listens
+  // on it only once our server, whose discovery it reads, is up.
   const rpPort = await freePort()
   rpBase = `http://localhost:${rpPort}` // another origin than the issuer's 127.0.0.1
-  const port = await freePort()
-  issuer = `http://127.0.0.1:${port}`
-  testDb = await createTestDb()
-  app = await buildApp({ config: testConfig({ ISSUER: issuer }), db: testDb.db, clock: systemClock, logger: createLogger({ level: 'silent' }) })
-  await applySeed(testDb.db, {
+  authz = await startAuthz({
     identityResources: ['openid', 'profile', 'email'],
     clients: [{
       clientId: 'shop', clientName: 'Acme Shop', secrets: [{ value: 'shop-secret' }], allowedGrantTypes: ['authorization_code'],
       allowedScopes: ['openid', 'profile', 'email'], redirectUris: [`${rpBase}/callback`],
       backChannelLogoutUri: `${rpBase}/backchannel-logout`,
     }],
-    users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', email: 'alice@example.com' } }],
+    users: [ALICE],
   })
-  await app.listen({ port, host: '127.0.0.1' })
+  issuer = authz.issuer
 
   const shop = express()
   shop.use(auth({
@@ -73,8 +65,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await browser?.close()
-  await app?.close()
-  await testDb?.close()
+  await authz?.close()
   await new Promise((r) => rp?.close(r))
 })
 
@@ -84,17 +75,15 @@ describe.skipIf(!haveChromium)('express-openid-connect with backchannelLogout', 
     const page = await context.newPage()
     await page.goto(`${rpBase}/login`)
     expect(new URL(page.url()).origin).toBe(issuer) // our sign-in page
-    await page.fill('#username', 'alice')
-    await page.fill('#password', 'alice-pw')
-    await Promise.all([page.waitForURL(`${rpBase}/`), page.click('button[type=submit]')])
+    await signInAs(page, ALICE, `${rpBase}/`)
     expect(await page.locator('h1').textContent()).toBe('Hello Alice Example')
 
     // The person signs out at our server, not at the app: only the logout token can tell the app.
     await page.goto(`${issuer}/account/sign-out`)
     await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')])
     expect(await page.locator('h1').textContent()).toContain('signed out')
-    await app.authz.backchannelLogout.runOnce() // after any run the sign-out itself started
-    const { rows } = await testDb.db.query<{ client_id: string; status: string; http_status: number }>('SELECT client_id, status, http_status FROM backchannel_logouts')
+    await authz.app.authz.backchannelLogout.runOnce() // after any run the sign-out itself started
+    const { rows } = await authz.db.query<{ client_id: string; status: string; http_status: number }>('SELECT client_id, status, http_status FROM backchannel_logouts')
     expect(rows).toEqual([{ client_id: 'shop', status: 'delivered', http_status: 204 }])
 
     await page.goto(`${rpBase}/`)

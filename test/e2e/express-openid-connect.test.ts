@@ -9,19 +9,12 @@ import express from 'express'
 import { auth, requiresAuth } from 'express-openid-connect'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import { systemClock } from '../../src/domain/clock.js'
-import { createLogger } from '../../src/http/logger.js'
-import { applySeed } from '../../src/seed/apply.js'
-import { testConfig } from '../helpers/app.js'
-import { createTestDb, type TestDb } from '../helpers/db.js'
-import { freePort } from '../helpers/free-port.js'
+import { ALICE, approveConsent, signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the express-openid-connect browser test')
 
-let testDb: TestDb
-let authz: Awaited<ReturnType<typeof buildApp>>
+let authz: Authz
 let issuer: string
 let rp: Server
 /**
@@ -58,28 +51,23 @@ beforeAll(async () => {
   rp = createServer()
   await new Promise<void>((r) => rp.listen(0, '127.0.0.1', () => r()))
   baseURL = `http://localhost:${(rp.address() as { port: number }).port}`
-  testDb = await createTestDb()
-  const port = await freePort()
-  const config = testConfig({ ISSUER: `http://localhost:${port}` })
-  issuer = config.issuer
-  authz = await buildApp({ config, db: testDb.db, clock: systemClock, logger: createLogger({ level: 'silent' }) })
-  await applySeed(testDb.db, {
+  // The issuer on localhost too (see baseURL).
+  authz = await startAuthz({
     identityResources: ['openid', 'profile', 'email'],
     clients: [{
       clientId: 'shop', clientName: 'Acme Shop', secrets: [{ value: 'shop-secret' }], allowedGrantTypes: ['authorization_code'],
       allowedScopes: ['openid', 'profile', 'email'], requireConsent: true,
       redirectUris: [`${baseURL}/callback`], postLogoutRedirectUris: [baseURL],
     }],
-    users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', email: 'alice@example.com', email_verified: true } }],
-  })
-  await authz.listen({ port, host: '127.0.0.1' })
+    users: [{ ...ALICE, claims: { ...ALICE.claims, email_verified: true } }],
+  }, { issuerHost: 'localhost' })
+  issuer = authz.issuer
   rp.on('request', rpApp())
   browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
   await authz?.close()
-  await testDb?.close()
   await new Promise((r) => rp?.close(r))
 })
 
@@ -95,11 +83,9 @@ describe.skipIf(!haveChromium)('express-openid-connect against authz in Chromium
     await page.goto(`${baseURL}/profile`)
     expect(page.url().startsWith(`${issuer}/account/sign-in?`)).toBe(true)
     expect(await page.locator('#client-name').textContent()).toBe('Acme Shop')
-    await page.fill('#username', 'alice')
-    await page.fill('#password', 'alice-pw')
-    await Promise.all([page.waitForURL((u) => !u.pathname.startsWith('/account/sign-in')), page.click('button[type=submit]')])
+    await signInAs(page, ALICE, (u) => !u.pathname.startsWith('/account/sign-in'))
     expect(await page.locator('h1').textContent()).toBe('Acme Shop wants to access your account')
-    await Promise.all([page.waitForURL(`${baseURL}/profile`), page.click('button[value=approve]')])
+    await approveConsent(page, `${baseURL}/profile`)
   })
 
   it('the app sees the person in the ID token (req.oidc.user) and in our userinfo (fetchUserInfo)', async () => {

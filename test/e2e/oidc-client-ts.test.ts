@@ -9,13 +9,7 @@ import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import { systemClock } from '../../src/domain/clock.js'
-import { createLogger } from '../../src/http/logger.js'
-import { applySeed } from '../../src/seed/apply.js'
-import { testConfig } from '../helpers/app.js'
-import { createTestDb, type TestDb } from '../helpers/db.js'
-import { freePort } from '../helpers/free-port.js'
+import { ALICE, signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the oidc-client-ts browser test')
@@ -23,8 +17,7 @@ warnIfNoChromium('the oidc-client-ts browser test')
 // The browser bundle (an IIFE defining the global `oidc`), which the package does not export.
 const BUNDLE = readFileSync(new URL('../../node_modules/oidc-client-ts/dist/browser/oidc-client-ts.min.js', import.meta.url), 'utf8')
 
-let testDb: TestDb
-let authz: Awaited<ReturnType<typeof buildApp>>
+let authz: Authz
 let issuer: string
 let site: Server
 let appOrigin: string
@@ -54,23 +47,19 @@ beforeAll(async () => {
   })
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r))
   appOrigin = `http://localhost:${(site.address() as { port: number }).port}`
-  testDb = await createTestDb()
-  const port = await freePort()
-  const config = testConfig({ ISSUER: `http://127.0.0.1:${port}` })
-  issuer = config.issuer
-  authz = await buildApp({ config, db: testDb.db, clock: systemClock, logger: createLogger({ level: 'silent' }) })
   // A browser app: a public client (no secret; PKCE, required by default, protects the code),
   // allowed to read our answers from its origin, with refresh tokens for offline_access.
-  await applySeed(testDb.db, {
+  authz = await startAuthz({
     identityResources: ['openid', 'profile', 'offline_access'],
     clients: [{
       clientId: 'spa', clientName: 'Acme SPA', requireClientSecret: false, allowedGrantTypes: ['authorization_code'],
       allowedScopes: ['openid', 'profile', 'offline_access'], allowOfflineAccess: true,
       redirectUris: [`${appOrigin}/callback`], postLogoutRedirectUris: [`${appOrigin}/signed-out`], allowedCorsOrigins: [appOrigin],
     }],
-    users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', nickname: 'ali' } }],
+    // No email scope here; the nickname shows the profile claims come through.
+    users: [{ ...ALICE, claims: { name: 'Alice Example', nickname: 'ali' } }],
   })
-  await authz.listen({ port, host: '127.0.0.1' })
+  issuer = authz.issuer
   browser = await launchChromium()
   page = await browser.newPage()
   page.on('response', (res) => {
@@ -82,7 +71,6 @@ afterAll(async () => {
   await browser?.close()
   await new Promise((r) => (site ? site.close(r) : r(undefined)))
   await authz?.close()
-  await testDb?.close()
 })
 
 interface Signed {
@@ -103,9 +91,7 @@ describe.skipIf(!haveChromium)('oidc-client-ts in the browser against authz', ()
     const authorize = new URL(page.url())
     expect(authorize.pathname).toBe('/account/sign-in')
     expect(await page.locator('#client-name').textContent()).toBe('Acme SPA')
-    await page.fill('#username', 'alice')
-    await page.fill('#password', 'alice-pw')
-    await Promise.all([page.waitForURL(`${appOrigin}/callback?**`), page.click('button[type=submit]')])
+    await signInAs(page, ALICE, `${appOrigin}/callback?**`)
     first = await page.evaluate(async () => {
       const user = await (window as never as { signedIn: Promise<Record<string, never>> }).signedIn as unknown as {
         profile: Record<string, string>; scope: string; access_token: string; refresh_token: string; id_token: string

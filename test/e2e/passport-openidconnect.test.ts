@@ -12,19 +12,13 @@ import passport from 'passport'
 import OpenIDConnectStrategy, { type Profile } from 'passport-openidconnect'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import { systemClock } from '../../src/domain/clock.js'
-import { createLogger } from '../../src/http/logger.js'
 import { applySeed } from '../../src/seed/apply.js'
-import { testConfig } from '../helpers/app.js'
-import { createTestDb, type TestDb } from '../helpers/db.js'
-import { freePort } from '../helpers/free-port.js'
+import { ALICE, signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the passport-openidconnect browser test')
 
-let testDb: TestDb
-let authz: Awaited<ReturnType<typeof buildApp>>
+let authz: Authz
 let issuer: string
 let rp: Server
 /** The app's own origin: localhost, so its cookies and ours (127.0.0.1) stay apart as on two sites. */
@@ -76,24 +70,18 @@ beforeAll(async () => {
   rp = createServer()
   await new Promise<void>((r) => rp.listen(0, '127.0.0.1', () => r()))
   baseURL = `http://localhost:${(rp.address() as { port: number }).port}`
-  testDb = await createTestDb()
-  const port = await freePort()
-  const config = testConfig({ ISSUER: `http://127.0.0.1:${port}` })
-  issuer = config.issuer
-  authz = await buildApp({ config, db: testDb.db, clock: systemClock, logger: createLogger({ level: 'silent' }) })
-  await applySeed(testDb.db, {
+  authz = await startAuthz({
     identityResources: ['openid', 'profile', 'email'],
     clients: [todos({ requirePkce: false })],
-    users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', email: 'alice@example.com', email_verified: true } }],
+    users: [{ ...ALICE, claims: { ...ALICE.claims, email_verified: true } }],
   })
-  await authz.listen({ port, host: '127.0.0.1' })
+  issuer = authz.issuer
   rp.on('request', rpApp())
   browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
   await authz?.close()
-  await testDb?.close()
   await new Promise((r) => rp?.close(r))
 })
 
@@ -110,9 +98,7 @@ describe.skipIf(!haveChromium)('passport-openidconnect against authz in Chromium
     expect(authorize.searchParams.get('scope')).toBe('openid profile email')
     expect(authorize.searchParams.has('code_challenge')).toBe(false)
     expect(await page.locator('#client-name').textContent()).toBe('Todos')
-    await page.fill('#username', 'alice')
-    await page.fill('#password', 'alice-pw')
-    await Promise.all([page.waitForURL(`${baseURL}/`), page.click('button[type=submit]')])
+    await signInAs(page, ALICE, `${baseURL}/`)
     expect((await page.locator('body').innerText()).trim()).toBe('signed in as Alice Example')
     expect(verified).toEqual([{
       issuer,
@@ -121,7 +107,7 @@ describe.skipIf(!haveChromium)('passport-openidconnect against authz in Chromium
   })
 
   it('registered without requirePkce false, the app is told why: invalid_request, code_challenge is required', async () => {
-    await applySeed(testDb.db, { clients: [todos({})] })
+    await applySeed(authz.db, { clients: [todos({})] })
     const back: string[] = []
     page.on('request', (r) => { if (r.isNavigationRequest() && r.url().startsWith(`${baseURL}/cb?`)) back.push(r.url()) })
     const res = await page.goto(`${baseURL}/login`)
