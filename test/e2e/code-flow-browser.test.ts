@@ -9,19 +9,12 @@ import { createServer, type Server } from 'node:http'
 import * as client from 'openid-client'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import { systemClock } from '../../src/domain/clock.js'
-import { createLogger } from '../../src/http/logger.js'
-import { applySeed } from '../../src/seed/apply.js'
-import { testConfig } from '../helpers/app.js'
-import { createTestDb, type TestDb } from '../helpers/db.js'
-import { freePort } from '../helpers/free-port.js'
+import { ALICE, approveConsent, signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the authorization code flow browser tests')
 
-let testDb: TestDb
-let app: Awaited<ReturnType<typeof buildApp>>
+let authz: Authz
 let issuer: URL
 let browser: Browser
 let rp: Server
@@ -36,11 +29,7 @@ beforeAll(async () => {
   })
   await new Promise<void>((r) => rp.listen(0, '127.0.0.1', () => r()))
   rpOrigin = `http://localhost:${(rp.address() as { port: number }).port}`
-  testDb = await createTestDb()
-  const port = await freePort()
-  const config = testConfig({ ISSUER: `http://127.0.0.1:${port}` })
-  app = await buildApp({ config, db: testDb.db, clock: systemClock, logger: createLogger({ level: 'silent' }) })
-  await applySeed(testDb.db, {
+  authz = await startAuthz({
     apiScopes: [{ name: 'orders.read', displayName: 'Read your orders', description: 'See the orders you placed and their status' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] }],
     identityResources: ['openid', 'profile', 'email', 'offline_access'],
@@ -55,16 +44,14 @@ beforeAll(async () => {
         allowedScopes: ['openid', 'profile'], redirectUris: [`${rpOrigin}/spa`],
       },
     ],
-    users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', email: 'alice@example.com', email_verified: true } }],
+    users: [{ ...ALICE, claims: { ...ALICE.claims, email_verified: true } }],
   })
-  await app.listen({ port, host: '127.0.0.1' })
-  issuer = new URL(config.issuer)
+  issuer = new URL(authz.issuer)
   browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
-  await app?.close()
-  await testDb?.close()
+  await authz?.close()
   await new Promise((r) => rp?.close(r))
 })
 
@@ -89,9 +76,7 @@ async function authorize(page: Page, config: client.Configuration, params: Recor
 }
 
 async function signIn(page: Page) {
-  await page.fill('#username', 'alice')
-  await page.fill('#password', 'alice-pw')
-  await Promise.all([page.waitForURL((u) => !u.pathname.startsWith('/account/sign-in')), page.click('button[type=submit]')])
+  await signInAs(page, ALICE, (u) => !u.pathname.startsWith('/account/sign-in'))
 }
 
 const shot = async (page: Page, name: string) => {
@@ -142,7 +127,7 @@ describe.skipIf(!haveChromium)('authorization code flow with openid-client and C
       'Stay signed inStay signed in (access when you are not using the app)',
     ])
     await shot(page, 'consent')
-    await Promise.all([page.waitForURL(`${rpOrigin}/cb?**`), page.click('button[value=approve]')])
+    await approveConsent(page, `${rpOrigin}/cb?**`)
     tokens = await client.authorizationCodeGrant(web, new URL(page.url()), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true })
     expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'openid profile email orders.read offline_access' })
     expect(tokens.claims()).toMatchObject({ iss: issuer.origin, sub: 'alice-1', aud: 'web', nonce, name: 'Alice Example', email: 'alice@example.com', amr: ['pwd'] })
@@ -159,7 +144,7 @@ describe.skipIf(!haveChromium)('authorization code flow with openid-client and C
     expect(new URL(page.url()).searchParams.get('error')).toBe('consent_required')
     await authorize(page, web, { scope: 'openid profile' }, `${rpOrigin}/cb`)
     await page.check('input[name=remember]')
-    await Promise.all([page.waitForURL(`${rpOrigin}/cb?**`), page.click('button[value=approve]')])
+    await approveConsent(page, `${rpOrigin}/cb?**`)
     const again = await authorize(page, web, { prompt: 'none', scope: 'openid profile' }, `${rpOrigin}/cb`)
     await page.waitForURL(`${rpOrigin}/cb?**`)
     const res = await client.authorizationCodeGrant(web, new URL(page.url()), { pkceCodeVerifier: again.verifier, expectedState: again.state, expectedNonce: again.nonce })
@@ -187,7 +172,7 @@ describe.skipIf(!haveChromium)('authorization code flow with openid-client and C
 
   it('revocation (RFC 7009) of a refresh token ends its family', async () => {
     const r = await authorize(page, web, { scope: 'openid orders.read offline_access', prompt: 'consent' }, `${rpOrigin}/cb`)
-    await Promise.all([page.waitForURL(`${rpOrigin}/cb?**`), page.click('button[value=approve]')])
+    await approveConsent(page, `${rpOrigin}/cb?**`)
     const fresh = await client.authorizationCodeGrant(web, new URL(page.url()), { pkceCodeVerifier: r.verifier, expectedState: r.state, expectedNonce: r.nonce })
     await client.tokenRevocation(web, fresh.refresh_token!)
     await expect(client.refreshTokenGrant(web, fresh.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' })

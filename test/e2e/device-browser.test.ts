@@ -12,20 +12,13 @@ import { join } from 'node:path'
 import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import { systemClock } from '../../src/domain/clock.js'
-import { createLogger } from '../../src/http/logger.js'
-import { applySeed } from '../../src/seed/apply.js'
 import { deviceSeed } from '../device/harness.js'
-import { testConfig } from '../helpers/app.js'
-import { createTestDb, type TestDb } from '../helpers/db.js'
-import { freePort } from '../helpers/free-port.js'
+import { startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the device flow browser test')
 
-let testDb: TestDb
-let app: Awaited<ReturnType<typeof buildApp>>
+let authz: Authz
 let issuer: URL
 let browser: Browser
 /** Another site (localhost is not 127.0.0.1's site): serves `attackPage`. */
@@ -38,23 +31,17 @@ beforeAll(async () => {
   evil = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(attackPage))
   await new Promise<void>((r) => evil.listen(0, '127.0.0.1', () => r()))
   evilOrigin = `http://localhost:${(evil.address() as { port: number }).port}`
-  testDb = await createTestDb()
-  const port = await freePort()
-  const config = testConfig({ ISSUER: `http://127.0.0.1:${port}` })
-  app = await buildApp({ config, db: testDb.db, clock: systemClock, logger: createLogger({ level: 'silent' }) })
-  await applySeed(testDb.db, {
+  authz = await startAuthz({
     ...deviceSeed,
     clients: deviceSeed.clients.map((c) => (c.clientId === 'tv' ? { ...c, pollingInterval: 1 } : c)),
   })
-  await app.listen({ port, host: '127.0.0.1' })
-  issuer = new URL(config.issuer)
+  issuer = new URL(authz.issuer)
   browser = await launchChromium()
 })
 afterAll(async () => {
   await new Promise((r) => (evil ? evil.close(r) : r(undefined)))
   await browser?.close()
-  await app?.close()
-  await testDb?.close()
+  await authz?.close()
 })
 
 async function tv(): Promise<client.Configuration> {
@@ -175,7 +162,7 @@ ${wrong.map((c, i) => `<iframe name="p${i}" hidden></iframe><form method="post" 
       page.on('requestfinished', seen)
       page.on('requestfailed', seen)
     })
-    const counter = async () => (await testDb.db.query(`SELECT failures, blocks FROM failure_counters WHERE kind = 'device_user_code'`)).rows
+    const counter = async () => (await authz.db.query(`SELECT failures, blocks FROM failure_counters WHERE kind = 'device_user_code'`)).rows
     const before = await counter() // the wrong code the previous test typed here itself
     await page.goto(evilOrigin)
     await answered
