@@ -3,28 +3,27 @@
 // trustHost. Headless Chromium is the person: Auth.js's own sign-in page, our sign-in page, back
 // at the app, whose session names the user from the ID token's claims (Auth.js reads no userinfo
 // for an OIDC provider). The app runs on another origin (localhost vs 127.0.0.1) and port.
-import type { Server } from 'node:http'
 import { ExpressAuth, getSession, type ExpressAuthConfig } from '@auth/express'
 import express from 'express'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort } from '../helpers/free-port.js'
 import { ALICE, signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
+import { startSite, type Site } from './site.js'
 
 warnIfNoChromium('the Auth.js browser test')
 
 let authz: Authz
 let issuer: string
-let site: Server
+let site: Site
 let appOrigin: string
 let browser: Browser
 let page: Page
 
 beforeAll(async () => {
   if (!haveChromium) return
-  const appPort = await freePort()
-  appOrigin = `http://localhost:${appPort}`
+  site = await startSite() // the app is attached once the issuer it names is known
+  appOrigin = site.origin
   // The client as the Auth.js docs ask a provider to register it: a confidential client whose
   // redirect URI is [origin]/auth/callback/[provider id]; Auth.js asks for 'openid profile email'.
   authz = await startAuthz({
@@ -48,15 +47,13 @@ beforeAll(async () => {
   app.get('/', async (req, res) => {
     res.json({ session: await getSession(req, authConfig) })
   })
-  site = await new Promise<Server>((r) => {
-    const s = app.listen(appPort, '127.0.0.1', () => r(s))
-  })
+  site.server.on('request', app)
   browser = await launchChromium()
   page = await browser.newPage()
 })
 afterAll(async () => {
   await browser?.close()
-  await new Promise((r) => (site ? site.close(r) : r(undefined)))
+  await site?.close()
   await authz?.close()
 })
 

@@ -5,30 +5,29 @@
 // family, revocation, RP-initiated logout, prompt=none with and without a session, and a client
 // without requireConsent skipping the consent screen. A second server on another origin
 // (localhost vs 127.0.0.1) plays the client's redirect URI.
-import { createServer, type Server } from 'node:http'
 import * as client from 'openid-client'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALICE, approveConsent, signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
+import { startSite, type Site } from './site.js'
 
 warnIfNoChromium('the authorization code flow browser tests')
 
 let authz: Authz
 let issuer: URL
 let browser: Browser
-let rp: Server
+let rp: Site
 let rpOrigin: string
 const SHOTS = process.env.SCREENSHOT_DIR
 
 beforeAll(async () => {
   if (!haveChromium) return
-  rp = createServer((_req, res) => {
+  rp = await startSite((_req, res) => {
     res.writeHead(200, { 'content-type': 'text/html' })
     res.end('<!doctype html><title>Client</title><h1>Client</h1>')
   })
-  await new Promise<void>((r) => rp.listen(0, '127.0.0.1', () => r()))
-  rpOrigin = `http://localhost:${(rp.address() as { port: number }).port}`
+  rpOrigin = rp.origin
   authz = await startAuthz({
     apiScopes: [{ name: 'orders.read', displayName: 'Read your orders', description: 'See the orders you placed and their status' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] }],
@@ -52,7 +51,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await authz?.close()
-  await new Promise((r) => rp?.close(r))
+  await rp?.close()
 })
 
 async function rpConfig(clientId: string, secret?: string): Promise<client.Configuration> {

@@ -7,7 +7,6 @@
 // A third test is the attack on the wrong-code block: a page on another site makes the person's
 // browser post and send wrong codes to /device, and the person's own code still works afterwards.
 // With SCREENSHOT_DIR set, every device page is saved there as a PNG.
-import { createServer, type Server } from 'node:http'
 import { join } from 'node:path'
 import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
@@ -15,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deviceSeed } from '../device/harness.js'
 import { startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
+import { startSite, type Site } from './site.js'
 
 warnIfNoChromium('the device flow browser test')
 
@@ -22,15 +22,14 @@ let authz: Authz
 let issuer: URL
 let browser: Browser
 /** Another site (localhost is not 127.0.0.1's site): serves `attackPage`. */
-let evil: Server
+let evil: Site
 let evilOrigin: string
 let attackPage = ''
 
 beforeAll(async () => {
   if (!haveChromium) return
-  evil = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(attackPage))
-  await new Promise<void>((r) => evil.listen(0, '127.0.0.1', () => r()))
-  evilOrigin = `http://localhost:${(evil.address() as { port: number }).port}`
+  evil = await startSite((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(attackPage))
+  evilOrigin = evil.origin
   authz = await startAuthz({
     ...deviceSeed,
     clients: deviceSeed.clients.map((c) => (c.clientId === 'tv' ? { ...c, pollingInterval: 1 } : c)),
@@ -39,7 +38,7 @@ beforeAll(async () => {
   browser = await launchChromium()
 })
 afterAll(async () => {
-  await new Promise((r) => (evil ? evil.close(r) : r(undefined)))
+  await evil?.close()
   await browser?.close()
   await authz?.close()
 })

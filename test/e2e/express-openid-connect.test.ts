@@ -4,19 +4,19 @@
 // Chromium signs in through our real sign-in and consent pages; the app then reads the ID token
 // (req.oidc.user) and our userinfo (req.oidc.fetchUserInfo), and its /logout goes through our
 // end-session endpoint (RP-Initiated Logout 1.0) back to the app's baseURL.
-import { createServer, type Server } from 'node:http'
 import express from 'express'
 import { auth, requiresAuth } from 'express-openid-connect'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALICE, approveConsent, signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
+import { startSite, type Site } from './site.js'
 
 warnIfNoChromium('the express-openid-connect browser test')
 
 let authz: Authz
 let issuer: string
-let rp: Server
+let rp: Site
 /**
  * The app and authz both on localhost, as in local development (app on :3000, authz on :5000):
  * cookies are per host, not per port, so the library's cookies reach authz and ours reach the app.
@@ -48,9 +48,8 @@ function rpApp(): express.Express {
 
 beforeAll(async () => {
   if (!haveChromium) return
-  rp = createServer()
-  await new Promise<void>((r) => rp.listen(0, '127.0.0.1', () => r()))
-  baseURL = `http://localhost:${(rp.address() as { port: number }).port}`
+  rp = await startSite() // the app is attached once the issuer it names is known
+  baseURL = rp.origin
   // The issuer on localhost too (see baseURL).
   authz = await startAuthz({
     identityResources: ['openid', 'profile', 'email'],
@@ -62,13 +61,13 @@ beforeAll(async () => {
     users: [{ ...ALICE, claims: { ...ALICE.claims, email_verified: true } }],
   }, { issuerHost: 'localhost' })
   issuer = authz.issuer
-  rp.on('request', rpApp())
+  rp.server.on('request', rpApp())
   browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
   await authz?.close()
-  await new Promise((r) => rp?.close(r))
+  await rp?.close()
 })
 
 const body = async (page: Page) => (await page.locator('body').innerText()).trim()

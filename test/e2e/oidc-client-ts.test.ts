@@ -6,11 +6,11 @@
 // and signinSilent, which the library answers with the refresh token. Every call to us is a
 // cross-origin fetch, so each works only if our CORS answers let the page read it.
 import { readFileSync } from 'node:fs'
-import { createServer, type Server } from 'node:http'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALICE, signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
+import { startSite, type Site } from './site.js'
 
 warnIfNoChromium('the oidc-client-ts browser test')
 
@@ -19,7 +19,7 @@ const BUNDLE = readFileSync(new URL('../../node_modules/oidc-client-ts/dist/brow
 
 let authz: Authz
 let issuer: string
-let site: Server
+let site: Site
 let appOrigin: string
 let browser: Browser
 let page: Page
@@ -40,13 +40,12 @@ function appPage(path: string): string {
 
 beforeAll(async () => {
   if (!haveChromium) return
-  site = createServer((req, res) => {
+  site = await startSite((req, res) => {
     const path = new URL(req.url ?? '/', appOrigin).pathname
     if (path === '/oidc-client-ts.js') return res.writeHead(200, { 'content-type': 'text/javascript' }).end(BUNDLE)
     res.writeHead(200, { 'content-type': 'text/html' }).end(appPage(path))
   })
-  await new Promise<void>((r) => site.listen(0, '127.0.0.1', r))
-  appOrigin = `http://localhost:${(site.address() as { port: number }).port}`
+  appOrigin = site.origin
   // A browser app: a public client (no secret; PKCE, required by default, protects the code),
   // allowed to read our answers from its origin, with refresh tokens for offline_access.
   authz = await startAuthz({
@@ -69,7 +68,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await browser?.close()
-  await new Promise((r) => (site ? site.close(r) : r(undefined)))
+  await site?.close()
   await authz?.close()
 })
 

@@ -5,7 +5,6 @@
 // at the token endpoint with client_secret_post and checks the ID token's iss, aud and exp but not
 // its signature (OIDC Core §3.1.3.7 lets a client that received it from the token endpoint rely on
 // TLS instead). Headless Chromium signs in through our real sign-in page.
-import { createServer, type Server } from 'node:http'
 import express from 'express'
 import session from 'express-session'
 import passport from 'passport'
@@ -15,12 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
 import { ALICE, signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
+import { startSite, type Site } from './site.js'
 
 warnIfNoChromium('the passport-openidconnect browser test')
 
 let authz: Authz
 let issuer: string
-let rp: Server
+let rp: Site
 /** The app's own origin: localhost, so its cookies and ours (127.0.0.1) stay apart as on two sites. */
 let baseURL: string
 let browser: Browser
@@ -67,22 +67,21 @@ const todos = (extra: { requirePkce?: boolean }) => ({
 
 beforeAll(async () => {
   if (!haveChromium) return
-  rp = createServer()
-  await new Promise<void>((r) => rp.listen(0, '127.0.0.1', () => r()))
-  baseURL = `http://localhost:${(rp.address() as { port: number }).port}`
+  rp = await startSite() // the app is attached once the issuer it names is known
+  baseURL = rp.origin
   authz = await startAuthz({
     identityResources: ['openid', 'profile', 'email'],
     clients: [todos({ requirePkce: false })],
     users: [{ ...ALICE, claims: { ...ALICE.claims, email_verified: true } }],
   })
   issuer = authz.issuer
-  rp.on('request', rpApp())
+  rp.server.on('request', rpApp())
   browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
   await authz?.close()
-  await new Promise((r) => rp?.close(r))
+  await rp?.close()
 })
 
 describe.skipIf(!haveChromium)('passport-openidconnect against authz in Chromium', () => {
