@@ -2,23 +2,29 @@
 // a client lists the origins its pages are served from (seed field allowedCorsOrigins).
 //
 // A route opts in with `config: { corsPolicy }`:
-// - 'public': readable from any origin (discovery, JWKS: public documents, no credentials).
+// - 'public': readable from any origin (discovery, JWKS: public documents, no credentials), the
+//   opaque origin `null` included (a sandboxed iframe, a file:// page): `*` covers it (Fetch
+//   Standard, "CORS check": `*` succeeds for any request without credentials) and these
+//   documents are anyone's to read.
 // - 'client': a preflight is answered for any origin that some enabled client lists; the real
 //   answer (errors included, so a browser app can read invalid_grant) carries
 //   Access-Control-Allow-Origin only when the client of the request lists the origin. The client
 //   of the request is the one named by its credentials (Basic header or client_id in the form),
 //   or what the route's `corsClientId` says (userinfo: the client the access token was issued to).
-//   When `corsClientId` finds no client (a token that is expired, revoked, not ours, or absent),
-//   the answer is an error that holds nothing of anyone's, and the app must read it to know it
-//   needs a new token (RFC 6750 §3.1): it is readable by the origins the preflight accepts.
+//   An answer to a request that names no client (no credentials, credentials that cannot be read,
+//   a token that is expired, revoked, not ours, or absent) is an error that holds nothing of
+//   anyone's, and the app must read it to know what to do (RFC 6750 §3.1: get a new token): it is
+//   readable by the origins the preflight accepts. `null` is never accepted: no client lists it.
 // No cookies are involved (Access-Control-Allow-Credentials is never sent): these endpoints
 // authenticate with what the request itself carries.
 //
 // The headers are written by @fastify/cors; this module only decides which origin each answer
-// may name. It runs at preHandler, after the body is parsed, so the client_id is known; answers
-// to requests that never reach it (an unparsable body) carry no CORS headers.
+// may name. It runs at preHandler, after the body is parsed, so the client_id is known. Answers
+// made before it (the rate limit's 429, a body too large or unparsable, the edge's refusals: none
+// knows the client) get the same fallback from an onSend hook on the opted-in routes only, which
+// costs the answers that did reach preHandler one boolean test.
 import cors from '@fastify/cors'
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
 import { isWebOrigin } from '../domain/origin.js'
 import type { ClientStore } from '../stores/types.js'
 import { readClientCredentials } from './client-auth.js'
@@ -30,6 +36,10 @@ declare module 'fastify' {
     corsPolicy?: CorsPolicy
     /** For corsPolicy 'client': the client of the request when its credentials do not name it. */
     corsClientId?: (req: FastifyRequest) => Promise<string | undefined>
+  }
+  interface FastifyRequest {
+    /** True once the preHandler step has decided this request's CORS headers. */
+    corsDecided: boolean
   }
 }
 
@@ -47,40 +57,76 @@ interface Route {
 
 type Options = { origin: string | false; methods?: string; allowedHeaders?: string; exposedHeaders?: string; maxAge?: number }
 const NONE: Options = { origin: false }
+const OPEN: Options = { origin: '*', exposedHeaders: EXPOSED_HEADERS }
+
+/** Whether a route of `policy` may name `origin` at all: a web origin, or for the public documents also `null`. */
+function admits(policy: CorsPolicy, origin: string): boolean {
+  return isWebOrigin(origin) || (policy === 'public' && origin === 'null')
+}
 
 /** Registers CORS for the routes registered after it that set `config.corsPolicy`. */
 export async function registerCors(app: FastifyInstance, deps: { clients: ClientStore }): Promise<void> {
   // Preflights reach @fastify/cors's catch-all OPTIONS route, not the route they ask about, so
   // each opted-in route is remembered by path.
   const routes = new Map<string, Route>()
+  app.decorateRequest('corsDecided', false)
   app.addHook('onRoute', (route) => {
     const policy = route.config?.corsPolicy
     if (!policy) return
     const methods = [route.method].flat().filter((m) => m !== 'HEAD')
     const known = routes.get(route.url)
     routes.set(route.url, { policy, methods: [...new Set([...(known?.methods.split(', ') ?? []), ...methods])].join(', ') })
+    // A new array: Fastify copies a GET route's options for its HEAD route, which gets its own.
+    route.onSend = [...[route.onSend ?? []].flat(), earlyAnswers(policy)]
   })
 
-  async function decide(req: FastifyRequest): Promise<Options> {
-    const origin = req.headers.origin
-    if (origin === undefined || !isWebOrigin(origin)) return NONE
+  /** An answer that holds nothing of any client's: readable by the origins the preflight accepts. */
+  async function namesNoClient(origin: string): Promise<Options> {
+    return (await deps.clients.corsOrigins()).includes(origin) ? { origin, exposedHeaders: EXPOSED_HEADERS } : NONE
+  }
+
+  async function decide(req: FastifyRequest, origin: string): Promise<Options> {
     if (req.method === 'OPTIONS') {
       const route = routes.get(pathOf(req.url))
-      if (!route) return NONE
+      if (!route || !admits(route.policy, origin)) return NONE
       if (route.policy === 'public') return { origin: '*', methods: route.methods, maxAge: PREFLIGHT_MAX_AGE }
       const listed = (await deps.clients.corsOrigins()).includes(origin)
       return listed ? { origin, methods: route.methods, allowedHeaders: ALLOWED_HEADERS, maxAge: PREFLIGHT_MAX_AGE } : NONE
     }
     const config = req.routeOptions.config
-    if (config.corsPolicy === 'public') return { origin: '*', exposedHeaders: EXPOSED_HEADERS }
-    if (config.corsPolicy !== 'client') return NONE
+    if (config.corsPolicy === undefined || !admits(config.corsPolicy, origin)) return NONE
+    if (config.corsPolicy === 'public') return OPEN
     const clientId = config.corsClientId ? await config.corsClientId(req) : presentedClientId(req)
-    if (clientId === undefined) {
-      if (!config.corsClientId) return NONE
-      return (await deps.clients.corsOrigins()).includes(origin) ? { origin, exposedHeaders: EXPOSED_HEADERS } : NONE
-    }
+    if (clientId === undefined) return namesNoClient(origin)
     const client = await deps.clients.findById(clientId)
     return client?.enabled && client.allowedCorsOrigins.includes(origin) ? { origin, exposedHeaders: EXPOSED_HEADERS } : NONE
+  }
+
+  /**
+   * onSend of an opted-in route: an answer sent before the preHandler step (an onRequest hook's
+   * refusal, a body the parser refused) names no client, so it gets the fallback of `decide`.
+   */
+  function earlyAnswers(policy: CorsPolicy): onSendHookHandler {
+    return function corsEarly(req, reply, payload, done) {
+      if (req.corsDecided) return done(null, payload)
+      varyOnOrigin(reply)
+      const origin = req.headers.origin
+      if (origin === undefined || !admits(policy, origin)) return done(null, payload)
+      if (policy === 'public') {
+        withCors(reply, OPEN)
+        return done(null, payload)
+      }
+      namesNoClient(origin).then(
+        (options) => {
+          withCors(reply, options)
+          done(null, payload)
+        },
+        (err: unknown) => {
+          req.log.warn({ err }, 'CORS: could not load the allowed origins; answering without CORS headers')
+          done(null, payload)
+        },
+      )
+    }
   }
 
   await app.register(cors, {
@@ -90,8 +136,10 @@ export async function registerCors(app: FastifyInstance, deps: { clients: Client
     strictPreflight: false,
     // Without an Origin header (every server-side client) nothing is looked up.
     delegator: (req, done) => {
-      if (req.headers.origin === undefined) return done(null, NONE)
-      decide(req).then(
+      req.corsDecided = true
+      const origin = req.headers.origin
+      if (origin === undefined) return done(null, NONE)
+      decide(req, origin).then(
         (options) => done(null, options),
         // A failed lookup (the database away) costs the browser its CORS headers, not the request.
         (err: unknown) => {
@@ -101,6 +149,20 @@ export async function registerCors(app: FastifyInstance, deps: { clients: Client
       )
     },
   })
+}
+
+/** The headers @fastify/cors writes on a real (not preflight) answer. */
+function withCors(reply: FastifyReply, options: Options): void {
+  if (options.origin === false) return
+  reply.header('access-control-allow-origin', options.origin)
+  if (options.exposedHeaders) reply.header('access-control-expose-headers', options.exposedHeaders)
+}
+
+/** Vary: Origin (Fetch Standard, "CORS protocol and HTTP caches"), added once. */
+function varyOnOrigin(reply: FastifyReply): void {
+  const vary = reply.getHeader('vary')
+  if (vary === undefined) reply.header('vary', 'Origin')
+  else if (!/(?:^|,)\s*(?:origin|\*)\s*(?:,|$)/i.test(String(vary))) reply.header('vary', `${String(vary)}, Origin`)
 }
 
 function pathOf(url: string): string {

@@ -4,6 +4,7 @@
 // for introspection. Every answer says Vary: Origin, since it depends on the Origin header.
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BODY_LIMIT } from '../../src/app.js'
 import { applySeed, validateSeed } from '../../src/seed/apply.js'
 import { basic, createTestApp, form, FORM, type TestApp } from '../helpers/app.js'
 
@@ -53,11 +54,13 @@ describe('discovery and JWKS: readable from any origin', () => {
       expect(res.headers['access-control-allow-origin']).toBe('*')
       expect(res.headers['access-control-allow-credentials']).toBeUndefined()
     })
-    it(`preflight for ${url}`, async () => {
-      const res = await preflight(url, NOBODY, { 'access-control-request-method': 'GET' })
-      expect(res.statusCode).toBe(204)
-      expect(res.headers['access-control-allow-origin']).toBe('*')
-      expect(res.headers['access-control-allow-methods']).toBe('GET')
+    it(`preflight for ${url}, from any origin and from an opaque one (null)`, async () => {
+      for (const origin of [NOBODY, 'null']) {
+        const res = await preflight(url, origin, { 'access-control-request-method': 'GET' })
+        expect(res.statusCode, origin).toBe(204)
+        expect(res.headers['access-control-allow-origin'], origin).toBe('*')
+        expect(res.headers['access-control-allow-methods'], origin).toBe('GET')
+      }
     })
   }
 })
@@ -301,11 +304,132 @@ describe('every endpoint a browser app calls', () => {
     it(`${e.name}: a malformed Origin gets no CORS headers and no 5xx`, async () => {
       // The error request where there is one: the same decision, without a password check each time.
       const req = e.error?.[0] ?? e.ok
-      for (const origin of ['null', `${SPA}/`, 'HTTPS://SPA.EXAMPLE', 'spa.example', 'https://spa.example:99999', 'javascript:alert(1)', 'x'.repeat(5000)]) {
+      for (const origin of [`${SPA}/`, 'HTTPS://SPA.EXAMPLE', 'spa.example', 'https://spa.example:99999', 'javascript:alert(1)', 'x'.repeat(5000)]) {
         const res = await req(origin)
         expect(res.statusCode, origin).toBeLessThan(500)
         expect(res.headers['access-control-allow-origin'], origin).toBeUndefined()
       }
     })
+
+    // Origin: null is a page with an opaque origin (a sandboxed iframe, file://). The Fetch
+    // Standard's CORS check lets `*` cover it; the public documents answer `*` to it, but no client
+    // lists `null` (it names no page in particular), so the client endpoints never do.
+    it(`${e.name}: Origin null ${e.open ? 'reads it (*)' : 'gets no CORS headers'}`, async () => {
+      const res = await (e.error?.[0] ?? e.ok)('null')
+      expect(res.statusCode).toBeLessThan(500)
+      expect(res.headers['access-control-allow-origin']).toBe(e.open ? '*' : undefined)
+      expect(vary(res.headers)).toContain('origin')
+    })
   }
+})
+
+// Answers made before the CORS decision at preHandler, or where the request names no client: the
+// per-address rate limit (onRequest), a body too large or unparsable (content-type parsing), the
+// edge's refusals (onRequest), Basic credentials that cannot be read, no client authentication at
+// all. None holds anything of any client's, so like a preflight they are readable by the origins
+// some enabled client lists, with Retry-After and WWW-Authenticate exposed; the public documents'
+// by any origin. Without that the browser app sees a network error and cannot tell "wait" from "fix
+// the request".
+describe('answers made before the client of the request is known', () => {
+  let limited: TestApp // RATE_LIMIT_API=1: the second request from an address to an endpoint within a minute is refused
+  beforeAll(async () => {
+    limited = await createTestApp({ env: { RATE_LIMIT_API: '1' }, testDb: t.testDb })
+  })
+  afterAll(() => limited?.close())
+
+  type Send = (headers: Record<string, string>) => Promise<LightMyRequestResponse>
+  const token = (payload: string, headers: Record<string, string> = FORM, url = '/connect/token'): Send => (h) =>
+    t.app.inject({ method: 'POST', url, headers: { ...headers, ...h }, payload })
+  const cc = form({ grant_type: CC })
+  const MALFORMED = ['null', `${SPA}/`, 'HTTPS://SPA.EXAMPLE', 'spa.example', 'https://spa.example:99999', 'javascript:alert(1)', 'x'.repeat(5000)]
+  const invalid = (error_description: string) => ({ error: 'invalid_request', error_description })
+
+  /** From a listed origin: readable, its headers exposed; an unlisted one, a malformed one, none: nothing. Vary: Origin always. */
+  async function expectEarly(send: Send, status: number, body: unknown, exposed: Record<string, RegExp> = {}) {
+    for (const origin of [SPA, OTHER_APP]) {
+      const res = await send({ origin })
+      expect({ status: res.statusCode, body: res.json() }, origin).toEqual({ status, body })
+      expect(res.headers['access-control-allow-origin'], origin).toBe(origin)
+      expect(res.headers['access-control-expose-headers'], origin).toBe('WWW-Authenticate, Retry-After')
+      expect(res.headers['access-control-allow-credentials'], origin).toBeUndefined()
+      expect(vary(res.headers), origin).toContain('origin')
+      for (const [name, value] of Object.entries(exposed)) expect(res.headers[name], name).toMatch(value)
+    }
+    for (const origin of [NOBODY, 'https://gone.example', ...MALFORMED]) {
+      const res = await send({ origin })
+      expect(res.statusCode, origin).toBe(status)
+      expect(res.headers['access-control-allow-origin'], origin).toBeUndefined()
+      expect(res.headers['access-control-expose-headers'], origin).toBeUndefined()
+      expect(vary(res.headers), origin).toContain('origin')
+    }
+    const server = await send({})
+    expect(server.statusCode).toBe(status)
+    expect(server.headers['access-control-allow-origin']).toBeUndefined()
+    expect(vary(server.headers)).toContain('origin')
+  }
+
+  it("token: the rate limit's 429, and its Retry-After", async () => {
+    let n = 0
+    // A fresh address each time: its first request passes, its second is over the limit.
+    const send: Send = async (headers) => {
+      const remoteAddress = `192.0.2.${++n}`
+      const call = () => limited.app.inject({ method: 'POST', url: '/connect/token', remoteAddress, headers: { ...FORM, ...headers }, payload: form({ grant_type: CC, client_id: 'spa', client_secret: 'spa-secret' }) })
+      expect((await call()).statusCode).toBe(200)
+      return call()
+    }
+    await expectEarly(send, 429, { error: 'temporarily_unavailable', error_description: 'too many requests from this address, retry later' }, { 'retry-after': /^[1-9][0-9]*$/ })
+  })
+
+  it('token: a body too large', async () => {
+    await expectEarly(token(`${cc}&x=${'a'.repeat(BODY_LIMIT)}`), 400, invalid('request body too large'))
+  })
+
+  it('token: a body of another type, an unparsable JSON body', async () => {
+    await expectEarly(token('<a', { 'content-type': 'text/xml' }), 400, invalid('unsupported content type: use application/x-www-form-urlencoded'))
+    await expectEarly(token('{"grant_type":', { 'content-type': 'application/json' }), 400, invalid('malformed request body'))
+  })
+
+  it('token: Basic credentials that cannot be read (with the Basic challenge), no client authentication at all', async () => {
+    await expectEarly(token(cc, { ...FORM, authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` }), 401,
+      { error: 'invalid_client', error_description: 'malformed Basic credentials' }, { 'www-authenticate': /^Basic realm=/ })
+    await expectEarly(token(cc, { ...FORM, authorization: basic('spa\u0001', 'x') }), 400, invalid('client_id contains control characters'))
+    await expectEarly(token(cc), 401, { error: 'invalid_client', error_description: 'client authentication is required' })
+  })
+
+  it("token: the edge's refusal of a control character in the query string", async () => {
+    await expectEarly(token(cc, FORM, '/connect/token?x=%01'), 400, invalid('a parameter contains control characters'))
+  })
+
+  it('revocation: an unparsable body; userinfo: the rate limit', async () => {
+    await expectEarly(token('{', { 'content-type': 'application/json' }, '/connect/revocation'), 400, invalid('malformed request body'))
+    let n = 0
+    const send: Send = async (headers) => {
+      const remoteAddress = `198.51.100.${++n}`
+      const call = () => limited.app.inject({ url: '/connect/userinfo', remoteAddress, headers: { ...headers, authorization: 'Bearer not-a-token' } })
+      expect((await call()).statusCode).toBe(401)
+      return call()
+    }
+    await expectEarly(send, 429, { error: 'temporarily_unavailable', error_description: 'too many requests from this address, retry later' }, { 'retry-after': /^[1-9][0-9]*$/ })
+  })
+
+  it('the public documents: readable from any origin, an opaque one (null) included', async () => {
+    for (const url of ['/.well-known/openid-configuration?x=%01', '/.well-known/openid-configuration/jwks?x=%01']) {
+      for (const origin of [NOBODY, 'null']) {
+        const res = await t.app.inject({ url, headers: { origin } })
+        expect({ status: res.statusCode, body: res.json() }, url).toEqual({ status: 400, body: invalid('a parameter contains control characters') })
+        expect(res.headers['access-control-allow-origin'], url).toBe('*')
+        expect(vary(res.headers), url).toContain('origin')
+      }
+      const malformed = await t.app.inject({ url, headers: { origin: 'HTTPS://SPA.EXAMPLE' } })
+      expect(malformed.statusCode).toBe(400)
+      expect(malformed.headers['access-control-allow-origin']).toBeUndefined()
+    }
+  })
+
+  it('introspection still sends no CORS headers, not even on its early answers', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { 'content-type': 'application/json', origin: SPA }, payload: '{' })
+    expect(res.statusCode).toBe(400)
+    expect(res.headers['access-control-allow-origin']).toBeUndefined()
+    expect(res.headers['access-control-expose-headers']).toBeUndefined()
+  })
 })
