@@ -4,10 +4,12 @@
 // nothing (the browser refuses the answer). Then every endpoint a browser app calls, from the
 // app's page and from a page on an origin no client lists: discovery (both documents), JWKS,
 // token, userinfo (its challenge read through Access-Control-Expose-Headers), revocation and
-// device authorization.
+// device authorization. The public documents from an opaque origin (a sandboxed iframe: Origin:
+// null) too. Last, answers made before the client is known: a body too large, and the rate
+// limit's 429 with its Retry-After (exposed).
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, Frame, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
@@ -16,6 +18,7 @@ import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 warnIfNoChromium('the CORS browser test')
 
 const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code'
+const RATE_LIMIT = 50
 
 let t: TestApp
 let site: Server
@@ -25,7 +28,8 @@ let unlisted: Page
 let authz: string
 beforeAll(async () => {
   if (!haveChromium) return
-  t = await createTestApp()
+  // A limit the other tests stay far below; the last test goes over it on purpose.
+  t = await createTestApp({ env: { RATE_LIMIT_API: String(RATE_LIMIT) } })
   await t.app.listen({ port: 0, host: '127.0.0.1' })
   authz = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
   // The app's origin: another host name and port than ours.
@@ -61,7 +65,7 @@ afterAll(async () => {
 interface Init { method?: string; client?: [string, string]; bearer?: string; body?: Record<string, string> }
 
 /** fetch from the app's page (or another); a CORS refusal surfaces as the TypeError fetch throws. */
-function call(path: string, init: Init, from: Page = page) {
+function call(path: string, init: Init, from: Page | Frame = page) {
   return from.evaluate(
     async ({ url, method, client, bearer, body }) => {
       try {
@@ -69,7 +73,8 @@ function call(path: string, init: Init, from: Page = page) {
         if (client) headers.authorization = `Basic ${btoa(`${client[0]}:${client[1]}`)}`
         if (bearer) headers.authorization = `Bearer ${bearer}`
         const res = await fetch(url, { method, headers, ...(body ? { body: new URLSearchParams(body) } : {}) })
-        return { status: res.status, json: await res.json().catch(() => null), challenge: res.headers.get('www-authenticate') }
+        const read = { challenge: res.headers.get('www-authenticate'), retryAfter: res.headers.get('retry-after') }
+        return { status: res.status, json: await res.json().catch(() => null), ...read }
       } catch (err) {
         return { refused: String(err) }
       }
@@ -101,10 +106,21 @@ describe.skipIf(!haveChromium)('every endpoint a browser app calls, from its pag
   const REFUSED = { refused: expect.stringContaining('Failed to fetch') }
   const post = (body: Record<string, string>): Init => ({ method: 'POST', body })
 
-  it('discovery (both documents) and JWKS: readable from any origin', async () => {
+  it('discovery (both documents) and JWKS: readable from any origin, an opaque one (Origin: null) included', async () => {
+    // A sandboxed iframe (no allow-same-origin) in the app's page has an opaque origin: its fetches say Origin: null.
+    await page.evaluate(() => new Promise((loaded) => {
+      const frame = Object.assign(document.createElement('iframe'), { id: 'opaque', srcdoc: '<title>sandboxed</title>', onload: loaded })
+      frame.sandbox.add('allow-scripts')
+      document.body.append(frame)
+    }))
+    const opaque = page.frames().find((f) => f !== page.mainFrame())!
     for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration/jwks']) {
-      for (const from of [page, unlisted]) expect(await call(path, {}, from), path).toMatchObject({ status: 200, json: expect.any(Object) })
+      for (const from of [page, unlisted, opaque]) expect(await call(path, {}, from), path).toMatchObject({ status: 200, json: expect.any(Object) })
     }
+    // Not the client endpoints: no client lists null.
+    const token = { method: 'POST', body: { grant_type: 'password', client_id: 'spa-user', username: 'alice', password: 'alice-pw' } }
+    expect(await call('/connect/token', token, opaque)).toEqual(REFUSED)
+    await page.evaluate(() => document.getElementById('opaque')?.remove())
   })
 
   it('token, userinfo, revocation, device authorization: the app reads answers and errors; the unlisted origin nothing', async () => {
@@ -126,5 +142,22 @@ describe.skipIf(!haveChromium)('every endpoint a browser app calls, from its pag
       expect(await call(path, init), path).toMatchObject(expected)
     }
     expect(await call('/connect/token', password, unlisted)).toEqual(REFUSED)
+  })
+})
+
+// Last in the file: it leaves this address (127.0.0.1: the page's and inject's) over the token
+// endpoint's rate limit for a minute.
+describe.skipIf(!haveChromium)('answers made before the client is known', () => {
+  it("the app reads a body too large and the rate limit's 429 with its Retry-After; the unlisted origin nothing", async () => {
+    const huge = { method: 'POST', body: { grant_type: 'client_credentials', client_id: 'spa-user', padding: 'x'.repeat(70 * 1024) } }
+    expect(await call('/connect/token', huge)).toMatchObject({ status: 400, json: { error: 'invalid_request', error_description: 'request body too large' } })
+    expect(await call('/connect/token', huge, unlisted)).toEqual({ refused: expect.stringContaining('Failed to fetch') })
+
+    // Over the limit from Node (inject's address is the page's), with requests refused at once.
+    for (let i = 0; i < RATE_LIMIT; i++) await t.app.inject({ method: 'POST', url: '/connect/token', headers: { 'content-type': 'application/json' }, payload: '{' })
+    const limited = await call('/connect/token', { method: 'POST', body: { grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'x' } })
+    expect(limited).toMatchObject({ status: 429, json: { error: 'temporarily_unavailable' }, retryAfter: expect.stringMatching(/^[1-9][0-9]*$/) })
+    expect(await call('/connect/token', { method: 'POST', body: { grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'x' } }, unlisted))
+      .toEqual({ refused: expect.stringContaining('Failed to fetch') })
   })
 })
