@@ -75,7 +75,7 @@ import { createTokenReader, type TokenReader } from './tokens/token-reader.js'
 import { createTokenService } from './services/token.js'
 import { createUserinfoService } from './services/userinfo.js'
 import { createDeviceUserCodeThrottle, createUserCodeCheck, userCodePolicy } from './services/user-code-check.js'
-import { createCachedClientStore, createCachedResourceStore } from './stores/cached.js'
+import { createCachedClientStore, createCachedResourceStore, createCachedUserStore } from './stores/cached.js'
 import { createPgBackchannelLogoutStore } from './stores/postgres/backchannel-logouts.js'
 import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
 import { createPgClientStore } from './stores/postgres/clients.js'
@@ -212,7 +212,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     scopes: createScopeResolver({ resources: stores.resources }),
     tokens: createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources }),
     consent: createConsentService({ clock, consents: stores.consents }),
-    tokenReader: createTokenReader({ config, clock, keys, grants: stores.grants, revocations: revocationList }),
+    tokenReader: createTokenReader({ config, clock, keys, grants: stores.grants, revocations: revocationList, clients: stores.clients, users: stores.users }),
     interaction: await registerInteraction({ app, db, config, clock, stores, passwordCheck }),
     once,
     polling: createPolling({ clock, once }),
@@ -280,7 +280,7 @@ function createStores(db: Db, config: Config, clock: Clock) {
   return {
     clients: createCachedClientStore(createPgClientStore(db), cache),
     resources: createCachedResourceStore(createPgResourceStore(db), cache),
-    users: createPgUserStore(db),
+    users: createCachedUserStore(createPgUserStore(db), cache),
     grants: createPgGrantStore(db),
     revocations: createPgRevocationStore(db),
     cibaRequests: createPgCibaRequestStore(db),
@@ -377,7 +377,9 @@ async function registerTokenCore(w: Wiring, featureGrants: GrantHandler<any>[], 
     rateLimit,
     ...(w.metrics ? { countResult: w.metrics.introspection } : {}),
     callers: createIntrospectionCallerAuthenticator({ clients: stores.clients, resources: stores.resources, clock, realm: config.issuer, throttle: w.throttle }),
-    introspection: createIntrospectionService({ config, clock, keys, grants: stores.grants, revocations: w.revocationList, reader: w.tokenReader }),
+    introspection: createIntrospectionService({
+      config, clock, keys, grants: stores.grants, revocations: w.revocationList, clients: stores.clients, users: stores.users, reader: w.tokenReader,
+    }),
   })
   await app.register(revocationRoutes, {
     authenticator: w.authenticator,

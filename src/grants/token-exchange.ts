@@ -2,7 +2,8 @@
 // lists the grant type trades an access token of ours (the subject token) for another access
 // token for the same subject, never with more scope (§2.1 scope; wider → invalid_scope) nor a
 // longer life. With an actor token the new token says who acts for the subject (§4.1 `act`).
-// A subject or actor token that is not an active access token of ours is invalid_request (§2.2.2).
+// A subject or actor token that is not an active access token of ours is invalid_request (§2.2.2);
+// one whose client or user has been disabled or deleted is not active (src/tokens/token-reader.ts).
 import { z } from 'zod'
 import { OAuthError } from '../errors.js'
 import type { TokenReader } from '../tokens/token-reader.js'

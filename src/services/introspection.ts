@@ -6,7 +6,7 @@ import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
 import type { PersistedGrant } from '../domain/types.js'
 import type { IntrospectionCaller } from '../domain/types.js'
-import type { GrantStore } from '../stores/types.js'
+import type { ClientStore, GrantStore, UserStore } from '../stores/types.js'
 import type { SigningKeyService } from '../tokens/signing-keys.js'
 import { createTokenReader, type TokenReader } from '../tokens/token-reader.js'
 import type { RevocationList } from './revocation-list.js'
@@ -32,6 +32,9 @@ export function createIntrospectionService(deps: {
   keys: SigningKeyService
   grants: GrantStore
   revocations: Pick<RevocationList, 'has'>
+  /** Cached: a token of a disabled or deleted client or user is inactive (token-reader.ts). */
+  clients: Pick<ClientStore, 'findById'>
+  users: Pick<UserStore, 'isEnabled'>
   cacheSize?: number
   /** Shared with token exchange so both use one verified-JWT cache; built from the above when omitted. */
   reader?: TokenReader

@@ -2,7 +2,8 @@
 // was issued for, as far as the token's identity scopes release them (§5.4), `sub` always. Errors
 // as RFC 6750 §3 says: a missing, expired, revoked, forged or foreign token is 401 invalid_token;
 // a token without `openid` is 403 insufficient_scope. JWT and reference access tokens alike
-// (the token reader checks signature or stored row, expiry and revocation).
+// (the token reader checks signature or stored row, expiry, revocation, and that the token's client
+// and user are still enabled; the user is then read afresh for the claims, and checked again).
 import type { Config } from '../config.js'
 import { OAuthError } from '../errors.js'
 import type { ResourceStore, UserStore } from '../stores/types.js'

@@ -1,6 +1,7 @@
-// Short-lived in-process caches over the client and resource stores. DESIGN.md allows them only
-// where a stale read is harmless for a bounded, configured time: CLIENT_CACHE_TTL seconds is the
-// longest a change (disabled client, rotated secret, new scope) takes to reach every replica.
+// Short-lived in-process caches over the client and resource stores, and over whether a user is
+// enabled. DESIGN.md allows them only where a stale read is harmless for a bounded, configured
+// time: CLIENT_CACHE_TTL seconds is the longest a change (disabled client or user, rotated secret,
+// new scope) takes to reach every replica.
 // Keeps the token and introspection hot paths free of database round trips.
 // While the database cannot be reached, an entry loaded before the outage keeps serving for up
 // to CLIENT_CACHE_MAX_STALE seconds past its TTL, so JWT issuance for known clients goes on; the
@@ -8,7 +9,7 @@
 import type { Clock } from '../domain/clock.js'
 import { isUnavailable } from '../errors.js'
 import type { ApiResource, Client } from '../domain/types.js'
-import type { ClientStore, ResourceCatalogue, ResourceStore } from './types.js'
+import type { ClientStore, ResourceCatalogue, ResourceStore, UserStore } from './types.js'
 
 /** Bound on cached keys, so that a flood of unknown client ids cannot grow memory without limit. */
 export const MAX_CACHED_KEYS = 10_000
@@ -96,5 +97,34 @@ export function createCachedResourceStore(inner: ResourceStore, opts: TtlCacheOp
   return {
     loadCatalogue: () => catalogue.get('', () => inner.loadCatalogue()),
     findApiResource: (name) => apis.get(name, () => inner.findApiResource(name)),
+  }
+}
+
+/**
+ * Only isEnabled is cached: the check every judged token of a user makes (token-reader.ts), so that
+ * introspection keeps off the database. Everything else reads the database as before (sign-in,
+ * userinfo's claims and the grants that issue want the user as it is now). A change made here
+ * clears the cache at once; one made elsewhere (CLI, another replica) is seen within the TTL.
+ */
+export function createCachedUserStore(inner: UserStore, opts: TtlCacheOptions): UserStore {
+  if (opts.ttlSeconds <= 0) return inner
+  const enabled = createTtlCache<boolean | undefined>(opts)
+  /** After the write, so that no lookup made before it commits survives it. */
+  const cleared = async <R>(write: Promise<R>): Promise<R> => {
+    try {
+      return await write
+    } finally {
+      enabled.clear()
+    }
+  }
+  return {
+    findBySubjectId: (subjectId) => inner.findBySubjectId(subjectId),
+    isEnabled: (subjectId) => enabled.get(subjectId, () => inner.isEnabled(subjectId)),
+    findByUsername: (username) => inner.findByUsername(username),
+    findByLoginHint: (hint) => inner.findByLoginHint(hint),
+    list: () => inner.list(),
+    upsert: (user) => cleared(inner.upsert(user)),
+    setEnabled: (username, on) => cleared(inner.setEnabled(username, on)),
+    remove: (username) => cleared(inner.remove(username)),
   }
 }

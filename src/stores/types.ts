@@ -32,6 +32,8 @@ export interface ResourceStore {
 
 export interface UserStore {
   findBySubjectId(subjectId: string): Promise<User | undefined>
+  /** Whether the user with this subject is enabled; undefined when there is none (the token check's cheap lookup). */
+  isEnabled(subjectId: string): Promise<boolean | undefined>
   findByUsername(username: string): Promise<User | undefined>
   /** CIBA login_hint: a username, a subject id or an e-mail address (case-insensitive). */
   findByLoginHint(hint: string): Promise<User | undefined>

@@ -4,10 +4,15 @@
 // JWT access tokens are verified once and cached by their exact string (bounded), then checked
 // against the clock and the in-memory revocation list on every call: no database read. Handles
 // cost one indexed lookup by hash (a handle hash is unique across kinds).
+// A token is alive only while the client it was issued to is enabled and the user it speaks for
+// is enabled, as Duende revalidates both (client enabled, IProfileService.IsActive): a disabled or
+// deleted client or user makes its tokens nothing, wherever they are judged. Both answers come
+// from the CLIENT_CACHE_TTL caches (stores/cached.ts), so the hot path stays off the database and a
+// change reaches every replica within that TTL.
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
 import type { PersistedGrant } from '../domain/types.js'
-import type { GrantStore } from '../stores/types.js'
+import type { ClientStore, GrantStore, UserStore } from '../stores/types.js'
 import type { SigningKeyService } from './signing-keys.js'
 
 export type ReadToken =
@@ -28,6 +33,9 @@ export interface TokenReaderDeps {
   grants: Pick<GrantStore, 'find'>
   /** The revoked JWT jtis still in force (the replica's in-memory revocation list). */
   revocations: { has(jti: string): boolean }
+  /** Cached (CLIENT_CACHE_TTL): whose tokens are still alive. */
+  clients: Pick<ClientStore, 'findById'>
+  users: Pick<UserStore, 'isEnabled'>
   cacheSize?: number
 }
 
@@ -86,13 +94,28 @@ export function createTokenReader(deps: TokenReaderDeps): TokenReader {
     return !deps.revocations.has(claims.jti as string)
   }
 
+  const clientEnabled = async (clientId: string) => (await deps.clients.findById(clientId))?.enabled === true
+
+  /**
+   * The client the token was issued to is enabled, and so is its subject: a user, or, when no user
+   * has that subject, a client (RFC 9068 §2.2: a client's own token has sub = client_id, and a
+   * token exchanged for it keeps that subject, RFC 8693 §2.1).
+   */
+  async function ownersActive(clientId: unknown, subject: unknown): Promise<boolean> {
+    if (typeof clientId !== 'string' || !(await clientEnabled(clientId))) return false
+    if (subject === undefined || subject === clientId) return true
+    if (typeof subject !== 'string') return false
+    return (await deps.users.isEnabled(subject)) ?? clientEnabled(subject)
+  }
+
   async function readHandle(token: string, now: number): Promise<ReadToken | undefined> {
     const g = await deps.grants.find(token)
     if (!g || (g.expiresAt !== undefined && g.expiresAt <= now)) return undefined
     if (g.kind === 'reference_token') {
-      return alive(g.data, Math.floor(now / 1000)) ? { kind: 'access_token', format: 'reference', claims: g.data } : undefined
+      if (!alive(g.data, Math.floor(now / 1000)) || !(await ownersActive(g.data.client_id, g.data.sub))) return undefined
+      return { kind: 'access_token', format: 'reference', claims: g.data }
     }
-    if (g.kind === 'refresh_token') return { kind: 'refresh_token', grant: g }
+    if (g.kind === 'refresh_token') return (await ownersActive(g.clientId, g.subjectId)) ? { kind: 'refresh_token', grant: g } : undefined
     return undefined
   }
 
@@ -101,7 +124,8 @@ export function createTokenReader(deps: TokenReaderDeps): TokenReader {
       const now = clock.now()
       if (looksLikeJwt(token)) {
         const claims = await verifyJwt(token)
-        return claims && alive(claims, Math.floor(now / 1000)) ? { kind: 'access_token', format: 'jwt', claims } : undefined
+        if (!claims || !alive(claims, Math.floor(now / 1000)) || !(await ownersActive(claims.client_id, claims.sub))) return undefined
+        return { kind: 'access_token', format: 'jwt', claims }
       }
       if (token.length > MAX_HANDLE_LENGTH) return undefined
       return readHandle(token, now)

@@ -1,8 +1,10 @@
 // The database stops answering (frozen, as a stopped server is): every request that needs it is
 // answered 503 temporarily_unavailable with Retry-After within DATABASE_QUERY_TIMEOUT, readiness
 // answers 503 within a second, JWTs for clients whose records are cached go on being issued for
-// CLIENT_CACHE_MAX_STALE past CLIENT_CACHE_TTL, and the outage is logged once when it begins and
-// once when it ends, with the count of failures: never a stack trace per request.
+// CLIENT_CACHE_MAX_STALE past CLIENT_CACHE_TTL (and a user's JWT is introspected as long as that
+// user's enabled state is cached; one never looked up is 503, never active on a guess), and the
+// outage is logged once when it begins and once when it ends, with the count of failures: never a
+// stack trace per request.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
 import { basic, createTestApp, FORM, form, type TestApp } from '../helpers/app.js'
@@ -24,7 +26,9 @@ beforeAll(async () => {
     apiScopes: [{ name: 'orders.read' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'api-secret' }] }],
     identityResources: [],
+    users: [{ subjectId: 'u-known', username: 'known', password: 'known-pw' }, { subjectId: 'u-cold', username: 'cold', password: 'cold-pw' }],
     clients: [
+      { clientId: 'app', secrets: [{ value: 'app-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['orders.read'] },
       { clientId: 'jwt-client', secrets: [{ value: 'jwt-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
       { clientId: 'ref-client', secrets: [{ value: 'ref-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'], accessTokenType: 'reference' },
       { clientId: 'cold-client', secrets: [{ value: 'cold-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
@@ -108,6 +112,30 @@ describe('a frozen database', { timeout: 30_000 }, () => {
       'database available again',
     ])
     expect(loud[1]!.failures).toBeGreaterThanOrEqual(3)
+  })
+
+  it('introspects a user JWT from the cached user for a bounded time; a user never looked up is 503, not active', async () => {
+    const userJwt = async (username: string) => {
+      const res = await t.app.inject({
+        method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic('app', 'app-secret') },
+        payload: form({ grant_type: 'password', username, password: `${username}-pw`, scope: 'orders.read' }),
+      })
+      expect(res.statusCode).toBe(200)
+      return res.json<{ access_token: string }>().access_token
+    }
+    const known = await userJwt('known')
+    const cold = await userJwt('cold')
+    expect((await introspect(known)).json()).toMatchObject({ active: true, sub: 'u-known' })
+    fdb.freeze()
+    try {
+      t.clock.advance(30) // past CLIENT_CACHE_TTL, within CLIENT_CACHE_MAX_STALE
+      expect((await introspect(known)).json()).toMatchObject({ active: true, sub: 'u-known' })
+      // Whether that user is still enabled cannot be known: never answered active on a guess.
+      expectUnavailable(await introspect(cold))
+    } finally {
+      fdb.thaw()
+    }
+    await vi.waitFor(async () => expect((await introspect(cold)).json()).toMatchObject({ active: true, sub: 'u-cold' }), { timeout: 3000, interval: 100 })
   })
 
   it('answers readiness within a second when the database wait is bounded longer than that', async () => {

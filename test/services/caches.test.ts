@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import type { Client } from '../../src/domain/types.js'
 import { createRevocationList } from '../../src/services/revocation-list.js'
-import { createCachedClientStore, createCachedResourceStore, createTtlCache } from '../../src/stores/cached.js'
-import type { ClientStore, ResourceStore } from '../../src/stores/types.js'
+import { createCachedClientStore, createCachedResourceStore, createCachedUserStore, createTtlCache } from '../../src/stores/cached.js'
+import type { ClientStore, ResourceStore, UserStore } from '../../src/stores/types.js'
 
 function countingClients() {
   const calls: string[] = []
@@ -74,6 +74,32 @@ describe('cached client store', () => {
     clock.advance(1)
     await cached.loadCatalogue()
     expect(loads).toBe(2)
+  })
+})
+
+describe('cached user store', () => {
+  it('caches whether a user is enabled (absent too) for the TTL; a change made through it is seen at once', async () => {
+    const clock = createManualClock()
+    const enabled = new Map([['u-1', true]])
+    const calls: string[] = []
+    const inner = {
+      isEnabled: async (sub: string) => (calls.push(sub), enabled.get(sub)),
+      setEnabled: async (_username: string, on: boolean) => (enabled.set('u-1', on), true),
+      remove: async () => enabled.delete('u-1'),
+    } as unknown as UserStore
+    const cached = createCachedUserStore(inner, { ttlSeconds: 5, clock })
+    expect([await cached.isEnabled('u-1'), await cached.isEnabled('u-2')]).toEqual([true, undefined])
+    enabled.set('u-1', false) // as another replica or the CLI does
+    expect([await cached.isEnabled('u-1'), await cached.isEnabled('u-2')]).toEqual([true, undefined]) // stale within the bound
+    expect(calls).toEqual(['u-1', 'u-2'])
+    clock.advance(5)
+    expect(await cached.isEnabled('u-1')).toBe(false)
+    await cached.setEnabled('alice', true)
+    expect(await cached.isEnabled('u-1')).toBe(true)
+    await cached.remove('alice')
+    expect(await cached.isEnabled('u-1')).toBeUndefined()
+    expect(calls).toEqual(['u-1', 'u-2', 'u-1', 'u-1', 'u-1'])
+    expect(createCachedUserStore(inner, { ttlSeconds: 0, clock })).toBe(inner)
   })
 })
 

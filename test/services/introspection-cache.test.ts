@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import { createIntrospectionService } from '../../src/services/introspection.js'
+import type { Client } from '../../src/domain/types.js'
 import type { GrantStore } from '../../src/stores/types.js'
 import type { SigningKeyService } from '../../src/tokens/signing-keys.js'
 
@@ -21,6 +22,7 @@ function setup(cacheSize: number) {
   const service = createIntrospectionService({
     config: { issuer: ISSUER, accessTokenSigningAlg: 'ES256' }, clock, keys,
     grants: {} as GrantStore, revocations: { has: () => false }, cacheSize,
+    clients: { findById: async (clientId) => ({ clientId, enabled: true }) as Client }, users: { isEnabled: async () => true },
   })
   const caller = { kind: 'client', clientId: 'c' } as const
   const active = async (n: number) => (await service.introspect(caller, `h.p${n}.s`)).active

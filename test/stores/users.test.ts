@@ -31,6 +31,10 @@ describe('PgUserStore', () => {
     expect(await store.findByUsername('nobody')).toBeUndefined()
   })
 
+  it('tells whether a subject is an enabled user, a disabled one or nobody', async () => {
+    expect([await store.isEnabled('alice-0001'), await store.isEnabled('bob-1'), await store.isEnabled('alice')]).toEqual([true, false, undefined])
+  })
+
   it('resolves a login hint by username, subject id or case-insensitive e-mail', async () => {
     expect((await store.findByLoginHint('alice'))?.subjectId).toBe('alice-0001')
     expect((await store.findByLoginHint('alice-0001'))?.subjectId).toBe('alice-0001')

@@ -33,6 +33,10 @@ export function createPgUserStore(db: Queryable): UserStore {
   }
   return {
     findBySubjectId: (subjectId) => one('subject_id = $1', subjectId),
+    async isEnabled(subjectId) {
+      const { rows } = await db.query<{ enabled: boolean }>('SELECT enabled FROM users WHERE subject_id = $1', [subjectId])
+      return rows[0]?.enabled
+    },
     findByUsername: (username) => one('username = $1', username),
     async findByLoginHint(hint) {
       // OpenID CIBA Core §7.1 login_hint: a hint that names two different users identifies
