@@ -26,6 +26,7 @@
 import cors from '@fastify/cors'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
 import { isWebOrigin } from '../domain/origin.js'
+import { isUnavailable } from '../errors.js'
 import type { ClientStore } from '../stores/types.js'
 import { readClientCredentials } from './client-auth.js'
 
@@ -122,7 +123,7 @@ export async function registerCors(app: FastifyInstance, deps: { clients: Client
           done(null, payload)
         },
         (err: unknown) => {
-          req.log.warn({ err }, 'CORS: could not load the allowed origins; answering without CORS headers')
+          lookupFailed(req, err, 'CORS: could not load the allowed origins; answering without CORS headers')
           done(null, payload)
         },
       )
@@ -143,7 +144,7 @@ export async function registerCors(app: FastifyInstance, deps: { clients: Client
         (options) => done(null, options),
         // A failed lookup (the database away) costs the browser its CORS headers, not the request.
         (err: unknown) => {
-          req.log.warn({ err }, 'CORS: could not load the client; answering without CORS headers')
+          lookupFailed(req, err, 'CORS: could not load the client; answering without CORS headers')
           done(null, NONE)
         },
       )
@@ -156,6 +157,15 @@ function withCors(reply: FastifyReply, options: Options): void {
   if (options.origin === false) return
   reply.header('access-control-allow-origin', options.origin)
   if (options.exposedHeaders) reply.header('access-control-expose-headers', options.exposedHeaders)
+}
+
+/**
+ * A failed lookup costs the browser its CORS headers, not the request. An unreachable database is
+ * logged once per outage where it is noticed (src/db/bounded.ts), not once per request here.
+ */
+function lookupFailed(req: FastifyRequest, err: unknown, msg: string): void {
+  if (isUnavailable(err)) req.log.debug(msg)
+  else req.log.warn({ err }, msg)
 }
 
 /** Vary: Origin (Fetch Standard, "CORS protocol and HTTP caches"), added once. */

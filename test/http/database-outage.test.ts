@@ -114,6 +114,30 @@ describe('a frozen database', { timeout: 30_000 }, () => {
     expect(loud[1]!.failures).toBeGreaterThanOrEqual(3)
   })
 
+  it('logs nothing per request when a browser app calls during the outage (CORS cannot load its client)', async () => {
+    const fromBrowser = (id: string, secret: string) =>
+      t.app.inject({
+        method: 'POST', url: '/connect/token',
+        headers: { ...FORM, origin: 'https://app.example.com', authorization: basic(id, secret) },
+        payload: form({ grant_type: 'client_credentials', scope: 'orders.read' }),
+      })
+    const logsBefore = t.logs.length
+    fdb.freeze()
+    try {
+      t.clock.advance(120) // past CLIENT_CACHE_TTL + CLIENT_CACHE_MAX_STALE: nothing cached is usable
+      for (let i = 0; i < 5; i++) expectUnavailable(await fromBrowser('cold-client', 'cold-secret'))
+      expectUnavailable(await fromBrowser('cold-client', '')) // names no usable client: the origins list is needed
+    } finally {
+      fdb.thaw()
+    }
+    await vi.waitFor(async () => expect((await token('cold-client', 'cold-secret')).statusCode).toBe(200), { timeout: 3000, interval: 100 })
+    const loud = t.logs.slice(logsBefore).map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level >= 40)
+    expect(loud.map((l) => l.msg)).toEqual([
+      'database unavailable: answering 503 until it answers again; failures are counted, not logged',
+      'database available again',
+    ])
+  })
+
   it('introspects a user JWT from the cached user for a bounded time; a user never looked up is 503, not active', async () => {
     const userJwt = async (username: string) => {
       const res = await t.app.inject({
