@@ -11,6 +11,7 @@
 // change reaches every replica within that TTL.
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
+import { isUnavailable } from '../errors.js'
 import type { PersistedGrant } from '../domain/types.js'
 import type { ClientStore, GrantStore, UserStore } from '../stores/types.js'
 import type { SigningKeyService } from './signing-keys.js'
@@ -99,13 +100,24 @@ export function createTokenReader(deps: TokenReaderDeps): TokenReader {
   /**
    * The client the token was issued to is enabled, and so is its subject: a user, or, when no user
    * has that subject, a client (RFC 9068 §2.2: a client's own token has sub = client_id, and a
-   * token exchanged for it keeps that subject, RFC 8693 §2.1).
+   * token exchanged for it keeps that subject, RFC 8693 §2.1). The user is asked first even when
+   * the subject is the client's own id: subject ids are an administrator's choice (seed file, CLI
+   * --subject) and may equal a client id, and a token that could be either must not outlive a
+   * disabled user of that subject. While the database is away and that answer is not cached,
+   * such a token is judged as the client's own (as before users were asked about it), so a
+   * client's tokens are still introspected from its cached record.
    */
   async function ownersActive(clientId: unknown, subject: unknown): Promise<boolean> {
     if (typeof clientId !== 'string' || !(await clientEnabled(clientId))) return false
-    if (subject === undefined || subject === clientId) return true
+    if (subject === undefined) return true
     if (typeof subject !== 'string') return false
-    return (await deps.users.isEnabled(subject)) ?? clientEnabled(subject)
+    const own = subject === clientId
+    const user = await deps.users.isEnabled(subject).catch((err: unknown) => {
+      if (own && isUnavailable(err)) return undefined
+      throw err
+    })
+    if (user !== undefined) return user
+    return own || clientEnabled(subject)
   }
 
   async function readHandle(token: string, now: number): Promise<ReadToken | undefined> {

@@ -31,6 +31,7 @@ beforeAll(async () => {
       { clientId: 'app', secrets: [{ value: 'app-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['orders.read'] },
       { clientId: 'jwt-client', secrets: [{ value: 'jwt-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
       { clientId: 'ref-client', secrets: [{ value: 'ref-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'], accessTokenType: 'reference' },
+      { clientId: 'warm-client', secrets: [{ value: 'warm-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
       { clientId: 'cold-client', secrets: [{ value: 'cold-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
     ],
   })
@@ -149,9 +150,13 @@ describe('a frozen database', { timeout: 30_000 }, () => {
     }
     const known = await userJwt('known')
     const cold = await userJwt('cold')
+    // A client's own token, never introspected here: its client is cached (it was just issued).
+    const own = (await token('warm-client', 'warm-secret')).json<{ access_token: string }>().access_token
     expect((await introspect(known)).json()).toMatchObject({ active: true, sub: 'u-known' })
     fdb.freeze()
     try {
+      // Its subject is its client's id: judged from the cached client, as no user can be asked.
+      expect((await introspect(own)).json()).toMatchObject({ active: true, sub: 'warm-client', client_id: 'warm-client' })
       t.clock.advance(30) // past CLIENT_CACHE_TTL, within CLIENT_CACHE_MAX_STALE
       expect((await introspect(known)).json()).toMatchObject({ active: true, sub: 'u-known' })
       // Whether that user is still enabled cannot be known: never answered active on a guess.

@@ -31,11 +31,11 @@ beforeAll(async () => {
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] }],
     identityResources: ['openid', 'profile', 'offline_access'],
     clients: [
-      userClient('web'), userClient('web-ref', 'reference'), userClient('web-off'), userClient('web-gone', 'reference'), userClient('web-ref-u', 'reference'),
+      userClient('web'), userClient('web-ref', 'reference'), userClient('web-off'), userClient('web-gone', 'reference'), userClient('web-ref-u', 'reference'), userClient('gil'),
       { clientId: 'svc', secrets: [{ value: 'svc-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
       { clientId: 'gateway', secrets: [{ value: 'gateway-secret' }], allowedGrantTypes: [TE], allowedScopes: ['openid', 'profile', 'orders.read'] },
     ],
-    users: [user('carol'), user('dora'), user('erin'), user('fay')],
+    users: [user('carol'), user('dora'), user('erin'), user('fay'), { ...user('gil'), subjectId: 'gil' }],
   })
 })
 afterAll(() => t?.close())
@@ -198,5 +198,17 @@ describe('tokens of a disabled or deleted user', () => {
     expect(await judged(ref.access_token)).toEqual(DEAD)
     expect(await introspect(ref.refresh_token, as('web-ref-u'))).toEqual({ active: false })
     expect(await refresh('web-ref-u', ref.refresh_token)).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'the user is no longer active' } })
+  })
+
+  it('a disabled user whose subject id is also a client id: the token that client got for that user dies too', async () => {
+    // Subject ids are chosen by whoever writes the seed file or runs the CLI (users add --subject),
+    // so nothing stops a user's subject from equalling a client's id; the user is still judged.
+    const jwt = await passwordTokens('gil', 'gil')
+    expect(decodeJwt(jwt.access_token)).toMatchObject({ sub: 'gil', client_id: 'gil' })
+    expect(await judged(jwt.access_token)).toEqual(ALIVE)
+    await sql(`UPDATE users SET enabled = false WHERE username = 'gil'`)
+    afterTtl()
+    expect(await judged(jwt.access_token)).toEqual(DEAD)
+    expect(await introspect(jwt.refresh_token, as('gil'))).toEqual({ active: false })
   })
 })
