@@ -11,7 +11,7 @@ import { isUnavailable } from '../errors.js'
 import type { ApiResource, Client } from '../domain/types.js'
 import type { ClientStore, ResourceCatalogue, ResourceStore, UserStore } from './types.js'
 
-/** Bound on cached keys, so that a flood of unknown client ids cannot grow memory without limit. */
+/** Bound on cached keys, so that a flood of unknown client ids cannot grow memory without limit (see shrink). */
 export const MAX_CACHED_KEYS = 10_000
 
 interface Entry<V> {
@@ -35,12 +35,25 @@ export function createTtlCache<V>(opts: TtlCacheOptions) {
   const max = opts.maxKeys ?? MAX_CACHED_KEYS
   const ttlMs = opts.ttlSeconds * 1000
   const maxStaleMs = (opts.maxStaleSeconds ?? 0) * 1000
+  /**
+   * Full: first drop what holds no record (a negative answer, a load under way) or can no longer
+   * serve even during an outage. Anyone can make the token endpoint look up client ids that do
+   * not exist, so a flood of them must not push out the records that introspection and JWT
+   * issuance serve from while the database is away. Clears all when that frees less than half,
+   * so a scan happens at most once per max/2 new keys.
+   */
+  function shrink(now: number): void {
+    for (const [key, e] of entries) {
+      if (e.loaded?.value === undefined || now - e.loaded.at >= ttlMs + maxStaleMs) entries.delete(key)
+    }
+    if (entries.size > max / 2) entries.clear()
+  }
   return {
     get(key: string, load: () => Promise<V>): Promise<V> {
       const now = opts.clock.now()
       const hit = entries.get(key)
       if (hit && hit.expiresAt > now) return hit.value
-      if (entries.size >= max) entries.clear() // crude but bounded; the cache refills in one TTL
+      if (entries.size >= max) shrink(now)
       const fallback = hit?.loaded && now - hit.loaded.at < ttlMs + maxStaleMs ? hit.loaded : undefined
       const entry: Entry<V> = { value: undefined as never, expiresAt: now + ttlMs, ...(fallback ? { loaded: fallback } : {}) }
       entry.value = load().then(

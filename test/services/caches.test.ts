@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import type { Client } from '../../src/domain/types.js'
+import { UnavailableError } from '../../src/errors.js'
 import { createRevocationList } from '../../src/services/revocation-list.js'
 import { createCachedClientStore, createCachedResourceStore, createCachedUserStore, createTtlCache } from '../../src/stores/cached.js'
 import type { ClientStore, ResourceStore, UserStore } from '../../src/stores/types.js'
@@ -58,6 +59,27 @@ describe('cached client store', () => {
     expect(loads).toBe(4) // adding 'c' cleared the full cache
     const inner = countingClients()
     expect(createCachedClientStore(inner.store, { ttlSeconds: 0, clock })).toBe(inner.store)
+  })
+
+  it('a flood of unknown ids does not evict the known ones: they still serve while the database is away', async () => {
+    // Anyone can make the token endpoint look up client ids that do not exist, and introspection
+    // judges every token by its (cached) client: had the flood cleared the whole cache, an outage
+    // starting afterwards would find no record to serve and answer 503 for every client.
+    const clock = createManualClock()
+    const down = { value: false }
+    const inner = countingClients()
+    const store: ClientStore = {
+      ...inner.store,
+      findById: (id) => (down.value ? Promise.reject(new UnavailableError('database unavailable')) : inner.store.findById(id)),
+    }
+    const cached = createCachedClientStore(store, { ttlSeconds: 5, clock, maxKeys: 8, maxStaleSeconds: 300 })
+    expect((await cached.findById('known'))?.enabled).toBe(true)
+    for (let i = 0; i < 50; i++) expect(await cached.findById(`nobody-${i}`)).toBeUndefined()
+    down.value = true
+    clock.advance(10) // past the TTL, within the stale bound
+    expect((await cached.findById('known'))?.enabled).toBe(true)
+    // Still bounded: only what the database said exists was kept.
+    expect(inner.calls.filter((id) => id === 'known')).toHaveLength(1)
   })
 
   it('caches the resource catalogue', async () => {
