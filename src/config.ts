@@ -95,6 +95,7 @@ const Env = z.object({
   DEVICE_CODE_LIFETIME: seconds(300),
   DEVICE_POLLING_INTERVAL: seconds(5),
   DEVICE_MAX_PENDING_PER_CLIENT: int(0, 1_000_000, 1000), // per client; 0: no cap
+  DEVICE_MAX_PENDING_PER_ADDRESS: int(0, 1_000_000, 10), // per client and requesting address; 0: no cap
   CLIENT_CACHE_TTL: int(0, 3600, 5),
   CLIENT_CACHE_MAX_STALE: int(0, 86_400, 300),
   SHUTDOWN_TIMEOUT: seconds(10),
@@ -155,6 +156,8 @@ export type Config = Readonly<{
   devicePollingInterval: number
   /** Pending (undecided, unexpired) device authorizations one client may have; 0: no cap. */
   deviceMaxPendingPerClient: number
+  /** The same, per client and requesting address (an IPv6 /64 counts as one); 0: no cap. */
+  deviceMaxPendingPerAddress: number
   clientCacheTtl: number
   /** While the database cannot be reached, cached clients and resources serve this long past their CLIENT_CACHE_TTL. */
   clientCacheMaxStale: number
@@ -297,6 +300,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     deviceCodeLifetime: e.DEVICE_CODE_LIFETIME,
     devicePollingInterval: e.DEVICE_POLLING_INTERVAL,
     deviceMaxPendingPerClient: e.DEVICE_MAX_PENDING_PER_CLIENT,
+    deviceMaxPendingPerAddress: e.DEVICE_MAX_PENDING_PER_ADDRESS,
     clientCacheTtl: e.CLIENT_CACHE_TTL,
     clientCacheMaxStale: e.CLIENT_CACHE_MAX_STALE,
     shutdownTimeout: e.SHUTDOWN_TIMEOUT,

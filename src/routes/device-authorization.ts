@@ -22,7 +22,7 @@ export const deviceAuthorizationRoutes: FastifyPluginAsync<DeviceAuthorizationRo
     const form = readForm(req)
     checkInputLengths(form)
     const { client } = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })
-    const res = await deps.devices.start(client, form)
+    const res = await deps.devices.start(client, form, req.ip)
     req.log.info({ client_id: client.clientId }, 'device authorization started')
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
     return res

@@ -4,6 +4,7 @@
 // stored requests) that the person types at verification_uri, or follows verification_uri_complete.
 import { randomBytes, randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
+import { throttleAddress } from '../domain/address.js'
 import type { Clock } from '../domain/clock.js'
 import type { Client } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
@@ -26,7 +27,7 @@ export interface DeviceAuthorizationResponse {
 }
 
 export interface DeviceAuthorizationDeps {
-  config: Pick<Config, 'issuer' | 'deviceCodeLifetime' | 'devicePollingInterval' | 'deviceMaxPendingPerClient'>
+  config: Pick<Config, 'issuer' | 'deviceCodeLifetime' | 'devicePollingInterval' | 'deviceMaxPendingPerClient' | 'deviceMaxPendingPerAddress'>
   clock: Clock
   devices: Pick<DeviceAuthorizationStore, 'createWithinLimit'>
   scopes: ScopeResolver
@@ -45,10 +46,13 @@ const USER_CODE_ATTEMPTS = 5
  * temporarily_unavailable (RFC 6749 §4.1.2.1, the code the OAuth registry has for "retry later",
  * and what this endpoint already answers to a database outage), with 429 (RFC 6585 §4: this
  * client sent too many, the server is fine) and Retry-After set to when the client's oldest
- * pending request expires, by when a place has freed at the latest.
+ * pending request expires, by when a place has freed at the latest. The same when the caller's
+ * address already has DEVICE_MAX_PENDING_PER_ADDRESS pending requests of this client (Retry-After:
+ * when the oldest of those expires): that cap keeps one address from taking all the client's places.
  */
-function tooManyPending(retryAfterSeconds: number): OAuthError {
-  return new OAuthError('temporarily_unavailable', 'too many pending device authorizations for this client, retry later', {
+function tooManyPending(per: 'client' | 'address', retryAfterSeconds: number): OAuthError {
+  const whose = per === 'client' ? 'this client' : 'this client from this address'
+  return new OAuthError('temporarily_unavailable', `too many pending device authorizations for ${whose}, retry later`, {
     status: 429,
     headers: { 'retry-after': String(retryAfterSeconds) },
   })
@@ -57,7 +61,7 @@ function tooManyPending(retryAfterSeconds: number): OAuthError {
 export function createDeviceAuthorization(deps: DeviceAuthorizationDeps) {
   const { config, clock } = deps
   return {
-    async start(client: Client, form: Record<string, string>): Promise<DeviceAuthorizationResponse> {
+    async start(client: Client, form: Record<string, string>, address: string): Promise<DeviceAuthorizationResponse> {
       if (!client.allowedGrantTypes.includes(DEVICE_CODE_GRANT)) {
         throw new OAuthError('unauthorized_client', 'the client may not use the device authorization grant')
       }
@@ -72,8 +76,9 @@ export function createDeviceAuthorization(deps: DeviceAuthorizationDeps) {
         const created = await deps.devices.createWithinLimit({
           id: randomBytes(16).toString('hex'), deviceCode, userCode, clientId: client.clientId, requestedScopes: granted.scopes,
           intervalSeconds: interval, familyId: randomUUID(), createdAt: now, expiresAt: now + lifetime * 1000,
-        }, config.deviceMaxPendingPerClient, now)
-        if (created.kind === 'full') throw tooManyPending(Math.max(1, Math.ceil((created.oldestExpiresAt - now) / 1000)))
+          requesterAddress: throttleAddress(address),
+        }, { perClient: config.deviceMaxPendingPerClient, perAddress: config.deviceMaxPendingPerAddress }, now)
+        if (created.kind === 'full') throw tooManyPending(created.per, Math.max(1, Math.ceil((created.oldestExpiresAt - now) / 1000)))
         if (created.kind === 'code-taken') continue
         const shown = formatUserCode(userCode)
         const page = `${config.issuer}${DEVICE_PAGE_PATH}`

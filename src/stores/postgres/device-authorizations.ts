@@ -26,11 +26,11 @@ const CODE_TAKEN = { kind: 'code-taken' } as const
 async function insert(q: Queryable, r: NewDeviceAuthorization): Promise<boolean> {
   const { rowCount } = await q.query(
     `INSERT INTO device_authorizations (id, device_code_hash, user_code_hash, client_id, requested_scopes,
-       interval_seconds, family_id, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $9::timestamptz)
+       interval_seconds, family_id, created_at, expires_at, requester_address)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $9::timestamptz, $10)
      ON CONFLICT (user_code_hash) DO NOTHING`,
     [r.id, handleHash(r.deviceCode), handleHash(r.userCode), r.clientId, r.requestedScopes, r.intervalSeconds,
-      r.familyId, ts(r.createdAt), ts(r.expiresAt)],
+      r.familyId, ts(r.createdAt), ts(r.expiresAt), r.requesterAddress ?? null],
   )
   return rowCount === 1
 }
@@ -42,23 +42,35 @@ export function createPgDeviceAuthorizationStore(db: Db): DeviceAuthorizationSto
   }
   return {
     create: (r: NewDeviceAuthorization) => insert(db, r),
-    async createWithinLimit(r, maxPending, now): Promise<DeviceCreateResult> {
-      if (maxPending <= 0) return (await insert(db, r)) ? CREATED : CODE_TAKEN
+    async createWithinLimit(r, limits, now): Promise<DeviceCreateResult> {
+      const perAddress = r.requesterAddress === undefined ? 0 : limits.perAddress
+      if (limits.perClient <= 0 && perAddress <= 0) return (await insert(db, r)) ? CREATED : CODE_TAKEN
       // Count and insert under a lock on the client: two concurrent requests cannot both see one
       // place left (each count runs after the previous holder committed; the lock ends with the
-      // transaction). The count stops at the cap and reads only the client's pending rows
-      // (device_authorizations_pending_idx), so it costs at most maxPending index entries.
+      // transaction). Each count stops at its cap and reads only the client's pending rows
+      // (device_authorizations_pending_idx; per address, device_authorizations_pending_address_idx),
+      // so it costs at most that cap's index entries.
       return db.transaction(async (tx) => {
         await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [PENDING_LOCK_CLASS, r.clientId])
-        const { rows } = await tx.query<{ n: number | string; oldest: Date | string | null }>(
-          `SELECT count(*) AS n, min(expires_at) AS oldest FROM (
-             SELECT expires_at FROM device_authorizations
-             WHERE client_id = $1 AND status = 'pending' AND expires_at > $2::timestamptz
-             ORDER BY expires_at LIMIT $3) AS p`,
-          [r.clientId, ts(now), maxPending],
-        )
-        const row = rows[0]
-        if (row && Number(row.n) >= maxPending && row.oldest !== null) return { kind: 'full', oldestExpiresAt: toMs(row.oldest) }
+        const oldestIfFull = async (max: number, address: string | undefined): Promise<number | undefined> => {
+          if (max <= 0) return undefined
+          const { rows } = await tx.query<{ n: number | string; oldest: Date | string | null }>(
+            `SELECT count(*) AS n, min(expires_at) AS oldest FROM (
+               SELECT expires_at FROM device_authorizations
+               WHERE client_id = $1 AND status = 'pending' AND expires_at > $2::timestamptz
+                 ${address === undefined ? '' : 'AND requester_address = $4'}
+               ORDER BY expires_at LIMIT $3) AS p`,
+            address === undefined ? [r.clientId, ts(now), max] : [r.clientId, ts(now), max, address],
+          )
+          const row = rows[0]
+          return row && Number(row.n) >= max && row.oldest !== null ? toMs(row.oldest) : undefined
+        }
+        // The address first: a full address is told so even when the client is full too, as the
+        // client's cap may well be full because of that address.
+        const byAddress = await oldestIfFull(perAddress, r.requesterAddress)
+        if (byAddress !== undefined) return { kind: 'full', per: 'address', oldestExpiresAt: byAddress }
+        const byClient = await oldestIfFull(limits.perClient, undefined)
+        if (byClient !== undefined) return { kind: 'full', per: 'client', oldestExpiresAt: byClient }
         return (await insert(tx, r)) ? CREATED : CODE_TAKEN
       })
     },
