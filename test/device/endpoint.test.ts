@@ -8,7 +8,9 @@ import { authorize, CONSOLE, createDeviceTestApp, NO_STORE, start, TV, USER_CODE
 
 let t: TestApp
 beforeAll(async () => {
-  t = await createDeviceTestApp()
+  // Every request here comes from one address, more than DEVICE_MAX_PENDING_PER_ADDRESS allows
+  // (that cap: pending-per-address.test.ts).
+  t = await createDeviceTestApp({ env: { DEVICE_MAX_PENDING_PER_ADDRESS: '0' } })
 })
 afterAll(() => t.close())
 
