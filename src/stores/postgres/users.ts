@@ -69,8 +69,20 @@ export function createPgUserStore(db: Queryable): UserStore {
       return rowCount === 1
     },
     async remove(username) {
-      const { rowCount } = await db.query('DELETE FROM users WHERE username = $1', [username])
-      return rowCount === 1
+      // One statement, so one transaction: what was issued to or decided for the subject goes with
+      // the user. persisted_grants, ciba_requests and device_authorizations have no foreign key to
+      // users, and a user re-created with the same subject id (OIDC Core §2 says it is never
+      // reassigned; an operator may do it anyway) must not inherit the old tokens or approvals.
+      // Consents and sessions follow the user by ON DELETE CASCADE.
+      const { rows } = await db.query(
+        `WITH removed AS (DELETE FROM users WHERE username = $1 RETURNING subject_id),
+              grants AS (DELETE FROM persisted_grants WHERE subject_id IN (SELECT subject_id FROM removed)),
+              ciba AS (DELETE FROM ciba_requests WHERE subject_id IN (SELECT subject_id FROM removed)),
+              device AS (DELETE FROM device_authorizations WHERE subject_id IN (SELECT subject_id FROM removed))
+         SELECT subject_id FROM removed`,
+        [username],
+      )
+      return rows.length === 1
     },
   }
 }
