@@ -22,10 +22,10 @@ const usage = `Usage: authz users list [--json]
 
 list lists every user: username, subject, enabled, and until when a lockout holds.
 disable refuses the user's sign-ins, password grants and CIBA requests and ends their sessions;
-enable allows them again. remove deletes the user with their sessions and consents. sign-out
-ends the user's sessions on every device. Ending sessions tells the apps used in them, those with a
-backChannelLogoutUri, by back-channel logout (the server sends it: at once with DATABASE_URL, at
-its next start with the embedded database).
+enable allows them again. remove deletes the user with their sessions, consents, tokens and
+CIBA and device requests. sign-out ends the user's sessions on every device. Ending sessions
+tells the apps used in them, those with a backChannelLogoutUri, by back-channel logout (the
+server sends it: at once with DATABASE_URL, at its next start with the embedded database).
 
 Creates the user (or sets the password and the given claims of an existing one). The password is
 read from stdin when stdin is not a terminal, otherwise prompted for without echo; it is never
