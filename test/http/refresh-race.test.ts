@@ -16,10 +16,14 @@ const TRIALS = 30
 const CLIENTS = {
   app: { id: 'app', secret: 'app-secret' }, // JWT access tokens
   ref: { id: 'ref-app', secret: 'ref-secret' }, // reference access tokens
+  // A public client whose seed asks for reUse: it rotates anyway (RFC 9700 §4.14.2), so a race of
+  // its refreshes must end like any other rotating client's.
+  spa: { id: 'spa', secret: undefined },
 } as const
 interface Who {
   id: string
-  secret: string
+  /** Undefined: a public client, which names itself with client_id (and cannot introspect). */
+  secret: string | undefined
 }
 
 let t: TestApp
@@ -30,10 +34,16 @@ beforeAll(async () => {
     apiScopes: [{ name: 'orders.read' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] }],
     identityResources: ['offline_access'],
-    clients: [CLIENTS.app, CLIENTS.ref].map((c) => ({
-      clientId: c.id, secrets: [{ value: c.secret }], allowedGrantTypes: ['refresh_token'], allowedScopes: ['orders.read'],
-      allowOfflineAccess: true, accessTokenType: c === CLIENTS.ref ? ('reference' as const) : ('jwt' as const),
-    })),
+    clients: [
+      ...[CLIENTS.app, CLIENTS.ref].map((c) => ({
+        clientId: c.id, secrets: [{ value: c.secret }], allowedGrantTypes: ['refresh_token'], allowedScopes: ['orders.read'],
+        allowOfflineAccess: true, accessTokenType: c === CLIENTS.ref ? ('reference' as const) : ('jwt' as const),
+      })),
+      {
+        clientId: CLIENTS.spa.id, requireClientSecret: false, refreshTokenUsage: 'reUse' as const,
+        allowedGrantTypes: ['refresh_token'], allowedScopes: ['orders.read'], allowOfflineAccess: true,
+      },
+    ],
     users: [{ subjectId: 'u-1', username: 'alice', claims: {} }],
   })
   const resources = createPgResourceStore(t.db)
@@ -51,7 +61,9 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 const post = (url: string, who: Who, params: Record<string, string>) =>
-  t.app.inject({ method: 'POST', url, headers: { ...FORM, authorization: basic(who.id, who.secret) }, payload: form(params) })
+  who.secret === undefined
+    ? t.app.inject({ method: 'POST', url, headers: FORM, payload: form({ ...params, client_id: who.id }) })
+    : t.app.inject({ method: 'POST', url, headers: { ...FORM, authorization: basic(who.id, who.secret) }, payload: form(params) })
 const refresh = (who: Who, token: string) => post('/connect/token', who, { grant_type: 'refresh_token', refresh_token: token })
 const introspect = (who: Who, token: string) => post('/connect/introspect', who, { token })
 const API = { id: 'orders-api', secret: 'orders-secret' }
@@ -73,11 +85,12 @@ function collect(responses: Array<{ statusCode: number; json(): Record<string, s
 async function survivors(who: Who, got: Received): Promise<string[]> {
   const alive: string[] = []
   for (const token of got.access) {
-    const seen = [(await introspect(API, token)).json().active, (await introspect(who, token)).json().active]
+    const seen = [(await introspect(API, token)).json().active]
+    if (who.secret !== undefined) seen.push((await introspect(who, token)).json().active)
     if (seen.some((active) => active !== false)) alive.push(`access token active: API ${seen[0]}, client ${seen[1]}`)
   }
   for (const token of got.refresh) {
-    const active = (await introspect(who, token)).json().active
+    const active = who.secret === undefined ? false : (await introspect(who, token)).json().active
     const res = await refresh(who, token)
     if (active !== false || res.statusCode !== 400 || res.json().error !== 'invalid_grant') {
       alive.push(`refresh token active: ${active}, refreshed: ${res.statusCode}`)
@@ -107,6 +120,7 @@ describe('concurrent refreshes of one refresh token revoke the whole family', ()
   it(`2 at once, ${TRIALS} trials, JWT access tokens: zero survivors`, () => concurrentRefreshes(CLIENTS.app, 2), 300_000)
   it(`2 at once, ${TRIALS} trials, reference access tokens: zero survivors`, () => concurrentRefreshes(CLIENTS.ref, 2), 300_000)
   it(`20 at once, ${TRIALS} trials: zero survivors`, () => concurrentRefreshes(CLIENTS.app, 20), 600_000)
+  it(`2 at once, ${TRIALS} trials, a public client configured reUse: zero survivors`, () => concurrentRefreshes(CLIENTS.spa, 2), 300_000)
 })
 
 describe('a refresh racing an RFC 7009 revocation of its token', () => {
