@@ -1,7 +1,7 @@
 // `npm run bench:cleanup`: does the cleanup of expired rows keep up with issuance?
 //
 // (1) Backlog: BENCH_CLEANUP_ROWS expired reference-token rows, removed by one cleanup run with
-//     the server's settings (src/services/cleanup.ts): rows deleted per second.
+//     the server's settings (src/jobs/cleanup.ts): rows deleted per second.
 // (2) Sustained: a writer inserts expired reference-token rows at BENCH_ISSUANCE_RATE per second
 //     (the worst case: everything issued is garbage at once) for BENCH_DURATION seconds while the
 //     cleanup runs on its own schedule, every BENCH_CLEANUP_INTERVAL seconds (the server: 60);
@@ -19,7 +19,7 @@ import { migrate } from '../src/db/migrate.js'
 import { createPgDb } from '../src/db/pg.js'
 import { createPgliteDb } from '../src/db/pglite.js'
 import { systemClock } from '../src/domain/clock.js'
-import { createCleanup } from '../src/services/cleanup.js'
+import { createCleanup } from '../src/jobs/cleanup.js'
 import { createPgGrantStore } from '../src/stores/postgres/grants.js'
 
 const num = (name: string, def: number) => {

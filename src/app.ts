@@ -9,21 +9,21 @@ import type { Db } from './db/db.js'
 import { loadMigrations, pendingMigrations } from './db/migrate.js'
 import { systemClock, type Clock } from './domain/clock.js'
 import { isUnavailable, OAuthError } from './errors.js'
-import { createAuthorizationCodeGrant } from './grants/authorization-code.js'
-import { createCibaGrant } from './grants/ciba.js'
-import { createDeviceCodeGrant } from './grants/device-code.js'
+import { createAuthorizationCodeGrant } from './flows/authorization-code/grant.js'
+import { createCibaGrant } from './flows/ciba/grant.js'
+import { createDeviceCodeGrant } from './flows/device/grant.js'
 import { createPolling, type Polling } from './grants/polling.js'
-import { createClientCredentialsGrant } from './grants/client-credentials.js'
-import { EXTENSION_GRANTS } from './grants/extensions.js'
-import { createPasswordGrant } from './grants/password.js'
-import { createRefreshTokenGrant } from './grants/refresh-token.js'
+import { createClientCredentialsGrant } from './flows/token/grants/client-credentials.js'
+import { EXTENSION_GRANTS } from './flows/token/grants/extensions.js'
+import { createPasswordGrant } from './flows/token/grants/password.js'
+import { createRefreshTokenGrant } from './flows/token/grants/refresh-token.js'
 import { createOneTimeUse, type OneTimeUse } from './grants/one-time-use.js'
 import { createGrantRegistry, type GrantDeps, type GrantFactory, type GrantHandler } from './grants/registry.js'
-import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './http/client-auth.js'
+import { createClientAuthenticator, createIntrospectionCallerAuthenticator } from './client-auth/authenticators.js'
 import { registerCors } from './http/cors.js'
 import { clientErrorHandler, installEdgeChecks, isDraining } from './http/edge.js'
 import { createErrorHandler, registerErrorHandling, sendError } from './http/error-handler.js'
-import { createPageKit, registerCookies, registerPageHeaders, type PageKit } from './http/pages.js'
+import { createPageKit, registerCookies, registerPageHeaders, type PageKit } from './http/page-kit.js'
 import { apiRateLimit, pageRateLimit, registerRateLimit } from './http/rate-limit.js'
 import { createLogger, lazyChildLoggerFactory } from './http/logger.js'
 import { requestIdOf } from './http/request-id.js'
@@ -37,44 +37,44 @@ import { createReturnTargets, type ReturnTargets } from './interaction/return-to
 import { createSessionService, type SessionService } from './interaction/session.js'
 import { createSignInService } from './interaction/sign-in.js'
 import { ACCOUNT_PATH } from './pages/sign-in.js'
-import { APPROVE_PATH } from './pages/ciba-approval.js'
-import { DEVICE_PATH } from './pages/device.js'
-import { accountRoutes } from './routes/account.js'
-import { authorizeRoutes } from './routes/authorize.js'
-import { endSessionRoutes } from './routes/end-session.js'
-import { assetRoutes } from './routes/assets.js'
-import { cibaApproveRoutes } from './routes/ciba-approve.js'
-import { CIBA_PATH, cibaRoutes } from './routes/ciba.js'
-import { DEVICE_AUTHORIZATION_PATH, deviceAuthorizationRoutes } from './routes/device-authorization.js'
-import { deviceRoutes } from './routes/device.js'
-import { discoveryRoutes } from './routes/discovery.js'
-import { healthRoutes } from './routes/health.js'
-import { introspectRoutes } from './routes/introspect.js'
-import { revocationRoutes } from './routes/revocation.js'
-import { tokenRoutes } from './routes/token.js'
-import { USERINFO_PATH, userinfoRoutes } from './routes/userinfo.js'
-import { AUTHORIZE_PATH, createAuthorizeService } from './services/authorize.js'
-import { createBackchannelLogoutWorker, type BackchannelLogoutOptions, type BackchannelLogoutWorker } from './services/backchannel-logout.js'
-import { createCibaApproval } from './services/ciba-approval.js'
-import { createEndSessionService, END_SESSION_PATH } from './services/end-session.js'
-import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './services/ciba-notifier.js'
-import { createClientJwtVerifier, REQUEST_OBJECT_ALGS } from './services/ciba-request-object.js'
-import { createCibaService } from './services/ciba.js'
-import { clientAuthPolicy, createClientAuthThrottle } from './services/client-auth-throttle.js'
-import { CIBA_RETENTION_SECONDS, createCleanup } from './services/cleanup.js'
-import { createDeviceAuthorization } from './services/device-authorization.js'
-import { createDeviceVerification } from './services/device-verification.js'
-import { createDiscoveryService, type DiscoveryService } from './services/discovery.js'
-import { createIntrospectionService } from './services/introspection.js'
-import { createPasswordCheck, lockoutPolicy, type PasswordCheck } from './services/password-check.js'
-import { createRevocationList } from './services/revocation-list.js'
-import { createRevocationService } from './services/revocation.js'
+import { APPROVE_PATH } from './flows/ciba/pages.js'
+import { DEVICE_PATH } from './flows/device/pages.js'
+import { accountRoutes } from './flows/sign-in/routes.js'
+import { authorizeRoutes } from './flows/authorization-code/routes.js'
+import { endSessionRoutes } from './flows/logout/routes.js'
+import { assetRoutes } from './http/assets.js'
+import { cibaApproveRoutes } from './flows/ciba/approval-routes.js'
+import { CIBA_PATH, cibaRoutes } from './flows/ciba/routes.js'
+import { DEVICE_AUTHORIZATION_PATH, deviceAuthorizationRoutes } from './flows/device/authorization-routes.js'
+import { deviceRoutes } from './flows/device/verification-routes.js'
+import { discoveryRoutes } from './flows/discovery/routes.js'
+import { healthRoutes } from './flows/health/routes.js'
+import { introspectRoutes } from './flows/introspection/routes.js'
+import { revocationRoutes } from './flows/revocation/routes.js'
+import { tokenRoutes } from './flows/token/routes.js'
+import { USERINFO_PATH, userinfoRoutes } from './flows/userinfo/routes.js'
+import { AUTHORIZE_PATH, createAuthorizeService } from './flows/authorization-code/service.js'
+import { createBackchannelLogoutWorker, type BackchannelLogoutOptions, type BackchannelLogoutWorker } from './flows/logout/backchannel-logout.js'
+import { createCibaApproval } from './flows/ciba/approval.js'
+import { createEndSessionService, END_SESSION_PATH } from './flows/logout/service.js'
+import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './flows/ciba/notifier.js'
+import { createClientJwtVerifier, REQUEST_OBJECT_ALGS } from './flows/ciba/request-object.js'
+import { createCibaService } from './flows/ciba/service.js'
+import { clientAuthPolicy, createClientAuthThrottle } from './client-auth/throttle.js'
+import { CIBA_RETENTION_SECONDS, createCleanup } from './jobs/cleanup.js'
+import { createDeviceAuthorization } from './flows/device/authorization.js'
+import { createDeviceVerification } from './flows/device/verification.js'
+import { createDiscoveryService, type DiscoveryService } from './flows/discovery/service.js'
+import { createIntrospectionService } from './flows/introspection/service.js'
+import { createPasswordCheck, lockoutPolicy, type PasswordCheck } from './interaction/password-check.js'
+import { createRevocationList } from './tokens/revocation-list.js'
+import { createRevocationService } from './flows/revocation/service.js'
 import { createScopeResolver } from './grants/scopes.js'
 import { createTokenIssuer } from './tokens/issuer.js'
 import { createTokenReader, type TokenReader } from './tokens/token-reader.js'
-import { createTokenService } from './services/token.js'
-import { createUserinfoService } from './services/userinfo.js'
-import { createDeviceUserCodeThrottle, createUserCodeCheck, userCodePolicy } from './services/user-code-check.js'
+import { createTokenService } from './flows/token/service.js'
+import { createUserinfoService } from './flows/userinfo/service.js'
+import { createDeviceUserCodeThrottle, createUserCodeCheck, userCodePolicy } from './interaction/user-code-check.js'
 import { createCachedClientStore, createCachedResourceStore, createCachedUserStore } from './stores/cached.js'
 import { createPgBackchannelLogoutStore } from './stores/postgres/backchannel-logouts.js'
 import { createPgCibaRequestStore } from './stores/postgres/ciba-requests.js'
@@ -91,9 +91,9 @@ import { createPgServerSecretStore } from './stores/postgres/server-secrets.js'
 import { createPgUsedJtiStore } from './stores/postgres/used-jtis.js'
 import { createPgUserSessionStore } from './stores/postgres/user-sessions.js'
 import { createPgUserStore } from './stores/postgres/users.js'
-import { createSigningKeyService } from './tokens/key-service.js'
-import { loadServerSecret } from './tokens/server-secrets.js'
-import type { SigningKeyService } from './tokens/signing-keys.js'
+import { createSigningKeyService } from './keys/key-service.js'
+import { loadServerSecret } from './keys/server-secrets.js'
+import type { SigningKeyService } from './keys/signing-keys.js'
 
 export interface AppDeps {
   config: Config
@@ -102,7 +102,7 @@ export interface AppDeps {
   logger?: Logger
   /** CIBA user notification; default: the webhook when CIBA_NOTIFICATION_URL is set, else the log. */
   cibaNotifier?: CibaNotifier
-  /** Extension grants besides the built-in ones (src/grants/extensions.ts); README "Adding a grant type". */
+  /** Extension grants besides the built-in ones (src/flows/token/grants/extensions.ts); README "Adding a grant type". */
   grants?: GrantFactory[]
   /** Back-channel logout delivery settings other than the defaults (tests: short timeouts, a fetch). */
   backchannelLogout?: Partial<BackchannelLogoutOptions>
@@ -324,7 +324,7 @@ interface Wiring {
 
 /** What every interactive flow builds on. */
 export interface Interaction {
-  /** Cookies, CSRF and Origin checks, page sending, the way to sign-in (src/http/pages.ts). */
+  /** Cookies, CSRF and Origin checks, page sending, the way to sign-in (src/http/page-kit.ts). */
   pages: PageKit
   /** Register the flow's page here so the sign-in page may return to it and name its client. */
   returnTargets: ReturnTargets
@@ -485,7 +485,7 @@ function defaultNotifier(config: Config, clock: Clock, logger: Logger): CibaNoti
     : createLogNotifier({ logger })
 }
 
-/** Expired state, removed in the background in small batches (src/services/cleanup.ts). */
+/** Expired state, removed in the background in small batches (src/jobs/cleanup.ts). */
 function startCleanup({ app, clock, stores }: Wiring, logger: Logger) {
   const cleanup = createCleanup({
     clock,

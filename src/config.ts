@@ -23,7 +23,7 @@ const timeout = (def: number) =>
   z.coerce.number().positive().max(3600).default(def).describe('a number of seconds above 0 and at most 3600 (fractions allowed)')
 
 /**
- * Every replica reloads the signing keys this often (src/tokens/key-service.ts). A new key must be
+ * Every replica reloads the signing keys this often (src/keys/key-service.ts). A new key must be
  * published this long plus the JWKS cache lifetime before it signs (KEY_ACTIVATION_DELAY).
  */
 export const KEY_RELOAD_SECONDS = 60
@@ -172,11 +172,11 @@ export type Config = Readonly<{
   /** Bounds on every database wait (seconds): a connection from the pool or a new one, and one statement. */
   databaseConnectTimeout: number
   databaseQueryTimeout: number
-  /** Password lockout (src/services/password-check.ts): failures in a row, first and longest lock (s). */
+  /** Password lockout (src/interaction/password-check.ts): failures in a row, first and longest lock (s). */
   lockoutThreshold: number
   lockoutDuration: number
   lockoutMaxDuration: number
-  /** Per client (or API) and source address (src/http/client-auth.ts). */
+  /** Per client (or API) and source address (src/client-auth/authenticators.ts). */
   clientAuthFailureLimit: number
   clientAuthBlockDuration: number
   clientAuthBlockMaxDuration: number

@@ -2,8 +2,8 @@
 import { SIGNING_ALGS, type SigningAlg } from '../config.js'
 import { createAuditLog, type AuditSink } from '../observe/audit.js'
 import { createPgSigningKeyStore } from '../stores/postgres/signing-keys.js'
-import { createSigningKeyService } from '../tokens/key-service.js'
-import type { KeyInfo, SigningKeyService } from '../tokens/signing-keys.js'
+import { createSigningKeyService } from '../keys/key-service.js'
+import type { KeyInfo, SigningKeyService } from '../keys/signing-keys.js'
 import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext } from './context.js'
 
 const usage = `Usage: authz keys list [--json]

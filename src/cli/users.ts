@@ -2,13 +2,13 @@
 // prompt, never from argv. authz users unlock: clears a password lockout (and user_code blocks).
 // list, disable, enable, remove: daily administration. sign-out: ends every session of a user;
 // like disable and remove it queues a back-channel logout for each app used in those sessions
-// (sent by the running server, src/services/backchannel-logout.ts).
+// (sent by the running server, src/flows/logout/backchannel-logout.ts).
 import { randomUUID } from 'node:crypto'
 import { pgErrorCode, PG_UNIQUE_VIOLATION } from '../db/db.js'
 import { createPgFailureCounterStore } from '../stores/postgres/failure-counters.js'
 import { createPgUserSessionStore } from '../stores/postgres/user-sessions.js'
 import { createPgUserStore } from '../stores/postgres/users.js'
-import { hashPassword } from '../tokens/passwords.js'
+import { hashPassword } from '../interaction/passwords.js'
 import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext } from './context.js'
 import { readPassword } from './prompt.js'
 

@@ -1,7 +1,7 @@
 // One handler per grant_type (RFC 6749 §4, §4.5 extension grants; STYLE.md "Grant handlers").
 // The token service looks the handler up, checks the client may use it, and passes it only the
 // parameters its schema declares. Extension grants are GrantFactory functions listed in
-// src/grants/extensions.ts (a fork) or passed to buildApp as `grants` (an embedding).
+// src/flows/token/grants/extensions.ts (a fork) or passed to buildApp as `grants` (an embedding).
 import type { z } from 'zod'
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'

@@ -28,7 +28,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler }
 import { isWebOrigin } from '../domain/origin.js'
 import { isUnavailable } from '../errors.js'
 import type { ClientStore } from '../stores/types.js'
-import { readClientCredentials } from './client-auth.js'
+import { readClientCredentials } from '../client-auth/authenticators.js'
 
 export type CorsPolicy = 'public' | 'client'
 

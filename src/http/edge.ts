@@ -1,13 +1,13 @@
 // The edge of the server: what no route sees. Control characters in a query string or a cookie
 // are invalid_request before any route runs (forms and Basic credentials are checked where they
-// are read: src/http/form.ts, src/http/client-auth.ts). Errors that Node or Fastify answer
+// are read: src/http/form.ts, src/client-auth/authenticators.ts). Errors that Node or Fastify answer
 // themselves (unparsable request, headers too large, a malformed URL, a request arriving while
 // the server shuts down) answer in OAuth shape with no-store too (RFC 6749 §5.2).
 import { STATUS_CODES } from 'node:http'
 import { Server, type Socket } from 'node:net'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { OAuthError } from '../errors.js'
-import { checkParameter, hasControlCharacters } from '../services/input-limits.js'
+import { checkParameter, hasControlCharacters } from '../domain/input-limits.js'
 
 function checkQuery(query: unknown): void {
   if (query === null || typeof query !== 'object') return

@@ -1,7 +1,7 @@
 // Form bodies (RFC 6749 §3.2: application/x-www-form-urlencoded, parameters not repeated).
 import type { FastifyRequest } from 'fastify'
 import { OAuthError } from '../errors.js'
-import { checkParameter, parameterLabel } from '../services/input-limits.js'
+import { checkParameter, parameterLabel } from '../domain/input-limits.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 

@@ -4,7 +4,7 @@
 // by every replica), so someone who can plant or read a cookie (a sibling subdomain, over http)
 // still cannot compute a token for it: only a page we rendered for that browser holds one. A
 // token from another browser, or from before a sign-in (the binding is replaced then), does not
-// match. The Origin check on every form POST (src/http/pages.ts) is the second, independent line.
+// match. The Origin check on every form POST (src/http/page-kit.ts) is the second, independent line.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
 const BINDING = /^[A-Za-z0-9_-]{43}$/

@@ -2,12 +2,12 @@
 // now; the authorization endpoint, the device page and logout next). The browser holds a random
 // 256-bit handle; the server keeps its hash, the user, auth_time (the time of the sign-in, which
 // is what tokens carry: OIDC Core §2 auth_time), amr (RFC 8176) and the clients used in the
-// session (for logout). No Fastify types: cookies are the route helper's (src/http/pages.ts).
+// session (for logout). No Fastify types: cookies are the route helper's (src/http/page-kit.ts).
 //
 // Lifetimes: a session ends SESSION_IDLE_TIMEOUT after its last use and SESSION_LIFETIME after
 // sign-in at the latest, whichever comes first. Ending a session (sign-out, RP-initiated logout,
 // or its replacement by a new sign-in) queues a back-channel logout for each client used in it
-// (OpenID Connect Back-Channel Logout 1.0, src/services/backchannel-logout.ts). A session that
+// (OpenID Connect Back-Channel Logout 1.0, src/flows/logout/backchannel-logout.ts). A session that
 // merely expires does not: an idle deadline passing here says nothing about the person's use of
 // the apps, which keep their own sessions. Every sign-in starts a new session with a new
 // handle and ends the one the browser had (no session fixation: a handle planted before sign-in

@@ -1,10 +1,10 @@
-// The one sign-in page's logic (every flow sends the person here; src/routes/account.ts is its
+// The one sign-in page's logic (every flow sends the person here; src/flows/sign-in/routes.ts is its
 // HTTP side). The page names the application that asks (from the return target's flow) before a
 // password is typed, keeps the username after a failure, and shows one message for every kind of
 // failure (unknown user, wrong password, disabled, locked: PasswordCheck tells them apart for the
 // log only), so it cannot be used to learn who has an account. Passwords go through PasswordCheck
 // (lockout, throttling, failure logs). A success starts a new session (src/interaction/session.ts).
-import type { PasswordCheck } from '../services/password-check.js'
+import type { PasswordCheck } from './password-check.js'
 import type { ReturnTarget, ReturnTargets } from './return-to.js'
 import type { Session, SessionService } from './session.js'
 

@@ -1,6 +1,6 @@
 // Server-rendered HTML for the pages a person uses: one layout, one stylesheet, no script at all.
 // Everything interpolated is escaped. Renderers return a Page (status, title, body); the route
-// helper (src/http/pages.ts) wraps it in the layout and sends it with the security headers.
+// helper (src/http/page-kit.ts) wraps it in the layout and sends it with the security headers.
 import { STYLESHEET_PATH } from './style.js'
 
 /** HTML-escapes text for element content and quoted attribute values. */
@@ -59,7 +59,7 @@ export const PAGE_CSP = pageCsp()
 /**
  * The headers of every HTML response. Referrer-Policy is same-origin, not no-referrer: under
  * no-referrer browsers send `Origin: null` with our own form posts, which would leave the Origin
- * check (src/http/pages.ts) nothing to compare; same-origin still sends nothing to other sites.
+ * check (src/http/page-kit.ts) nothing to compare; same-origin still sends nothing to other sites.
  */
 export function pageHeaders(formActionOrigins: readonly string[] = []): Record<string, string> {
   return {

@@ -47,7 +47,7 @@ export function errorPage(e: { status: number; code: string; description: string
   return messagePage({ status: e.status, title, text, tone: 'alert' })
 }
 
-/** A form refused by the CSRF defences (src/http/pages.ts). Nothing was changed. */
+/** A form refused by the CSRF defences (src/http/page-kit.ts). Nothing was changed. */
 export function formRefusedPage(reason: 'cross-site' | 'token', retryHref: string): Page {
   const why = reason === 'cross-site'
     ? 'This form was sent from another website, not from a page of this site. For your protection it was not accepted.'

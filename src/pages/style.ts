@@ -1,4 +1,4 @@
-// The one stylesheet of every page, served as a file (src/routes/assets.ts) so that the
+// The one stylesheet of every page, served as a file (src/http/assets.ts) so that the
 // Content-Security-Policy allows styles from 'self' only: no inline style anywhere. Phone first:
 // one column, 44 px touch targets, buttons side by side only where they fit.
 import { createHash } from 'node:crypto'

@@ -13,7 +13,7 @@ import type { Client, ResolvedScopes, User } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { FamilyGrant, GrantStore, ResourceStore, UserStore } from '../stores/types.js'
 import { newHandle } from './handles.js'
-import type { SigningKeyService } from './signing-keys.js'
+import type { SigningKeyService } from '../keys/signing-keys.js'
 
 export interface IssueParams {
   client: Client

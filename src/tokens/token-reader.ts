@@ -14,7 +14,7 @@ import type { Clock } from '../domain/clock.js'
 import { isUnavailable } from '../errors.js'
 import type { PersistedGrant } from '../domain/types.js'
 import type { ClientStore, GrantStore, UserStore } from '../stores/types.js'
-import type { SigningKeyService } from './signing-keys.js'
+import type { SigningKeyService } from '../keys/signing-keys.js'
 
 export type ReadToken =
   /** Signature (or stored row), issuer, expiry, nbf and revocation checked. */

@@ -6,7 +6,7 @@ import { buildApp } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
 import { createManualClock } from '../../src/domain/clock.js'
 import { applySeed } from '../../src/seed/apply.js'
-import type { CibaNotification, CibaNotifier } from '../../src/services/ciba-notifier.js'
+import type { CibaNotification, CibaNotifier } from '../../src/flows/ciba/notifier.js'
 import { captureLogs, testConfig, TEST_ISSUER } from '../helpers/app.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 

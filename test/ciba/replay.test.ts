@@ -4,7 +4,7 @@
 // And the redemption racing a replay on another replica leaves no token alive.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
-import { REDEMPTION_GRACE_MS } from '../../src/grants/ciba.js'
+import { REDEMPTION_GRACE_MS } from '../../src/flows/ciba/grant.js'
 import { applySeed } from '../../src/seed/apply.js'
 import { createPgCibaRequestStore } from '../../src/stores/postgres/ciba-requests.js'
 import { captureLogs } from '../helpers/app.js'

@@ -6,7 +6,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
-import { createLogNotifier, createWebhookNotifier, webhookSignature, type CibaNotification } from '../../src/services/ciba-notifier.js'
+import { createLogNotifier, createWebhookNotifier, webhookSignature, type CibaNotification } from '../../src/flows/ciba/notifier.js'
 import { BANK, createCibaTestApp, startCiba, TEST_ISSUER, type CibaTestApp } from './harness.js'
 
 interface Received { headers: IncomingMessage['headers']; body: string }

@@ -11,7 +11,7 @@ import { createPgliteDb } from '../../src/db/pglite.js'
 import { createPgClientStore } from '../../src/stores/postgres/clients.js'
 import { createPgUserStore } from '../../src/stores/postgres/users.js'
 import { secretMatches } from '../../src/tokens/handles.js'
-import { verifyPassword } from '../../src/tokens/passwords.js'
+import { verifyPassword } from '../../src/interaction/passwords.js'
 import { createTestDb, usingServer, type TestDb } from '../helpers/db.js'
 import { runCli } from './run-cli.js'
 

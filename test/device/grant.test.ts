@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto'
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CIBA_RETENTION_SECONDS, createCleanup } from '../../src/services/cleanup.js'
+import { CIBA_RETENTION_SECONDS, createCleanup } from '../../src/jobs/cleanup.js'
 import { createPgDeviceAuthorizationStore } from '../../src/stores/postgres/device-authorizations.js'
 import { basic, form, FORM, TEST_ISSUER, type TestApp } from '../helpers/app.js'
 import { applySeed } from '../../src/seed/apply.js'

@@ -1,7 +1,7 @@
 // The cap on pending device authorizations per client (RFC 8628 §3.1-3.2): without it anyone
 // holding a public client's id could fill device_authorizations with requests nobody will ever
 // decide. DEVICE_MAX_PENDING_PER_CLIENT sets it; 0: none. Over it: 429 temporarily_unavailable
-// with Retry-After (why that answer: src/services/device-authorization.ts).
+// with Retry-After (why that answer: src/flows/device/authorization.ts).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config.js'
 import type { TestApp } from '../helpers/app.js'

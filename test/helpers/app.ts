@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '../../src/config.js'
 import { createManualClock } from '../../src/domain/clock.js'
 import type { GrantFactory } from '../../src/grants/registry.js'
 import { createLogger } from '../../src/http/logger.js'
-import type { BackchannelLogoutOptions } from '../../src/services/backchannel-logout.js'
+import type { BackchannelLogoutOptions } from '../../src/flows/logout/backchannel-logout.js'
 import { createTestDb, type TestDb } from './db.js'
 
 export const TEST_ISSUER = 'https://authz.test'

@@ -1,4 +1,4 @@
-// Remembered secret matches (src/http/client-auth.ts createSecretVerifier) with CLIENT_CACHE_TTL
+// Remembered secret matches (src/client-auth/authenticators.ts createSecretVerifier) with CLIENT_CACHE_TTL
 // on: an expired secret fails at its expiry, a removed one once the client cache reloads, exactly
 // as without the remembered match; a wrong secret is never accepted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseAccept, prefersJwtIntrospection } from '../../src/routes/introspect.js'
+import { parseAccept, prefersJwtIntrospection } from '../../src/flows/introspection/routes.js'
 
 const JWT = 'application/token-introspection+jwt'
 

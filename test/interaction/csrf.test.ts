@@ -6,7 +6,7 @@ import { createManualClock } from '../../src/domain/clock.js'
 import { createCsrfTokens } from '../../src/interaction/csrf.js'
 import { applySeed } from '../../src/seed/apply.js'
 import { createPgServerSecretStore } from '../../src/stores/postgres/server-secrets.js'
-import { loadServerSecret } from '../../src/tokens/server-secrets.js'
+import { loadServerSecret } from '../../src/keys/server-secrets.js'
 import { createTestApp, FORM, form } from '../helpers/app.js'
 import { createTestDb } from '../helpers/db.js'
 

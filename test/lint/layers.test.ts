@@ -30,8 +30,8 @@ describe('layer rule check', () => {
     for (const d of ['services', 'grants', 'tokens', 'routes', 'stores/postgres']) await mkdir(join(dir, 'src', d), { recursive: true })
     await writeFile(join(dir, 'src/tokens/handles.ts'), 'export const handle = () => "h"\n')
     await writeFile(join(dir, 'src/grants/grant.ts'), "import { handle } from '../tokens/handles.js'\nexport const grant = () => handle()\n")
-    await writeFile(join(dir, 'src/services/token.ts'), "import { grant } from '../grants/grant.js'\nexport const token = () => grant()\n")
-    await writeFile(join(dir, 'src/routes/token.ts'), "import { token } from '../services/token.js'\nexport const route = () => token()\n")
+    await writeFile(join(dir, 'src/flows/token/service.ts'), "import { grant } from '../grants/grant.js'\nexport const token = () => grant()\n")
+    await writeFile(join(dir, 'src/flows/token/routes.ts'), "import { token } from '../services/token.js'\nexport const route = () => token()\n")
   })
   afterAll(async () => rm(dir, { recursive: true, force: true }))
 
@@ -46,7 +46,7 @@ describe('layer rule check', () => {
     const { code, out } = await cruise(dir)
     await rm(join(dir, 'src/grants/bad.ts'))
     expect(code).not.toBe(0)
-    expect(out).toContain('grants-below-services: src/grants/bad.ts → src/services/token.ts')
+    expect(out).toContain('grants-below-services: src/grants/bad.ts → src/flows/token/service.ts')
   })
 
   it('fails on a route that reaches a Postgres store', async () => {

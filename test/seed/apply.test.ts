@@ -9,7 +9,7 @@ import { createPgClientStore } from '../../src/stores/postgres/clients.js'
 import { createPgResourceStore } from '../../src/stores/postgres/resources.js'
 import { createPgUserStore } from '../../src/stores/postgres/users.js'
 import { secretHash, secretMatches } from '../../src/tokens/handles.js'
-import { verifyPassword } from '../../src/tokens/passwords.js'
+import { verifyPassword } from '../../src/interaction/passwords.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 const TABLES = ['api_scopes', 'api_resources', 'api_resource_scopes', 'api_resource_secrets', 'identity_resources', 'clients', 'client_secrets', 'users']

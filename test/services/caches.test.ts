@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import type { Client } from '../../src/domain/types.js'
 import { UnavailableError } from '../../src/errors.js'
-import { createRevocationList } from '../../src/services/revocation-list.js'
+import { createRevocationList } from '../../src/tokens/revocation-list.js'
 import { createCachedClientStore, createCachedResourceStore, createCachedUserStore, createTtlCache } from '../../src/stores/cached.js'
 import type { ClientStore, ResourceStore, UserStore } from '../../src/stores/types.js'
 

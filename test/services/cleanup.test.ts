@@ -2,7 +2,7 @@
 // needs, and nothing that is still valid.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
-import { createCleanup, type CleanupTask } from '../../src/services/cleanup.js'
+import { createCleanup, type CleanupTask } from '../../src/jobs/cleanup.js'
 import { createPgGrantStore } from '../../src/stores/postgres/grants.js'
 import { createPgRevocationStore } from '../../src/stores/postgres/revocations.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'

@@ -1,7 +1,7 @@
 // The in-memory view of blocked client/address pairs: how stale it may be, and what it costs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
-import { createClientAuthThrottle } from '../../src/services/client-auth-throttle.js'
+import { createClientAuthThrottle } from '../../src/client-auth/throttle.js'
 import { createPgFailureCounterStore } from '../../src/stores/postgres/failure-counters.js'
 import type { FailureCounterStore } from '../../src/stores/types.js'
 import { captureLogs } from '../helpers/app.js'

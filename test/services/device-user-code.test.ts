@@ -1,6 +1,6 @@
 // RFC 8628 §6.1 user codes: the alphabet, the shown form, and what a person may type back.
 import { describe, expect, it } from 'vitest'
-import { formatUserCode, newUserCode, normalizeUserCode, USER_CODE_ALPHABET } from '../../src/services/device-user-code.js'
+import { formatUserCode, newUserCode, normalizeUserCode, USER_CODE_ALPHABET } from '../../src/flows/device/user-code.js'
 
 describe('device user codes', () => {
   it('are eight characters of 20 consonants, no vowels or digits, every one of them used', () => {

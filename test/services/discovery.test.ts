@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createDiscoveryService } from '../../src/services/discovery.js'
+import { createDiscoveryService } from '../../src/flows/discovery/service.js'
 
 const keys = { jwks: async () => ({ keys: [] }), algorithms: () => ['ES256' as const, 'PS256' as const, 'RS256' as const] }
 const config = { issuer: 'https://id.example.com', keyActivationDelay: 3600 }

@@ -2,10 +2,10 @@
 // answers repeats without a signature check, and every answer still checks the clock.
 import { describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
-import { createIntrospectionService } from '../../src/services/introspection.js'
+import { createIntrospectionService } from '../../src/flows/introspection/service.js'
 import type { Client } from '../../src/domain/types.js'
 import type { GrantStore } from '../../src/stores/types.js'
-import type { SigningKeyService } from '../../src/tokens/signing-keys.js'
+import type { SigningKeyService } from '../../src/keys/signing-keys.js'
 
 const ISSUER = 'https://authz.test'
 

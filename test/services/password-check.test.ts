@@ -1,10 +1,10 @@
 // Per-user lockout through the PasswordCheck seam, on a real database.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
-import { createPasswordCheck, UNKNOWN_USERNAME, type PasswordCheck } from '../../src/services/password-check.js'
+import { createPasswordCheck, UNKNOWN_USERNAME, type PasswordCheck } from '../../src/interaction/password-check.js'
 import { createPgFailureCounterStore } from '../../src/stores/postgres/failure-counters.js'
 import { createPgUserStore } from '../../src/stores/postgres/users.js'
-import { hashPassword, verifyPassword } from '../../src/tokens/passwords.js'
+import { hashPassword, verifyPassword } from '../../src/interaction/passwords.js'
 import { captureLogs } from '../helpers/app.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 

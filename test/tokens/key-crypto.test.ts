@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decryptPrivateKey, deriveKeyEncryptionKey, encryptPrivateKey, KeyDecryptionError } from '../../src/tokens/key-crypto.js'
+import { decryptPrivateKey, deriveKeyEncryptionKey, encryptPrivateKey, KeyDecryptionError } from '../../src/keys/key-crypto.js'
 
 const key = deriveKeyEncryptionKey('a secret of sixteen+ characters')
 

@@ -1,4 +1,4 @@
-// Expired rows the background cleanup (src/services/cleanup.ts) has not removed yet, per table,
+// Expired rows the background cleanup (src/jobs/cleanup.ts) has not removed yet, per table,
 // for the metrics. One statement; each count stops at COUNT_CAP, so that a scrape stays cheap by
 // the expires_at indexes even when the cleanup has fallen far behind.
 import type { Queryable } from '../../db/db.js'

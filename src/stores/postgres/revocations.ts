@@ -1,6 +1,6 @@
 // revoked_tokens: JWT access tokens revoked by jti (RFC 7009), kept until the token's own expiry.
 // The insert and a NOTIFY on REVOCATIONS_CHANNEL share one transaction, so every replica's
-// in-memory revocation list (src/services/revocation-list.ts, through subscribe) learns of it once
+// in-memory revocation list (src/tokens/revocation-list.ts, through subscribe) learns of it once
 // it is committed.
 import type { Db } from '../../db/db.js'
 import type { RevocationStore } from '../types.js'

@@ -1,0 +1,130 @@
+// RFC 6749 §4.1.3 authorization code grant with PKCE (RFC 7636 §4.5, §4.6) and OIDC Core §3.1.3.
+// Checks that change nothing come first (unknown, another client's, expired, redirect_uri, PKCE:
+// all invalid_grant, RFC 6749 §5.2); then the code is redeemed once through the one-time-use
+// helper, so a second redemption answers invalid_grant and revokes every token issued from it
+// (§4.1.2), and of concurrent redemptions exactly one succeeds.
+import { createHash, timingSafeEqual } from 'node:crypto'
+import { z } from 'zod'
+import type { Clock } from '../../domain/clock.js'
+import { isPublicClient, requiresPkce } from '../../domain/public-client.js'
+import { OAuthError } from '../../errors.js'
+import type { GrantStore, UserStore } from '../../stores/types.js'
+import type { TokenIssuer } from '../../tokens/issuer.js'
+import type { OneTimeUse } from '../../grants/one-time-use.js'
+import type { GrantHandler } from '../../grants/registry.js'
+import type { ScopeResolver } from '../../grants/scopes.js'
+
+const Params = z.object({
+  code: z.string().min(1).max(100),
+  redirect_uri: z.string().min(1).max(400),
+  code_verifier: z.string().optional(),
+})
+export type AuthorizationCodeParams = z.infer<typeof Params>
+
+/** What the authorization endpoint stored with the code (services/authorize.ts AuthorizationCodeData). */
+interface CodeData {
+  redirectUri: string
+  codeChallenge?: string
+  nonce?: string
+  scope: string
+  resource?: string
+  authTime: number
+  sid: string
+  amr: string[]
+  acr: string
+  tenant?: string
+  idp?: string
+}
+
+const USED_AGAIN = 'authorization code already used'
+
+/**
+ * A redemption that loses to one made less than this long before (by the injected clock) is a
+ * concurrent duplicate, not a replay: invalid_grant without revoking, so that exactly one of
+ * concurrent redemptions gets tokens that work. Any later use revokes (RFC 6749 §4.1.2). A thief
+ * cannot use the window: the code is bound to the client and, with PKCE, to a verifier that never
+ * travels through the browser.
+ */
+export const CONCURRENT_REDEMPTION_MS = 2000
+const concurrent = () => new OAuthError('invalid_grant', 'authorization code is being redeemed by another request')
+/** RFC 7636 §4.1: 43 to 128 characters of [A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~". */
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
+
+const invalid = (d: string) => new OAuthError('invalid_grant', d)
+
+/** RFC 7636 §4.6 with S256, and RFC 9700 §2.1.1: a verifier where no challenge was stored is refused. */
+function checkPkce(challenge: string | undefined, verifier: string | undefined): void {
+  if (challenge === undefined) {
+    if (verifier !== undefined) throw invalid('code_verifier sent for a code issued without code_challenge')
+    return
+  }
+  if (verifier === undefined) throw invalid('code_verifier is required for this code')
+  if (!VERIFIER.test(verifier)) throw invalid('code_verifier is malformed')
+  const computed = createHash('sha256').update(verifier).digest()
+  const expected = Buffer.from(challenge, 'base64url')
+  if (expected.length !== computed.length || !timingSafeEqual(expected, computed)) throw invalid('code_verifier does not match code_challenge')
+}
+
+export function createAuthorizationCodeGrant(deps: {
+  clock: Clock
+  grants: Pick<GrantStore, 'find' | 'consume'>
+  once: OneTimeUse
+  users: Pick<UserStore, 'findBySubjectId'>
+  scopes: ScopeResolver
+  tokens: TokenIssuer
+}): GrantHandler<AuthorizationCodeParams> {
+  return {
+    grantType: 'authorization_code',
+    params: Params,
+    // RFC 6749 §4.1.3: a public client identifies itself with client_id; it always used PKCE.
+    allowPublicClients: true,
+    async handle(client, params) {
+      const now = deps.clock.now()
+      const code = await deps.grants.find(params.code, 'authorization_code')
+      if (!code || code.clientId !== client.clientId || code.subjectId === undefined) throw invalid('unknown authorization code')
+      if (code.consumedAt !== undefined) {
+        if (now - code.consumedAt < CONCURRENT_REDEMPTION_MS) throw concurrent()
+        return deps.once.replayed(code.familyId, USED_AGAIN)
+      }
+      if (code.expiresAt !== undefined && code.expiresAt <= now) throw invalid('authorization code expired')
+      const data = code.data as unknown as CodeData
+      if (data.redirectUri !== params.redirect_uri) throw invalid('redirect_uri does not match the authorization request')
+      // A code issued without PKCE before the client became public (or began to require it) is refused.
+      if (data.codeChallenge === undefined && requiresPkce(client)) {
+        throw invalid(isPublicClient(client) ? 'public clients must use PKCE' : 'the client requires PKCE and the code was issued without it')
+      }
+      checkPkce(data.codeChallenge, params.code_verifier)
+      const subjectId = code.subjectId
+      return deps.once.redeem({
+        familyId: code.familyId,
+        consume: async () => {
+          const won = await deps.grants.consume(params.code, 'authorization_code', now)
+          if (won) return won
+          const seen = await deps.grants.find(params.code, 'authorization_code')
+          if (seen?.consumedAt !== undefined && now - seen.consumedAt < CONCURRENT_REDEMPTION_MS) throw concurrent()
+          return undefined // a second use: the helper revokes the family
+        },
+        usedAgain: USED_AGAIN,
+        issue: async () => {
+          const user = await deps.users.findBySubjectId(subjectId)
+          if (!user || !user.enabled) throw invalid('the user is no longer active')
+          // Revalidated: a scope the client lost since the authorization request is not issued.
+          const granted = await deps.scopes.resolve(client, data.scope, { allowIdentity: true, resource: data.resource })
+          const authTime = Math.floor(data.authTime / 1000)
+          const extra: Record<string, unknown> = {}
+          if (data.tenant !== undefined) extra.tenant = data.tenant
+          if (data.idp !== undefined) extra.idp = data.idp
+          return deps.tokens.issue({
+            client, subjectId, granted, familyId: code.familyId,
+            claims: { ...extra, auth_time: authTime, amr: data.amr, acr: data.acr },
+            idToken: {
+              user, authTime, amr: data.amr, acr: data.acr, extraClaims: { ...extra, sid: data.sid },
+              ...(data.nonce !== undefined ? { nonce: data.nonce } : {}),
+            },
+            refreshToken: true,
+          })
+        },
+      })
+    },
+  }
+}

@@ -1,0 +1,120 @@
+// The person's side of CIBA (Core §7.2 leaves authentication and consent to the OP), the first
+// interactive flow built on the shared foundation: the sign-in session (src/interaction/session.ts),
+// the sign-in page (it returns here), and the decision screen (src/interaction/decision.ts).
+// CIBA's approval is a per-request decision (the request itself is the consent), so nothing is
+// remembered. The decision is one SQL statement, valid only while the request is pending and
+// unexpired. Returns page models; rendering lives in src/pages, HTTP in src/routes.
+import type { Clock } from '../../domain/clock.js'
+import { CIBA_GRANT } from './grant.js'
+import type { AuditSink } from '../../observe/audit.js'
+import type { CibaRequest } from '../../domain/types.js'
+import { decisionView, type DecisionView } from '../../interaction/decision.js'
+import type { ReturnTargetInfo } from '../../interaction/return-to.js'
+import type { Session } from '../../interaction/session.js'
+import type { CibaRequestStore, ClientStore, ResourceStore } from '../../stores/types.js'
+
+export type ApprovalPage =
+  | { kind: 'unknown' }
+  | { kind: 'expired' }
+  | { kind: 'decided'; status: 'approved' | 'denied' }
+  /** No session: the person is sent to the sign-in page, which returns here. */
+  | { kind: 'sign-in' }
+  /** A decision posted without a (live) session. */
+  | { kind: 'signed-out' }
+  /** Signed in as someone else than the user the request is for; the request stays pending. */
+  | { kind: 'wrong-user'; username: string; clientName: string }
+  /** `unanswered`: the form came back with neither Approve nor Deny. */
+  | { kind: 'decision'; view: DecisionView; unanswered?: boolean }
+  | { kind: 'done'; status: 'approved' | 'denied'; clientName: string }
+
+export interface CibaApprovalDeps {
+  clock: Clock
+  requests: Pick<CibaRequestStore, 'findById' | 'decide'>
+  clients: Pick<ClientStore, 'findById'>
+  resources: Pick<ResourceStore, 'loadCatalogue'>
+  audit?: AuditSink
+}
+
+/** The longest request id accepted from a URL (ours are 32 hex characters). */
+const REQUEST_ID_MAX = 100
+
+export function requestIdOf(value: unknown): string | undefined {
+  return typeof value === 'string' && value.length > 0 && value.length <= REQUEST_ID_MAX ? value : undefined
+}
+
+export function createCibaApproval(deps: CibaApprovalDeps) {
+  const { clock } = deps
+
+  /** The request if it can still be decided, else the page that says why not. */
+  async function open(requestId: string | undefined): Promise<CibaRequest | ApprovalPage> {
+    const req = requestId ? await deps.requests.findById(requestId) : undefined
+    if (!req) return { kind: 'unknown' }
+    if (req.status !== 'pending') return { kind: 'decided', status: req.status }
+    if (req.expiresAt <= clock.now()) return { kind: 'expired' }
+    return req
+  }
+
+  async function clientName(clientId: string): Promise<string> {
+    return (await deps.clients.findById(clientId))?.clientName ?? clientId
+  }
+
+  /** The page for a person with this session, before any decision. */
+  async function page(req: CibaRequest, session: Session | undefined): Promise<ApprovalPage> {
+    if (!session) return { kind: 'sign-in' }
+    const [client, catalogue] = await Promise.all([deps.clients.findById(req.clientId), deps.resources.loadCatalogue()])
+    const name = client?.clientName ?? req.clientId
+    if (session.subjectId !== req.subjectId) return { kind: 'wrong-user', username: session.username, clientName: name }
+    return {
+      kind: 'decision',
+      view: decisionView(catalogue, {
+        client: { clientId: req.clientId, clientName: name },
+        username: session.username,
+        scopes: req.requestedScopes,
+        bindingMessage: req.bindingMessage,
+        details: [{ label: 'Identity provider', value: req.idp }, { label: 'Tenant', value: req.tenant }],
+      }),
+    }
+  }
+
+  return {
+    /** For the sign-in page: the application behind /ciba/approve?request=ID (unknown id: ignored). */
+    async describe(target: URL): Promise<ReturnTargetInfo | undefined> {
+      const id = requestIdOf(target.searchParams.get('request') ?? undefined)
+      const req = id ? await deps.requests.findById(id) : undefined
+      return req && { client: { clientId: req.clientId, clientName: await clientName(req.clientId) } }
+    },
+
+    async show(requestId: string | undefined, session: Session | undefined): Promise<ApprovalPage> {
+      const req = await open(requestId)
+      return 'id' in req ? page(req, session) : req
+    },
+
+    /**
+     * Approves or denies. The tokens carry the session's auth_time: the time the person signed
+     * in, not the time of this click (OIDC Core §2).
+     */
+    async decide(requestId: string | undefined, session: Session | undefined, decision: string | undefined, ctx?: { address?: string; requestId?: string }): Promise<ApprovalPage> {
+      const req = await open(requestId)
+      if (!('id' in req)) return req
+      if (!session) return { kind: 'signed-out' }
+      const shown = await page(req, session)
+      if (shown.kind !== 'decision') return shown
+      if (decision !== 'approve' && decision !== 'deny') return { ...shown, unanswered: true }
+      const decided = await deps.requests.decide(
+        req.id,
+        decision === 'approve' ? { status: 'approved', approvedScopes: req.requestedScopes, authTime: session.authTime } : { status: 'denied' },
+        clock.now(),
+      )
+      // Lost a race with another decision or with expiry: say what the request's state is now.
+      if (!decided) return (await open(req.id)) as ApprovalPage
+      deps.audit?.emit({
+        event: decided.status === 'approved' ? 'ciba.approved' : 'ciba.denied', clientId: req.clientId, subject: session.subjectId,
+        grantType: CIBA_GRANT, address: ctx?.address, requestId: ctx?.requestId, cibaRequestId: req.id,
+        ...(decided.status === 'approved' ? { scope: req.requestedScopes.join(' ') } : { reason: 'user_denied' }),
+      })
+      return { kind: 'done', status: decided.status as 'approved' | 'denied', clientName: shown.view.clientName }
+    },
+  }
+}
+
+export type CibaApproval = ReturnType<typeof createCibaApproval>

@@ -1,0 +1,74 @@
+// OpenID CIBA Core 1.0 §10.1 (token request), §11 (errors): the poll-mode token grant. The
+// polling rules (check order, slow_down, expiry, single use and the revocation of a second use)
+// are shared with the device_code grant (polling.ts); this file says how CIBA issues.
+import { z } from 'zod'
+import type { Clock } from '../../domain/clock.js'
+import type { CibaRequest, Client } from '../../domain/types.js'
+import { OAuthError } from '../../errors.js'
+import type { ScopeResolver } from '../../grants/scopes.js'
+import type { TokenIssuer, TokenResponse } from '../../tokens/issuer.js'
+import type { CibaRequestStore, UserStore } from '../../stores/types.js'
+import type { Polling } from '../../grants/polling.js'
+import type { GrantHandler } from '../../grants/registry.js'
+
+/** OpenID CIBA Core 1.0 §10.1: the grant type of the token request. */
+export const CIBA_GRANT = 'urn:openid:params:grant-type:ciba'
+
+export { REDEMPTION_GRACE_MS } from '../../grants/polling.js'
+
+const TEXTS = {
+  unknown: 'unknown auth_req_id',
+  usedAgain: 'auth_req_id already used',
+  expired: 'the request has expired',
+  denied: 'the user denied the request',
+}
+
+/** The acr values a password sign-in on the approval page satisfies (emitted as `acr`). */
+export const SATISFIED_ACR_VALUES: readonly string[] = ['1', 'pwd']
+
+export interface CibaGrantDeps {
+  clock: Clock
+  requests: CibaRequestStore
+  polling: Polling
+  users: Pick<UserStore, 'findBySubjectId'>
+  scopes: ScopeResolver
+  tokens: TokenIssuer
+}
+
+export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id: string }> {
+  const { clock, requests } = deps
+
+  async function issue(client: Client, req: CibaRequest): Promise<TokenResponse> {
+    const user = await deps.users.findBySubjectId(req.subjectId)
+    if (!user || !user.enabled) throw new OAuthError('invalid_grant', 'the user is no longer active')
+    // Re-resolved at issuance: a scope the client lost since the request is not issued.
+    const granted = await deps.scopes.resolve(client, (req.approvedScopes ?? []).join(' '), {
+      allowIdentity: true,
+      resource: req.resources[0],
+    })
+    const authTime = Math.floor((req.authTime ?? req.decidedAt ?? clock.now()) / 1000)
+    const acr = req.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v))
+    const amr = ['pwd']
+    const extra: Record<string, unknown> = {}
+    if (req.tenant !== undefined) extra.tenant = req.tenant
+    if (req.idp !== undefined) extra.idp = req.idp
+    return deps.tokens.issue({
+      client,
+      subjectId: req.subjectId,
+      granted,
+      familyId: req.familyId,
+      claims: { ...extra, auth_time: authTime, amr, ...(acr ? { acr } : {}) },
+      idToken: { user, authTime, amr, ...(acr ? { acr } : {}), extraClaims: extra },
+      refreshToken: true,
+    })
+  }
+
+  return {
+    grantType: CIBA_GRANT,
+    params: z.object({ auth_req_id: z.string().min(1).max(256) }),
+    async handle(client, { auth_req_id }, ctx) {
+      const found = await requests.findByAuthReqId(auth_req_id)
+      return deps.polling.poll({ client, found, store: requests, texts: TEXTS, issue: (consumed) => issue(client, consumed), grantType: CIBA_GRANT, ctx })
+    },
+  }
+}

@@ -1,0 +1,160 @@
+// OpenID CIBA Core 1.0 §7: the backchannel authentication request (poll mode). Validates the
+// request in a fixed order (cheap syntax first, then lookups), stores it with a 256-bit
+// auth_req_id kept only as a hash, notifies the user, and answers §7.3 {auth_req_id, expires_in, interval}.
+import type { AuditSink } from '../../observe/audit.js'
+import { randomBytes, randomUUID } from 'node:crypto'
+import type { Config } from '../../config.js'
+import type { Clock } from '../../domain/clock.js'
+import type { Client, User } from '../../domain/types.js'
+import { OAuthError } from '../../errors.js'
+import type { CibaRequestStore, UserStore } from '../../stores/types.js'
+import { newHandle } from '../../tokens/handles.js'
+import type { SigningKeyService } from '../../keys/signing-keys.js'
+import { hasControlOrFormatCharacters, parseAcrValues } from '../../grants/acr-values.js'
+import { CIBA_GRANT } from './grant.js'
+import type { CibaNotifier } from './notifier.js'
+import { CIBA_AUTH_PARAMS, type ClientJwtVerifier } from './request-object.js'
+import { CIBA_INPUT_LIMITS, checkInputLengths } from '../../domain/input-limits.js'
+import type { ScopeResolver } from '../../grants/scopes.js'
+import type { UserCodeCheck } from '../../interaction/user-code-check.js'
+
+
+/** binding_message: short enough to show on a phone, no control characters (§7.1). */
+const BINDING_MESSAGE_MAX = 64
+
+export interface CibaStartResponse {
+  auth_req_id: string
+  expires_in: number
+  interval: number
+}
+
+export interface CibaServiceDeps {
+  config: Pick<Config, 'issuer' | 'cibaDefaultLifetime' | 'cibaPollingInterval' | 'cibaMaxPendingPerUser'>
+  clock: Clock
+  users: UserStore
+  requests: CibaRequestStore
+  scopes: ScopeResolver
+  keys: Pick<SigningKeyService, 'verify'>
+  clientJwts: ClientJwtVerifier
+  notifier: CibaNotifier
+  audit?: AuditSink
+  /** user_code checks, throttled per client and user. */
+  userCodes: UserCodeCheck
+}
+
+export interface CibaService {
+  start(client: Client, form: Record<string, string>, ctx?: { address?: string; requestId?: string }): Promise<CibaStartResponse>
+}
+
+export function checkBindingMessage(message: string | undefined): void {
+  if (message === undefined) return
+  // Characters, not UTF-16 units: an emoji counts once.
+  if ([...message].length > BINDING_MESSAGE_MAX) {
+    throw new OAuthError('invalid_binding_message', `binding_message is longer than ${BINDING_MESSAGE_MAX} characters`)
+  }
+  if (hasControlOrFormatCharacters(message)) {
+    throw new OAuthError('invalid_binding_message', 'binding_message contains control characters')
+  }
+}
+
+/** requested_expiry (§7.1): a positive integer no greater than the lifetime cap. */
+export function checkRequestedExpiry(value: string | undefined, cap: number): number {
+  if (value === undefined) return cap
+  if (!/^[1-9][0-9]{0,8}$/.test(value)) throw new OAuthError('invalid_request', 'requested_expiry must be a positive integer')
+  const n = Number(value)
+  if (n > cap) throw new OAuthError('invalid_request', `requested_expiry must not exceed ${cap} seconds`)
+  return n
+}
+
+export function createCibaService(deps: CibaServiceDeps): CibaService {
+  const { config, clock } = deps
+
+  async function effectiveParams(client: Client, form: Record<string, string>): Promise<Record<string, string>> {
+    if (form.request === undefined) return form
+    // With `request`, no authentication parameter may appear outside it (§7.1.1).
+    const outside = CIBA_AUTH_PARAMS.filter((p) => form[p] !== undefined)
+    if (outside.length > 0) {
+      throw new OAuthError('invalid_request', `with a request object, ${outside[0]} must be inside it, not outside`)
+    }
+    return deps.clientJwts.requestObject(client, form.request)
+  }
+
+  async function idTokenHintSubject(client: Client, hint: string): Promise<string> {
+    // §7.1: an ID token we issued to this client; an expired one is still a valid hint.
+    let payload
+    try {
+      ;({ payload } = await deps.keys.verify(hint, { typ: 'JWT' })) // our ID tokens; never an access token or introspection JWT
+    } catch (err) {
+      throw new OAuthError('invalid_request', 'id_token_hint is not an ID token issued by this server', { cause: err })
+    }
+    const aud = Array.isArray(payload.aud) ? payload.aud : [payload.aud]
+    if (payload.iss !== config.issuer || !aud.includes(client.clientId) || typeof payload.sub !== 'string') {
+      throw new OAuthError('invalid_request', 'id_token_hint was not issued to this client')
+    }
+    return payload.sub
+  }
+
+  async function findUser(client: Client, p: Record<string, string>): Promise<User> {
+    let user: User | undefined
+    if (p.login_hint !== undefined) user = await deps.users.findByLoginHint(p.login_hint)
+    else if (p.id_token_hint !== undefined) user = await deps.users.findBySubjectId(await idTokenHintSubject(client, p.id_token_hint))
+    else user = await deps.users.findByLoginHint(await deps.clientJwts.loginHintToken(client, p.login_hint_token!))
+    if (!user || !user.enabled) throw new OAuthError('unknown_user_id', 'the hint names no known user')
+    return user
+  }
+
+  return {
+    async start(client, form, ctx) {
+      if (!client.allowedGrantTypes.includes(CIBA_GRANT)) {
+        throw new OAuthError('unauthorized_client', 'the client may not use CIBA')
+      }
+      const p = await effectiveParams(client, form)
+      checkBindingMessage(p.binding_message)
+      checkInputLengths(p, CIBA_INPUT_LIMITS)
+      if (p.scope === undefined) throw new OAuthError('invalid_request', 'scope is required')
+      if (!p.scope.split(' ').includes('openid')) throw new OAuthError('invalid_request', 'scope must include openid')
+      const hints = (['login_hint', 'id_token_hint', 'login_hint_token'] as const).filter((h) => p[h] !== undefined)
+      if (hints.length !== 1) {
+        throw new OAuthError('invalid_request', 'exactly one of login_hint, id_token_hint and login_hint_token is required')
+      }
+      const cap = client.cibaLifetime ?? config.cibaDefaultLifetime
+      const expiresIn = checkRequestedExpiry(p.requested_expiry, cap)
+      const acr = parseAcrValues(p.acr_values, client)
+      const granted = await deps.scopes.resolve(client, p.scope, { allowIdentity: true, resource: p.resource })
+      const user = await findUser(client, p)
+      await deps.userCodes.check(client.clientId, user, p.user_code)
+      const now = clock.now()
+      const authReqId = newHandle()
+      const id = randomBytes(16).toString('hex') // the approval URL's id; hex so that it never starts with '-' on a command line
+      const interval = client.pollingInterval ?? config.cibaPollingInterval
+      const expiresAt = now + expiresIn * 1000
+      const request = {
+        id, authReqId, clientId: client.clientId, subjectId: user.subjectId, requestedScopes: granted.scopes,
+        resources: p.resource === undefined ? [] : [p.resource], acrValues: acr.acrValues, tenant: acr.tenant,
+        idp: acr.idp, bindingMessage: p.binding_message, intervalSeconds: interval, familyId: randomUUID(),
+        createdAt: now, expiresAt,
+      }
+      // Push-notification fatigue: a client may not pile up requests for one user. Counted per
+      // client and user, so that no client can keep the others from reaching the user.
+      if (!(await deps.requests.createWithinLimit(request, config.cibaMaxPendingPerUser, now))) {
+        throw new OAuthError('access_denied', 'too many pending requests from this client for this user', { status: 403 })
+      }
+      deps.notifier.notify({
+        request_id: id, subject: user.subjectId, username: user.username, client_id: client.clientId,
+        client_name: client.clientName ?? client.clientId, scopes: granted.scopes, binding_message: p.binding_message ?? null,
+        acr_values: [...acr.acrValues, ...(acr.tenant ? [`tenant:${acr.tenant}`] : []), ...(acr.idp ? [`idp:${acr.idp}`] : [])],
+        expires_at: Math.floor(expiresAt / 1000), approval_url: approvalUrl(config.issuer, id),
+      })
+      deps.audit?.emit({
+        event: 'ciba.requested', clientId: client.clientId, subject: user.subjectId, grantType: CIBA_GRANT, address: ctx?.address,
+        requestId: ctx?.requestId, scope: granted.scopes.join(' '), cibaRequestId: id,
+      })
+      // No poll time is stamped here: the first poll is never slow_down.
+      return { auth_req_id: authReqId, expires_in: expiresIn, interval }
+    },
+  }
+}
+
+export function approvalUrl(issuer: string, requestId: string): string {
+  return `${issuer}/ciba/approve?request=${encodeURIComponent(requestId)}`
+}

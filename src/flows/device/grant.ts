@@ -1,0 +1,63 @@
+// RFC 8628 §3.4 (device access token request), §3.5 (its errors): the device_code grant. The
+// polling rules (authorization_pending, slow_down with the interval stored in the database,
+// expired_token, access_denied, single use and the revocation of a second use) are the ones CIBA
+// uses (polling.ts); this file says how a device authorization issues.
+import { z } from 'zod'
+import type { Clock } from '../../domain/clock.js'
+import type { Client, DeviceAuthorization } from '../../domain/types.js'
+import { OAuthError } from '../../errors.js'
+import type { DeviceAuthorizationStore, UserStore } from '../../stores/types.js'
+import type { TokenIssuer, TokenResponse } from '../../tokens/issuer.js'
+import type { Polling } from '../../grants/polling.js'
+import type { GrantHandler } from '../../grants/registry.js'
+import type { ScopeResolver } from '../../grants/scopes.js'
+
+/** RFC 8628 §3.4: the grant type of the device access token request. */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
+
+const TEXTS = {
+  unknown: 'unknown device_code',
+  usedAgain: 'device_code already used',
+  expired: 'the device_code has expired',
+  denied: 'the user denied the request',
+}
+
+export interface DeviceCodeGrantDeps {
+  clock: Clock
+  devices: DeviceAuthorizationStore
+  polling: Polling
+  users: Pick<UserStore, 'findBySubjectId'>
+  scopes: ScopeResolver
+  tokens: TokenIssuer
+}
+
+export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{ device_code: string }> {
+  async function issue(client: Client, d: DeviceAuthorization): Promise<TokenResponse> {
+    const user = d.subjectId === undefined ? undefined : await deps.users.findBySubjectId(d.subjectId)
+    if (!user || !user.enabled) throw new OAuthError('invalid_grant', 'the user is no longer active')
+    // Re-resolved at issuance: a scope the client lost since the request is not issued.
+    const granted = await deps.scopes.resolve(client, (d.approvedScopes ?? []).join(' '), { allowIdentity: true })
+    const authTime = Math.floor((d.authTime ?? d.decidedAt ?? deps.clock.now()) / 1000)
+    const amr = d.amr ?? ['pwd']
+    return deps.tokens.issue({
+      client,
+      subjectId: user.subjectId,
+      granted,
+      familyId: d.familyId,
+      claims: { auth_time: authTime, amr },
+      idToken: { user, authTime, amr },
+      refreshToken: true,
+    })
+  }
+
+  return {
+    grantType: DEVICE_CODE_GRANT,
+    // RFC 8628 §3.4: the device client is usually public (a TV, a CLI); it authenticates if it can.
+    allowPublicClients: true,
+    params: z.object({ device_code: z.string().min(1).max(256) }),
+    async handle(client, { device_code }, ctx) {
+      const found = await deps.devices.findByDeviceCode(device_code)
+      return deps.polling.poll({ client, found, store: deps.devices, texts: TEXTS, issue: (consumed) => issue(client, consumed), grantType: DEVICE_CODE_GRANT, ctx })
+    },
+  }
+}

@@ -1,0 +1,97 @@
+// RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0 §2–§3): ends the person's session
+// on the shared foundation, then sends them back to the client only at a post_logout_redirect_uri
+// the client registered (exact string match), with its state; otherwise a signed-out page.
+//
+// Who asks: a logout request is a plain link anyone can put on a page, so ending the session at
+// once is only right when the request proves it comes from a client of this very session: an
+// id_token_hint of ours whose sid is the session's (or, for an ID token without sid, whose subject
+// is the session's user). Anything else gets a confirmation page first (§2: "the OP SHOULD ask
+// the End-User whether to log out"). Bad parameters are a page, never a redirect.
+import { OAuthError } from '../../errors.js'
+import type { Session } from '../../interaction/session.js'
+import type { ClientStore } from '../../stores/types.js'
+import type { SigningKeyService } from '../../keys/signing-keys.js'
+import { readIdTokenHint } from './id-token-hint.js'
+import { checkNoControlCharacters } from '../../domain/input-limits.js'
+
+export const END_SESSION_PATH = '/connect/endsession'
+/** The confirmation form posts here (GET shows it again). */
+export const END_SESSION_CONFIRM_PATH = '/connect/endsession/confirm'
+
+export interface LogoutRequest {
+  /** Where to send the person afterwards (a registered URI, state added), or undefined: the signed-out page. */
+  redirectTo: string | undefined
+  clientName: string | undefined
+  /** The request proves it comes from a client of the current session. */
+  proven: boolean
+}
+
+export type EndSessionOutcome =
+  /** formActionOrigins: where the confirmed form's redirect may go (CSP form-action applies to it). */
+  | { kind: 'confirm'; clientName: string | undefined; username: string; action: string; formActionOrigins: string[] }
+  | { kind: 'done'; redirectTo: string | undefined }
+
+export interface EndSessionDeps {
+  issuer: string
+  clients: Pick<ClientStore, 'findById'>
+  keys: Pick<SigningKeyService, 'verify'>
+}
+
+const LIMITS: Record<string, number> = { id_token_hint: 4000, post_logout_redirect_uri: 400, state: 1000, client_id: 200 }
+const invalid = (d: string) => new OAuthError('invalid_request', d)
+
+export function createEndSessionService(deps: EndSessionDeps) {
+  async function validate(raw: Array<[string, string]>, session: Session | undefined): Promise<LogoutRequest> {
+    const params = new Map<string, string>()
+    for (const [k, v] of raw) {
+      checkNoControlCharacters(v, k in LIMITS ? k : 'a parameter')
+      if (params.has(k)) throw invalid(`${k in LIMITS ? k : 'a parameter'} is repeated`)
+      if (v.length > (LIMITS[k] ?? 2000)) throw invalid(`${k in LIMITS ? k : 'a parameter'} is too long`)
+      if (v !== '') params.set(k, v)
+    }
+    const hintText = params.get('id_token_hint')
+    const hint = hintText === undefined ? undefined : await readIdTokenHint(deps.keys, deps.issuer, hintText)
+    if (hintText !== undefined && !hint) throw invalid('id_token_hint is not an ID token issued by this server')
+    let clientId = params.get('client_id')
+    if (hint) {
+      if (clientId !== undefined && !hint.audiences.includes(clientId)) throw invalid('client_id does not match id_token_hint')
+      clientId ??= hint.audiences[0]
+    }
+    const client = clientId === undefined ? undefined : await deps.clients.findById(clientId)
+    if (clientId !== undefined && (!client || !client.enabled)) throw invalid('client_id is unknown or the client is disabled')
+    const uri = params.get('post_logout_redirect_uri')
+    let redirectTo: string | undefined
+    if (uri !== undefined) {
+      // §3: without a client to check it against, the URI cannot be trusted.
+      if (!client) throw invalid('post_logout_redirect_uri needs id_token_hint or client_id')
+      if (!client.postLogoutRedirectUris.includes(uri)) throw invalid('post_logout_redirect_uri is not registered for this client')
+      const url = new URL(uri)
+      const state = params.get('state')
+      if (state !== undefined) url.searchParams.set('state', state)
+      redirectTo = url.href
+    }
+    const proven = !!(hint && session && (hint.sid !== undefined ? hint.sid === session.sid : hint.sub === session.subjectId))
+    return { redirectTo, clientName: client ? (client.clientName ?? client.clientId) : undefined, proven }
+  }
+
+  return {
+    /** The request: end the session now (proven), or ask first. `query` is the request's own query, for the form's action. */
+    async start(raw: Array<[string, string]>, session: Session | undefined, query: string): Promise<EndSessionOutcome> {
+      const req = await validate(raw, session)
+      if (!session || req.proven) return { kind: 'done', redirectTo: req.redirectTo }
+      return {
+        kind: 'confirm', clientName: req.clientName, username: session.username,
+        action: `${END_SESSION_CONFIRM_PATH}${query ? `?${query}` : ''}`,
+        formActionOrigins: req.redirectTo ? [new URL(req.redirectTo).origin] : [],
+      }
+    },
+
+    /** The confirmation form was sent: the session ends (the route does it) and the person goes on. */
+    async confirm(raw: Array<[string, string]>, session: Session | undefined): Promise<EndSessionOutcome> {
+      const req = await validate(raw, session)
+      return { kind: 'done', redirectTo: req.redirectTo }
+    },
+  }
+}
+
+export type EndSessionService = ReturnType<typeof createEndSessionService>

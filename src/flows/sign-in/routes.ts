@@ -1,0 +1,54 @@
+// The one sign-in page every flow sends a person to (GET and POST /account/sign-in?return_to=…),
+// the account page it lands on when no flow is waiting (GET /account), and sign-out
+// (GET asks, POST /account/sign-out does it). Every form posts to the URL of the page that shows
+// it, so a refused form's page can link back to it. Logic in src/interaction/sign-in.ts, pages in src/pages/sign-in.ts.
+import type { RateLimitOptions } from '@fastify/rate-limit'
+import type { FastifyPluginAsync } from 'fastify'
+import type { PageKit } from '../../http/page-kit.js'
+import type { SignInService } from '../../interaction/sign-in.js'
+import { ACCOUNT_PATH, renderAccount, renderSignedOut, renderSignIn, renderSignOut, SIGN_IN_PATH, SIGN_OUT_PATH } from '../../pages/sign-in.js'
+
+export interface AccountRouteDeps {
+  pages: PageKit
+  signIn: SignInService
+  /** Per-address limit on the sign-in POST (src/http/rate-limit.ts pageRateLimit); none when undefined. */
+  signInRateLimit?: RateLimitOptions | undefined
+}
+
+export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, { pages, signIn, signInRateLimit }) => {
+  const returnTo = (query: unknown) => (query as Record<string, unknown>).return_to
+
+  app.get(SIGN_IN_PATH, pages.page, async (req, reply) => {
+    const view = await signIn.show(returnTo(req.query), await pages.session(req))
+    return pages.send(reply, renderSignIn(view, { csrf: pages.csrfToken(req, reply) }), { formActionOrigins: view.formActionOrigins })
+  })
+
+  app.post(SIGN_IN_PATH, pages.form(signInRateLimit), async (req, reply) => {
+    const form = pages.formOf(req)
+    const result = await signIn.submit(returnTo(req.query), form, {
+      address: req.ip, requestId: req.id, previousHandle: pages.sessionHandle(req), session: await pages.session(req),
+    })
+    if (!result.ok) {
+      return pages.send(reply, renderSignIn(result.view, { csrf: pages.csrfToken(req, reply) }), { formActionOrigins: result.view.formActionOrigins })
+    }
+    pages.setSession(req, reply, result.handle)
+    // 303: the browser follows with a GET, so a reload never posts the password again.
+    return reply.code(303).headers({ location: result.location, 'cache-control': 'no-store' }).send()
+  })
+
+  app.get(ACCOUNT_PATH, pages.page, async (req, reply) => {
+    const session = await pages.session(req)
+    if (!session) return pages.toSignIn(reply, ACCOUNT_PATH)
+    return pages.send(reply, renderAccount(session, { csrf: pages.csrfToken(req, reply) }))
+  })
+
+  app.get(SIGN_OUT_PATH, pages.page, async (req, reply) => {
+    const session = await pages.session(req)
+    return pages.send(reply, renderSignOut(session, { csrf: session ? pages.csrfToken(req, reply) : '' }))
+  })
+
+  app.post(SIGN_OUT_PATH, pages.form(), async (req, reply) => {
+    await pages.endSession(req, reply)
+    return pages.send(reply, renderSignedOut())
+  })
+}

@@ -1,0 +1,26 @@
+// POST /connect/token (RFC 6749 §3.2, §5.1, §5.2). Parses the form, authenticates the client,
+// delegates to the token service; success and error bodies carry no-store / no-cache.
+import type { RateLimitOptions } from '@fastify/rate-limit'
+import type { FastifyPluginAsync } from 'fastify'
+import type { ClientAuthenticator } from '../../client-auth/authenticators.js'
+import { checkInputLengths } from '../../domain/input-limits.js'
+import { readForm } from '../../http/form.js'
+import type { TokenService } from './service.js'
+
+export interface TokenRouteDeps {
+  authenticator: ClientAuthenticator
+  tokens: TokenService
+  /** Per-address request limit (src/http/rate-limit.ts); none when undefined. */
+  rateLimit?: RateLimitOptions | undefined
+}
+
+export const tokenRoutes: FastifyPluginAsync<TokenRouteDeps> = async (app, deps) => {
+  app.post('/connect/token', { config: { rateLimit: deps.rateLimit, corsPolicy: 'client' } }, async (req, reply) => {
+    const form = readForm(req, { rejectEmpty: true })
+    checkInputLengths(form)
+    const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })
+    const res = await deps.tokens.exchange(auth, form, { address: req.ip, requestId: req.id })
+    reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+    return res
+  })
+}
