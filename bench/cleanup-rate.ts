@@ -20,7 +20,7 @@ import { createPgDb } from '../src/db/pg.js'
 import { createPgliteDb } from '../src/db/pglite.js'
 import { systemClock } from '../src/domain/clock.js'
 import { createCleanup } from '../src/jobs/cleanup.js'
-import { createPgGrantStore } from '../src/stores/postgres/grants.js'
+import { createPgGrantStore } from '../src/stores/grants.postgres.js'
 
 const num = (name: string, def: number) => {
   const v = Number(process.env[name] ?? def)

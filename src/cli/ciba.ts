@@ -1,8 +1,8 @@
 // authz ciba list | approve REQUEST_ID | deny REQUEST_ID: operators (and tests) answer CIBA
 // requests without the approval page. Same single-statement decision as the page: only a
 // pending, unexpired request changes.
-import { createPgCibaRequestStore } from '../stores/postgres/ciba-requests.js'
-import { createPgUserStore } from '../stores/postgres/users.js'
+import { createPgCibaRequestStore } from '../stores/ciba-requests.postgres.js'
+import { createPgUserStore } from '../stores/users.postgres.js'
 import { CliError, parse, table, UsageError, commandGroup, type CliContext } from './context.js'
 
 const usage = `Usage: authz ciba list [--json]

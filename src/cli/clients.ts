@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Client } from '../domain/types.js'
 import { applySeed } from '../seed/apply.js'
-import { createPgClientStore } from '../stores/postgres/clients.js'
+import { createPgClientStore } from '../stores/clients.postgres.js'
 import { secretHash } from '../tokens/handles.js'
 import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext, type Subcommand } from './context.js'
 

@@ -1,8 +1,8 @@
 // authz consents list USERNAME | revoke USERNAME [CLIENT_ID]: what a person has allowed which
 // client (remembered consent, OpenID Connect Core §3.1.2.4), and forgetting it on their behalf.
 import { createConsentService, type ConsentService } from '../interaction/consent.js'
-import { createPgConsentStore } from '../stores/postgres/consents.js'
-import { createPgUserStore } from '../stores/postgres/users.js'
+import { createPgConsentStore } from '../stores/consents.postgres.js'
+import { createPgUserStore } from '../stores/users.postgres.js'
 import { CliError, parse, table, UsageError, commandGroup, type CliContext } from './context.js'
 
 const usage = `Usage: authz consents list USERNAME [--json]

@@ -1,7 +1,7 @@
 // authz keys list|rotate: the signing keys every replica shares.
 import { SIGNING_ALGS, type SigningAlg } from '../config.js'
 import { createAuditLog, type AuditSink } from '../observe/audit.js'
-import { createPgSigningKeyStore } from '../stores/postgres/signing-keys.js'
+import { createPgSigningKeyStore } from '../stores/signing-keys.postgres.js'
 import { createSigningKeyService } from '../keys/key-service.js'
 import type { KeyInfo, SigningKeyService } from '../keys/signing-keys.js'
 import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext } from './context.js'

@@ -5,9 +5,9 @@
 // (sent by the running server, src/flows/logout/backchannel-logout.ts).
 import { randomUUID } from 'node:crypto'
 import { pgErrorCode, PG_UNIQUE_VIOLATION } from '../db/db.js'
-import { createPgFailureCounterStore } from '../stores/postgres/failure-counters.js'
-import { createPgUserSessionStore } from '../stores/postgres/user-sessions.js'
-import { createPgUserStore } from '../stores/postgres/users.js'
+import { createPgFailureCounterStore } from '../stores/failure-counters.postgres.js'
+import { createPgUserSessionStore } from '../stores/user-sessions.postgres.js'
+import { createPgUserStore } from '../stores/users.postgres.js'
 import { hashPassword } from '../interaction/passwords.js'
 import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext } from './context.js'
 import { readPassword } from './prompt.js'

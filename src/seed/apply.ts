@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import type { Db } from '../db/db.js'
 import type { Secret } from '../domain/types.js'
-import { createPgSeedWriter, type ExistingUser, type PgSeedWriter } from '../stores/postgres/seed.js'
+import { createPgSeedWriter, type ExistingUser, type PgSeedWriter } from '../stores/seed.postgres.js'
 import { secretHash } from '../tokens/handles.js'
 import { hashPassword, verifyPassword } from '../interaction/passwords.js'
 import { checkDuplicates, checkReferences } from './check.js'

@@ -1,7 +1,7 @@
 // Checks a parsed seed file can apply cleanly: no duplicate keys, every scope reference resolves
 // (to the file or to what is already stored), no subject id that belongs to another user.
 import { isPublicClient } from '../domain/public-client.js'
-import type { ExistingUser } from '../stores/postgres/seed.js'
+import type { ExistingUser } from '../stores/seed.postgres.js'
 import type { SeedInput } from './schema.js'
 
 export interface Existing {

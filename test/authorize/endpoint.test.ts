@@ -4,7 +4,7 @@
 // Sign-in through the shared page (it comes back here), consent through the shared decision
 // screen, then a code; prompt none/login/consent and max_age; form_post.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { handleHash } from '../../src/stores/postgres/columns.js'
+import { handleHash } from '../../src/stores/columns.postgres.js'
 import type { TestApp } from '../helpers/app.js'
 import { FORM, form, TEST_ISSUER } from '../helpers/app.js'
 import { authorizeUrl, codeFor, consent, createAuthorizeTestApp, located, pkcePair, session, signInAt, SPA_CB, WEB_CB } from './harness.js'

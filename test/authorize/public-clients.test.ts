@@ -5,7 +5,7 @@
 // while a confidential client keeps its own.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
-import { handleHash } from '../../src/stores/postgres/columns.js'
+import { handleHash } from '../../src/stores/columns.postgres.js'
 import type { TestApp } from '../helpers/app.js'
 import { FORM, form, TEST_ISSUER } from '../helpers/app.js'
 import { authorizeSeed, codeFor, createAuthorizeTestApp, located, redeem, session, SPA_CB, WEB_CB } from './harness.js'

@@ -3,7 +3,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { PAGE_HEADERS } from '../../src/pages/html.js'
 import { SIGN_IN_FAILED } from '../../src/pages/sign-in.js'
-import { handleHash } from '../../src/stores/postgres/columns.js'
+import { handleHash } from '../../src/stores/columns.postgres.js'
 import { approvalPath, cookieValue, csrfIn, decide, decideWith, lastRequestId, signIn, signInPath, withCookies } from './approve-helper.js'
 import { BANK, createCibaTestApp, FORM, form, startCiba, type CibaTestApp } from './harness.js'
 

@@ -4,7 +4,7 @@ import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
 import { CIBA_RETENTION_SECONDS, createCleanup } from '../../src/jobs/cleanup.js'
-import { createPgCibaRequestStore } from '../../src/stores/postgres/ciba-requests.js'
+import { createPgCibaRequestStore } from '../../src/stores/ciba-requests.postgres.js'
 import { decide, lastRequestId } from './approve-helper.js'
 import { BANK, CIBA, createCibaTestApp, NO_STORE, poll, startCiba, TEST_ISSUER, type CibaTestApp } from './harness.js'
 

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPgCibaRequestStore } from '../../src/stores/postgres/ciba-requests.js'
-import { createPgUsedJtiStore } from '../../src/stores/postgres/used-jtis.js'
+import { createPgCibaRequestStore } from '../../src/stores/ciba-requests.postgres.js'
+import { createPgUsedJtiStore } from '../../src/stores/used-jtis.postgres.js'
 import type { NewCibaRequest } from '../../src/stores/types.js'
-import { handleHash } from '../../src/stores/postgres/columns.js'
+import { handleHash } from '../../src/stores/columns.postgres.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 let t: TestDb

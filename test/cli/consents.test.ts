@@ -8,7 +8,7 @@ import type { Db } from '../../src/db/db.js'
 import { createPgliteDb } from '../../src/db/pglite.js'
 import { DEMO_SEED_FILE } from '../../src/seed/paths.js'
 import { applySeed, applySeedFile } from '../../src/seed/apply.js'
-import { createPgConsentStore } from '../../src/stores/postgres/consents.js'
+import { createPgConsentStore } from '../../src/stores/consents.postgres.js'
 import { createTestDb, usingServer, type TestDb } from '../helpers/db.js'
 import { runCli } from './run-cli.js'
 

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify'
 import { decodeJwt } from 'jose'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { handleHash } from '../../src/stores/postgres/columns.js'
+import { handleHash } from '../../src/stores/columns.postgres.js'
 import { BANK, CIBA, createCibaTestApp, FORM, form, startCiba, type CibaTestApp } from '../ciba/harness.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 

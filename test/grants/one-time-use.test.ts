@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import { OAuthError } from '../../src/errors.js'
 import { createOneTimeUse } from '../../src/grants/one-time-use.js'
-import { createPgGrantStore } from '../../src/stores/postgres/grants.js'
+import { createPgGrantStore } from '../../src/stores/grants.postgres.js'
 import type { TokenResponse } from '../../src/tokens/issuer.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 

@@ -6,7 +6,7 @@ import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed, SeedError } from '../../src/seed/apply.js'
 import { seedJsonSchema } from '../../src/seed/schema.js'
-import { createPgClientStore } from '../../src/stores/postgres/clients.js'
+import { createPgClientStore } from '../../src/stores/clients.postgres.js'
 import { BANK, createCibaTestApp, FORM, form, NO_STORE, startCiba, type CibaTestApp } from '../ciba/harness.js'
 
 let t: CibaTestApp

@@ -4,7 +4,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { PAGE_HEADERS } from '../../src/pages/html.js'
 import { SIGN_IN_FAILED } from '../../src/pages/sign-in.js'
-import { handleHash } from '../../src/stores/postgres/columns.js'
+import { handleHash } from '../../src/stores/columns.postgres.js'
 import { approvalPath, cookieValue, csrfIn, lastRequestId, signInPath, signInTo, withCookies } from '../ciba/approve-helper.js'
 import { BANK, createCibaTestApp, FORM, form, startCiba, TEST_ISSUER, type CibaTestApp } from '../ciba/harness.js'
 

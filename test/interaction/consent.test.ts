@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import { createConsentService, type ConsentService } from '../../src/interaction/consent.js'
 import { applySeed } from '../../src/seed/apply.js'
-import { createPgConsentStore } from '../../src/stores/postgres/consents.js'
+import { createPgConsentStore } from '../../src/stores/consents.postgres.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 const T0 = Date.UTC(2026, 0, 1)

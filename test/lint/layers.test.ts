@@ -50,11 +50,11 @@ describe('layer rule check', () => {
   })
 
   it('fails on a route that reaches a Postgres store', async () => {
-    await writeFile(join(dir, 'src/stores/postgres/users.ts'), 'export const users = 1\n')
+    await writeFile(join(dir, 'src/stores/users.postgres.ts'), 'export const users = 1\n')
     await writeFile(join(dir, 'src/routes/bad.ts'), "import { users } from '../stores/postgres/users.js'\nexport const bad = users\n")
     const { code, out } = await cruise(dir)
     await rm(join(dir, 'src/routes/bad.ts'))
     expect(code).not.toBe(0)
-    expect(out).toContain('routes-no-stores-or-sql: src/routes/bad.ts → src/stores/postgres/users.ts')
+    expect(out).toContain('routes-no-stores-or-sql: src/routes/bad.ts → src/stores/users.postgres.ts')
   })
 })

@@ -3,8 +3,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import { createCleanup, type CleanupTask } from '../../src/jobs/cleanup.js'
-import { createPgGrantStore } from '../../src/stores/postgres/grants.js'
-import { createPgRevocationStore } from '../../src/stores/postgres/revocations.js'
+import { createPgGrantStore } from '../../src/stores/grants.postgres.js'
+import { createPgRevocationStore } from '../../src/stores/revocations.postgres.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 let t: TestDb

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPgClientStore } from '../../src/stores/postgres/clients.js'
-import { createPgConsentStore } from '../../src/stores/postgres/consents.js'
-import { createPgUserStore } from '../../src/stores/postgres/users.js'
+import { createPgClientStore } from '../../src/stores/clients.postgres.js'
+import { createPgConsentStore } from '../../src/stores/consents.postgres.js'
+import { createPgUserStore } from '../../src/stores/users.postgres.js'
 import type { ConsentStore } from '../../src/stores/types.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 

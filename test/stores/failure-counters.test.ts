@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPgFailureCounterStore } from '../../src/stores/postgres/failure-counters.js'
+import { createPgFailureCounterStore } from '../../src/stores/failure-counters.postgres.js'
 import type { FailureCounterStore, FailureKey } from '../../src/stores/types.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 

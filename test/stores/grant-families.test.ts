@@ -2,7 +2,7 @@
 // (migrations/0010_grant_families.sql). Whatever grant issues (refresh, CIBA, authorization and
 // device codes), its tokens go through issueIntoFamily, so this is the property they all rest on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPgGrantStore, REVOKED_FAMILY_RETENTION_MS } from '../../src/stores/postgres/grants.js'
+import { createPgGrantStore, REVOKED_FAMILY_RETENTION_MS } from '../../src/stores/grants.postgres.js'
 import type { FamilyGrant } from '../../src/stores/types.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 

@@ -2,9 +2,9 @@
 // caller as one statement each, fewer statements.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PG_UNIQUE_VIOLATION, pgErrorCode, type Db } from '../../src/db/db.js'
-import { createPgGrantStore } from '../../src/stores/postgres/grants.js'
+import { createPgGrantStore } from '../../src/stores/grants.postgres.js'
 import type { NewGrant } from '../../src/stores/types.js'
-import { handleHash } from '../../src/stores/postgres/columns.js'
+import { handleHash } from '../../src/stores/columns.postgres.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 let t: TestDb

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPgGrantStore } from '../../src/stores/postgres/grants.js'
-import { createPgRevocationStore, parseRevocationPayload, revocationPayload } from '../../src/stores/postgres/revocations.js'
-import { handleHash } from '../../src/stores/postgres/columns.js'
+import { createPgGrantStore } from '../../src/stores/grants.postgres.js'
+import { createPgRevocationStore, parseRevocationPayload, revocationPayload } from '../../src/stores/revocations.postgres.js'
+import { handleHash } from '../../src/stores/columns.postgres.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 let t: TestDb

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPgUserStore } from '../../src/stores/postgres/users.js'
+import { createPgUserStore } from '../../src/stores/users.postgres.js'
 import type { UserStore } from '../../src/stores/types.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 

@@ -1,7 +1,7 @@
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
-import { createPgSigningKeyStore } from '../../src/stores/postgres/signing-keys.js'
+import { createPgSigningKeyStore } from '../../src/stores/signing-keys.postgres.js'
 import { deriveKeyEncryptionKey, decryptPrivateKey } from '../../src/keys/key-crypto.js'
 import { createSigningKeyService } from '../../src/keys/key-service.js'
 import type { Config } from '../../src/config.js'

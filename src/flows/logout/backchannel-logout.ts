@@ -1,7 +1,7 @@
 // Sends the logout tokens of OpenID Connect Back-Channel Logout 1.0 (§2.5): when a sign-in session
 // ends, every client used in it that registered a backChannelLogoutUri gets a POST of
 // `logout_token=<JWT>` (application/x-www-form-urlencoded). The session's end queued them in the
-// database (the outbox, src/stores/postgres/backchannel-logouts.ts) in the statement that ended
+// database (the outbox, src/stores/backchannel-logouts.postgres.ts) in the statement that ended
 // it; this worker sends them in the background, so the person's sign-out page never waits.
 //
 // Delivery: each attempt is bounded (timeoutMs) and signs a fresh token. §2.8: the RP answers 200

@@ -1,11 +1,11 @@
 // OpenID CIBA Core 1.0 poll-mode requests (table ciba_requests). Every state change is one
 // statement, so concurrent polls and decisions resolve in the database, on every replica alike.
 // Times are passed in from the injected Clock as parameters; SQL now() is never used.
-import type { Db, Queryable } from '../../db/db.js'
-import type { CibaRequest, CibaStatus } from '../../domain/types.js'
-import type { CibaDecision, CibaRequestStore, NewCibaRequest } from '../types.js'
-import { deleteExpired, handleHash, ts } from './columns.js'
-import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './polling.js'
+import type { Db, Queryable } from '../db/db.js'
+import type { CibaRequest, CibaStatus } from '../domain/types.js'
+import type { CibaDecision, CibaRequestStore, NewCibaRequest } from './types.js'
+import { deleteExpired, handleHash, ts } from './columns.postgres.js'
+import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './polling.postgres.js'
 
 interface CibaRow extends PolledRow {
   subject_id: string

@@ -1,9 +1,9 @@
 // The seed file's SQL (src/seed/apply.ts): idempotent upserts keyed by client_id / name / username,
 // run inside the caller's transaction. Every UPDATE is guarded by IS DISTINCT FROM so that applying
 // the same file again writes nothing: updated_at moves only when a row really changed.
-import type { Queryable } from '../../db/db.js'
-import { createPgUserStore } from './users.js'
-import type { ApiResource, ApiScope, Client, IdentityResource, Secret, User } from '../../domain/types.js'
+import type { Queryable } from '../db/db.js'
+import { createPgUserStore } from './users.postgres.js'
+import type { ApiResource, ApiScope, Client, IdentityResource, Secret, User } from '../domain/types.js'
 
 export interface ExistingUser {
   subjectId: string

@@ -2,9 +2,9 @@
 // authentication throttling, CIBA user_code throttling. Counting is one INSERT … ON CONFLICT DO
 // UPDATE, which locks the row and sees its latest version, so concurrent failures on any replica
 // are all counted and never pass the limit; a row past expires_at is treated as absent.
-import type { Db } from '../../db/db.js'
-import type { FailureCounterStore, FailureKey, FailurePolicy, FailureRecord } from '../types.js'
-import { deleteExpired, ts } from './columns.js'
+import type { Db } from '../db/db.js'
+import type { FailureCounterStore, FailureKey, FailurePolicy, FailureRecord } from './types.js'
+import { deleteExpired, ts } from './columns.postgres.js'
 
 const NOW = '$4::timestamptz'
 const FRESH = `c.expires_at <= ${NOW}`

@@ -1,10 +1,10 @@
 // The poll throttle of every grant a client polls for (OpenID CIBA Core §11 and RFC 8628 §3.5:
 // slow_down, and the interval grows by 5 seconds), one statement on the grant's own table, so
 // that every replica agrees. Shared by ciba_requests and device_authorizations.
-import type { Db } from '../../db/db.js'
-import type { CibaStatus, PolledRequest } from '../../domain/types.js'
-import type { PollRecord } from '../types.js'
-import { toMs, ts } from './columns.js'
+import type { Db } from '../db/db.js'
+import type { CibaStatus, PolledRequest } from '../domain/types.js'
+import type { PollRecord } from './types.js'
+import { toMs, ts } from './columns.postgres.js'
 
 /** The columns every polled table has (PolledRequest). */
 export interface PolledRow {

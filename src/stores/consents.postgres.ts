@@ -1,9 +1,9 @@
 // Remembered consents (table consents): per user and client, the scopes granted, until revoked.
 // Granting is one INSERT ... ON CONFLICT DO UPDATE, so concurrent grants for the same user and
 // client merge: the row lock makes the second statement see the first one's scopes.
-import type { Queryable } from '../../db/db.js'
-import type { Consent, ConsentStore } from '../types.js'
-import { toMs, ts } from './columns.js'
+import type { Queryable } from '../db/db.js'
+import type { Consent, ConsentStore } from './types.js'
+import { toMs, ts } from './columns.postgres.js'
 
 interface ConsentRow {
   subject_id: string

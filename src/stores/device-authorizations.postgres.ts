@@ -1,11 +1,11 @@
 // RFC 8628 device authorization requests (table device_authorizations). Every state change is
 // one statement; the poll throttle is shared with CIBA (polling.ts). Times come from the
 // injected Clock as parameters; SQL now() is never used.
-import type { Db, Queryable } from '../../db/db.js'
-import type { CibaStatus, DeviceAuthorization } from '../../domain/types.js'
-import type { DeviceAuthorizationStore, DeviceCreateResult, DeviceDecision, NewDeviceAuthorization } from '../types.js'
-import { deleteExpired, handleHash, toMs, ts } from './columns.js'
-import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './polling.js'
+import type { Db, Queryable } from '../db/db.js'
+import type { CibaStatus, DeviceAuthorization } from '../domain/types.js'
+import type { DeviceAuthorizationStore, DeviceCreateResult, DeviceDecision, NewDeviceAuthorization } from './types.js'
+import { deleteExpired, handleHash, toMs, ts } from './columns.postgres.js'
+import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './polling.postgres.js'
 
 interface DeviceRow extends PolledRow {
   subject_id: string | null

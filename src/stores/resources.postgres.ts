@@ -1,9 +1,9 @@
 // API scopes, API resources (with their scopes and secrets) and identity resources: the
 // catalogue scope validation works from. Small enough to load whole.
-import type { Db } from '../../db/db.js'
-import type { ApiResource, ApiScope, IdentityResource } from '../../domain/types.js'
-import type { ResourceCatalogue, ResourceStore } from '../types.js'
-import { secretsJsonAgg, toSecret, type SecretJson } from './columns.js'
+import type { Db } from '../db/db.js'
+import type { ApiResource, ApiScope, IdentityResource } from '../domain/types.js'
+import type { ResourceCatalogue, ResourceStore } from './types.js'
+import { secretsJsonAgg, toSecret, type SecretJson } from './columns.postgres.js'
 
 interface ApiScopeRow {
   name: string

@@ -3,9 +3,9 @@
 // (queueLogoutsSql, used by user-sessions.ts); a NOTIFY on LOGOUTS_CHANNEL then wakes the worker of
 // every replica. Claims lease rows with FOR UPDATE SKIP LOCKED: two replicas claiming at the same
 // moment get different rows, and a leased row is not claimed again until its lease ends.
-import type { Db, Queryable } from '../../db/db.js'
-import type { BackchannelLogoutStore, LogoutDelivery, SessionEndReason } from '../types.js'
-import { deleteExpired, toMs, ts } from './columns.js'
+import type { Db, Queryable } from '../db/db.js'
+import type { BackchannelLogoutStore, LogoutDelivery, SessionEndReason } from './types.js'
+import { deleteExpired, toMs, ts } from './columns.postgres.js'
 
 export const LOGOUTS_CHANNEL = 'authz_backchannel_logouts'
 

@@ -1,8 +1,8 @@
 // Expired rows the background cleanup (src/jobs/cleanup.ts) has not removed yet, per table,
 // for the metrics. One statement; each count stops at COUNT_CAP, so that a scrape stays cheap by
 // the expires_at indexes even when the cleanup has fallen far behind.
-import type { Queryable } from '../../db/db.js'
-import { ts } from './columns.js'
+import type { Queryable } from '../db/db.js'
+import { ts } from './columns.postgres.js'
 
 /** Every table the cleanup removes expired rows from. */
 export const EXPIRING_TABLES = ['ciba_requests', 'device_authorizations', 'persisted_grants', 'grant_families', 'revoked_tokens', 'user_sessions', 'used_jtis', 'failure_counters', 'backchannel_logouts'] as const

@@ -1,8 +1,8 @@
 // Mapping helpers shared by the Postgres stores: protocol times go in as ISO strings built from
 // the injected clock's milliseconds, and secrets come out folded into their owner's row.
 import { createHash } from 'node:crypto'
-import type { Queryable } from '../../db/db.js'
-import type { Secret } from '../../domain/types.js'
+import type { Queryable } from '../db/db.js'
+import type { Secret } from '../domain/types.js'
 
 /** base64url(SHA-256(value)): the key under which a handle (token, code, session id) is
  * stored: a database dump yields no usable handle. */

@@ -2,9 +2,9 @@
 // The insert and a NOTIFY on REVOCATIONS_CHANNEL share one transaction, so every replica's
 // in-memory revocation list (src/tokens/revocation-list.ts, through subscribe) learns of it once
 // it is committed.
-import type { Db } from '../../db/db.js'
-import type { RevocationStore } from '../types.js'
-import { deleteExpired, toMs, ts } from './columns.js'
+import type { Db } from '../db/db.js'
+import type { RevocationStore } from './types.js'
+import { deleteExpired, toMs, ts } from './columns.postgres.js'
 
 export const REVOCATIONS_CHANNEL = 'authz_revocations'
 

@@ -10,12 +10,12 @@
 // Whichever locks the row second waits for the other to commit: an issuance after a revocation
 // stores nothing; a revocation after an issuance deletes what it stored. Under PGlite (one
 // connection, statements serialized) the same holds trivially.
-import { createBatcher } from '../../db/batcher.js'
-import type { Db, Queryable } from '../../db/db.js'
-import type { GrantKind, PersistedGrant } from '../../domain/types.js'
-import type { FamilyGrant, GrantStore, NewGrant, RevokedFamily } from '../types.js'
-import { deleteExpired, handleHash, ts } from './columns.js'
-import { REVOCATIONS_CHANNEL, revocationPayload } from './revocations.js'
+import { createBatcher } from '../db/batcher.js'
+import type { Db, Queryable } from '../db/db.js'
+import type { GrantKind, PersistedGrant } from '../domain/types.js'
+import type { FamilyGrant, GrantStore, NewGrant, RevokedFamily } from './types.js'
+import { deleteExpired, handleHash, ts } from './columns.postgres.js'
+import { REVOCATIONS_CHANNEL, revocationPayload } from './revocations.postgres.js'
 
 /** Times arrive as epoch milliseconds (float8): no timestamp parsing on the hot path. */
 interface GrantRow {

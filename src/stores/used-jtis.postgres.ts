@@ -1,9 +1,9 @@
 // Replay protection for CIBA request objects (CIBA Core §7.1.1: jti): one row per client and
 // jti until the object expires. Recording is one statement, so two concurrent uses of the same
 // jti yield exactly one success.
-import type { Db } from '../../db/db.js'
-import type { UsedJtiStore } from '../types.js'
-import { deleteExpired, ts } from './columns.js'
+import type { Db } from '../db/db.js'
+import type { UsedJtiStore } from './types.js'
+import { deleteExpired, ts } from './columns.postgres.js'
 
 export function createPgUsedJtiStore(db: Db): UsedJtiStore {
   return {
