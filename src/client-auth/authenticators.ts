@@ -7,7 +7,8 @@ import type { AuthenticatedClient, Client, IntrospectionCaller, Secret } from '.
 import { OAuthError } from '../errors.js'
 import type { ClientAuthThrottle } from './throttle.js'
 import { checkParameter, DEFAULT_INPUT_LIMIT } from '../domain/input-limits.js'
-import type { ClientStore, ResourceStore } from '../stores/types.js'
+import type { ClientStore } from '../stores/clients.js'
+import type { ResourceStore } from '../stores/resources.js'
 import { secretMatches } from '../tokens/handles.js'
 import { throttledFailures } from './failures.js'
 

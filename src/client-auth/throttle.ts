@@ -12,7 +12,7 @@ import type { Logger } from 'pino'
 import type { Clock } from '../domain/clock.js'
 import { isUnavailable } from '../errors.js'
 import { createAuditLog, type AuditSink } from '../observe/audit.js'
-import type { FailureCounterStore, FailurePolicy } from '../stores/types.js'
+import type { FailureCounterStore, FailurePolicy } from '../stores/failure-counters.js'
 
 export type ClientAuthFailure = 'unknown_client' | 'disabled' | 'secret_required' | 'bad_secret' | 'blocked'
 

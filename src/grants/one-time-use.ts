@@ -38,7 +38,7 @@
 import type { Clock } from '../domain/clock.js'
 import type { AuditEvent, AuditSink } from '../observe/audit.js'
 import { OAuthError } from '../errors.js'
-import type { GrantStore } from '../stores/types.js'
+import type { GrantStore } from '../stores/grants.js'
 import type { TokenResponse } from '../tokens/issuer.js'
 
 export interface Redemption<A> {

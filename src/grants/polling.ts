@@ -12,7 +12,7 @@
 import type { Clock } from '../domain/clock.js'
 import type { CibaStatus, Client } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
-import type { PolledGrantStore } from '../stores/types.js'
+import type { PolledGrantStore } from '../stores/polling.js'
 import type { TokenResponse } from '../tokens/issuer.js'
 import type { OneTimeUse, Who } from './one-time-use.js'
 import type { GrantContext } from './registry.js'

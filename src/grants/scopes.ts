@@ -2,7 +2,7 @@
 // RFC 8707 §2 (resource indicators → invalid_target), OIDC Core §11 (offline_access).
 import type { Client, ResolvedScopes } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
-import type { ResourceCatalogue, ResourceStore } from '../stores/types.js'
+import type { ResourceCatalogue, ResourceStore } from '../stores/resources.js'
 
 export interface ScopeResolver {
   /** scope param (space-delimited) or undefined → client's API scopes; throws invalid_scope / invalid_target */

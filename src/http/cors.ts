@@ -27,7 +27,7 @@ import cors from '@fastify/cors'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
 import { isWebOrigin } from '../domain/origin.js'
 import { isUnavailable } from '../errors.js'
-import type { ClientStore } from '../stores/types.js'
+import type { ClientStore } from '../stores/clients.js'
 import { readClientCredentials } from '../client-auth/authenticators.js'
 
 export type CorsPolicy = 'public' | 'client'

@@ -13,7 +13,7 @@
 // A client without requireConsent is trusted by its configuration: never asked.
 import type { Clock } from '../domain/clock.js'
 import type { Client } from '../domain/types.js'
-import type { Consent, ConsentStore } from '../stores/types.js'
+import type { Consent, ConsentStore } from '../stores/consents.js'
 
 export interface ConsentService {
   /** The requested scopes the user has not yet granted this client; [] when no consent is needed. */

@@ -3,7 +3,7 @@
 // what it will be able to do (each scope as describeScopes tells it, never a raw name when the
 // seed or the standard texts have better), the binding message to compare where there is one,
 // and who is signed in. Rendered by src/pages/decision.ts.
-import type { ResourceCatalogue } from '../stores/types.js'
+import type { ResourceCatalogue } from '../stores/resources.js'
 import { describeScopes, type ScopeDescription } from './scope-descriptions.js'
 
 export interface DecisionView {

@@ -1,7 +1,7 @@
 // What a person reads about each scope on a decision screen (CIBA approval, authorization,
 // device): the seeded displayName and description of the API scope or identity resource, else
 // a plain default for the standard OpenID Connect scopes (OIDC Core §5.4, §11), else the name.
-import type { ResourceCatalogue } from '../stores/types.js'
+import type { ResourceCatalogue } from '../stores/resources.js'
 
 export interface ScopeDescription {
   name: string

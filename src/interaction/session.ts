@@ -14,7 +14,7 @@
 // is never the one that is signed in).
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../domain/clock.js'
-import type { StoredSession, UserSessionStore } from '../stores/types.js'
+import type { StoredSession, UserSessionStore } from '../stores/user-sessions.js'
 import { newHandle } from '../tokens/handles.js'
 
 export type Session = StoredSession

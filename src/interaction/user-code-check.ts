@@ -8,7 +8,7 @@ import { throttleAddress } from '../domain/address.js'
 import type { Clock } from '../domain/clock.js'
 import type { User } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
-import type { FailureCounterStore, FailurePolicy } from '../stores/types.js'
+import type { FailureCounterStore, FailurePolicy } from '../stores/failure-counters.js'
 import { verifyPassword } from './passwords.js'
 
 export interface UserCodeCheck {

@@ -4,7 +4,7 @@
 import { createPrivateKey, createPublicKey, type JsonWebKeyInput, type KeyObject } from 'node:crypto'
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose'
 import type { SigningAlg } from '../config.js'
-import type { StoredSigningKey } from '../stores/types.js'
+import type { StoredSigningKey } from '../stores/signing-keys.js'
 import { decryptPrivateKey, encryptPrivateKey, KeyDecryptionError } from './key-crypto.js'
 
 /** The only members a published key carries (RFC 7518 §6.2.1, §6.3.1; RFC 8037 §2). */

@@ -10,7 +10,7 @@
 // published until retire_at).
 import { KEY_RELOAD_SECONDS, SIGNING_ALGS, type Config, type SigningAlg } from '../config.js'
 import type { Clock } from '../domain/clock.js'
-import type { SigningKeyStore, StoredSigningKey } from '../stores/types.js'
+import type { SigningKeyStore, StoredSigningKey } from '../stores/signing-keys.js'
 import { signCompact, decodeCompact, typMatches, verifySignature } from '../tokens/jwt.js'
 import { deriveKeyEncryptionKey, encryptPrivateKey } from './key-crypto.js'
 import { generateSigningKey, loadSigningKey, type LoadedKey } from './key-material.js'

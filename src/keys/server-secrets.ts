@@ -6,7 +6,7 @@
 // encrypted needs the same KEY_ENCRYPTION_SECRET.
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../domain/clock.js'
-import type { ServerSecretStore } from '../stores/types.js'
+import type { ServerSecretStore } from '../stores/server-secrets.js'
 import { decryptAtRest, deriveKeyEncryptionKey, encryptAtRest, KeyDecryptionError } from './key-crypto.js'
 
 export interface ServerSecretDeps {

@@ -4,7 +4,8 @@
 // every replica. Claims lease rows with FOR UPDATE SKIP LOCKED: two replicas claiming at the same
 // moment get different rows, and a leased row is not claimed again until its lease ends.
 import type { Db, Queryable } from '../db/db.js'
-import type { BackchannelLogoutStore, LogoutDelivery, SessionEndReason } from './types.js'
+import type { BackchannelLogoutStore, LogoutDelivery } from './backchannel-logouts.js'
+import type { SessionEndReason } from './user-sessions.js'
 import { deleteExpired, toMs, ts } from './columns.postgres.js'
 
 export const LOGOUTS_CHANNEL = 'authz_backchannel_logouts'

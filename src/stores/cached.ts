@@ -9,7 +9,9 @@
 import type { Clock } from '../domain/clock.js'
 import { isUnavailable } from '../errors.js'
 import type { ApiResource, Client } from '../domain/types.js'
-import type { ClientStore, ResourceCatalogue, ResourceStore, UserStore } from './types.js'
+import type { ClientStore } from './clients.js'
+import type { ResourceCatalogue, ResourceStore } from './resources.js'
+import type { UserStore } from './users.js'
 
 /** Bound on cached keys, so that a flood of unknown client ids cannot grow memory without limit (see shrink). */
 export const MAX_CACHED_KEYS = 10_000

@@ -2,7 +2,7 @@
 // findById is on the token endpoint's hot path: one round trip, secrets folded in with json_agg.
 import type { Db } from '../db/db.js'
 import type { AccessTokenType, Client, RefreshTokenExpiration, RefreshTokenUsage } from '../domain/types.js'
-import type { ClientStore } from './types.js'
+import type { ClientStore } from './clients.js'
 import { secretsJsonAgg, toSecret, type SecretJson } from './columns.postgres.js'
 
 interface ClientRow {

@@ -2,7 +2,7 @@
 // Granting is one INSERT ... ON CONFLICT DO UPDATE, so concurrent grants for the same user and
 // client merge: the row lock makes the second statement see the first one's scopes.
 import type { Queryable } from '../db/db.js'
-import type { Consent, ConsentStore } from './types.js'
+import type { Consent, ConsentStore } from './consents.js'
 import { toMs, ts } from './columns.postgres.js'
 
 interface ConsentRow {

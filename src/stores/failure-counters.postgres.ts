@@ -3,7 +3,7 @@
 // UPDATE, which locks the row and sees its latest version, so concurrent failures on any replica
 // are all counted and never pass the limit; a row past expires_at is treated as absent.
 import type { Db } from '../db/db.js'
-import type { FailureCounterStore, FailureKey, FailurePolicy, FailureRecord } from './types.js'
+import type { FailureCounterStore, FailureKey, FailurePolicy, FailureRecord } from './failure-counters.js'
 import { deleteExpired, ts } from './columns.postgres.js'
 
 const NOW = '$4::timestamptz'

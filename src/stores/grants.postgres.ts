@@ -13,7 +13,7 @@
 import { createBatcher } from '../db/batcher.js'
 import type { Db, Queryable } from '../db/db.js'
 import type { GrantKind, PersistedGrant } from '../domain/types.js'
-import type { FamilyGrant, GrantStore, NewGrant, RevokedFamily } from './types.js'
+import type { FamilyGrant, GrantStore, NewGrant, RevokedFamily } from './grants.js'
 import { deleteExpired, handleHash, ts } from './columns.postgres.js'
 import { REVOCATIONS_CHANNEL, revocationPayload } from './revocations.postgres.js'
 

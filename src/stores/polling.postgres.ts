@@ -3,7 +3,7 @@
 // that every replica agrees. Shared by ciba_requests and device_authorizations.
 import type { Db } from '../db/db.js'
 import type { CibaStatus, PolledRequest } from '../domain/types.js'
-import type { PollRecord } from './types.js'
+import type { PollRecord } from './polling.js'
 import { toMs, ts } from './columns.postgres.js'
 
 /** The columns every polled table has (PolledRequest). */

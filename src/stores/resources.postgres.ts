@@ -2,7 +2,7 @@
 // catalogue scope validation works from. Small enough to load whole.
 import type { Db } from '../db/db.js'
 import type { ApiResource, ApiScope, IdentityResource } from '../domain/types.js'
-import type { ResourceCatalogue, ResourceStore } from './types.js'
+import type { ResourceCatalogue, ResourceStore } from './resources.js'
 import { secretsJsonAgg, toSecret, type SecretJson } from './columns.postgres.js'
 
 interface ApiScopeRow {

@@ -3,7 +3,7 @@
 // in-memory revocation list (src/tokens/revocation-list.ts, through subscribe) learns of it once
 // it is committed.
 import type { Db } from '../db/db.js'
-import type { RevocationStore } from './types.js'
+import type { RevocationStore } from './revocations.js'
 import { deleteExpired, toMs, ts } from './columns.postgres.js'
 
 export const REVOCATIONS_CHANNEL = 'authz_revocations'

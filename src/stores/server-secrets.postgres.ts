@@ -1,7 +1,7 @@
 // Server-wide secrets (table server_secrets): created once by whichever replica asks first,
 // then the same for every replica. Times come from the caller's clock.
 import type { Queryable } from '../db/db.js'
-import type { ServerSecretStore } from './types.js'
+import type { ServerSecretStore } from './server-secrets.js'
 import { ts } from './columns.postgres.js'
 
 export function createPgServerSecretStore(db: Queryable): ServerSecretStore {

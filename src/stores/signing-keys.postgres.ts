@@ -3,7 +3,7 @@
 // each key once. Times go in and out as epoch milliseconds (the caller's Clock), never now().
 import type { SigningAlg } from '../config.js'
 import type { Db, Queryable } from '../db/db.js'
-import type { SigningKeyStore, SigningKeyWriter, StoredSigningKey } from './types.js'
+import type { SigningKeyStore, SigningKeyWriter, StoredSigningKey } from './signing-keys.js'
 
 /** Fixed key for pg_advisory_xact_lock, distinct from the migration runner's: "authk" in ASCII. */
 const LOCK_KEY = 0x617574686b

@@ -2,7 +2,7 @@
 // jti until the object expires. Recording is one statement, so two concurrent uses of the same
 // jti yield exactly one success.
 import type { Db } from '../db/db.js'
-import type { UsedJtiStore } from './types.js'
+import type { UsedJtiStore } from './used-jtis.js'
 import { deleteExpired, ts } from './columns.postgres.js'
 
 export function createPgUsedJtiStore(db: Db): UsedJtiStore {

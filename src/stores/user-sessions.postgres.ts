@@ -3,7 +3,7 @@
 // 256-bit handle; only its SHA-256 is stored. expires_at is the idle deadline, moved forward by
 // use() and never past ends_at, the absolute end.
 import type { Queryable } from '../db/db.js'
-import type { StoredSession, UserSessionStore } from './types.js'
+import type { StoredSession, UserSessionStore } from './user-sessions.js'
 import { notifyQueued, queueLogoutsSql } from './backchannel-logouts.postgres.js'
 import { deleteExpired, handleHash, toMs, ts } from './columns.postgres.js'
 

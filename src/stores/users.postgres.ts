@@ -1,7 +1,7 @@
 // Users: subject id, username, scrypt password hash, claims (OIDC Core §5.1) and the CIBA user code hash.
 import type { Queryable } from '../db/db.js'
 import type { User } from '../domain/types.js'
-import type { UserStore } from './types.js'
+import type { UserStore } from './users.js'
 
 interface UserRow {
   subject_id: string

@@ -2,7 +2,7 @@
 // tokens). Loaded from revoked_tokens at start, kept current by LISTEN/NOTIFY, reloaded whole
 // after the listening connection reconnects. JWT introspection then needs no database read.
 import type { Clock } from '../domain/clock.js'
-import type { RevocationStore } from '../stores/types.js'
+import type { RevocationStore } from '../stores/revocations.js'
 
 export interface RevocationList {
   /** Loads the active revocations and subscribes to new ones. */

@@ -13,7 +13,9 @@ import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
 import { isUnavailable } from '../errors.js'
 import type { PersistedGrant } from '../domain/types.js'
-import type { ClientStore, GrantStore, UserStore } from '../stores/types.js'
+import type { ClientStore } from '../stores/clients.js'
+import type { GrantStore } from '../stores/grants.js'
+import type { UserStore } from '../stores/users.js'
 import type { SigningKeyService } from '../keys/signing-keys.js'
 
 export type ReadToken =

@@ -6,7 +6,7 @@ import { CliError, UsageError, type CliContext } from '../../src/cli/context.js'
 import { createManualClock } from '../../src/domain/clock.js'
 import { applySeed } from '../../src/seed/apply.js'
 import { createPgCibaRequestStore } from '../../src/stores/ciba-requests.postgres.js'
-import type { NewCibaRequest } from '../../src/stores/types.js'
+import type { NewCibaRequest } from '../../src/stores/ciba-requests.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 let t: TestDb

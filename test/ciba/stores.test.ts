@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPgCibaRequestStore } from '../../src/stores/ciba-requests.postgres.js'
 import { createPgUsedJtiStore } from '../../src/stores/used-jtis.postgres.js'
-import type { NewCibaRequest } from '../../src/stores/types.js'
+import type { NewCibaRequest } from '../../src/stores/ciba-requests.js'
 import { handleHash } from '../../src/stores/columns.postgres.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { describeScopes } from '../../src/interaction/scope-descriptions.js'
 import { applySeed } from '../../src/seed/apply.js'
 import { createPgResourceStore } from '../../src/stores/resources.postgres.js'
-import type { ResourceCatalogue } from '../../src/stores/types.js'
+import type { ResourceCatalogue } from '../../src/stores/resources.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 let t: TestDb

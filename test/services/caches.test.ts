@@ -5,7 +5,9 @@ import type { Client } from '../../src/domain/types.js'
 import { UnavailableError } from '../../src/errors.js'
 import { createRevocationList } from '../../src/tokens/revocation-list.js'
 import { createCachedClientStore, createCachedResourceStore, createCachedUserStore, createTtlCache } from '../../src/stores/cached.js'
-import type { ClientStore, ResourceStore, UserStore } from '../../src/stores/types.js'
+import type { ClientStore } from '../../src/stores/clients.js'
+import type { ResourceStore } from '../../src/stores/resources.js'
+import type { UserStore } from '../../src/stores/users.js'
 
 function countingClients() {
   const calls: string[] = []

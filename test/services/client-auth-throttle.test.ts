@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import { createClientAuthThrottle } from '../../src/client-auth/throttle.js'
 import { createPgFailureCounterStore } from '../../src/stores/failure-counters.postgres.js'
-import type { FailureCounterStore } from '../../src/stores/types.js'
+import type { FailureCounterStore } from '../../src/stores/failure-counters.js'
 import { captureLogs } from '../helpers/app.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 

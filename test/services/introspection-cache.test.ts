@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import { createIntrospectionService } from '../../src/flows/introspection/service.js'
 import type { Client } from '../../src/domain/types.js'
-import type { GrantStore } from '../../src/stores/types.js'
+import type { GrantStore } from '../../src/stores/grants.js'
 import type { SigningKeyService } from '../../src/keys/signing-keys.js'
 
 const ISSUER = 'https://authz.test'

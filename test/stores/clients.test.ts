@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPgClientStore } from '../../src/stores/clients.postgres.js'
-import type { ClientStore } from '../../src/stores/types.js'
+import type { ClientStore } from '../../src/stores/clients.js'
 import { secretHash } from '../../src/tokens/handles.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPgClientStore } from '../../src/stores/clients.postgres.js'
 import { createPgConsentStore } from '../../src/stores/consents.postgres.js'
 import { createPgUserStore } from '../../src/stores/users.postgres.js'
-import type { ConsentStore } from '../../src/stores/types.js'
+import type { ConsentStore } from '../../src/stores/consents.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 const T0 = Date.UTC(2026, 0, 1)

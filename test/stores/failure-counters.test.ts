@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPgFailureCounterStore } from '../../src/stores/failure-counters.postgres.js'
-import type { FailureCounterStore, FailureKey } from '../../src/stores/types.js'
+import type { FailureCounterStore, FailureKey } from '../../src/stores/failure-counters.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 let t: TestDb

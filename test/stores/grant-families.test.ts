@@ -3,7 +3,7 @@
 // device codes), its tokens go through issueIntoFamily, so this is the property they all rest on.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPgGrantStore, REVOKED_FAMILY_RETENTION_MS } from '../../src/stores/grants.postgres.js'
-import type { FamilyGrant } from '../../src/stores/types.js'
+import type { FamilyGrant } from '../../src/stores/grants.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 let t: TestDb

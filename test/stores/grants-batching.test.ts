@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PG_UNIQUE_VIOLATION, pgErrorCode, type Db } from '../../src/db/db.js'
 import { createPgGrantStore } from '../../src/stores/grants.postgres.js'
-import type { NewGrant } from '../../src/stores/types.js'
+import type { NewGrant } from '../../src/stores/grants.js'
 import { handleHash } from '../../src/stores/columns.postgres.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 

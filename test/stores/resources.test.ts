@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPgResourceStore } from '../../src/stores/resources.postgres.js'
-import type { ResourceStore } from '../../src/stores/types.js'
+import type { ResourceStore } from '../../src/stores/resources.js'
 import { secretHash } from '../../src/tokens/handles.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 

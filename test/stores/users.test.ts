@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPgUserStore } from '../../src/stores/users.postgres.js'
-import type { UserStore } from '../../src/stores/types.js'
+import type { UserStore } from '../../src/stores/users.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 let t: TestDb

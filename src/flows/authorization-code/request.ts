@@ -8,7 +8,7 @@ import type { Client, ResolvedScopes } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
 import { parseAcrValues, type ParsedAcrValues } from '../../grants/acr-values.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
-import type { ClientStore } from '../../stores/types.js'
+import type { ClientStore } from '../../stores/clients.js'
 import { checkNoControlCharacters, parameterLabel } from '../../domain/input-limits.js'
 
 export const AUTHORIZATION_CODE = 'authorization_code'

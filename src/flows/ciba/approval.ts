@@ -11,7 +11,9 @@ import type { CibaRequest } from '../../domain/types.js'
 import { decisionView, type DecisionView } from '../../interaction/decision.js'
 import type { ReturnTargetInfo } from '../../interaction/return-to.js'
 import type { Session } from '../../interaction/session.js'
-import type { CibaRequestStore, ClientStore, ResourceStore } from '../../stores/types.js'
+import type { CibaRequestStore } from '../../stores/ciba-requests.js'
+import type { ClientStore } from '../../stores/clients.js'
+import type { ResourceStore } from '../../stores/resources.js'
 
 export type ApprovalPage =
   | { kind: 'unknown' }

@@ -6,7 +6,7 @@ import { createLocalJWKSet, errors, jwtVerify, type JWK } from 'jose'
 import type { Clock } from '../../domain/clock.js'
 import type { Client } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
-import type { UsedJtiStore } from '../../stores/types.js'
+import type { UsedJtiStore } from '../../stores/used-jtis.js'
 import { checkNoControlCharacters, checkParameters } from '../../domain/input-limits.js'
 
 export const REQUEST_OBJECT_ALGS = ['ES256', 'PS256', 'RS256'] as const

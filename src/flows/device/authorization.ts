@@ -10,7 +10,7 @@ import type { Client } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
 import { DEVICE_CODE_GRANT } from './grant.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
-import type { DeviceAuthorizationStore } from '../../stores/types.js'
+import type { DeviceAuthorizationStore } from '../../stores/device-authorizations.js'
 import { newHandle } from '../../tokens/handles.js'
 import { formatUserCode, newUserCode } from './user-code.js'
 

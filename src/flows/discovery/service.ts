@@ -15,7 +15,7 @@
 // anything else is overwritten by the later contribution.
 import type { JWK } from 'jose'
 import { KEY_RELOAD_SECONDS, type Config } from '../../config.js'
-import type { ResourceCatalogue } from '../../stores/types.js'
+import type { ResourceCatalogue } from '../../stores/resources.js'
 import type { SigningKeyService } from '../../keys/signing-keys.js'
 
 export type DiscoveryMetadata = Record<string, unknown>

@@ -9,7 +9,7 @@
 // the End-User whether to log out"). Bad parameters are a page, never a redirect.
 import { OAuthError } from '../../errors.js'
 import type { Session } from '../../interaction/session.js'
-import type { ClientStore } from '../../stores/types.js'
+import type { ClientStore } from '../../stores/clients.js'
 import type { SigningKeyService } from '../../keys/signing-keys.js'
 import { readIdTokenHint } from './id-token-hint.js'
 import { checkNoControlCharacters } from '../../domain/input-limits.js'

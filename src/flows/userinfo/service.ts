@@ -6,7 +6,8 @@
 // and user are still enabled; the user is then read afresh for the claims, and checked again).
 import type { Config } from '../../config.js'
 import { OAuthError } from '../../errors.js'
-import type { ResourceStore, UserStore } from '../../stores/types.js'
+import type { ResourceStore } from '../../stores/resources.js'
+import type { UserStore } from '../../stores/users.js'
 import type { TokenReader } from '../../tokens/token-reader.js'
 
 export interface UserinfoDeps {

@@ -1,0 +1,16 @@
+// Store interface, named with domain verbs: it returns undefined when nothing is found; the
+// implementation beside it (resources.postgres.ts) is the SQL. Times are milliseconds since the epoch from
+// the caller (the injected Clock), never SQL now(), so that tests control protocol time.
+import type { ApiResource, ApiScope, IdentityResource } from '../domain/types.js'
+
+/** Everything scope validation needs, small enough to keep in memory. */
+export interface ResourceCatalogue {
+  apiScopes: Map<string, ApiScope>
+  apiResources: Map<string, ApiResource>
+  identityResources: Map<string, IdentityResource>
+}
+
+export interface ResourceStore {
+  loadCatalogue(): Promise<ResourceCatalogue>
+  findApiResource(name: string): Promise<ApiResource | undefined>
+}

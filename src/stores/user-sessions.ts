@@ -1,0 +1,64 @@
+// Store interface, named with domain verbs: it returns undefined when nothing is found; the
+// implementation beside it (user-sessions.postgres.ts) is the SQL. Times are milliseconds since the epoch from
+// the caller (the injected Clock), never SQL now(), so that tests control protocol time.
+
+/** A sign-in session (migrations/0009_sessions.sql), as its store returns it. */
+export interface StoredSession {
+  /** Public session id (OIDC `sid`, logout); not a secret. */
+  sid: string
+  subjectId: string
+  /** The user's username, read with the session (pages say who is signed in). */
+  username: string
+  /** When the person signed in (ms): the `auth_time` of what is issued in this session. */
+  authTime: number
+  /** How the person signed in (RFC 8176 values, e.g. ['pwd']). */
+  amr: string[]
+  /** Clients used in this session, in first-use order (for logout). */
+  clientIds: string[]
+  /** The idle deadline (ms): the session ends then unless it is used again. */
+  expiresAt: number
+  /** The absolute end (ms). */
+  endsAt: number
+}
+
+export interface NewSession {
+  /** The raw handle (the cookie value); the store keeps only its hash. */
+  handle: string
+  sid: string
+  subjectId: string
+  authTime: number
+  amr: string[]
+  createdAt: number
+  expiresAt: number
+  endsAt: number
+}
+
+/** Why a session ended: the person signed out, a new sign-in replaced it, or an administrator ended it. */
+export type SessionEndReason = 'logout' | 'replaced' | 'admin'
+
+export interface SessionEnd {
+  reason: SessionEndReason
+  /** ms: when (the queued logouts are due then). */
+  at: number
+}
+
+/** Sign-in sessions; the handle is stored only as a hash. Each method is one statement. */
+export interface UserSessionStore {
+  create(s: NewSession): Promise<void>
+  /**
+   * The session for this handle if it is alive at `now` (before both deadlines) and its user is
+   * enabled; its idle deadline moves to min(now + idleSeconds, endsAt) in the same statement.
+   */
+  use(handle: string, now: number, idleSeconds: number): Promise<StoredSession | undefined>
+  /**
+   * Deletes the session and, in the same statement, queues a back-channel logout for each client
+   * used in it that has a backChannelLogoutUri; returns the session as it was (undefined when
+   * there was none).
+   */
+  remove(handle: string, end: SessionEnd): Promise<StoredSession | undefined>
+  /** Ends every session of the subject (an administrator's sign-out), queuing their logouts the same way; returns how many. */
+  removeAllForSubject(subjectId: string, end: SessionEnd): Promise<number>
+  /** Adds a client to the session's list (once); false when the session is gone. */
+  addClient(sid: string, clientId: string): Promise<boolean>
+  removeExpired(before: number, limit: number): Promise<number>
+}
