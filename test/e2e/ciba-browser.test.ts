@@ -4,7 +4,7 @@
 import { createRemoteJWKSet, jwtVerify } from 'jose'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BANK, CIBA, createCibaTestApp, type CibaTestApp } from '../ciba/harness.js'
+import { BANK, CIBA, createCibaTestApp, type CibaTestApp } from '../flows/ciba/harness.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the CIBA browser test')

@@ -5,7 +5,7 @@ import * as oauth from 'oauth4webapi'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { cibaCommand } from '../../src/cli/ciba.js'
 import type { CliContext } from '../../src/cli/context.js'
-import { createCibaTestApp, type CibaTestApp } from '../ciba/harness.js'
+import { createCibaTestApp, type CibaTestApp } from '../flows/ciba/harness.js'
 
 let t: CibaTestApp
 let as: oauth.AuthorizationServer

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/http/logger.js'
 import { testConfig } from '../helpers/app.js'
 import { freePort } from '../helpers/free-port.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
-import { seedTokens } from '../http/token-fixtures.js'
+import { seedTokens } from '../flows/token/token-fixtures.js'
 
 let testDb: TestDb
 let app: Awaited<ReturnType<typeof buildApp>>

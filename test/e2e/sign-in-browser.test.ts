@@ -11,7 +11,7 @@ import { decodeJwt } from 'jose'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { handleHash } from '../../src/stores/columns.postgres.js'
-import { BANK, CIBA, createCibaTestApp, FORM, form, startCiba, type CibaTestApp } from '../ciba/harness.js'
+import { BANK, CIBA, createCibaTestApp, FORM, form, startCiba, type CibaTestApp } from '../flows/ciba/harness.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the sign-in browser tests')

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AUDIT_EVENTS } from '../../src/observe/audit.js'
 import { applySeed } from '../../src/seed/apply.js'
 import { basic } from '../helpers/app.js'
-import { decide, lastRequestId, signIn } from '../ciba/approve-helper.js'
-import { CIBA, createCibaTestApp, form, FORM, type CibaTestApp } from '../ciba/harness.js'
+import { decide, lastRequestId, signIn } from '../flows/ciba/approve-helper.js'
+import { CIBA, createCibaTestApp, form, FORM, type CibaTestApp } from '../flows/ciba/harness.js'
 import { parseMetrics, series } from './prometheus.js'
 
 const FROM = '198.51.100.7'
@@ -197,8 +197,8 @@ describe('audit events', () => {
 
   it('every line keeps to the schema, and no secret, token or password appears anywhere in the log', async () => {
     const events = audit()
-    // Every event but the device flow's (test/observe/audit-device.test.ts) and back-channel
-    // logout's (test/services/backchannel-logout.test.ts).
+    // Every event but the device flow's (test/flows/device/audit.test.ts) and back-channel
+    // logout's (test/flows/logout/backchannel-logout.test.ts).
     expect(new Set(events.map((e) => e.event))).toEqual(new Set(Object.keys(AUDIT_EVENTS).filter((e) => !e.startsWith('device.') && !e.startsWith('logout.'))))
     for (const e of events) {
       expect(Object.keys(e).filter((k) => !SCHEMA_FIELDS.has(k)), String(e.event)).toEqual([])

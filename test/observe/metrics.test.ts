@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { basic, createTestApp, form, FORM, type TestApp } from '../helpers/app.js'
 import { usingServer } from '../helpers/db.js'
-import { seedTokens } from '../http/token-fixtures.js'
+import { seedTokens } from '../flows/token/token-fixtures.js'
 import { parseMetrics, series } from './prometheus.js'
 
 let t: TestApp

@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { basic, createTestApp, form, FORM, type TestApp } from '../../helpers/app.js'
+import { CC, seedTokens } from '../token/token-fixtures.js'
+
+let t: TestApp
+let replica: TestApp // a second app on the same database: another replica
+beforeAll(async () => {
+  t = await createTestApp()
+  await seedTokens(t)
+  replica = await createTestApp({ testDb: t.testDb })
+})
+afterAll(async () => {
+  await replica.close()
+  await t.close()
+})
+
+async function token(id: string, secret: string, scope = 'orders.read') {
+  const res = await t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic(id, secret) }, payload: form({ grant_type: CC, scope }) })
+  expect(res.statusCode).toBe(200)
+  return res.json().access_token as string
+}
+const revoke = (params: Record<string, string>, headers: Record<string, string> = {}) =>
+  t.app.inject({ method: 'POST', url: '/connect/revocation', headers: { ...FORM, ...headers }, payload: form(params) })
+const introspect = (app: TestApp, tok: string) =>
+  app.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('orders-api', 'orders-secret') }, payload: form({ token: tok }) })
+
+/** Waits (bounded) for the NOTIFY to reach the other replica; real time, not protocol time. */
+async function eventually(fn: () => Promise<boolean>) {
+  for (let i = 0; i < 100; i++) {
+    if (await fn()) return true
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  return false
+}
+
+describe('revocation (RFC 7009)', () => {
+  it('revokes a JWT by jti on this replica at once and on the other through NOTIFY', async () => {
+    const jwt = await token('backend', 's3cret')
+    expect((await introspect(replica, jwt)).json().active).toBe(true)
+    const res = await revoke({ token: jwt, token_type_hint: 'access_token' }, { authorization: basic('backend', 's3cret') })
+    expect(res.statusCode).toBe(200)
+    expect(res.body).toBe('')
+    expect(res.headers['cache-control']).toBe('no-store')
+    expect((await introspect(t, jwt)).body).toBe('{"active":false}')
+    expect(await eventually(async () => (await introspect(replica, jwt)).body === '{"active":false}')).toBe(true)
+    const { rows } = await t.db.query<{ client_id: string }>('SELECT client_id FROM revoked_tokens')
+    expect(rows).toEqual([{ client_id: 'backend' }])
+  })
+
+  it('a replica that starts later loads the revocations from the database', async () => {
+    const jwt = await token('backend', 's3cret')
+    await revoke({ token: jwt, client_id: 'backend', client_secret: 's3cret' })
+    const late = await (await import('../../helpers/app.js')).createTestApp({ testDb: t.testDb })
+    try {
+      expect((await introspect(late, jwt)).body).toBe('{"active":false}')
+    } finally {
+      await late.close()
+    }
+  })
+
+  it('revokes a reference token and removes its row', async () => {
+    const ref = await token('ref-client', 'ref-secret')
+    expect((await introspect(t, ref)).json().active).toBe(true)
+    expect((await revoke({ token: ref }, { authorization: basic('ref-client', 'ref-secret') })).statusCode).toBe(200)
+    expect((await introspect(t, ref)).body).toBe('{"active":false}')
+    expect((await introspect(replica, ref)).body).toBe('{"active":false}')
+    const { rows } = await t.db.query(`SELECT 1 FROM persisted_grants WHERE kind = 'reference_token'`)
+    expect(rows).toEqual([])
+  })
+
+  it("answers 200 for unknown tokens and leaves another client's tokens alone", async () => {
+    const jwt = await token('backend', 's3cret')
+    const ref = await token('ref-client', 'ref-secret')
+    for (const tok of ['unknown', jwt, ref, 'a.b.c']) {
+      const res = await revoke({ token: tok }, { authorization: basic('other', 'other-secret') })
+      expect(res.statusCode).toBe(200)
+    }
+    expect((await introspect(t, jwt)).json().active).toBe(true)
+    expect((await introspect(t, ref)).json().active).toBe(true)
+  })
+
+  it('authenticates the client and requires token', async () => {
+    const bad = await revoke({ token: 'x' }, { authorization: basic('backend', 'nope') })
+    expect(bad.statusCode).toBe(401)
+    expect(bad.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
+    const missing = await revoke({}, { authorization: basic('backend', 's3cret') })
+    expect(missing.statusCode).toBe(400)
+    expect(missing.json()).toEqual({ error: 'invalid_request', error_description: 'token is required' })
+  })
+})

@@ -1,0 +1,63 @@
+// Per-address request rate limits (RFC 6585 §4): OAuth JSON at the API endpoints, an HTML page
+// on the sign-in POST; other addresses unaffected; 0 turns a limit off.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PAGE_HEADERS } from '../../src/pages/html.js'
+import { basic, createTestApp, form, FORM, type TestApp } from '../helpers/app.js'
+import { CC, seedTokens } from '../flows/token/token-fixtures.js'
+
+let t: TestApp
+let off: TestApp
+beforeAll(async () => {
+  t = await createTestApp({ env: { RATE_LIMIT_API: '3', RATE_LIMIT_SIGN_IN: '2' } })
+  off = await createTestApp({ env: { RATE_LIMIT_API: '0', RATE_LIMIT_SIGN_IN: '0' }, testDb: t.testDb })
+  await seedTokens(t)
+})
+afterAll(async () => {
+  await off?.close()
+  await t?.close()
+})
+
+const ENDPOINTS = ['/connect/token', '/connect/introspect', '/connect/revocation', '/connect/ciba']
+const call = (app: TestApp, url: string, address: string) =>
+  app.app.inject({ method: 'POST', url, remoteAddress: address, headers: { ...FORM, authorization: basic('backend', 's3cret') }, payload: form({ grant_type: CC, token: 'x' }) })
+
+describe('request rate limits', () => {
+  it.each(ENDPOINTS)('%s answers 429 temporarily_unavailable with Retry-After past the limit, per address', async (url) => {
+    const address = `192.0.2.${ENDPOINTS.indexOf(url) + 1}`
+    for (let i = 0; i < 3; i++) expect((await call(t, url, address)).statusCode).not.toBe(429)
+    const res = await call(t, url, address)
+    expect(res.statusCode).toBe(429)
+    expect(res.json()).toEqual({ error: 'temporarily_unavailable', error_description: 'too many requests from this address, retry later' })
+    expect(res.headers['retry-after']).toMatch(/^[1-9][0-9]*$/)
+    expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(60)
+    expect(res.headers['cache-control']).toBe('no-store')
+    expect(res.headers.pragma).toBe('no-cache')
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect((await call(t, url, '198.51.100.99')).statusCode).not.toBe(429)
+  })
+
+  it('answers successful requests without rate-limit headers', async () => {
+    const res = await call(t, '/connect/token', '192.0.2.50')
+    expect(res.statusCode).toBe(200)
+    expect(Object.keys(res.headers).filter((h) => h.startsWith('x-ratelimit') || h === 'retry-after')).toEqual([])
+  })
+
+  it('limits the sign-in POST with an HTML page', async () => {
+    const signIn = () =>
+      t.app.inject({ method: 'POST', url: '/account/sign-in?return_to=%2Fciba%2Fapprove%3Frequest%3Dnope', remoteAddress: '192.0.2.60', headers: FORM, payload: form({ username: 'a', password: 'b' }) })
+    for (let i = 0; i < 2; i++) expect((await signIn()).statusCode).not.toBe(429)
+    const res = await signIn()
+    expect(res.statusCode).toBe(429)
+    expect(res.headers).toMatchObject({ ...PAGE_HEADERS, 'retry-after': expect.stringMatching(/^[1-9][0-9]*$/) })
+    expect(res.body).toContain('<h1>Too many attempts</h1>')
+    expect(res.body).toContain('There were too many attempts from your network. Please wait a minute and try again.')
+  })
+
+  it('0 turns the limits off', async () => {
+    for (let i = 0; i < 10; i++) expect((await call(off, '/connect/token', '192.0.2.70')).statusCode).toBe(200)
+    for (let i = 0; i < 5; i++) {
+      const res = await off.app.inject({ method: 'POST', url: '/account/sign-in', remoteAddress: '192.0.2.70', headers: FORM, payload: '' })
+      expect(res.statusCode).not.toBe(429)
+    }
+  })
+})
