@@ -12,6 +12,9 @@ export interface ParsedAcrValues {
   idp: string | undefined
 }
 
+/** The acr values a password sign-in satisfies (emitted as `acr`) on every page a person signs in on. */
+export const SATISFIED_ACR_VALUES: readonly string[] = ['1', 'pwd']
+
 /** The longest tenant, idp or ACR value (and seed entry for allowedTenants). */
 export const ACR_VALUE_MAX = 100
 

@@ -52,20 +52,23 @@ export interface GrantDeps {
 export type GrantFactory = (deps: GrantDeps) => GrantHandler<any>
 
 export interface GrantRegistry {
+  /** Adds a handler; a grant_type registered twice is a programming error (thrown at start). */
+  add(handler: GrantHandler<any>): void
   get(grantType: string): GrantHandler | undefined
   /** For discovery's grant_types_supported. */
   grantTypes(): string[]
 }
 
-export function createGrantRegistry(handlers: GrantHandler<any>[]): GrantRegistry {
+export function createGrantRegistry(handlers: GrantHandler<any>[] = []): GrantRegistry {
   const byType = new Map<string, GrantHandler>()
-  for (const h of handlers) {
+  const add = (h: GrantHandler<any>) => {
     if (byType.has(h.grantType)) throw new Error(`grant type registered twice: ${h.grantType}`)
     byType.set(h.grantType, h)
   }
-  const types = [...byType.keys()]
+  handlers.forEach(add)
   return {
+    add,
     get: (grantType) => byType.get(grantType),
-    grantTypes: () => [...types],
+    grantTypes: () => [...byType.keys()],
   }
 }

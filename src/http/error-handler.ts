@@ -10,7 +10,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isUnavailable, OAuthError, UnavailableError } from '../errors.js'
 import { layout, pageHeaders, type Page } from '../pages/html.js'
-import { formPostResponse } from '../flows/authorization-code/pages.js'
+import { formPostResponse } from '../pages/form-post.js'
 import { errorPage } from '../pages/message.js'
 
 export type ErrorMode = 'oauth' | 'page' | 'redirect'

@@ -2,8 +2,9 @@
 // the health probes, which orchestrators send every few seconds: theirs are written at debug, so
 // that LOG_LEVEL=info shows traffic, not heartbeats. A probe that fails still logs as usual.
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
+import { LIVENESS_PATH, READINESS_PATH } from '../endpoints.js'
 
-const PROBE_PATHS = new Set(['/health/live', '/health/ready'])
+const PROBE_PATHS = new Set([LIVENESS_PATH, READINESS_PATH])
 
 export function isHealthProbe(req: { url?: string }): boolean {
   const url = req.url ?? ''

@@ -3,10 +3,8 @@
 // role=alert, autocomplete hints so password managers fill the right fields.
 import type { SignInView } from '../interaction/sign-in.js'
 import { alertBox, html, type Page } from './html.js'
+import { SIGN_IN_PATH, SIGN_OUT_PATH } from '../endpoints.js'
 
-export const SIGN_IN_PATH = '/account/sign-in'
-export const ACCOUNT_PATH = '/account'
-export const SIGN_OUT_PATH = '/account/sign-out'
 
 /** The sign-in page's URL, returning to `returnTo` afterwards. */
 export function signInUrl(returnTo?: string): string {

@@ -12,6 +12,7 @@ import { auth } from 'express-openid-connect'
 import session from 'express-session'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { backchannelLogoutWorker } from '../helpers/app.js'
 import { freePort } from '../helpers/free-port.js'
 import { ALICE, signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
@@ -82,7 +83,7 @@ describe.skipIf(!haveChromium)('express-openid-connect with backchannelLogout', 
     await page.goto(`${issuer}/account/sign-out`)
     await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')])
     expect(await page.locator('h1').textContent()).toContain('signed out')
-    await authz.app.authz.backchannelLogout.runOnce() // after any run the sign-out itself started
+    await backchannelLogoutWorker(authz.app).runOnce() // after any run the sign-out itself started
     const { rows } = await authz.db.query<{ client_id: string; status: string; http_status: number }>('SELECT client_id, status, http_status FROM backchannel_logouts')
     expect(rows).toEqual([{ client_id: 'shop', status: 'delivered', http_status: 204 }])
 

@@ -7,7 +7,8 @@ import { loadConfig, type Config } from '../../src/config.js'
 import { createManualClock } from '../../src/domain/clock.js'
 import type { GrantFactory } from '../../src/grants/registry.js'
 import { createLogger } from '../../src/http/logger.js'
-import type { BackchannelLogoutOptions } from '../../src/flows/logout/backchannel-logout.js'
+import type { BackchannelLogoutOptions, BackchannelLogoutWorker } from '../../src/flows/logout/backchannel-logout.js'
+import { BACKCHANNEL_LOGOUT_WORKER } from '../../src/flows/logout/index.js'
 import { createTestDb, type TestDb } from './db.js'
 
 export const TEST_ISSUER = 'https://authz.test'
@@ -75,4 +76,9 @@ export function basic(id: string, secret: string): string {
   // RFC 6749 §2.3.1: form-urlencode each part before base64.
   const enc = (s: string) => encodeURIComponent(s).replace(/%20/g, '+')
   return `Basic ${Buffer.from(`${enc(id)}:${enc(secret)}`).toString('base64')}`
+}
+
+/** The app's back-channel logout worker (the logout flow registers it): runOnce() sends what is due now. */
+export function backchannelLogoutWorker(app: FastifyInstance): BackchannelLogoutWorker {
+  return app.authz.workers.get(BACKCHANNEL_LOGOUT_WORKER) as BackchannelLogoutWorker
 }

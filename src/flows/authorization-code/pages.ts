@@ -1,10 +1,7 @@
-// The authorization endpoint's pages: the consent screen (the shared decision screen, OIDC Core
-// §3.1.2.4) and the form_post response (OAuth 2.0 Form Post Response Mode §2), which carries the
-// code or the error to the client in an HTML form that submits itself.
-import { createHash } from 'node:crypto'
+// The authorization endpoint's consent screen: the shared decision screen (OIDC Core §3.1.2.4).
 import type { DecisionView } from '../../interaction/decision.js'
 import { renderDecision } from '../../pages/decision.js'
-import { html, layout, pageHeaders, SafeHtml, type Page } from '../../pages/html.js'
+import type { Page } from '../../pages/html.js'
 
 export interface ConsentContext {
   action: string
@@ -23,30 +20,4 @@ export function renderConsent(view: DecisionView, ctx: ConsentContext, unanswere
       heading: `${view.clientName} wants to access your account`,
     }),
   }
-}
-
-// The only script we ever send: it submits the form at once. Allowed by its hash alone.
-const SUBMIT = 'document.forms[0].submit()'
-const SUBMIT_HASH = `'sha256-${createHash('sha256').update(SUBMIT).digest('base64')}'`
-
-/**
- * The form_post response page: the parameters as hidden fields posted to the redirect URI. Its
- * CSP allows that one script and form submission to that origin; without JavaScript the person
- * presses Continue.
- */
-export function formPostResponse(redirectUri: string, params: Record<string, string>, site: string): { headers: Record<string, string>; body: string } {
-  const origin = new URL(redirectUri).origin
-  const headers = pageHeaders([origin])
-  headers['content-security-policy'] = `${headers['content-security-policy']}; script-src ${SUBMIT_HASH}`
-  const page: Pick<Page, 'title' | 'body'> = {
-    title: 'Returning to the application',
-    body: html`<h1>Returning to the application</h1>
-<form method="post" action="${redirectUri}">
-${Object.entries(params).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`)}
-<noscript><p>JavaScript is off: press Continue to return to the application.</p></noscript>
-<div class="actions"><button class="button primary" type="submit">Continue</button></div>
-</form>
-<script>${new SafeHtml(SUBMIT)}</script>`,
-  }
-  return { headers, body: layout(page, site) }
 }

@@ -7,10 +7,12 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { OAuthError } from '../../errors.js'
 import { setErrorRedirect, withQuery } from '../../http/error-handler.js'
 import type { PageKit } from '../../http/page-kit.js'
-import { formPostResponse, renderConsent } from './pages.js'
+import { formPostResponse } from '../../pages/form-post.js'
+import { renderConsent } from './pages.js'
 import { signInUrl } from '../../pages/sign-in.js'
 import type { RawParams } from './request.js'
-import { AUTHORIZE_CONSENT_PATH, AUTHORIZE_PATH, type AuthorizeOutcome, type AuthorizeService } from './service.js'
+import { type AuthorizeOutcome, type AuthorizeService } from './service.js'
+import { AUTHORIZE_PATH, AUTHORIZE_CONSENT_PATH } from '../../endpoints.js'
 
 export interface AuthorizeRouteDeps {
   authorize: AuthorizeService

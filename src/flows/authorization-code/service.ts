@@ -10,7 +10,7 @@
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { Clock } from '../../domain/clock.js'
 import { OAuthError } from '../../errors.js'
-import { SATISFIED_ACR_VALUES } from '../ciba/grant.js'
+import { SATISFIED_ACR_VALUES } from '../../grants/acr-values.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { ConsentService } from '../../interaction/consent.js'
 import { decisionView, type DecisionView } from '../../interaction/decision.js'
@@ -22,11 +22,9 @@ import type { ResourceStore } from '../../stores/resources.js'
 import { newHandle } from '../../tokens/handles.js'
 import type { SigningKeyService } from '../../keys/signing-keys.js'
 import { resolveTarget, validateRequest, type AuthorizationRequest, type RawParams, type ResponseTarget } from './request.js'
-import { readIdTokenHint } from '../logout/id-token-hint.js'
+import { readIdTokenHint } from '../../tokens/id-token-hint.js'
+import { AUTHORIZE_PATH, AUTHORIZE_CONSENT_PATH } from '../../endpoints.js'
 
-export const AUTHORIZE_PATH = '/connect/authorize'
-/** The consent screen's form posts here (the page that shows it answers GET too). */
-export const AUTHORIZE_CONSENT_PATH = '/connect/authorize/consent'
 const MARKER = 'sign_in'
 
 /** What an authorization code's row holds (persisted_grants.data): what the token request checks and issues from. */

@@ -4,9 +4,10 @@
 // page and decision, nothing else.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { PageKit } from '../../http/page-kit.js'
-import { APPROVE_PATH, approvalUrl, renderApprovalPage } from './pages.js'
+import { approvalUrl, renderApprovalPage } from './pages.js'
 import { signInUrl } from '../../pages/sign-in.js'
 import { requestIdOf, type ApprovalPage, type CibaApproval } from './approval.js'
+import { CIBA_APPROVE_PATH } from '../../endpoints.js'
 
 export interface CibaApproveRouteDeps {
   approval: CibaApproval
@@ -15,7 +16,7 @@ export interface CibaApproveRouteDeps {
 
 export const cibaApproveRoutes: FastifyPluginAsync<CibaApproveRouteDeps> = async (app, { approval, pages }) => {
   const requestId = (req: FastifyRequest) => requestIdOf((req.query as Record<string, unknown>).request)
-  const here = (id: string | undefined) => (id ? approvalUrl(id) : APPROVE_PATH)
+  const here = (id: string | undefined) => (id ? approvalUrl(id) : CIBA_APPROVE_PATH)
 
   function send(req: FastifyRequest, reply: FastifyReply, page: ApprovalPage, id: string | undefined) {
     if (page.kind === 'sign-in') return pages.toSignIn(reply, here(id))
@@ -25,12 +26,12 @@ export const cibaApproveRoutes: FastifyPluginAsync<CibaApproveRouteDeps> = async
     }))
   }
 
-  app.get(APPROVE_PATH, pages.page, async (req, reply) => {
+  app.get(CIBA_APPROVE_PATH, pages.page, async (req, reply) => {
     const id = requestId(req)
     return send(req, reply, await approval.show(id, await pages.session(req)), id)
   })
 
-  app.post(APPROVE_PATH, pages.form(), async (req, reply) => {
+  app.post(CIBA_APPROVE_PATH, pages.form(), async (req, reply) => {
     const id = requestId(req)
     return send(req, reply, await approval.decide(id, await pages.session(req), pages.formOf(req).decision, { address: req.ip, requestId: req.id }), id)
   })

@@ -1,6 +1,7 @@
 // OpenID CIBA Core 1.0 §10.1 (token request), §11 (errors): the poll-mode token grant. The
 // polling rules (check order, slow_down, expiry, single use and the revocation of a second use)
 // are shared with the device_code grant (polling.ts); this file says how CIBA issues.
+import { SATISFIED_ACR_VALUES } from '../../grants/acr-values.js'
 import { z } from 'zod'
 import type { Clock } from '../../domain/clock.js'
 import type { CibaRequest, Client } from '../../domain/types.js'
@@ -23,9 +24,6 @@ const TEXTS = {
   expired: 'the request has expired',
   denied: 'the user denied the request',
 }
-
-/** The acr values a password sign-in on the approval page satisfies (emitted as `acr`). */
-export const SATISFIED_ACR_VALUES: readonly string[] = ['1', 'pwd']
 
 export interface CibaGrantDeps {
   clock: Clock

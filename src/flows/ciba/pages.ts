@@ -5,12 +5,12 @@ import type { ApprovalPage } from './approval.js'
 import { renderDecision } from '../../pages/decision.js'
 import { html, type Page } from '../../pages/html.js'
 import { messagePage } from '../../pages/message.js'
+import { CIBA_APPROVE_PATH } from '../../endpoints.js'
 
-export const APPROVE_PATH = '/ciba/approve'
 
 /** The approval page of one request; its form posts to the same URL. */
 export function approvalUrl(requestId: string): string {
-  return `${APPROVE_PATH}?request=${encodeURIComponent(requestId)}`
+  return `${CIBA_APPROVE_PATH}?request=${encodeURIComponent(requestId)}`
 }
 
 export interface ApprovalPageContext {
@@ -49,7 +49,7 @@ export function renderApprovalPage(page: Exclude<ApprovalPage, { kind: 'sign-in'
         status: page.unanswered ? 400 : 200,
         title: 'Approve sign-in',
         body: renderDecision(page.view, {
-          action: ctx.requestId ? approvalUrl(ctx.requestId) : APPROVE_PATH,
+          action: ctx.requestId ? approvalUrl(ctx.requestId) : CIBA_APPROVE_PATH,
           csrf: ctx.csrf,
           switchAccountHref: ctx.signInHref,
           error: page.unanswered ? 'Choose Approve or Deny.' : undefined,

@@ -7,6 +7,7 @@ import type { ClientAuthenticator } from '../../client-auth/authenticators.js'
 import { CIBA_INPUT_LIMITS, checkInputLengths } from '../../domain/input-limits.js'
 import { readForm } from '../../http/form.js'
 import type { CibaService } from './service.js'
+import { CIBA_PATH } from '../../endpoints.js'
 
 export interface CibaRouteDeps {
   authenticator: ClientAuthenticator
@@ -15,7 +16,6 @@ export interface CibaRouteDeps {
   rateLimit?: RateLimitOptions | undefined
 }
 
-export const CIBA_PATH = '/connect/ciba'
 
 export const cibaRoutes: FastifyPluginAsync<CibaRouteDeps> = async (app, deps) => {
   app.post(CIBA_PATH, { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {

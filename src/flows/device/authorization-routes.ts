@@ -7,8 +7,8 @@ import type { ClientAuthenticator } from '../../client-auth/authenticators.js'
 import { readForm } from '../../http/form.js'
 import type { DeviceAuthorizationService } from './authorization.js'
 import { checkInputLengths } from '../../domain/input-limits.js'
+import { DEVICE_AUTHORIZATION_PATH } from '../../endpoints.js'
 
-export const DEVICE_AUTHORIZATION_PATH = '/connect/deviceauthorization'
 
 export interface DeviceAuthorizationRouteDeps {
   authenticator: ClientAuthenticator

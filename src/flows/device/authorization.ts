@@ -13,9 +13,8 @@ import type { ScopeResolver } from '../../grants/scopes.js'
 import type { DeviceAuthorizationStore } from '../../stores/device-authorizations.js'
 import { newHandle } from '../../tokens/handles.js'
 import { formatUserCode, newUserCode } from './user-code.js'
+import { DEVICE_PATH } from '../../endpoints.js'
 
-/** The device page, where the person types the code (RFC 8628 §3.2 verification_uri). */
-export const DEVICE_PAGE_PATH = '/device'
 
 export interface DeviceAuthorizationResponse {
   device_code: string
@@ -81,7 +80,7 @@ export function createDeviceAuthorization(deps: DeviceAuthorizationDeps) {
         if (created.kind === 'full') throw tooManyPending(created.per, Math.max(1, Math.ceil((created.oldestExpiresAt - now) / 1000)))
         if (created.kind === 'code-taken') continue
         const shown = formatUserCode(userCode)
-        const page = `${config.issuer}${DEVICE_PAGE_PATH}`
+        const page = `${config.issuer}${DEVICE_PATH}`
         return {
           device_code: deviceCode,
           user_code: shown,

@@ -7,8 +7,8 @@ import { renderDecision } from '../../pages/decision.js'
 import { alertBox, html, type Page } from '../../pages/html.js'
 import { messagePage } from '../../pages/message.js'
 import { signInUrl } from '../../pages/sign-in.js'
+import { DEVICE_PATH } from '../../endpoints.js'
 
-export const DEVICE_PATH = '/device'
 
 /** The device page of one code; its decision form posts to the same URL. */
 export function devicePageUrl(userCode: string): string {

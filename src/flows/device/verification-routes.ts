@@ -6,8 +6,9 @@ import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { fromAnotherSite } from '../../http/fetch-metadata.js'
 import type { PageKit } from '../../http/page-kit.js'
-import { DEVICE_PATH, deviceReturnTarget, renderDevicePage } from './pages.js'
+import { deviceReturnTarget, renderDevicePage } from './pages.js'
 import type { DevicePage, DeviceVerification } from './verification.js'
+import { DEVICE_PATH } from '../../endpoints.js'
 
 export interface DeviceRouteDeps {
   verification: DeviceVerification

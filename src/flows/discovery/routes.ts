@@ -3,7 +3,8 @@
 // service, which features extend without touching this route. Readable from any origin (CORS),
 // so that a browser app can discover us.
 import type { FastifyPluginAsync } from 'fastify'
-import { DISCOVERY_PATH, JWKS_PATH, OAUTH_METADATA_PATH, type DiscoveryService } from './service.js'
+import { type DiscoveryService } from './service.js'
+import { DISCOVERY_PATH, OAUTH_METADATA_PATH, JWKS_PATH } from '../../endpoints.js'
 
 export interface DiscoveryRouteDeps {
   discovery: DiscoveryService

@@ -1,10 +1,10 @@
 // OpenID Connect Discovery 1.0 §3 / RFC 8414 §2 metadata, and the JWKS (RFC 7517 §5).
 //
 // HOW FEATURES ADD THEIR MEMBERS: the document lists only what is implemented, so each feature
-// contributes its own members in src/app.ts, next to where it is wired, without touching this
-// file or the route:
+// contributes its own members in its register() (src/flows/<flow>/index.ts), without touching
+// this file or the route:
 //
-//   discovery.contribute(() => ({
+//   core.discovery.contribute(() => ({
 //     introspection_endpoint: `${config.issuer}/connect/introspect`,
 //     grant_types_supported: ['client_credentials'],
 //   }))
@@ -17,9 +17,11 @@ import type { JWK } from 'jose'
 import { KEY_RELOAD_SECONDS, type Config } from '../../config.js'
 import type { ResourceCatalogue } from '../../stores/resources.js'
 import type { SigningKeyService } from '../../keys/signing-keys.js'
+import { JWKS_PATH, TOKEN_PATH } from '../../endpoints.js'
 
-export type DiscoveryMetadata = Record<string, unknown>
-export type DiscoveryContribution = () => DiscoveryMetadata | Promise<DiscoveryMetadata>
+import type { DiscoveryContribution, DiscoveryMetadata } from '../../core.js'
+
+export type { DiscoveryContribution, DiscoveryMetadata }
 
 export interface DiscoveryService {
   /** Adds members to the document (see the top of this file). */
@@ -38,10 +40,6 @@ export interface DiscoveryDeps {
   contributions?: DiscoveryContribution[]
 }
 
-export const JWKS_PATH = '/.well-known/openid-configuration/jwks'
-export const DISCOVERY_PATH = '/.well-known/openid-configuration'
-/** RFC 8414 §3: where OAuth clients look for the same document. */
-export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server'
 
 /** Claims every ID token we issue carries (OIDC Core §2), before identity resources add theirs. */
 const BASE_CLAIMS = ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'amr', 'sid']
@@ -60,13 +58,14 @@ export function jwksMaxAge(keyActivationDelay: number): number {
 
 export function createDiscoveryService(deps: DiscoveryDeps): DiscoveryService {
   const { config, keys } = deps
-  const contributions: DiscoveryContribution[] = [...(deps.contributions ?? [])]
+  // The list itself, not a copy: what flows contribute later (core.discovery) is seen here too.
+  const contributions: DiscoveryContribution[] = deps.contributions ?? []
 
   const base = async (): Promise<DiscoveryMetadata> => {
     const doc: DiscoveryMetadata = {
       issuer: config.issuer,
       jwks_uri: `${config.issuer}${JWKS_PATH}`,
-      token_endpoint: `${config.issuer}/connect/token`,
+      token_endpoint: `${config.issuer}${TOKEN_PATH}`,
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       subject_types_supported: ['public'],
       // ID tokens are signed with RS256 only (OIDC Core §15.1 requires it); nothing else is claimed.

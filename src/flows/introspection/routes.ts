@@ -7,6 +7,7 @@ import type { IntrospectionCallerAuthenticator } from '../../client-auth/authent
 import { checkInputLengths } from '../../domain/input-limits.js'
 import { readForm } from '../../http/form.js'
 import type { IntrospectionService } from './service.js'
+import { INTROSPECTION_PATH } from '../../endpoints.js'
 
 export const INTROSPECTION_JWT = 'application/token-introspection+jwt'
 
@@ -61,7 +62,7 @@ export function prefersJwtIntrospection(accept: string | undefined): boolean {
 
 export const introspectRoutes: FastifyPluginAsync<IntrospectRouteDeps> = async (app, deps) => {
   const count = deps.countResult
-  app.post('/connect/introspect', { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {
+  app.post(INTROSPECTION_PATH, { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {
     if (!count) return introspect(req, reply)
     try {
       return await introspect(req, reply)

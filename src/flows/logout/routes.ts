@@ -6,7 +6,8 @@ import { OAuthError } from '../../errors.js'
 import type { PageKit } from '../../http/page-kit.js'
 import { renderLogoutConfirm } from './pages.js'
 import { renderSignedOut } from '../../pages/sign-in.js'
-import { END_SESSION_CONFIRM_PATH, END_SESSION_PATH, type EndSessionOutcome, type EndSessionService } from './service.js'
+import { type EndSessionOutcome, type EndSessionService } from './service.js'
+import { END_SESSION_PATH, END_SESSION_CONFIRM_PATH } from '../../endpoints.js'
 
 export interface EndSessionRouteDeps {
   endSession: EndSessionService

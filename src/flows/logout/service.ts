@@ -11,12 +11,10 @@ import { OAuthError } from '../../errors.js'
 import type { Session } from '../../interaction/session.js'
 import type { ClientStore } from '../../stores/clients.js'
 import type { SigningKeyService } from '../../keys/signing-keys.js'
-import { readIdTokenHint } from './id-token-hint.js'
+import { readIdTokenHint } from '../../tokens/id-token-hint.js'
 import { checkNoControlCharacters } from '../../domain/input-limits.js'
+import { END_SESSION_CONFIRM_PATH } from '../../endpoints.js'
 
-export const END_SESSION_PATH = '/connect/endsession'
-/** The confirmation form posts here (GET shows it again). */
-export const END_SESSION_CONFIRM_PATH = '/connect/endsession/confirm'
 
 export interface LogoutRequest {
   /** Where to send the person afterwards (a registered URI, state added), or undefined: the signed-out page. */

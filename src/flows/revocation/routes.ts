@@ -7,6 +7,7 @@ import type { ClientAuthenticator } from '../../client-auth/authenticators.js'
 import { checkInputLengths } from '../../domain/input-limits.js'
 import { readForm } from '../../http/form.js'
 import type { RevocationService } from './service.js'
+import { REVOCATION_PATH } from '../../endpoints.js'
 
 export interface RevocationRouteDeps {
   authenticator: ClientAuthenticator
@@ -16,7 +17,7 @@ export interface RevocationRouteDeps {
 }
 
 export const revocationRoutes: FastifyPluginAsync<RevocationRouteDeps> = async (app, deps) => {
-  app.post('/connect/revocation', { config: { rateLimit: deps.rateLimit, corsPolicy: 'client' } }, async (req, reply) => {
+  app.post(REVOCATION_PATH, { config: { rateLimit: deps.rateLimit, corsPolicy: 'client' } }, async (req, reply) => {
     const form = readForm(req)
     checkInputLengths(form)
     const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })

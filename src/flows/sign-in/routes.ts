@@ -6,7 +6,8 @@ import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { PageKit } from '../../http/page-kit.js'
 import type { SignInService } from '../../interaction/sign-in.js'
-import { ACCOUNT_PATH, renderAccount, renderSignedOut, renderSignIn, renderSignOut, SIGN_IN_PATH, SIGN_OUT_PATH } from '../../pages/sign-in.js'
+import { renderAccount, renderSignedOut, renderSignIn, renderSignOut } from '../../pages/sign-in.js'
+import { ACCOUNT_PATH, SIGN_IN_PATH, SIGN_OUT_PATH } from '../../endpoints.js'
 
 export interface AccountRouteDeps {
   pages: PageKit

@@ -6,20 +6,21 @@ import type { ClientAuthenticator } from '../../client-auth/authenticators.js'
 import { checkInputLengths } from '../../domain/input-limits.js'
 import { readForm } from '../../http/form.js'
 import type { TokenService } from './service.js'
+import { TOKEN_PATH } from '../../endpoints.js'
 
 export interface TokenRouteDeps {
   authenticator: ClientAuthenticator
-  tokens: TokenService
+  service: TokenService
   /** Per-address request limit (src/http/rate-limit.ts); none when undefined. */
   rateLimit?: RateLimitOptions | undefined
 }
 
 export const tokenRoutes: FastifyPluginAsync<TokenRouteDeps> = async (app, deps) => {
-  app.post('/connect/token', { config: { rateLimit: deps.rateLimit, corsPolicy: 'client' } }, async (req, reply) => {
+  app.post(TOKEN_PATH, { config: { rateLimit: deps.rateLimit, corsPolicy: 'client' } }, async (req, reply) => {
     const form = readForm(req, { rejectEmpty: true })
     checkInputLengths(form)
     const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })
-    const res = await deps.tokens.exchange(auth, form, { address: req.ip, requestId: req.id })
+    const res = await deps.service.exchange(auth, form, { address: req.ip, requestId: req.id })
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
     return res
   })

@@ -6,8 +6,8 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { OAuthError } from '../../errors.js'
 import { readForm } from '../../http/form.js'
 import { bearerChallenge, type UserinfoService } from './service.js'
+import { USERINFO_PATH } from '../../endpoints.js'
 
-export const USERINFO_PATH = '/connect/userinfo'
 
 export interface UserinfoRouteDeps {
   userinfo: UserinfoService

@@ -16,7 +16,7 @@ import { createBackchannelLogoutWorker, type BackchannelLogoutOptions } from '..
 import { createPgBackchannelLogoutStore } from '../../../src/stores/backchannel-logouts.postgres.js'
 import { createPgClientStore } from '../../../src/stores/clients.postgres.js'
 import { codeFor, redeem, session, signInAt, authorizeSeed } from '../authorization-code/harness.js'
-import { createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { backchannelLogoutWorker, createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
 
 const EVENT = 'http://schemas.openid.net/event/backchannel-logout'
 
@@ -89,7 +89,7 @@ afterAll(async () => {
   await receiver.close()
 })
 beforeEach(async () => {
-  await t.app.authz.backchannelLogout.runOnce() // nothing left over from the test before
+  await backchannelLogoutWorker(t.app).runOnce() // nothing left over from the test before
   receiver.reset()
 })
 
@@ -99,7 +99,7 @@ async function cli(args: string[]) {
   return out
 }
 
-const worker = () => t.app.authz.backchannelLogout
+const worker = () => backchannelLogoutWorker(t.app)
 const sidOf = (idToken: string) => decodeJwt(idToken).sid as string
 
 /** Alice signed in, a code (and ID token) for `web`, codes for the other clients given. */

@@ -1,7 +1,7 @@
 // id_token_hint (OIDC Core §3.1.2.1, RP-Initiated Logout 1.0 §2): an ID token we issued, presented
 // back as a hint about who the person is. Its signature and issuer are checked; an expired one is
 // still a valid hint (the specs say so: the point is who, not when).
-import type { SigningKeyService } from '../../keys/signing-keys.js'
+import type { SigningKeyService } from '../keys/signing-keys.js'
 
 export interface IdTokenHint {
   sub: string

@@ -2,7 +2,8 @@
 // live: the process answers. ready: the database answers and every migration is applied.
 // Their request lines are logged at debug (src/http/log-controller.ts).
 import type { FastifyPluginAsync } from 'fastify'
-import { isUnavailable } from '../../errors.js'
+import { isUnavailable } from '../errors.js'
+import { LIVENESS_PATH, READINESS_PATH } from '../endpoints.js'
 
 /** Readiness answers within this long (and so within a second on a busy machine), whatever the database does: a probe must not hang. */
 export const READY_TIMEOUT_MS = 700
@@ -15,12 +16,12 @@ export interface HealthDeps {
 }
 
 export const healthRoutes: FastifyPluginAsync<HealthDeps> = async (app, deps) => {
-  app.get('/health/live', async (_req, reply) => {
+  app.get(LIVENESS_PATH, async (_req, reply) => {
     reply.header('cache-control', 'no-store')
     return { status: 'live' }
   })
 
-  app.get('/health/ready', async (req, reply) => {
+  app.get(READINESS_PATH, async (req, reply) => {
     reply.header('cache-control', 'no-store')
     if (deps.draining?.()) {
       reply.code(503)

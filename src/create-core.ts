@@ -1,0 +1,164 @@
+// createCore: the stores and the services every flow shares, built once per app, and the
+// registries the flows fill in (src/core.ts). One of the composition roots: the only place besides
+// main.ts and the CLI that names a PostgreSQL store.
+import type { FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
+import { createClientAuthenticator } from './client-auth/authenticators.js'
+import { clientAuthPolicy, createClientAuthThrottle } from './client-auth/throttle.js'
+import type { Config } from './config.js'
+import type { BackgroundWorker, Core, DiscoveryContribution, Interaction, Stores } from './core.js'
+import type { Db } from './db/db.js'
+import type { Clock } from './domain/clock.js'
+import { ACCOUNT_PATH } from './endpoints.js'
+import { isUnavailable } from './errors.js'
+import { createOneTimeUse } from './grants/one-time-use.js'
+import { createPolling } from './grants/polling.js'
+import { createGrantRegistry } from './grants/registry.js'
+import { createScopeResolver } from './grants/scopes.js'
+import { createPageKit } from './http/page-kit.js'
+import { createConsentService } from './interaction/consent.js'
+import { createCsrfTokens } from './interaction/csrf.js'
+import { createPasswordCheck, lockoutPolicy } from './interaction/password-check.js'
+import { createReturnTargets } from './interaction/return-to.js'
+import { createSessionService } from './interaction/session.js'
+import type { CleanupTask } from './jobs/cleanup.js'
+import { createSigningKeyService } from './keys/key-service.js'
+import { loadServerSecret } from './keys/server-secrets.js'
+import type { AuditSink } from './observe/audit.js'
+import type { Metrics } from './observe/metrics.js'
+import { createPgBackchannelLogoutStore } from './stores/backchannel-logouts.postgres.js'
+import { createCachedClientStore, createCachedResourceStore, createCachedUserStore } from './stores/cached.js'
+import { createPgCibaRequestStore } from './stores/ciba-requests.postgres.js'
+import { createPgClientStore } from './stores/clients.postgres.js'
+import { createPgConsentStore } from './stores/consents.postgres.js'
+import { createPgDeviceAuthorizationStore } from './stores/device-authorizations.postgres.js'
+import { createPgFailureCounterStore } from './stores/failure-counters.postgres.js'
+import { createPgGrantStore } from './stores/grants.postgres.js'
+import { createPgResourceStore } from './stores/resources.postgres.js'
+import { createPgRevocationStore } from './stores/revocations.postgres.js'
+import { createPgServerSecretStore } from './stores/server-secrets.postgres.js'
+import { createPgSigningKeyStore } from './stores/signing-keys.postgres.js'
+import { createPgUsedJtiStore } from './stores/used-jtis.postgres.js'
+import { createPgUserSessionStore } from './stores/user-sessions.postgres.js'
+import { createPgUserStore } from './stores/users.postgres.js'
+import { createTokenIssuer } from './tokens/issuer.js'
+import { createRevocationList } from './tokens/revocation-list.js'
+import { createTokenReader } from './tokens/token-reader.js'
+
+export interface CoreInputs {
+  app: FastifyInstance
+  config: Config
+  /** The app's database, every wait already bounded (src/db/bounded.ts). */
+  db: Db
+  clock: Clock
+  logger: Logger
+  audit: AuditSink
+  metrics: Metrics | undefined
+}
+
+/** What buildApp keeps of the registries to run them: the cleanup tasks and the workers. */
+export interface CoreRuntime {
+  cleanupTasks: CleanupTask[]
+  workers: Map<string, BackgroundWorker>
+}
+
+export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runtime: CoreRuntime }> {
+  const { app, config, db, clock, logger, audit } = inputs
+  const keys = await startSigningKeys(inputs)
+  const stores = createStores(db, config, clock)
+  const secretStore = createPgServerSecretStore(db)
+  const serverSecret = (name: string) =>
+    loadServerSecret(
+      {
+        store: secretStore,
+        clock,
+        keyEncryptionSecret: config.keyEncryptionSecret,
+        onEncrypted: (secretName) => logger.info({ name: secretName }, 'server secret stored in plaintext is now encrypted with KEY_ENCRYPTION_SECRET'),
+      },
+      name,
+    )
+
+  const revocationList = createRevocationList({ store: stores.revocations, clock })
+  await revocationList.start()
+  app.addHook('onClose', async () => revocationList.stop())
+  const clientAuthThrottle = createClientAuthThrottle({
+    failures: stores.failures, clock, logger, policy: clientAuthPolicy(config), staleSeconds: config.clientCacheTtl, audit,
+  })
+  const passwordCheck = createPasswordCheck({ users: stores.users, failures: stores.failures, clock, logger, policy: lockoutPolicy(config), audit })
+  const oneTimeUse = createOneTimeUse({ clock, grants: stores.grants, revokedJwts: revocationList, audit })
+  const scopes = createScopeResolver({ resources: stores.resources })
+  const tokenIssuer = createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources })
+  const tokenReader = createTokenReader({ config, clock, keys, grants: stores.grants, revocations: revocationList, clients: stores.clients, users: stores.users })
+  const interaction = await createInteraction(app, config, clock, stores, await serverSecret('csrf'))
+
+  const grants = createGrantRegistry()
+  const contributions: DiscoveryContribution[] = []
+  const runtime: CoreRuntime = { cleanupTasks: [], workers: new Map() }
+  const core: Core = {
+    app, config, clock, logger, stores, keys, audit, metrics: inputs.metrics, serverSecret,
+    clientAuth: createClientAuthenticator({ clients: stores.clients, clock, realm: config.issuer, throttle: clientAuthThrottle }),
+    clientAuthThrottle, passwordCheck, scopes, tokenIssuer, tokenReader, revocationList, oneTimeUse, interaction,
+    consent: createConsentService({ clock, consents: stores.consents }),
+    polling: createPolling({ clock, once: oneTimeUse }),
+    grantDeps: () => ({ config, clock, scopes, tokens: tokenIssuer, users: stores.users, tokenReader, once: oneTimeUse, audit }),
+    grants,
+    discovery: { contribute: (c) => void contributions.push(c), contributions: () => contributions },
+    cleanup: { add: (task) => void runtime.cleanupTasks.push(task) },
+    workers: {
+      add(name, worker) {
+        if (runtime.workers.has(name)) throw new Error(`worker registered twice: ${name}`)
+        runtime.workers.set(name, worker)
+      },
+    },
+  }
+  return { core, runtime }
+}
+
+/** Signing keys: created on first start (all replicas share them), then kept in memory. */
+async function startSigningKeys({ app, config, db, clock, logger, audit }: CoreInputs) {
+  const keys = createSigningKeyService({
+    config,
+    store: createPgSigningKeyStore(db),
+    clock,
+    onRefreshError: (err) => {
+      if (!isUnavailable(err)) logger.warn({ err }, 'signing key refresh failed; keeping the loaded keys')
+    },
+    audit,
+  })
+  const changes = await keys.ensureKeys()
+  if (changes.encrypted.length > 0) logger.info({ kids: changes.encrypted }, 'signing keys stored in plaintext are now encrypted with KEY_ENCRYPTION_SECRET')
+  if (changes.removed.length > 0) logger.info({ kids: changes.removed }, 'retired signing keys removed: nothing they signed is valid any more')
+  app.addHook('onClose', async () => keys.close())
+  return keys
+}
+
+/** Every store, once: cached where the hot path reads configuration (CLIENT_CACHE_TTL). */
+function createStores(db: Db, config: Config, clock: Clock): Stores {
+  const cache = { ttlSeconds: config.clientCacheTtl, maxStaleSeconds: config.clientCacheMaxStale, clock }
+  return {
+    clients: createCachedClientStore(createPgClientStore(db), cache),
+    resources: createCachedResourceStore(createPgResourceStore(db), cache),
+    users: createCachedUserStore(createPgUserStore(db), cache),
+    grants: createPgGrantStore(db),
+    revocations: createPgRevocationStore(db),
+    cibaRequests: createPgCibaRequestStore(db),
+    userSessions: createPgUserSessionStore(db),
+    usedJtis: createPgUsedJtiStore(db),
+    failures: createPgFailureCounterStore(db),
+    consents: createPgConsentStore(db),
+    devices: createPgDeviceAuthorizationStore(db),
+    backchannelLogouts: createPgBackchannelLogoutStore(db),
+  }
+}
+
+/**
+ * The one session, page kit and CSRF mechanism. The CSRF key is a server secret created once in
+ * the database, so every replica accepts the forms of every other.
+ */
+async function createInteraction(app: FastifyInstance, config: Config, clock: Clock, stores: Stores, csrfSecret: Buffer): Promise<Interaction> {
+  const sessions = createSessionService({ clock, store: stores.userSessions, idleSeconds: config.sessionIdleTimeout, lifetimeSeconds: config.sessionLifetime })
+  const pages = createPageKit(app, { issuer: config.issuer, sessionLifetime: config.sessionLifetime, sessions, csrf: createCsrfTokens(csrfSecret) })
+  const returnTargets = createReturnTargets()
+  returnTargets.allow({ path: ACCOUNT_PATH, describe: async () => ({}) })
+  return { pages, returnTargets, sessions }
+}

@@ -1,0 +1,30 @@
+// Every path this server answers, in one place: the routes register them, discovery publishes
+// them, the pages link to them, and nothing else spells them out.
+
+// OpenID Connect Discovery 1.0 §4 and RFC 8414 §3: the metadata documents; the JWKS (RFC 7517 §5).
+export const DISCOVERY_PATH = '/.well-known/openid-configuration'
+export const OAUTH_METADATA_PATH = '/.well-known/oauth-authorization-server'
+export const JWKS_PATH = '/.well-known/openid-configuration/jwks'
+
+// The OAuth endpoints a client or an API calls.
+export const TOKEN_PATH = '/connect/token' // RFC 6749 §3.2
+export const INTROSPECTION_PATH = '/connect/introspect' // RFC 7662 §2
+export const REVOCATION_PATH = '/connect/revocation' // RFC 7009 §2
+export const CIBA_PATH = '/connect/ciba' // OpenID CIBA Core 1.0 §7
+export const DEVICE_AUTHORIZATION_PATH = '/connect/deviceauthorization' // RFC 8628 §3.1
+export const USERINFO_PATH = '/connect/userinfo' // OpenID Connect Core 1.0 §5.3
+
+// The endpoints a browser is sent to, and the pages a person uses.
+export const AUTHORIZE_PATH = '/connect/authorize' // RFC 6749 §3.1
+export const AUTHORIZE_CONSENT_PATH = '/connect/authorize/consent'
+export const END_SESSION_PATH = '/connect/endsession' // OpenID Connect RP-Initiated Logout 1.0 §2
+export const END_SESSION_CONFIRM_PATH = '/connect/endsession/confirm'
+export const CIBA_APPROVE_PATH = '/ciba/approve'
+export const DEVICE_PATH = '/device' // RFC 8628 §3.3: the verification_uri
+export const ACCOUNT_PATH = '/account'
+export const SIGN_IN_PATH = '/account/sign-in'
+export const SIGN_OUT_PATH = '/account/sign-out'
+
+// Probes for the orchestrator.
+export const LIVENESS_PATH = '/health/live'
+export const READINESS_PATH = '/health/ready'

@@ -1,0 +1,32 @@
+// The authorization code flow (RFC 6749 §4.1, OpenID Connect Core §3.1, PKCE RFC 7636, RFC 9207):
+// the authorization endpoint on the shared sign-in, session and consent, and its token grant.
+import type { Core, Flow } from '../../core.js'
+import { AUTHORIZE_PATH } from '../../endpoints.js'
+import { createAuthorizationCodeGrant } from './grant.js'
+import { authorizeRoutes } from './routes.js'
+import { createAuthorizeService } from './service.js'
+
+export const authorizationCodeFlow: Flow = {
+  name: 'authorization-code',
+  async register(core: Core) {
+    const { config, clock, stores, scopes, keys } = core
+    const authorize = createAuthorizeService({
+      issuer: config.issuer, codeLifetime: config.authorizationCodeLifetime, clock, clients: stores.clients, resources: stores.resources,
+      scopes, consent: core.consent, sessions: core.interaction.sessions, grants: stores.grants, keys, secret: await core.serverSecret('authorize'),
+    })
+    core.interaction.returnTargets.allow({ path: AUTHORIZE_PATH, describe: authorize.describe })
+    await core.app.register(authorizeRoutes, { authorize, pages: core.interaction.pages })
+    core.grants.add(createAuthorizationCodeGrant({ clock, grants: stores.grants, once: core.oneTimeUse, users: stores.users, scopes, tokens: core.tokenIssuer }))
+    core.discovery.contribute(() => ({
+      authorization_endpoint: `${config.issuer}${AUTHORIZE_PATH}`,
+      response_types_supported: ['code'],
+      response_modes_supported: ['query', 'form_post'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      prompt_values_supported: ['none', 'login', 'consent'],
+      claims_parameter_supported: false,
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
+    }))
+  },
+}

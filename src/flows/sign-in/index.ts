@@ -1,0 +1,16 @@
+// The sign-in, sign-out and account pages: the one place a person signs in, for every flow
+// that needs it (the flows register their pages as return targets on core.interaction).
+import type { Core, Flow } from '../../core.js'
+import { ACCOUNT_PATH } from '../../endpoints.js'
+import { pageRateLimit } from '../../http/rate-limit.js'
+import { createSignInService } from '../../interaction/sign-in.js'
+import { accountRoutes } from './routes.js'
+
+export const signInFlow: Flow = {
+  name: 'sign-in',
+  async register(core: Core) {
+    const { pages, sessions, returnTargets } = core.interaction
+    const signIn = createSignInService({ passwordCheck: core.passwordCheck, sessions, targets: returnTargets, accountPath: ACCOUNT_PATH })
+    await core.app.register(accountRoutes, { pages, signIn, signInRateLimit: pageRateLimit(core.config.rateLimitSignIn) })
+  },
+}

@@ -1,0 +1,29 @@
+// The token endpoint (RFC 6749 §3.2) and the grants that have no flow of their own:
+// client_credentials (§4.4), refresh_token (§6), password (§4.3) and the extension grants built
+// in (§4.5: token exchange). Other flows add their grants to the same registry (core.grants).
+import type { Core, Flow } from '../../core.js'
+import { apiRateLimit } from '../../http/rate-limit.js'
+import { createClientCredentialsGrant } from './grants/client-credentials.js'
+import { EXTENSION_GRANTS } from './grants/extensions.js'
+import { createPasswordGrant } from './grants/password.js'
+import { createRefreshTokenGrant } from './grants/refresh-token.js'
+import { tokenRoutes } from './routes.js'
+import { createTokenService } from './service.js'
+
+export const tokenFlow: Flow = {
+  name: 'token',
+  async register(core: Core) {
+    const { config, clock, stores, scopes, tokenIssuer: tokens, audit } = core
+    core.grants.add(createClientCredentialsGrant({ scopes, tokens }))
+    core.grants.add(
+      createRefreshTokenGrant({
+        clock, publicClientRefreshTokenLifetime: config.publicClientRefreshTokenLifetime, grants: stores.grants, once: core.oneTimeUse, users: stores.users, scopes, tokens, audit,
+      }),
+    )
+    core.grants.add(createPasswordGrant({ clock, passwords: core.passwordCheck, scopes, tokens }))
+    for (const make of EXTENSION_GRANTS) core.grants.add(make(core.grantDeps()))
+    const service = createTokenService({ registry: core.grants, audit })
+    await core.app.register(tokenRoutes, { authenticator: core.clientAuth, service, rateLimit: apiRateLimit(config.rateLimitApi) })
+    core.discovery.contribute(() => ({ grant_types_supported: core.grants.grantTypes() }))
+  },
+}

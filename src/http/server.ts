@@ -1,0 +1,74 @@
+// The Fastify instance every flow registers on: logging, body limits, trusted proxies, timeouts,
+// the edge (src/http/edge.ts), the one error handler, the form parser, rate limits, cookies and
+// page headers. Nothing here knows a flow.
+import formbody from '@fastify/formbody'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { Logger } from 'pino'
+import type { Config } from '../config.js'
+import { OAuthError } from '../errors.js'
+import { clientErrorHandler, installEdgeChecks } from './edge.js'
+import { createErrorHandler, registerErrorHandling, sendError } from './error-handler.js'
+import { ProbesAtDebug } from './log-controller.js'
+import { lazyChildLoggerFactory } from './logger.js'
+import { registerCookies, registerPageHeaders } from './page-kit.js'
+import { registerRateLimit } from './rate-limit.js'
+import { requestIdOf } from './request-id.js'
+
+/** 64 KiB: far above any legitimate OAuth request (Duende caps JWT parameters at 50 KiB). */
+export const BODY_LIMIT = 64 * 1024
+
+export async function createServer(config: Config, logger: Logger): Promise<FastifyInstance> {
+  const errorOpts = { issuer: config.issuer, site: new URL(config.issuer).host }
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    childLoggerFactory: lazyChildLoggerFactory, // per-request loggers only when something is logged
+    bodyLimit: BODY_LIMIT,
+    trustProxy: config.trustProxy,
+    requestIdHeader: false, // genReqId reads X-Request-Id itself, and keeps it only when plain
+    genReqId: requestIdOf,
+    logController: new ProbesAtDebug(), // health probes' request lines at debug, not info
+    // The edge (src/http/edge.ts) answers in OAuth shape what Node and Fastify would answer themselves.
+    return503OnClosing: false,
+    clientErrorHandler,
+    frameworkErrors: createErrorHandler(errorOpts),
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+    ...serverTimeouts(config),
+  })
+  // Beyond this many open connections the listener refuses more (Node drops them at accept), so
+  // that held sockets cannot exhaust the process's file descriptors; 0: no cap.
+  if (config.httpMaxConnections > 0) app.server.maxConnections = config.httpMaxConnections
+  registerErrorHandling(app, errorOpts)
+  installEdgeChecks(app)
+  app.setNotFoundHandler((_req, reply) => reply.send(sendError(reply, new OAuthError('not_found', 'no endpoint at this path for this method'))))
+  app.addHook('onSend', async (req, reply) => {
+    reply.header('x-request-id', req.id)
+  })
+  return app
+}
+
+/** The form parser, rate limits, cookies and page headers: registered after the metrics hooks. */
+export async function registerRequestHandling(app: FastifyInstance): Promise<void> {
+  await app.register(formbody, { bodyLimit: BODY_LIMIT })
+  await registerRateLimit(app)
+  await registerCookies(app)
+  registerPageHeaders(app)
+}
+
+/**
+ * Bounds on every connection (Node's http.Server): the head within HTTP_HEADERS_TIMEOUT, the
+ * whole request within HTTP_REQUEST_TIMEOUT (Node answers 408, in OAuth shape by the edge), an
+ * idle keep-alive connection closed after HTTP_KEEP_ALIVE_TIMEOUT. Node checks the first two
+ * every connectionsCheckingInterval, so that is kept well below them.
+ */
+function serverTimeouts(config: Config) {
+  const ms = (s: number) => Math.round(s * 1000)
+  return {
+    requestTimeout: ms(config.httpRequestTimeout),
+    keepAliveTimeout: ms(config.httpKeepAliveTimeout),
+    http: {
+      headersTimeout: ms(config.httpHeadersTimeout),
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, ms(config.httpHeadersTimeout) / 4)),
+    },
+  }
+}
