@@ -3,7 +3,7 @@
 // Retry-After while the client and address are blocked).
 import { OAuthError } from '../errors.js'
 import type { ClientAuthFailure, ClientAuthThrottle } from './throttle.js'
-import type { PresentedCredentials } from './authenticators.js'
+import type { PresentedCredentials } from './credentials.js'
 
 /**
  * invalid_client answers with throttling (src/client-auth/throttle.ts): a blocked pair

@@ -28,7 +28,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler }
 import { isWebOrigin } from '../domain/origin.js'
 import { isUnavailable } from '../errors.js'
 import type { ClientStore } from '../stores/clients.js'
-import { readClientCredentials } from '../client-auth/authenticators.js'
+import { readClientCredentials } from '../client-auth/credentials.js'
 
 export type CorsPolicy = 'public' | 'client'
 
