@@ -1,9 +1,10 @@
-// The layer check itself (.dependency-cruiser.cjs, run by `npm run lint`): a wrong-way import in a
-// throwaway tree fails it with the rule's name, and the same tree without it passes.
+// The dependency rules themselves (.dependency-cruiser.cjs, run by `npm run lint`): a throwaway
+// tree shaped like src/ passes, and each rule fails, naming itself and the files, on one planted
+// wrong import (and the tree passes again once it is removed).
 import { execFile } from 'node:child_process'
 import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -21,17 +22,56 @@ async function cruise(dir: string): Promise<{ code: number; out: string }> {
   }
 }
 
-describe('layer rule check', () => {
+/** A tree whose imports all point the right way: one file per kind of folder. */
+const TREE: Record<string, string> = {
+  'src/errors.ts': 'export class OAuthError extends Error {}\n',
+  'src/endpoints.ts': "export const TOKEN_PATH = '/connect/token'\n",
+  'src/domain/types.ts': "import { OAuthError } from '../errors.js'\nexport type Client = { id: string; e?: OAuthError }\n",
+  'src/db/db.ts': 'export interface Db { query(sql: string): Promise<unknown> }\n',
+  'src/stores/users.ts': "import type { Client } from '../domain/types.js'\nexport interface UserStore { find(): Promise<Client> }\n",
+  'src/stores/users.postgres.ts':
+    "import type { Db } from '../db/db.js'\nimport type { UserStore } from './users.js'\nexport const createPgUserStore = (db: Db): UserStore => ({ find: async () => ({ id: String(await db.query('SELECT 1')) }) })\n",
+  'src/tokens/handles.ts': "import type { UserStore } from '../stores/users.js'\nexport const handle = (u?: UserStore) => String(u)\n",
+  'src/grants/grant.ts': "import { handle } from '../tokens/handles.js'\nexport const grant = () => handle()\n",
+  'src/http/glue.ts': "import type { FastifyInstance } from 'fastify'\nimport { grant } from '../grants/grant.js'\nexport const glue = (app?: FastifyInstance) => [app, grant()]\n",
+  'src/pages/page.ts': "import { TOKEN_PATH } from '../endpoints.js'\nexport const page = () => TOKEN_PATH\n",
+  'src/core.ts': "import type { FastifyInstance } from 'fastify'\nexport interface Core { app: FastifyInstance }\nexport interface Flow { register(core: Core): Promise<void> }\n",
+  'src/flows/token/service.ts': "import { grant } from '../../grants/grant.js'\nexport const token = () => grant()\n",
+  'src/flows/token/routes.ts':
+    "import type { FastifyPluginAsync } from 'fastify'\nimport { token } from './service.js'\nexport const routes: FastifyPluginAsync = async (app) => { app.get('/', async () => token()) }\n",
+  'src/flows/token/index.ts':
+    "import type { Core, Flow } from '../../core.js'\nimport { routes } from './routes.js'\nexport const tokenFlow: Flow = { register: async (core: Core) => { await core.app.register(routes) } }\n",
+  'src/flows/device/index.ts': "import type { Flow } from '../../core.js'\nexport const deviceFlow: Flow = { register: async () => {} }\n",
+  'src/app.ts':
+    "import { createPgUserStore } from './stores/users.postgres.js'\nimport { tokenFlow } from './flows/token/index.js'\nimport { deviceFlow } from './flows/device/index.js'\nexport const flows = [tokenFlow, deviceFlow, createPgUserStore]\n",
+}
+
+describe('dependency rules', () => {
   let dir: string
+  const write = async (file: string, text: string) => {
+    await mkdir(dirname(join(dir, file)), { recursive: true })
+    await writeFile(join(dir, file), text)
+  }
+  /** Plants `file`, runs the check, removes it again. */
+  const planted = async (file: string, text: string, replaces?: string) => {
+    await write(file, text)
+    try {
+      return await cruise(dir)
+    } finally {
+      if (replaces === undefined) await rm(join(dir, file))
+      else await write(file, replaces)
+    }
+  }
+
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'authz-layers-'))
     await cp(join(ROOT, '.dependency-cruiser.cjs'), join(dir, '.dependency-cruiser.cjs'))
     await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }))
-    for (const d of ['services', 'grants', 'tokens', 'routes', 'stores/postgres']) await mkdir(join(dir, 'src', d), { recursive: true })
-    await writeFile(join(dir, 'src/tokens/handles.ts'), 'export const handle = () => "h"\n')
-    await writeFile(join(dir, 'src/grants/grant.ts'), "import { handle } from '../tokens/handles.js'\nexport const grant = () => handle()\n")
-    await writeFile(join(dir, 'src/flows/token/service.ts'), "import { grant } from '../grants/grant.js'\nexport const token = () => grant()\n")
-    await writeFile(join(dir, 'src/flows/token/routes.ts'), "import { token } from '../services/token.js'\nexport const route = () => token()\n")
+    await mkdir(join(dir, 'node_modules/fastify'), { recursive: true })
+    await writeFile(join(dir, 'node_modules/fastify/package.json'), JSON.stringify({ name: 'fastify', version: '5.0.0', types: 'index.d.ts', main: 'index.js' }))
+    await writeFile(join(dir, 'node_modules/fastify/index.d.ts'), 'export interface FastifyInstance { get(p: string, h: () => unknown): void; register(p: unknown): Promise<void> }\nexport type FastifyPluginAsync = (app: FastifyInstance) => Promise<void>\n')
+    await writeFile(join(dir, 'node_modules/fastify/index.js'), 'module.exports = {}\n')
+    for (const [file, text] of Object.entries(TREE)) await write(file, text)
   })
   afterAll(async () => rm(dir, { recursive: true, force: true }))
 
@@ -41,20 +81,77 @@ describe('layer rule check', () => {
     expect(code).toBe(0)
   })
 
-  it('fails on a grant that imports a service, naming the rule and the files', async () => {
-    await writeFile(join(dir, 'src/grants/bad.ts'), "import { token } from '../services/token.js'\nexport const bad = () => token()\n")
-    const { code, out } = await cruise(dir)
-    await rm(join(dir, 'src/grants/bad.ts'))
+  const cases: { rule: string; file: string; text: string; edge: string }[] = [
+    {
+      rule: 'flows-do-not-import-each-other',
+      file: 'src/flows/device/bad.ts',
+      text: "import { token } from '../token/service.js'\nexport const bad = token\n",
+      edge: 'src/flows/device/bad.ts → src/flows/token/service.ts',
+    },
+    {
+      rule: 'no-fastify-outside-routes-and-http',
+      file: 'src/flows/token/logic.ts',
+      text: "import type { FastifyRequest } from 'fastify'\nexport type Bad = FastifyRequest\n",
+      edge: 'src/flows/token/logic.ts → node_modules/fastify/',
+    },
+    {
+      rule: 'no-sql-outside-stores-and-db',
+      file: 'src/grants/bad.ts',
+      text: "import type { Db } from '../db/db.js'\nexport type Bad = Db\n",
+      edge: 'src/grants/bad.ts → src/db/db.ts',
+    },
+    {
+      rule: 'only-roots-wire-postgres',
+      file: 'src/flows/token/bad.ts',
+      text: "import { createPgUserStore } from '../../stores/users.postgres.js'\nexport const bad = createPgUserStore\n",
+      edge: 'src/flows/token/bad.ts → src/stores/users.postgres.ts',
+    },
+    {
+      rule: 'shared-folders-below-flows',
+      file: 'src/grants/bad.ts',
+      text: "import { token } from '../flows/token/service.js'\nexport const bad = token\n",
+      edge: 'src/grants/bad.ts → src/flows/token/service.ts',
+    },
+    {
+      rule: 'tokens-below-kits',
+      file: 'src/tokens/bad.ts',
+      text: "import { grant } from '../grants/grant.js'\nexport const bad = grant\n",
+      edge: 'src/tokens/bad.ts → src/grants/grant.ts',
+    },
+    {
+      rule: 'pages-render-only',
+      file: 'src/pages/bad.ts',
+      text: "import type { UserStore } from '../stores/users.js'\nexport type Bad = UserStore\n",
+      edge: 'src/pages/bad.ts → src/stores/users.ts',
+    },
+    {
+      rule: 'bottom-imports-nothing-above',
+      file: 'src/domain/bad.ts',
+      text: "import type { UserStore } from '../stores/users.js'\nexport type Bad = UserStore\n",
+      edge: 'src/domain/bad.ts → src/stores/users.ts',
+    },
+  ]
+  it.each(cases)('fails on a planted import breaking $rule, naming it and the files', async ({ rule, file, text, edge }) => {
+    const { code, out } = await planted(file, text)
     expect(code).not.toBe(0)
-    expect(out).toContain('grants-below-services: src/grants/bad.ts → src/flows/token/service.ts')
+    expect(out).toContain(`${rule}: ${edge}`)
   })
 
-  it('fails on a route that reaches a Postgres store', async () => {
-    await writeFile(join(dir, 'src/stores/users.postgres.ts'), 'export const users = 1\n')
-    await writeFile(join(dir, 'src/routes/bad.ts'), "import { users } from '../stores/postgres/users.js'\nexport const bad = users\n")
-    const { code, out } = await cruise(dir)
-    await rm(join(dir, 'src/routes/bad.ts'))
-    expect(code).not.toBe(0)
-    expect(out).toContain('routes-no-stores-or-sql: src/routes/bad.ts → src/stores/users.postgres.ts')
+  it('fails on a cycle, even one of type-only imports', async () => {
+    const { code, out } = await planted(
+      'src/grants/other.ts',
+      "import type { Grant } from './grant.js'\nexport type Other = { g?: Grant }\n",
+    )
+    expect(code).toBe(0) // no cycle yet: grant.ts does not import other.ts
+    expect(out).toContain('no dependency violations found')
+    await write('src/grants/other.ts', "import type { Grant } from './grant.js'\nexport type Other = { g?: Grant }\n")
+    const cyclic = await planted(
+      'src/grants/grant.ts',
+      "import { handle } from '../tokens/handles.js'\nimport type { Other } from './other.js'\nexport type Grant = { o?: Other }\nexport const grant = () => handle()\n",
+      TREE['src/grants/grant.ts'],
+    )
+    await rm(join(dir, 'src/grants/other.ts'))
+    expect(cyclic.code).not.toBe(0)
+    expect(cyclic.out).toContain('no-circular: src/grants/grant.ts')
   })
 })
