@@ -154,15 +154,15 @@ interface VariableDoc {
  * docs/configuration.md from this, in this order.
  */
 const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
-  PORT: { group: 'Server', doc: 'TCP port.' },
-  HOST: { group: 'Server', doc: 'Interface to listen on.' },
+  PORT: { group: 'Server', doc: 'The TCP port the server listens on.' },
+  HOST: { group: 'Server', doc: 'The interface the server listens on; `0.0.0.0`: every IPv4 interface.' },
   ISSUER: {
     group: 'Server',
     default: '`http://localhost:$PORT`',
     doc: 'The issuer identifier (`iss`) and base of every URL in discovery. Behind a reverse proxy, set the public URL, e.g. `https://id.example.com`. Every endpoint is served at the root, so an issuer with a path (`https://example.com/auth`) is refused at start-up: give the server its own host name.',
   },
   DATABASE_URL: { group: 'Database', doc: 'The PostgreSQL database, e.g. `postgres://user:pass@host:5432/db`. Unset: embedded PGlite in `DATA_DIR`.' },
-  DATABASE_POOL_SIZE: { group: 'Database', doc: 'Connections in the pg pool.' },
+  DATABASE_POOL_SIZE: { group: 'Database', doc: 'The most connections the pg pool opens to `DATABASE_URL`.' },
   DATABASE_CONNECT_TIMEOUT: { group: 'Database', doc: 'The longest wait for a database connection (a free one from the pool, or a new one).' },
   DATABASE_QUERY_TIMEOUT: {
     group: 'Database',
@@ -198,7 +198,7 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   },
   ACCESS_TOKEN_SIGNING_ALG: { group: 'Signing keys', doc: 'The signing algorithm of access tokens and introspection JWTs. ID tokens use RS256.' },
   ACCESS_TOKEN_LIFETIME: { group: 'Token lifetimes', doc: "Default access token lifetime; a client's `accessTokenLifetime` overrides it." },
-  ID_TOKEN_LIFETIME: { group: 'Token lifetimes', doc: 'ID token lifetime.' },
+  ID_TOKEN_LIFETIME: { group: 'Token lifetimes', doc: 'How long an ID token is valid (its `exp`).' },
   PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME: {
     group: 'Token lifetimes',
     doc: "The longest absolute lifetime of a [public client's](security.md#public-clients) refresh tokens: the smaller of this and the client's `absoluteRefreshTokenLifetime` (whose `0`, no bound, gives this), counted from the family's first refresh token and kept across rotations (also for a family that began while the client was confidential or the value was higher); a sliding lifetime never goes past it. Confidential clients keep their own.",
