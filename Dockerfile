@@ -1,5 +1,5 @@
 # authz: OAuth 2.0 / OpenID Connect authorization server.
-# Build: docker build -t authz .      Run: see docker-compose.yml and the README.
+# Build: docker build -t authz .      Run: see docker-compose.yml and docs/operate.md.
 # The image ships no credentials: it applies no seed unless SEED_FILE names one (the demo seed,
 # /app/seed/demo.json, is for trying it out only).
 

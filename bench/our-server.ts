@@ -10,7 +10,7 @@ import pg from 'pg'
 import type { Cleanup } from './cleanup.js'
 import { spawnNode, waitForHttp, type Child, type Pinning } from './processes.js'
 
-/** Server settings taken from the benchmark's own environment when set (README: tuning). */
+/** Server settings taken from the benchmark's own environment when set (docs/performance.md, "For production"). */
 export const PASSED_THROUGH = ['DATABASE_POOL_SIZE', 'CLIENT_CACHE_TTL', 'ACCESS_TOKEN_LIFETIME', 'METRICS_PORT'] as const
 
 export interface OurServer {

@@ -1,6 +1,6 @@
-// Markdown output, ready to paste into the README's Performance section: the machine and the
-// method at the top, one table per scenario, then the ratios against the targets of issue 3
-// item 12. A missed target is reported (✗), not fatal: only a non-2xx answer fails the run.
+// Markdown output, ready to paste into docs/performance.md: the machine and the method at the top,
+// one table per scenario, then the ratios against the targets that page lists. A missed target is
+// reported (✗), not fatal: only a non-2xx answer fails the run.
 import { readFileSync } from 'node:fs'
 import { cpus, release } from 'node:os'
 import type { LoadResult } from './load.js'

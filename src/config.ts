@@ -120,6 +120,185 @@ const Env = z.object({
   SESSION_LIFETIME: seconds(36_000),
 })
 
+/** The sections of docs/configuration.md, in their order. */
+export const CONFIG_GROUPS = [
+  'Server',
+  'Database',
+  'Seed',
+  'Logs, proxies and metrics',
+  'Signing keys',
+  'Token lifetimes',
+  'CIBA',
+  'Device flow',
+  'Caches',
+  'HTTP server and shutdown',
+  'Lockout and throttling',
+  'Sign-in sessions',
+] as const
+export type ConfigGroup = (typeof CONFIG_GROUPS)[number]
+
+/** What a variable is for, as docs/configuration.md shows it (Markdown; links are relative to docs/). */
+interface VariableDoc {
+  readonly group: ConfigGroup
+  /** What the variable means: one sentence or more. */
+  readonly doc: string
+  /** The default, where it is not a value of the schema (it depends on other variables). */
+  readonly default?: string
+  /** What the value must be, where the schema's .describe() does not say it. */
+  readonly accepts?: string
+}
+
+/**
+ * The meaning of every variable, beside the schema: the mapped type makes the type checker refuse
+ * a variable of Env without an entry (and an entry for no variable). `npm run docs` writes
+ * docs/configuration.md from this, in this order.
+ */
+const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
+  PORT: { group: 'Server', doc: 'The TCP port the server listens on.' },
+  HOST: { group: 'Server', doc: 'The interface the server listens on; `0.0.0.0`: every IPv4 interface.' },
+  ISSUER: {
+    group: 'Server',
+    default: '`http://localhost:$PORT`',
+    doc: 'The issuer identifier (`iss`) and base of every URL in discovery. Behind a reverse proxy, set the public URL, e.g. `https://id.example.com`. Every endpoint is served at the root, so an issuer with a path (`https://example.com/auth`) is refused at start-up: give the server its own host name.',
+  },
+  DATABASE_URL: { group: 'Database', doc: 'The PostgreSQL database, e.g. `postgres://user:pass@host:5432/db`. Unset: embedded PGlite in `DATA_DIR`.' },
+  DATABASE_POOL_SIZE: { group: 'Database', doc: 'The most connections the pg pool opens to `DATABASE_URL`.' },
+  DATABASE_CONNECT_TIMEOUT: { group: 'Database', doc: 'The longest wait for a database connection (a free one from the pool, or a new one).' },
+  DATABASE_QUERY_TIMEOUT: {
+    group: 'Database',
+    doc: 'The longest wait for one statement; the connection is then discarded. A request whose database wait runs out, or that finds the database unreachable, is answered `503` `temporarily_unavailable` with `Retry-After` (OAuth JSON), and `/health/ready` answers `503` within a second. While the database is unreachable, one request a second tries it and the others are answered `503` at once, without waiting. An outage is logged once when it begins (`database unavailable…`, level error) and once when it ends (`database available again`, with the count of failed operations and its length), never per request.',
+  },
+  DATA_DIR: {
+    group: 'Database',
+    doc: 'Where the embedded database lives (only without `DATABASE_URL`). One process at a time: the server and the CLI lock it. Created `0700` with files `0600`; a directory that group or others may enter stops start-up (`chmod -R go-rwx DIR`).',
+  },
+  SEED_FILE: { group: 'Seed', doc: 'A [seed file](seed-file.md) applied at every start (idempotent), read and checked before anything is migrated: an invalid file changes nothing.' },
+  DEMO_SEED: {
+    group: 'Seed',
+    default: '`true` without `DATABASE_URL`, else `false`',
+    doc: '`true`: apply `seed/demo.json` to a database that this start creates (never with `SEED_FILE`). The container image sets `false`.',
+  },
+  LOG_LEVEL: { group: 'Logs, proxies and metrics', doc: 'The least severe log lines written. Logs are JSON lines (pino) with a request id; [audit events](operate.md#audit-events) are written at `info` and `warn`.' },
+  TRUST_PROXY: {
+    group: 'Logs, proxies and metrics',
+    doc: "Whose `X-Forwarded-For` and `X-Forwarded-Proto` to believe (see [Behind a reverse proxy](operate.md#behind-a-reverse-proxy)): `false` nobody's; a comma-separated list of the proxies' addresses and networks (`10.0.0.0/8, 192.0.2.10, loopback`): theirs only; `true` anyone's.",
+  },
+  METRICS_PORT: { group: 'Logs, proxies and metrics', doc: 'Serve [Prometheus metrics](operate.md#metrics) at `GET /metrics` on this port, a listener of its own. Unset: no metrics are collected.' },
+  METRICS_HOST: {
+    group: 'Logs, proxies and metrics',
+    doc: 'Interface of the metrics listener. Set `0.0.0.0` only where the port is reachable by your Prometheus and nobody else (a cluster network, not the internet).',
+  },
+  KEY_ENCRYPTION_SECRET: {
+    group: 'Signing keys',
+    doc: "Encrypts the signing keys' private parts and the server secret that keys CSRF tokens in the database (AES-256-GCM, key derived with HKDF-SHA256). Every replica and the CLI need the same value; with keys stored encrypted and this missing or wrong, start-up fails. A warning is logged when this is not set. Keys (and the CSRF secret) stored unencrypted before it was set are encrypted at the next start, which logs it.",
+  },
+  KEY_ACTIVATION_DELAY: {
+    group: 'Signing keys',
+    doc: `After \`authz keys rotate\`, how long a new key is published before it signs, so every cache of our JWKS has it first. At least \`${KEY_RELOAD_SECONDS}\`: a replica publishes a new key at its next key reload (every ${KEY_RELOAD_SECONDS} s), and the JWKS and discovery documents may be cached for what the delay leaves after that, \`Cache-Control: max-age\` = min(300, delay − ${KEY_RELOAD_SECONDS}) (so \`90\` gives 30 s, \`360\` and more 300 s). A verifier that respects max-age then always holds the key before the first token it signs.`,
+  },
+  ACCESS_TOKEN_SIGNING_ALG: { group: 'Signing keys', doc: 'The signing algorithm of access tokens and introspection JWTs. ID tokens use RS256.' },
+  ACCESS_TOKEN_LIFETIME: { group: 'Token lifetimes', doc: "Default access token lifetime; a client's `accessTokenLifetime` overrides it." },
+  ID_TOKEN_LIFETIME: { group: 'Token lifetimes', doc: 'How long an ID token is valid (its `exp`).' },
+  PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME: {
+    group: 'Token lifetimes',
+    doc: "The longest absolute lifetime of a [public client's](security.md#public-clients) refresh tokens: the smaller of this and the client's `absoluteRefreshTokenLifetime` (whose `0`, no bound, gives this), counted from the family's first refresh token and kept across rotations (also for a family that began while the client was confidential or the value was higher); a sliding lifetime never goes past it. Confidential clients keep their own.",
+  },
+  AUTHORIZATION_CODE_LIFETIME: {
+    group: 'Token lifetimes',
+    accepts: 'a whole number of seconds from 1 to 600',
+    doc: 'How long an authorization code may be redeemed (at most 600, RFC 6749 §4.1.2).',
+  },
+  CIBA_DEFAULT_LIFETIME: { group: 'CIBA', doc: 'CIBA request lifetime (`expires_in`) and cap of `requested_expiry`, unless the client sets `cibaLifetime`.' },
+  CIBA_POLLING_INTERVAL: { group: 'CIBA', doc: 'CIBA minimum polling interval, unless the client sets `pollingInterval`.' },
+  CIBA_MAX_PENDING_PER_USER: {
+    group: 'CIBA',
+    doc: 'Pending (undecided, unexpired) CIBA requests one client may have for one user; one more is `403 access_denied`. Counted per client and user, so no client can keep the others from reaching a user. `0`: no cap.',
+  },
+  CIBA_NOTIFICATION_URL: { group: 'CIBA', doc: "Webhook that tells the user's device about a CIBA request (Standard Webhooks). Unset: the approval URL is logged." },
+  CIBA_NOTIFICATION_SECRET: {
+    group: 'CIBA',
+    doc: "Required with `CIBA_NOTIFICATION_URL`: the webhook's HMAC key. `whsec_<base64>` (as Standard Webhooks libraries generate) uses the decoded bytes; any other value its UTF-8 bytes.",
+  },
+  DEVICE_CODE_LIFETIME: { group: 'Device flow', doc: 'Device flow (RFC 8628): how long a `device_code` and its user code are valid (`expires_in`).' },
+  DEVICE_POLLING_INTERVAL: { group: 'Device flow', doc: 'Device flow: the minimum polling interval (`interval`), unless the client sets `pollingInterval`.' },
+  DEVICE_MAX_PENDING_PER_CLIENT: {
+    group: 'Device flow',
+    doc: "Device flow: pending (undecided, unexpired) device authorizations one client may have; one more is `429 temporarily_unavailable` with `Retry-After` (when the client's oldest pending one expires). Anyone who knows a public client's id can use up its places from as many addresses as this divided by `DEVICE_MAX_PENDING_PER_ADDRESS`: size it above the client's real peak. `0`: no cap.",
+  },
+  DEVICE_MAX_PENDING_PER_ADDRESS: {
+    group: 'Device flow',
+    doc: "Device flow: pending device authorizations one client may have from one requesting address (as rate limiting sees it, with `TRUST_PROXY`; an IPv6 /64 counts as one), so that one address cannot fill `DEVICE_MAX_PENDING_PER_CLIENT`; one more is `429 temporarily_unavailable` with `Retry-After` (when that address's oldest pending one for the client expires). Raise it when many devices share one address (a NAT, a carrier-grade NAT). `0`: no cap.",
+  },
+  CLIENT_CACHE_TTL: {
+    group: 'Caches',
+    doc: 'How long a replica keeps clients, API resources and whether a user is enabled in memory; a change is seen everywhere within this bound. `0` disables the cache.',
+  },
+  CLIENT_CACHE_MAX_STALE: {
+    group: 'Caches',
+    doc: "While the database cannot be reached, how long past `CLIENT_CACHE_TTL` a replica goes on using the client and API resource records (and the users' enabled flags) it loaded before: JWT access tokens for those clients are still issued (and JWTs of those clients and users still introspected), so an outage shorter than this does not stop them. A change made just before an outage may take this much longer to be seen. What needs the database (reference and refresh tokens, CIBA, sign-in, clients or users not loaded before) answers `503`. `0`: no stale records.",
+  },
+  HTTP_HEADERS_TIMEOUT: {
+    group: 'HTTP server and shutdown',
+    doc: 'A client must send the request line and headers within this long, or gets `408` (OAuth JSON) and is disconnected.',
+  },
+  HTTP_REQUEST_TIMEOUT: {
+    group: 'HTTP server and shutdown',
+    doc: 'A client must send the whole request, body included, within this long, or gets `408` (OAuth JSON) and is disconnected. Not less than `HTTP_HEADERS_TIMEOUT`.',
+  },
+  HTTP_KEEP_ALIVE_TIMEOUT: {
+    group: 'HTTP server and shutdown',
+    doc: "An idle keep-alive connection is closed after this long. Behind a reverse proxy keep it above the proxy's own idle timeout for upstream connections (60 s for most load balancers), so that the proxy, not the server, closes idle connections.",
+  },
+  HTTP_MAX_CONNECTIONS: {
+    group: 'HTTP server and shutdown',
+    doc: "Open connections the listener accepts; further ones are refused at once until some close, so held sockets cannot exhaust the process's file descriptors. Keep it below `ulimit -n`. `0`: no cap.",
+  },
+  SHUTDOWN_TIMEOUT: {
+    group: 'HTTP server and shutdown',
+    doc: 'On SIGTERM/SIGINT the server drains (`SHUTDOWN_DRAIN`), stops accepting, lets in-flight requests finish, closes the database and exits, all within this long of the signal; otherwise it exits 1.',
+  },
+  SHUTDOWN_DRAIN: {
+    group: 'HTTP server and shutdown',
+    doc: 'After SIGTERM/SIGINT, how long the server keeps answering, every answer with `Connection: close`, while `/health/ready` answers 503, so that a proxy moves its traffic and keep-alive clients leave without a reset. At most half of `SHUTDOWN_TIMEOUT`; `0` stops accepting at once.',
+  },
+  LOCKOUT_THRESHOLD: { group: 'Lockout and throttling', doc: 'Failed password checks in a row that lock an account (see [Lockout and throttling](security.md#lockout-and-throttling)).' },
+  LOCKOUT_DURATION: { group: 'Lockout and throttling', doc: 'The first lock of an account; each further lock doubles it.' },
+  LOCKOUT_MAX_DURATION: {
+    group: 'Lockout and throttling',
+    doc: 'The longest lock (also of `user_code` blocks); failures and the doubling are forgotten this long after the last failure (or its lock).',
+  },
+  CLIENT_AUTH_FAILURE_LIMIT: {
+    group: 'Lockout and throttling',
+    doc: 'Failed client (or API) authentications in a row from one address that block that client from that address.',
+  },
+  CLIENT_AUTH_BLOCK_DURATION: { group: 'Lockout and throttling', doc: 'The first block of a client and address; each further block doubles it.' },
+  CLIENT_AUTH_BLOCK_MAX_DURATION: { group: 'Lockout and throttling', doc: 'The longest block of a client and address; also how long failures are remembered.' },
+  USER_CODE_FAILURE_LIMIT: {
+    group: 'Lockout and throttling',
+    doc: "Wrong CIBA `user_code` values in a row from one client for one user before that client's requests for that user are refused; also wrong device user codes typed at `/device` from one address before that address is blocked.",
+  },
+  USER_CODE_BLOCK_DURATION: {
+    group: 'Lockout and throttling',
+    doc: 'The first block for wrong user codes (`USER_CODE_FAILURE_LIMIT`); each further one doubles it, up to `LOCKOUT_MAX_DURATION`.',
+  },
+  RATE_LIMIT_SIGN_IN: {
+    group: 'Lockout and throttling',
+    doc: 'Sign-in POSTs per minute per source address, per replica (in memory); the same limit applies to the device page (`/device`, GET and POST). `0`: off.',
+  },
+  RATE_LIMIT_API: {
+    group: 'Lockout and throttling',
+    doc: 'Requests per minute per source address to each of the token, introspection, revocation, CIBA, device authorization and userinfo endpoints, per replica (in memory). `0`: off.',
+  },
+  SESSION_IDLE_TIMEOUT: {
+    group: 'Sign-in sessions',
+    doc: 'A sign-in session ends this long after its last use (30 minutes; see [Sign-in, sessions and forms](security.md#sign-in-sessions-and-forms)).',
+  },
+  SESSION_LIFETIME: {
+    group: 'Sign-in sessions',
+    doc: 'A sign-in session ends this long after the sign-in at the latest, however often it is used (10 hours: a working day). Not less than `SESSION_IDLE_TIMEOUT`.',
+  },
+}
+
 export type Config = Readonly<{
   port: number
   host: string
@@ -244,6 +423,37 @@ function expectation(schema: z.ZodType | undefined): string | undefined {
     s = def.innerType ?? def.in
   }
   return undefined
+}
+
+/** The default a schema applies, looked up like expectation(); undefined when there is none. */
+function schemaDefault(schema: z.ZodType): unknown {
+  for (let s: z.ZodType | undefined = schema; s; ) {
+    const def = s.def as { type: string; defaultValue?: unknown; innerType?: z.ZodType; in?: z.ZodType }
+    if (def.type === 'default') return def.defaultValue
+    s = def.innerType ?? def.in
+  }
+  return undefined
+}
+
+/** One variable as docs/configuration.md shows it; `defaultValue` and `doc` are Markdown. */
+export interface ConfigVariable {
+  readonly name: string
+  readonly group: ConfigGroup
+  /** Undefined: unset unless given. */
+  readonly defaultValue: string | undefined
+  readonly accepts: string
+  readonly doc: string
+}
+
+/** Every variable of the schema with its default, what it accepts and what it means, in the documented order. */
+export function configReference(): ConfigVariable[] {
+  return Object.entries(VARIABLE_DOCS).map(([name, entry]) => {
+    const schema = Env.shape[name as keyof typeof Env.shape]
+    const accepts = entry.accepts ?? expectation(schema)
+    if (!accepts) throw new Error(`${name}: neither .describe() nor VARIABLE_DOCS says what it accepts`)
+    const value = schemaDefault(schema)
+    return { name, group: entry.group, defaultValue: entry.default ?? (value === undefined ? undefined : `\`${String(value)}\``), accepts, doc: entry.doc }
+  })
 }
 
 /** Parses the environment; throws ConfigError with one sentence per problem, each naming the variable. */

@@ -44,7 +44,7 @@ export interface GrantDeps {
   tokenReader: TokenReader
   /** Use once, revoke the family: for a grant that redeems a one-time artefact (one-time-use.ts). */
   once: OneTimeUse
-  /** Audit events (README "Audit events"); token.issued is emitted for every grant already. */
+  /** Audit events (docs/operate.md "Audit events"); token.issued is emitted for every grant already. */
   audit: AuditSink
 }
 

@@ -78,7 +78,7 @@ export function createPageKit(app: FastifyInstance, deps: PageKitDeps): PageKit 
     return value
   }
 
-  /** Same origin as the issuer or as the URL the browser asked for; see README "Forms". */
+  /** Same origin as the issuer or as the URL the browser asked for; see docs/security.md "Sign-in, sessions and forms". */
   function sameOrigin(req: FastifyRequest): boolean {
     // Fetch metadata (all current browsers): anything but same-origin is refused, including
     // same-site (a sibling subdomain) and none.

@@ -1,5 +1,5 @@
 // Audit events: one structured log line for every security-relevant outcome, in a stable schema
-// an operator can ship to a SIEM (README "Audit events"). Services, grants and routes call
+// an operator can ship to a SIEM (docs/operate.md "Audit events"). Services, grants and routes call
 // `audit.emit({ event, ... })`; the sink writes the line and tells its listeners (the metrics).
 //
 // Schema (version 1): every line carries `"log": "audit"`, `event` and `outcome`, and, when known,

@@ -1,6 +1,6 @@
 // Prometheus metrics (text exposition format, prom-client), served on their own listener
 // (METRICS_PORT, src/observe/metrics-server.ts), never on the public one. One registry per app:
-// no global state, so a test builds as many apps as it likes. README "Metrics" lists every series.
+// no global state, so a test builds as many apps as it likes. docs/operate.md "Metrics" lists every series.
 //
 // Security outcomes are counted from the audit events (one place decides what happened); the
 // request series from Fastify's onResponse hook; the database and cleanup gauges are read when

@@ -65,7 +65,7 @@ const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 /**
  * Back-Channel Logout 1.0 §2.2: an absolute URI without a fragment, which SHOULD use https; http
  * is allowed for hosts that are this machine (development). The URI comes from the seed file (a
- * trusted administrator), so any host is accepted: the README says what that means (SSRF).
+ * trusted administrator), so any host is accepted: docs/connect-an-app.md says what that means (SSRF).
  */
 export function backChannelLogoutUriProblem(uri: string): string | undefined {
   let url: URL

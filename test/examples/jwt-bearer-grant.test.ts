@@ -1,5 +1,5 @@
-// The README's extension-grant example (examples/jwt-bearer-grant.ts) works as printed: the
-// README shows the file's exact text, and a server built with it serves the grant (RFC 7523).
+// The extension-grant example of docs/extending.md (examples/jwt-bearer-grant.ts) works as printed:
+// the page shows the file's exact text, and a server built with it serves the grant (RFC 7523).
 import { readFile } from 'node:fs/promises'
 import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -40,10 +40,10 @@ function assertion(claims: Record<string, unknown> = {}, signWith: CryptoKey = k
 const post = (params: Record<string, string>, client = 'partner') =>
   t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic(client, `${client}-secret`) }, payload: form({ grant_type: JWT_BEARER, ...params }) })
 
-describe('the README example: a JWT bearer assertion grant (RFC 7523)', () => {
-  it('is printed in the README exactly as the file is', async () => {
-    const [readme, source] = await Promise.all([readFile('README.md', 'utf8'), readFile('examples/jwt-bearer-grant.ts', 'utf8')])
-    expect(readme).toContain(`\`\`\`ts\n${source}\`\`\``)
+describe('the docs/extending.md example: a JWT bearer assertion grant (RFC 7523)', () => {
+  it('is printed in docs/extending.md exactly as the file is', async () => {
+    const [page, source] = await Promise.all([readFile('docs/extending.md', 'utf8'), readFile('examples/jwt-bearer-grant.ts', 'utf8')])
+    expect(page).toContain(`\`\`\`ts\n${source}\`\`\``)
   })
 
   it('is listed in discovery once registered', async () => {

@@ -1,6 +1,6 @@
-// Audit events: one line per security-relevant outcome in the documented schema (README "Audit
-// events"), each with client id, subject, grant and source address where they apply, counted in
-// the metrics too, and never a secret, a token or a password in the output.
+// Audit events: one line per security-relevant outcome in the documented schema (docs/operate.md,
+// "Audit events"), each with client id, subject, grant and source address where they apply, counted
+// in the metrics too, and never a secret, a token or a password in the output.
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AUDIT_EVENTS } from '../../src/observe/audit.js'
@@ -14,7 +14,7 @@ const FROM = '198.51.100.7'
 const AUDITOR = { client_id: 'auditor', client_secret: 'Auditor-Secret-91f2' }
 const SECRETS = ['Auditor-Secret-91f2', 'cc-secret', 'Wrong-Secret-5b1e', 'alice-pw', 'bob-pw', 'Bob-Guess-77aa', 'Mallory-Guess-0c3d', 'api-secret']
 
-/** Every field the schema allows (README "Audit events"). */
+/** Every field the schema allows (docs/operate.md "Audit events"). */
 const SCHEMA_FIELDS = new Set([
   'level', 'time', 'msg', 'log', 'audit_version', 'event', 'outcome', 'client_id', 'subject', 'grant_type', 'address', 'request_id',
   'reason', 'token_types', 'access_token_format', 'scope', 'token_kind', 'username', 'locked_until', 'lockouts', 'retry_after', 'kid', 'alg',
