@@ -4,9 +4,11 @@
 //
 // Who asks: a logout request is a plain link anyone can put on a page, so ending the session at
 // once is only right when the request proves it comes from a client of this very session: an
-// id_token_hint of ours whose sid is the session's (or, for an ID token without sid, whose subject
-// is the session's user). Anything else gets a confirmation page first (§2: "the OP SHOULD ask
-// the End-User whether to log out"). Bad parameters are a page, never a redirect.
+// id_token_hint of ours whose sid is the session's. An ID token without sid (password, CIBA and
+// device grants) names the user, not this session: it may be years old, issued before this
+// sign-in, or held by any app of the user's, so it proves nothing about who sent the request.
+// Anything else gets a confirmation page first (§2: "the OP SHOULD ask the End-User whether to
+// log out"). Bad parameters are a page, never a redirect.
 import { OAuthError } from '../../errors.js'
 import type { Session } from '../../interaction/session.js'
 import type { ClientStore } from '../../stores/clients.js'
@@ -70,7 +72,7 @@ export function createEndSessionService(deps: EndSessionDeps) {
       if (state !== undefined) url.searchParams.set('state', state)
       redirectTo = url.href
     }
-    const proven = !!(hint && session && (hint.sid !== undefined ? hint.sid === session.sid : hint.sub === session.subjectId))
+    const proven = hint?.sid !== undefined && session !== undefined && hint.sid === session.sid
     return { redirectTo, clientName: client ? (client.clientName ?? client.clientId) : undefined, proven }
   }
 
