@@ -9,6 +9,13 @@
 // sign-in, or held by any app of the user's, so it proves nothing about who sent the request.
 // Anything else gets a confirmation page first (§2: "the OP SHOULD ask the End-User whether to
 // log out"). Bad parameters are a page, never a redirect.
+//
+// A POST without a session proves nothing either: the session cookie is SameSite=Lax, so a
+// cross-site POST (an RP's logout form, or an attacker's) never carries it. Ending "nothing" there
+// would clear the cookie in the browser while the session lives on and its clients are never told
+// (logout CSRF); so such a request changes nothing and asks, and the person's own confirmation,
+// a same-origin POST that carries the cookie, ends the session. A GET is a top-level navigation
+// that does carry a Lax cookie: without a session there, the person is already signed out.
 import { OAuthError } from '../../errors.js'
 import type { Session } from '../../interaction/session.js'
 import type { ClientStore } from '../../stores/clients.js'
@@ -30,7 +37,8 @@ export interface LogoutRequest {
 
 export type EndSessionOutcome =
   /** formActionOrigins: where the confirmed form's redirect may go (CSP form-action applies to it). */
-  | { kind: 'confirm'; clientName: string | undefined; username: string; action: string; formActionOrigins: string[] }
+  /** username: undefined when the request carried no session (a cross-site POST cannot). */
+  | { kind: 'confirm'; clientName: string | undefined; username: string | undefined; action: string; formActionOrigins: string[] }
   | { kind: 'done'; redirectTo: string | undefined }
 
 export interface EndSessionDeps {
@@ -77,12 +85,15 @@ export function createEndSessionService(deps: EndSessionDeps) {
   }
 
   return {
-    /** The request: end the session now (proven), or ask first. `query` is the request's own query, for the form's action. */
-    async start(raw: Array<[string, string]>, session: Session | undefined, query: string): Promise<EndSessionOutcome> {
+    /**
+     * The request: end the session now (proven), or ask first. `query` is the request's own query,
+     * for the form's action; `method` says whether the request could have carried the session cookie.
+     */
+    async start(raw: Array<[string, string]>, session: Session | undefined, query: string, method: 'GET' | 'POST'): Promise<EndSessionOutcome> {
       const req = await validate(raw, session)
-      if (!session || req.proven) return { kind: 'done', redirectTo: req.redirectTo }
+      if (session ? req.proven : method === 'GET') return { kind: 'done', redirectTo: req.redirectTo }
       return {
-        kind: 'confirm', clientName: req.clientName, username: session.username,
+        kind: 'confirm', clientName: req.clientName, username: session?.username,
         action: `${END_SESSION_CONFIRM_PATH}${query ? `?${query}` : ''}`,
         formActionOrigins: req.redirectTo ? [new URL(req.redirectTo).origin] : [],
       }

@@ -102,6 +102,33 @@ describe('RP-initiated logout', () => {
     }
   })
 
+  it('a cross-site POST without the session cookie (logout CSRF) changes nothing: no cookie cleared, the page asks', async () => {
+    // SameSite=Lax keeps the session cookie off a cross-site POST, so its absence proves nothing:
+    // answering "signed out" would clear the cookie in the victim's browser while the session
+    // lives on and its clients are never told. The page asks; the person's own confirmation
+    // (a same-origin POST, which carries the cookie) ends the session.
+    const { cookie, idToken } = await signedInWithIdToken()
+    const res = await t.app.inject({
+      method: 'POST', url: '/connect/endsession', headers: { ...FORM, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      payload: form({ id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 's-1' }),
+    })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers.location).toBeUndefined()
+    expect(res.body).toContain('<h1>Sign out?</h1>')
+    expect(res.body).toContain('<strong id="client-name">Web &lt;App&gt;</strong> asks to sign you out.')
+    expect(res.body).not.toContain('You are signed in as')
+    expect(String(res.headers['set-cookie'])).not.toContain('authz-session')
+    expect(await signedIn(cookie)).toBe(true)
+
+    const jar = withCookies(cookie, res.headers['set-cookie'])
+    const action = /<form method="post" action="([^"]+)"/.exec(res.body)![1]!.replace(/&amp;/g, '&')
+    const done = await t.app.inject({ method: 'POST', url: action, headers: { ...FORM, cookie: jar }, payload: form({ csrf: csrfIn(res.body), decision: 'sign-out' }) })
+    expect(done.statusCode).toBe(303)
+    expect(done.headers.location).toBe(`${BYE}?state=s-1`)
+    expect(String(done.headers['set-cookie'])).toMatch(/__Host-authz-session=;/)
+    expect(await signedIn(cookie)).toBe(false)
+  })
+
   it('the confirmation form without a CSRF token changes nothing', async () => {
     const cookie = await session(t)
     const res = await t.app.inject({ method: 'POST', url: '/connect/endsession/confirm', headers: { ...FORM, cookie }, payload: form({ decision: 'sign-out' }) })
