@@ -14,7 +14,10 @@
 //
 // Replicas: rows are claimed under a lease (the store's FOR UPDATE SKIP LOCKED claim), so no two
 // workers send one row at the same time. A worker wakes when any replica queues logouts (NOTIFY),
-// when its next retry is due, and every pollMs in case a notice was missed.
+// when its next retry is due, and every pollMs in case a notice was missed. The per-client bound
+// counts an attempt only for its timeout plus IN_FLIGHT_MARGIN_MS: a row still leased after that
+// (its worker died, or could not save the outcome) is not sent again before its lease runs out,
+// but it no longer holds up the client's other logouts for the lease's length.
 import type { Logger } from 'pino'
 import type { Clock } from '../../domain/clock.js'
 import { isUnavailable } from '../../errors.js'
@@ -55,6 +58,9 @@ export const BACKCHANNEL_LOGOUT_DEFAULTS: BackchannelLogoutOptions = {
   retentionMs: 7 * 24 * 3600_000,
   fetch: (...args) => fetch(...args),
 }
+
+/** Beyond timeoutMs, how long a claimed attempt may still be running (reading the client, signing, saving). */
+export const IN_FLIGHT_MARGIN_MS = 5_000
 
 export interface BackchannelLogoutDeps {
   issuer: string
@@ -186,7 +192,7 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
         const now = clock.now()
         let claimed: LogoutDelivery[]
         try {
-          claimed = await store.claimDue(now, now + o.leaseMs, free, o.perClient)
+          claimed = await store.claimDue(now, now + o.leaseMs, free, o.perClient, now - o.timeoutMs - IN_FLIGHT_MARGIN_MS)
         } catch (err) {
           await Promise.all(inFlight) // runs never overlap: the attempts in flight end first
           throw err

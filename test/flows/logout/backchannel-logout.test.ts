@@ -363,6 +363,32 @@ describe('back-channel logout', () => {
       expect(await rows(sid!)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 2, last_error: null, http_status: 200, reason: 'replaced' }])
     })
 
+    it('a replica killed mid-delivery holds its client up only for the attempt timeout, not the lease; its logouts are sent again, none lost', async () => {
+      // A replica dies with 5 attempts to one client in flight: its rows stay leased for 60 s.
+      // Counting those leases against the client's bound of 5 stalled the client's every other
+      // logout for the lease's length, although no attempt can outlive its 5 s timeout.
+      let posted = 0
+      let allPosted!: () => void
+      const claimed = new Promise<void>((resolve) => (allPosted = resolve))
+      const killed = replica({ fetch: () => (++posted === 5 && allPosted(), new Promise<Response>(() => {})) }) // never answers: the process is gone
+      const inFlight = await queue('web', 5, 10)
+      const later = await queue('web', 5)
+      void killed.runOnce()
+      await claimed
+
+      const w = replica() // timeoutMs 5000
+      await w.runOnce()
+      expect(receiver.received).toEqual([]) // within the attempt timeout the bound still holds: 5 in flight
+      t.clock.advance(11) // past the attempt timeout and its margin
+      await w.runOnce()
+      expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...later].sort())
+      expect(await statuses(inFlight)).toEqual(inFlight.map(() => ({ status: 'pending', last_error: null }))) // still leased
+      t.clock.advance(50) // the dead replica's leases run out: at least once, never lost
+      await w.runOnce()
+      expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...inFlight, ...later].sort())
+      expect(await statuses([...inFlight, ...later])).toEqual([...inFlight, ...later].map(() => ({ status: 'delivered', last_error: null })))
+    })
+
     it('an attempt that hangs does not hold up the others claimed with it', async () => {
       const slow = await queue('spa', 1, 10)
       const fast = await queue('web', 25) // more than one claim's worth
