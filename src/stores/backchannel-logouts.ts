@@ -33,9 +33,11 @@ export interface LogoutAttemptRecord {
 export interface BackchannelLogoutStore {
   /**
    * Claims at most `limit` pending rows due at `now` and not leased, leasing them until
-   * `leaseUntil` (ms), and no row of a client that already has `perClient` rows leased.
+   * `leaseUntil` (ms), and no row of a client that already has `perClient` attempts in flight:
+   * rows leased by claims made after `inFlightSince` (ms; older attempts have timed out, wherever
+   * they ran, even if their lease still holds).
    */
-  claimDue(now: number, leaseUntil: number, limit: number, perClient: number): Promise<LogoutDelivery[]>
+  claimDue(now: number, leaseUntil: number, limit: number, perClient: number, inFlightSince: number): Promise<LogoutDelivery[]>
   /** Final outcome: delivered or failed; the row is removed by the cleanup after `expiresAt`. */
   finish(d: LogoutDelivery, status: 'delivered' | 'failed', r: LogoutAttemptRecord & { expiresAt: number }): Promise<boolean>
   /** A failed attempt to be retried at `nextAttemptAt` (ms). */

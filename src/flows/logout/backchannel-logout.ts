@@ -15,6 +15,14 @@
 // Replicas: rows are claimed under a lease (the store's FOR UPDATE SKIP LOCKED claim), so no two
 // workers send one row at the same time. A worker wakes when any replica queues logouts (NOTIFY),
 // when its next retry is due, and every pollMs in case a notice was missed.
+//
+// Outages: an outcome the database could not take (the connection dropped, the server restarted)
+// is kept and saved before anything new is claimed, once the database answers again, so a logout
+// the receiver accepted is not sent again when its lease runs out. Only a worker that dies before
+// saving leaves its rows to be sent again after the lease: delivery is at least once, and a
+// receiver de-duplicates by sid (each attempt signs a new jti). The per-client bound counts an
+// attempt only for its timeout plus IN_FLIGHT_MARGIN_MS, so such leftover leases never hold up the
+// client's other logouts for the lease's length.
 import type { Logger } from 'pino'
 import type { Clock } from '../../domain/clock.js'
 import { isUnavailable } from '../../errors.js'
@@ -56,6 +64,11 @@ export const BACKCHANNEL_LOGOUT_DEFAULTS: BackchannelLogoutOptions = {
   fetch: (...args) => fetch(...args),
 }
 
+/** Beyond timeoutMs, how long a claimed attempt may still be running (reading the client, signing, saving). */
+export const IN_FLIGHT_MARGIN_MS = 5_000
+/** While outcomes wait to be saved, how soon the worker looks again (ms, real time). */
+const SAVE_RETRY_MS = 1_000
+
 export interface BackchannelLogoutDeps {
   issuer: string
   clock: Clock
@@ -79,6 +92,12 @@ type Attempt =
   | { kind: 'failed'; retry: boolean; error: string; httpStatus?: number }
   | { kind: 'interrupted' }
 
+/** An attempt's outcome to record, with its audit event or log line; counted in the run that records it. */
+interface Outcome {
+  delivery: LogoutDelivery
+  record(run: LogoutRun): Promise<void>
+}
+
 export interface BackchannelLogoutWorker {
   /** Sends everything due now (waits for a run in progress first); runs never overlap within a worker. */
   runOnce(): Promise<LogoutRun>
@@ -97,6 +116,8 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
   let timer: NodeJS.Timeout | undefined
   let unlisten: (() => Promise<void>) | undefined
   let started = false
+  /** Outcomes the database did not take: recorded before anything new is claimed. */
+  const unsaved: Outcome[] = []
 
   async function post(uri: string, token: string): Promise<Attempt> {
     try {
@@ -140,63 +161,85 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
       if (!isUnavailable(err)) logger.error({ err, delivery_id: d.id, client_id: d.clientId }, 'back-channel logout attempt crashed')
       result = { kind: 'failed', retry: true, error: 'internal_error' }
     }
-    const now = clock.now()
+    await save(outcome(d, result, clock.now()), run)
+  }
+
+  function outcome(d: LogoutDelivery, result: Attempt, now: number): Outcome {
     const fields = { clientId: d.clientId, subject: d.subjectId, sid: d.sid, attempts: d.attempts, sessionEnd: d.reason }
-    if (result.kind === 'interrupted') {
-      await store.release(d)
-      return
-    }
-    if (result.kind === 'delivered') {
-      if (await store.finish(d, 'delivered', { at: now, expiresAt: now + o.retentionMs, httpStatus: result.httpStatus })) {
-        run.delivered++
-        deps.audit.emit({ event: 'logout.delivered', ...fields, httpStatus: result.httpStatus })
+    const record = async (run: LogoutRun) => {
+      if (result.kind === 'interrupted') {
+        await store.release(d)
+      } else if (result.kind === 'delivered') {
+        if (await store.finish(d, 'delivered', { at: now, expiresAt: now + o.retentionMs, httpStatus: result.httpStatus })) {
+          run.delivered++
+          deps.audit.emit({ event: 'logout.delivered', ...fields, httpStatus: result.httpStatus })
+        }
+      } else if (result.retry && d.attempts < o.maxAttempts) {
+        const wait = o.backoffMs[Math.min(d.attempts - 1, o.backoffMs.length - 1)] ?? 0
+        if (await store.retry(d, now + wait, { at: now, error: result.error, httpStatus: result.httpStatus })) {
+          run.retrying++
+          logger.warn(
+            { delivery_id: d.id, client_id: d.clientId, sid: d.sid, attempt: d.attempts, error: result.error, http_status: result.httpStatus, retry_in_seconds: wait / 1000 },
+            'back-channel logout attempt failed; will retry',
+          )
+        }
+      } else if (await store.finish(d, 'failed', { at: now, error: result.error, httpStatus: result.httpStatus, expiresAt: now + o.retentionMs })) {
+        run.failed++
+        deps.audit.emit({ event: 'logout.failed', ...fields, reason: result.error, httpStatus: result.httpStatus })
       }
-      return
     }
-    const record = { at: now, error: result.error, httpStatus: result.httpStatus }
-    if (result.retry && d.attempts < o.maxAttempts) {
-      const wait = o.backoffMs[Math.min(d.attempts - 1, o.backoffMs.length - 1)] ?? 0
-      if (await store.retry(d, now + wait, record)) {
-        run.retrying++
-        logger.warn(
-          { delivery_id: d.id, client_id: d.clientId, sid: d.sid, attempt: d.attempts, error: result.error, http_status: result.httpStatus, retry_in_seconds: wait / 1000 },
-          'back-channel logout attempt failed; will retry',
-        )
+    return { delivery: d, record }
+  }
+
+  /**
+   * Records an outcome; false when the database is away, and then it is kept for later. The
+   * store applies it only while this claim is the row's latest, so a late save never overwrites
+   * another worker's attempt. Any other failure is logged and the row's lease runs out.
+   */
+  async function save(out: Outcome, run: LogoutRun): Promise<boolean> {
+    try {
+      await out.record(run)
+    } catch (err) {
+      if (isUnavailable(err)) {
+        unsaved.push(out)
+        return false
       }
-      return
+      logger.error({ err, delivery_id: out.delivery.id, client_id: out.delivery.clientId }, 'back-channel logout outcome not recorded')
     }
-    if (await store.finish(d, 'failed', { ...record, expiresAt: now + o.retentionMs })) {
-      run.failed++
-      deps.audit.emit({ event: 'logout.failed', ...fields, reason: result.error, httpStatus: result.httpStatus })
-    }
+    return true
+  }
+
+  /** Records the kept outcomes; false when the database is still away. */
+  async function flush(run: LogoutRun): Promise<boolean> {
+    for (let out = unsaved.shift(); out; out = unsaved.shift()) if (!(await save(out, run))) return false
+    return true
   }
 
   /**
    * Claims and sends until nothing is due. Up to batchSize attempts are in flight, and a row is
    * claimed as soon as one ends: an attempt that hangs until its timeout holds up only its own
    * slot, never the rows claimed with it (and the store's per-client bound keeps one client's
-   * backlog from filling every slot).
+   * backlog from filling every slot). Kept outcomes are recorded first; while the database does
+   * not take them, nothing new is claimed (its outcome could not be recorded either).
    */
   async function drain(): Promise<LogoutRun> {
     const run: LogoutRun = { delivered: 0, failed: 0, retrying: 0 }
     const inFlight = new Set<Promise<void>>()
     for (;;) {
       const free = o.batchSize - inFlight.size
-      if (!stopping.signal.aborted && free > 0) {
+      const saved = await flush(run)
+      if (!stopping.signal.aborted && free > 0 && saved) {
         const now = clock.now()
         let claimed: LogoutDelivery[]
         try {
-          claimed = await store.claimDue(now, now + o.leaseMs, free, o.perClient)
+          claimed = await store.claimDue(now, now + o.leaseMs, free, o.perClient, now - o.timeoutMs - IN_FLIGHT_MARGIN_MS)
         } catch (err) {
           await Promise.all(inFlight) // runs never overlap: the attempts in flight end first
           throw err
         }
         for (const d of claimed) {
           const p: Promise<void> = attempt(d, run)
-            .catch((err: unknown) => {
-              // The outcome could not be recorded: the lease runs out and the row is tried again (the attempt counted).
-              if (!isUnavailable(err)) logger.error({ err, delivery_id: d.id, client_id: d.clientId }, 'back-channel logout outcome not recorded')
-            })
+            .catch((err: unknown) => logger.error({ err, delivery_id: d.id, client_id: d.clientId }, 'back-channel logout attempt crashed'))
             .finally(() => inFlight.delete(p))
           inFlight.add(p)
         }
@@ -235,8 +278,10 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
       // At least a second: a row another replica's clock already finds due is not spun on.
       if (due !== undefined) delay = Math.min(o.pollMs, Math.max(1000, due - clock.now()))
     } catch {
-      // The database is away: look again after pollMs.
+      // The database is away: look again after pollMs (or sooner, below).
     }
+    // Outcomes to record: soon, so that they are saved before their leases run out.
+    if (unsaved.length > 0) delay = Math.min(delay, SAVE_RETRY_MS)
     if (stopping.signal.aborted) return
     if (timer) clearTimeout(timer)
     timer = setTimeout(wake, delay)
@@ -256,6 +301,7 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
       if (timer) clearTimeout(timer)
       await unlisten?.().catch(() => {})
       await tail
+      await flush({ delivered: 0, failed: 0, retrying: 0 }) // one last try; what stays unsaved is sent again after its lease
     },
   }
 }

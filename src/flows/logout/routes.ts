@@ -39,14 +39,14 @@ export const endSessionRoutes: FastifyPluginAsync<EndSessionRouteDeps> = async (
     return pages.send(reply, renderSignedOut())
   }
 
-  const start = async (req: FastifyRequest, reply: FastifyReply, raw: Array<[string, string]>, q: string) =>
-    send(req, reply, await endSession.start(raw, await pages.session(req), q))
+  const start = async (req: FastifyRequest, reply: FastifyReply, raw: Array<[string, string]>, q: string, method: 'GET' | 'POST') =>
+    send(req, reply, await endSession.start(raw, await pages.session(req), q, method))
 
-  app.get(END_SESSION_PATH, pages.page, (req, reply) => start(req, reply, [...new URLSearchParams(query(req))], query(req)))
-  app.get(END_SESSION_CONFIRM_PATH, pages.page, (req, reply) => start(req, reply, [...new URLSearchParams(query(req))], query(req)))
+  app.get(END_SESSION_PATH, pages.page, (req, reply) => start(req, reply, [...new URLSearchParams(query(req))], query(req), 'GET'))
+  app.get(END_SESSION_CONFIRM_PATH, pages.page, (req, reply) => start(req, reply, [...new URLSearchParams(query(req))], query(req), 'GET'))
   app.post(END_SESSION_PATH, pages.page, (req, reply) => {
     const raw = bodyParams(req)
-    return start(req, reply, raw, new URLSearchParams(raw).toString())
+    return start(req, reply, raw, new URLSearchParams(raw).toString(), 'POST')
   })
   app.post(END_SESSION_CONFIRM_PATH, pages.form(), async (req, reply) =>
     send(req, reply, await endSession.confirm([...new URLSearchParams(query(req))], await pages.session(req))))

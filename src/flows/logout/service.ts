@@ -4,9 +4,18 @@
 //
 // Who asks: a logout request is a plain link anyone can put on a page, so ending the session at
 // once is only right when the request proves it comes from a client of this very session: an
-// id_token_hint of ours whose sid is the session's (or, for an ID token without sid, whose subject
-// is the session's user). Anything else gets a confirmation page first (§2: "the OP SHOULD ask
-// the End-User whether to log out"). Bad parameters are a page, never a redirect.
+// id_token_hint of ours whose sid is the session's. An ID token without sid (password, CIBA and
+// device grants) names the user, not this session: it may be years old, issued before this
+// sign-in, or held by any app of the user's, so it proves nothing about who sent the request.
+// Anything else gets a confirmation page first (§2: "the OP SHOULD ask the End-User whether to
+// log out"). Bad parameters are a page, never a redirect.
+//
+// A POST without a session proves nothing either: the session cookie is SameSite=Lax, so a
+// cross-site POST (an RP's logout form, or an attacker's) never carries it. Ending "nothing" there
+// would clear the cookie in the browser while the session lives on and its clients are never told
+// (logout CSRF); so such a request changes nothing and asks, and the person's own confirmation,
+// a same-origin POST that carries the cookie, ends the session. A GET is a top-level navigation
+// that does carry a Lax cookie: without a session there, the person is already signed out.
 import { OAuthError } from '../../errors.js'
 import type { Session } from '../../interaction/session.js'
 import type { ClientStore } from '../../stores/clients.js'
@@ -26,7 +35,8 @@ export interface LogoutRequest {
 
 export type EndSessionOutcome =
   /** formActionOrigins: where the confirmed form's redirect may go (CSP form-action applies to it). */
-  | { kind: 'confirm'; clientName: string | undefined; username: string; action: string; formActionOrigins: string[] }
+  /** username: undefined when the request carried no session (a cross-site POST cannot). */
+  | { kind: 'confirm'; clientName: string | undefined; username: string | undefined; action: string; formActionOrigins: string[] }
   | { kind: 'done'; redirectTo: string | undefined }
 
 export interface EndSessionDeps {
@@ -68,17 +78,20 @@ export function createEndSessionService(deps: EndSessionDeps) {
       if (state !== undefined) url.searchParams.set('state', state)
       redirectTo = url.href
     }
-    const proven = !!(hint && session && (hint.sid !== undefined ? hint.sid === session.sid : hint.sub === session.subjectId))
+    const proven = hint?.sid !== undefined && session !== undefined && hint.sid === session.sid
     return { redirectTo, clientName: client ? (client.clientName ?? client.clientId) : undefined, proven }
   }
 
   return {
-    /** The request: end the session now (proven), or ask first. `query` is the request's own query, for the form's action. */
-    async start(raw: Array<[string, string]>, session: Session | undefined, query: string): Promise<EndSessionOutcome> {
+    /**
+     * The request: end the session now (proven), or ask first. `query` is the request's own query,
+     * for the form's action; `method` says whether the request could have carried the session cookie.
+     */
+    async start(raw: Array<[string, string]>, session: Session | undefined, query: string, method: 'GET' | 'POST'): Promise<EndSessionOutcome> {
       const req = await validate(raw, session)
-      if (!session || req.proven) return { kind: 'done', redirectTo: req.redirectTo }
+      if (session ? req.proven : method === 'GET') return { kind: 'done', redirectTo: req.redirectTo }
       return {
-        kind: 'confirm', clientName: req.clientName, username: session.username,
+        kind: 'confirm', clientName: req.clientName, username: session?.username,
         action: `${END_SESSION_CONFIRM_PATH}${query ? `?${query}` : ''}`,
         formActionOrigins: req.redirectTo ? [new URL(req.redirectTo).origin] : [],
       }

@@ -15,6 +15,7 @@ import { createMetrics } from '../../../src/observe/metrics.js'
 import { createBackchannelLogoutWorker, type BackchannelLogoutOptions } from '../../../src/flows/logout/backchannel-logout.js'
 import { createPgBackchannelLogoutStore } from '../../../src/stores/backchannel-logouts.postgres.js'
 import { createPgClientStore } from '../../../src/stores/clients.postgres.js'
+import { createFreezableDb } from '../../helpers/faulty-db.js'
 import { codeFor, redeem, session, signInAt, authorizeSeed } from '../authorization-code/harness.js'
 import { backchannelLogoutWorker, createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
 
@@ -361,6 +362,65 @@ describe('back-channel logout', () => {
       await replica().runOnce()
       expect(receiver.received.map((r) => decodeJwt(r.token).sid)).toEqual([sid, sid])
       expect(await rows(sid!)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 2, last_error: null, http_status: 200, reason: 'replaced' }])
+    })
+
+    it('a database restart while outcomes are saved: they are saved once it answers, nothing is sent twice, the client is not held up', async () => {
+      // The outage: PostgreSQL restarting for a moment just as the receiver answers 200. The
+      // outcomes could not be saved, so their rows kept the 60 s lease, counted against the
+      // client's bound of 5 in flight: every logout of the client stalled for a minute, and then
+      // those rows were sent again although the receiver had accepted them.
+      const faulty = createFreezableDb(t.db)
+      const w = createBackchannelLogoutWorker({
+        issuer: TEST_ISSUER, clock: t.clock, store: createPgBackchannelLogoutStore(faulty.db), clients: createPgClientStore(faulty.db),
+        keys: t.app.authz.keys, logger: t.app.log, audit: t.app.authz.audit,
+      })
+      const inFlight = await queue('web', 5, 10)
+      const later = await queue('web', 5)
+      receiver.answer('/logout/web', ...inFlight.map(() => 'hold' as const))
+      const run = w.runOnce()
+      await receiver.arrivals(5)
+      faulty.fail()
+      receiver.release(200)
+      await run.catch(() => {}) // the run ends with the database away, however it reports it
+      expect(faulty.refused).toBeGreaterThan(0)
+      faulty.recover()
+      t.clock.advance(1) // the database answers again a moment later
+
+      await w.runOnce()
+      expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...inFlight, ...later].sort())
+      expect(await statuses([...inFlight, ...later])).toEqual([...inFlight, ...later].map(() => ({ status: 'delivered', last_error: null })))
+      t.clock.advance(120) // past any lease: nothing is sent again
+      await w.runOnce()
+      await replica().runOnce()
+      expect(receiver.received).toHaveLength(10)
+      const { rows: attempts } = await t.db.query<{ attempts: number }>('SELECT attempts FROM backchannel_logouts WHERE sid = ANY ($1)', [[...inFlight, ...later]])
+      expect(attempts.map((r) => r.attempts)).toEqual(attempts.map(() => 1))
+    })
+
+    it('a replica killed mid-delivery holds its client up only for the attempt timeout, not the lease; its logouts are sent again, none lost', async () => {
+      // A replica dies with 5 attempts to one client in flight: its rows stay leased for 60 s.
+      // Counting those leases against the client's bound of 5 stalled the client's every other
+      // logout for the lease's length, although no attempt can outlive its 5 s timeout.
+      let posted = 0
+      let allPosted!: () => void
+      const claimed = new Promise<void>((resolve) => (allPosted = resolve))
+      const killed = replica({ fetch: () => (++posted === 5 && allPosted(), new Promise<Response>(() => {})) }) // never answers: the process is gone
+      const inFlight = await queue('web', 5, 10)
+      const later = await queue('web', 5)
+      void killed.runOnce()
+      await claimed
+
+      const w = replica() // timeoutMs 5000
+      await w.runOnce()
+      expect(receiver.received).toEqual([]) // within the attempt timeout the bound still holds: 5 in flight
+      t.clock.advance(11) // past the attempt timeout and its margin
+      await w.runOnce()
+      expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...later].sort())
+      expect(await statuses(inFlight)).toEqual(inFlight.map(() => ({ status: 'pending', last_error: null }))) // still leased
+      t.clock.advance(50) // the dead replica's leases run out: at least once, never lost
+      await w.runOnce()
+      expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...inFlight, ...later].sort())
+      expect(await statuses([...inFlight, ...later])).toEqual([...inFlight, ...later].map(() => ({ status: 'delivered', last_error: null })))
     })
 
     it('an attempt that hangs does not hold up the others claimed with it', async () => {

@@ -6,11 +6,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { csrfIn, withCookies } from '../ciba/approve-helper.js'
 import type { TestApp } from '../../helpers/app.js'
 import { FORM, form } from '../../helpers/app.js'
-import { codeFor, createAuthorizeTestApp, redeem, session } from '../authorization-code/harness.js'
+import { applySeed } from '../../../src/seed/apply.js'
+import { authorizeSeed, codeFor, createAuthorizeTestApp, redeem, session } from '../authorization-code/harness.js'
 
 let t: TestApp
 beforeAll(async () => {
   t = await createAuthorizeTestApp()
+  // A client of alice's outside the browser: its ID tokens name her but no session of this browser.
+  const seed = authorizeSeed()
+  await applySeed(t.db, { ...seed, clients: [...seed.clients, {
+    clientId: 'legacy', secrets: [{ value: 'legacy-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['openid'],
+    postLogoutRedirectUris: ['https://legacy.example/bye'],
+  }] })
   await t.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES ('u-alice', 'web', '{openid,profile}', now(), now())`)
 })
 afterAll(() => t?.close())
@@ -68,6 +75,58 @@ describe('RP-initiated logout', () => {
     expect(page.statusCode).toBe(200)
     expect(page.body).toContain('<h1>Sign out?</h1>')
     expect(await signedIn(other)).toBe(true)
+  })
+
+  it('an ID token of the same user without sid (password grant), expired and older than the sign-in, is no proof: asks first', async () => {
+    // The attack: any such token (another app of the user's, a leaked old one) put in a link on
+    // any page would sign the person out at once and tell every client of the session; only a
+    // sid of this session shows the request comes from one of its clients (RP-Initiated Logout 1.0 §2).
+    const issued = await t.app.inject({
+      method: 'POST', url: '/connect/token', headers: FORM,
+      payload: form({ grant_type: 'password', client_id: 'legacy', client_secret: 'legacy-secret', username: 'alice', password: 'alice-pw', scope: 'openid' }),
+    })
+    expect(issued.statusCode).toBe(200)
+    const idToken = issued.json().id_token as string
+    expect(JSON.parse(Buffer.from(idToken.split('.')[1]!, 'base64url').toString())).not.toHaveProperty('sid')
+    t.clock.advance(2 * 3600) // the ID token has expired; the browser signs in after that
+    const { cookie } = await signedInWithIdToken()
+    const requests: Array<Record<string, string>> = [{ id_token_hint: idToken }, { id_token_hint: idToken, post_logout_redirect_uri: 'https://legacy.example/bye', state: 's' }]
+    for (const params of requests) {
+      const page = await get(endsession(params), cookie)
+      expect(page.statusCode).toBe(200)
+      expect(page.headers.location).toBeUndefined()
+      expect(page.body).toContain('<h1>Sign out?</h1>')
+      expect(page.body).toContain('You are signed in as <strong>alice</strong>.')
+      expect(String(page.headers['set-cookie'])).not.toContain('authz-session')
+      expect(await signedIn(cookie)).toBe(true)
+    }
+  })
+
+  it('a cross-site POST without the session cookie (logout CSRF) changes nothing: no cookie cleared, the page asks', async () => {
+    // SameSite=Lax keeps the session cookie off a cross-site POST, so its absence proves nothing:
+    // answering "signed out" would clear the cookie in the victim's browser while the session
+    // lives on and its clients are never told. The page asks; the person's own confirmation
+    // (a same-origin POST, which carries the cookie) ends the session.
+    const { cookie, idToken } = await signedInWithIdToken()
+    const res = await t.app.inject({
+      method: 'POST', url: '/connect/endsession', headers: { ...FORM, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      payload: form({ id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 's-1' }),
+    })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers.location).toBeUndefined()
+    expect(res.body).toContain('<h1>Sign out?</h1>')
+    expect(res.body).toContain('<strong id="client-name">Web &lt;App&gt;</strong> asks to sign you out.')
+    expect(res.body).not.toContain('You are signed in as')
+    expect(String(res.headers['set-cookie'])).not.toContain('authz-session')
+    expect(await signedIn(cookie)).toBe(true)
+
+    const jar = withCookies(cookie, res.headers['set-cookie'])
+    const action = /<form method="post" action="([^"]+)"/.exec(res.body)![1]!.replace(/&amp;/g, '&')
+    const done = await t.app.inject({ method: 'POST', url: action, headers: { ...FORM, cookie: jar }, payload: form({ csrf: csrfIn(res.body), decision: 'sign-out' }) })
+    expect(done.statusCode).toBe(303)
+    expect(done.headers.location).toBe(`${BYE}?state=s-1`)
+    expect(String(done.headers['set-cookie'])).toMatch(/__Host-authz-session=;/)
+    expect(await signedIn(cookie)).toBe(false)
   })
 
   it('the confirmation form without a CSRF token changes nothing', async () => {
