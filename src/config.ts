@@ -9,8 +9,6 @@ const int = (min: number, max: number, def: number) =>
   z.coerce.number().int().min(min).max(max).default(def).describe(`an integer from ${min} to ${max}`)
 const seconds = (def: number) =>
   z.coerce.number().int().positive().max(31_536_000).default(def).describe('a whole number of seconds from 1 to 31536000')
-const bool = (def: 'true' | 'false') =>
-  z.enum(['true', 'false']).default(def).transform((v) => v === 'true').describe('true or false') // z.coerce.boolean() makes "false" true
 const oneOf = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values).describe(`one of ${values.join(', ')}`)
 const httpUrl = () => z.url({ protocol: /^https?$/ }).describe('an http:// or https:// URL')
 

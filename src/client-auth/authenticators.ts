@@ -2,12 +2,11 @@
 // RFC 6749 §2.3.1 (client_secret_basic, client_secret_post), §2.3 (one method per request),
 // §5.2 (401 + WWW-Authenticate when the Authorization header was used), public clients ('none').
 import type { Clock } from '../domain/clock.js'
-import type { AuthenticatedClient, Client, IntrospectionCaller, Secret } from '../domain/types.js'
-import { OAuthError } from '../errors.js'
+import type { AuthenticatedClient, IntrospectionCaller } from '../domain/types.js'
 import type { ClientAuthThrottle } from './throttle.js'
 import type { ClientStore } from '../stores/clients.js'
 import type { ResourceStore } from '../stores/resources.js'
-import { basicChallenge, readClientCredentials, type PresentedCredentials } from './credentials.js'
+import { basicChallenge, readClientCredentials } from './credentials.js'
 import { throttledFailures } from './failures.js'
 import { createSecretVerifier } from './secrets.js'
 

@@ -2,7 +2,7 @@
 // in constant time), with every unexpired secret accepted so that secrets can be rotated.
 import * as nodeCrypto from 'node:crypto'
 import type { Secret } from '../domain/types.js'
-import { secretHash, secretMatches } from '../tokens/handles.js'
+import { secretMatches } from '../tokens/handles.js'
 
 /**
  * Constant-time comparison against every unexpired secret (rotation: several may be valid): the latest

@@ -2,7 +2,7 @@
 // statement, so concurrent polls and decisions resolve in the database, on every replica alike.
 // Times are passed in from the injected Clock as parameters; SQL now() is never used.
 import type { Db, Queryable } from '../db/db.js'
-import type { CibaRequest, CibaStatus } from '../domain/types.js'
+import type { CibaRequest } from '../domain/types.js'
 import type { CibaDecision, CibaRequestStore, NewCibaRequest } from './ciba-requests.js'
 import { deleteExpired, handleHash, ts } from './columns.postgres.js'
 import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './polling.postgres.js'

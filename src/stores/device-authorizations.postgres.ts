@@ -2,7 +2,7 @@
 // one statement; the poll throttle is shared with CIBA (polling.ts). Times come from the
 // injected Clock as parameters; SQL now() is never used.
 import type { Db, Queryable } from '../db/db.js'
-import type { CibaStatus, DeviceAuthorization } from '../domain/types.js'
+import type { DeviceAuthorization } from '../domain/types.js'
 import type { DeviceAuthorizationStore, DeviceCreateResult, DeviceDecision, NewDeviceAuthorization } from './device-authorizations.js'
 import { deleteExpired, handleHash, toMs, ts } from './columns.postgres.js'
 import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './polling.postgres.js'
