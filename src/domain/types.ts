@@ -102,6 +102,8 @@ export interface PersistedGrant {
   createdAt: number
   expiresAt: number | undefined
   consumedAt: number | undefined
+  /** What consume() recorded about the request that consumed it (the authorization code's redemption digest). */
+  redemptionHash?: string | undefined
 }
 
 /** The person's decision on a polled request. */
