@@ -100,8 +100,11 @@ const sha256 = (value: string): string =>
 const MAX_VERIFIED_PER_RECORD = 16
 
 export interface SecretVerifier {
-  /** Whether `presented` matches an unexpired secret, remembering a match for as long as the store keeps returning `record`. */
-  matches(record: { readonly secrets: readonly Secret[] }, presented: string, now: number): boolean
+  /**
+   * Whether `presented` matches an unexpired secret, remembering a match for as long as the store
+   * keeps returning `record`. `digest`: sha256(presented), when the caller has computed it already.
+   */
+  matches(record: { readonly secrets: readonly Secret[] }, presented: string, now: number, digest?: string): boolean
 }
 
 /**
@@ -114,9 +117,9 @@ export interface SecretVerifier {
 export function createSecretVerifier(): SecretVerifier {
   const verified = new WeakMap<object, Map<string, number>>()
   return {
-    matches(record, presented, now) {
+    matches(record, presented, now, digest) {
       const known = verified.get(record)
-      const key = sha256(presented)
+      const key = digest ?? sha256(presented)
       const until = known?.get(key)
       if (until !== undefined) return until > now
       const matched = matchedUntil(presented, record.secrets, now)
@@ -153,11 +156,12 @@ export function createClientAuthenticator(deps: {
       if (creds.secret === undefined) {
         // A public client identifies itself with client_id alone (method 'none').
         if (client.requireClientSecret || opts.requireConfidential) throw await t.failure(creds, opts.address, 'secret_required')
-        return { client, method: 'none', viaHeader: creds.viaHeader }
+        return { client, method: 'none', viaHeader: creds.viaHeader, credentialDigest: '' }
       }
-      if (!secrets.matches(client, creds.secret, deps.clock.now())) throw await t.failure(creds, opts.address, 'bad_secret')
+      const credentialDigest = sha256(creds.secret)
+      if (!secrets.matches(client, creds.secret, deps.clock.now(), credentialDigest)) throw await t.failure(creds, opts.address, 'bad_secret')
       await deps.throttle.recordSuccess(creds.id, opts.address)
-      return { client, method: creds.viaHeader ? 'client_secret_basic' : 'client_secret_post', viaHeader: creds.viaHeader }
+      return { client, method: creds.viaHeader ? 'client_secret_basic' : 'client_secret_post', viaHeader: creds.viaHeader, credentialDigest }
     },
   }
 }

@@ -163,6 +163,11 @@ export interface AuthenticatedClient {
   client: Client
   method: 'client_secret_basic' | 'client_secret_post' | 'none'
   viaHeader: boolean
+  /**
+   * SHA-256 (base64) of the secret the client presented, '' for none: lets a grant tell a repeat
+   * of the same authentication from another without keeping the secret. Never logged or stored.
+   */
+  credentialDigest: string
 }
 
 /** Who called the introspection endpoint (RFC 7662 §2.1): an API resource or a client. */
