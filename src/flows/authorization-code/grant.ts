@@ -42,7 +42,7 @@ const USED_AGAIN = 'authorization code already used'
 
 /**
  * A redemption that loses to one made less than this long before (by the injected clock), with
- * the same client authentication and the same code_verifier, is a duplicate of the same request
+ * the same client authentication, code_verifier and redirect_uri, is a duplicate of the same request
  * (a client library that runs its callback twice): invalid_grant without revoking, so that exactly
  * one of such concurrent redemptions gets tokens that work. Any other second use, inside the
  * window or not, revokes (RFC 6749 §4.1.2): when a thief redeemed a stolen code first, the real
@@ -53,15 +53,17 @@ const concurrent = () => new OAuthError('invalid_grant', 'authorization code is 
 
 /**
  * What identifies one redemption request: the client, how it authenticated (the method and a
- * digest of its secret) and its code_verifier, as an HMAC keyed with the code itself. Stored with
- * the consumed code; the code is stored only as its hash, so a database dump gives nothing to test
- * guesses of the secret or the verifier against. Undefined when the authentication is not known
- * (a caller other than the token service): such a second use is never taken for a duplicate.
+ * digest of its secret), its code_verifier and its redirect_uri, as an HMAC keyed with the code
+ * itself. Stored with the consumed code; the code is stored only as its hash, so a database dump
+ * gives nothing to test guesses of the secret or the verifier against. Undefined when the
+ * authentication is not known (a caller other than the token service): such a second use is
+ * never taken for a duplicate.
  */
-function redemptionDigest(code: string, clientId: string, ctx: GrantContext | undefined, verifier: string | undefined): string | undefined {
+function redemptionDigest(clientId: string, params: AuthorizationCodeParams, ctx: GrantContext | undefined): string | undefined {
   const auth = ctx?.clientAuthentication
   if (auth === undefined) return undefined
-  return createHmac('sha256', code).update(JSON.stringify([clientId, auth.method, auth.credentialDigest, verifier ?? null])).digest('base64url')
+  const request = [clientId, auth.method, auth.credentialDigest, params.code_verifier ?? null, params.redirect_uri]
+  return createHmac('sha256', params.code).update(JSON.stringify(request)).digest('base64url')
 }
 
 /** A true duplicate: consumed moments ago by a request with the same digest. */
@@ -72,6 +74,7 @@ function isDuplicate(seen: { consumedAt?: number | undefined; redemptionHash?: s
   const b = Buffer.from(digest)
   return a.length === b.length && timingSafeEqual(a, b)
 }
+
 /** RFC 7636 §4.1: 43 to 128 characters of [A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~". */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
 
@@ -107,7 +110,7 @@ export function createAuthorizationCodeGrant(deps: {
       const now = deps.clock.now()
       const code = await deps.grants.find(params.code, 'authorization_code')
       if (!code || code.clientId !== client.clientId || code.subjectId === undefined) throw invalid('unknown authorization code')
-      const digest = redemptionDigest(params.code, client.clientId, ctx, params.code_verifier)
+      const digest = redemptionDigest(client.clientId, params, ctx)
       if (code.consumedAt !== undefined) {
         if (isDuplicate(code, digest, now)) throw concurrent()
         return deps.once.replayed(code.familyId, USED_AGAIN)

@@ -75,6 +75,14 @@ describe('a second use inside the concurrency window that is not the same reques
     await expectRevoked(first.json(), WEB)
   })
 
+  it('stolen code: a second redemption naming another redirect URI revokes the first redeemer\'s tokens', async () => {
+    const c = await codeFor(t, alice, { scope: SCOPE })
+    const first = await redeem(t, { code: c.code, code_verifier: c.verifier }, WEB)
+    expect(first.statusCode).toBe(200)
+    expectError(await redeem(t, { code: c.code, code_verifier: c.verifier, redirect_uri: 'https://web.example/other' }, WEB), 'authorization code already used')
+    await expectRevoked(first.json(), WEB)
+  })
+
   it('stolen code of a public client: another code_verifier inside the window revokes', async () => {
     const c = await codeFor(t, alice, { scope: SCOPE }, 'spa')
     const spa = { client_id: 'spa' }
