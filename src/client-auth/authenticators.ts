@@ -8,7 +8,7 @@ import type { ClientStore } from '../stores/clients.js'
 import type { ResourceStore } from '../stores/resources.js'
 import { basicChallenge, readClientCredentials } from './credentials.js'
 import { throttledFailures } from './failures.js'
-import { createSecretVerifier } from './secrets.js'
+import { createSecretVerifier, sha256 } from './secrets.js'
 
 export interface ClientAuthenticator {
   /** throws OAuthError invalid_client (401, WWW-Authenticate when the header was used) or invalid_request (two methods, mismatched client_id) */
@@ -44,11 +44,12 @@ export function createClientAuthenticator(deps: {
       if (creds.secret === undefined) {
         // A public client identifies itself with client_id alone (method 'none').
         if (client.requireClientSecret || opts.requireConfidential) throw await t.failure(creds, opts.address, 'secret_required')
-        return { client, method: 'none', viaHeader: creds.viaHeader }
+        return { client, method: 'none', viaHeader: creds.viaHeader, credentialDigest: '' }
       }
-      if (!secrets.matches(client, creds.secret, deps.clock.now())) throw await t.failure(creds, opts.address, 'bad_secret')
+      const credentialDigest = sha256(creds.secret)
+      if (!secrets.matches(client, creds.secret, deps.clock.now(), credentialDigest)) throw await t.failure(creds, opts.address, 'bad_secret')
       await deps.throttle.recordSuccess(creds.id, opts.address)
-      return { client, method: creds.viaHeader ? 'client_secret_basic' : 'client_secret_post', viaHeader: creds.viaHeader }
+      return { client, method: creds.viaHeader ? 'client_secret_basic' : 'client_secret_post', viaHeader: creds.viaHeader, credentialDigest }
     },
   }
 }

@@ -102,6 +102,8 @@ export interface PersistedGrant {
   createdAt: number
   expiresAt: number | undefined
   consumedAt: number | undefined
+  /** What consume() recorded about the request that consumed it (the authorization code's redemption digest). */
+  redemptionHash?: string | undefined
 }
 
 /** The person's decision on a polled request. */
@@ -161,6 +163,11 @@ export interface AuthenticatedClient {
   client: Client
   method: 'client_secret_basic' | 'client_secret_post' | 'none'
   viaHeader: boolean
+  /**
+   * SHA-256 (base64) of the secret the client presented, '' for none: lets a grant tell a repeat
+   * of the same authentication from another without keeping the secret. Never logged or stored.
+   */
+  credentialDigest: string
 }
 
 /** Who called the introspection endpoint (RFC 7662 §2.1): an API resource or a client. */

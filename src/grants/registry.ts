@@ -5,7 +5,7 @@
 import type { z } from 'zod'
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
-import type { Client } from '../domain/types.js'
+import type { AuthenticatedClient, Client } from '../domain/types.js'
 import type { UserStore } from '../stores/users.js'
 import type { TokenIssuer, TokenResponse } from '../tokens/issuer.js'
 import type { TokenReader } from '../tokens/token-reader.js'
@@ -19,6 +19,11 @@ export interface GrantContext {
   address: string
   /** The request's id (X-Request-Id), for audit events. */
   requestId?: string
+  /**
+   * How the client authenticated this request (set by the token service): a grant that must tell
+   * a repeat of the same request from another party's (the authorization code) compares these.
+   */
+  clientAuthentication?: Pick<AuthenticatedClient, 'method' | 'credentialDigest'>
 }
 
 export interface GrantHandler<P = unknown> {

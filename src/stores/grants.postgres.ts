@@ -28,12 +28,13 @@ interface GrantRow {
   created_ms: number
   expires_ms: number | null
   consumed_ms: number | null
+  redemption_hash: string | null
 }
 
 const ms = (column: string) => `floor(extract(epoch FROM ${column}) * 1000)::float8`
 /** The one projection every read uses, mapped by toGrant. */
 const COLUMNS = `handle_hash, kind, client_id, subject_id, family_id, data,
-  ${ms('created_at')} AS created_ms, ${ms('expires_at')} AS expires_ms, ${ms('consumed_at')} AS consumed_ms`
+  ${ms('created_at')} AS created_ms, ${ms('expires_at')} AS expires_ms, ${ms('consumed_at')} AS consumed_ms, redemption_hash`
 
 function toGrant(r: GrantRow): PersistedGrant {
   return {
@@ -46,6 +47,7 @@ function toGrant(r: GrantRow): PersistedGrant {
     createdAt: r.created_ms,
     expiresAt: r.expires_ms ?? undefined,
     consumedAt: r.consumed_ms ?? undefined,
+    ...(r.redemption_hash !== null ? { redemptionHash: r.redemption_hash } : {}),
   }
 }
 
@@ -56,7 +58,7 @@ const optTs = (ms: number | undefined) => (ms === undefined ? null : ts(ms))
 const INSERT_MANY = `INSERT INTO persisted_grants (handle_hash, kind, client_id, subject_id, family_id, data, created_at, expires_at)
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::timestamptz[], $8::timestamptz[])`
 const FIND_MANY = `SELECT ${COLUMNS} FROM persisted_grants WHERE handle_hash = ANY($1::text[])`
-const CONSUME = `UPDATE persisted_grants SET consumed_at = $3
+const CONSUME = `UPDATE persisted_grants SET consumed_at = $3, redemption_hash = $4
   WHERE handle_hash = $1 AND kind = $2 AND consumed_at IS NULL RETURNING ${COLUMNS}`
 
 /** Inserts every grant in one autocommit statement: one WAL flush for the batch. */
@@ -185,8 +187,8 @@ export function createPgGrantStore(db: Db, opts: PgGrantStoreOptions = {}): Gran
       const g = await finds.add(handleHash(handle))
       return g && (kind === undefined || g.kind === kind) ? g : undefined
     },
-    async consume(handle, kind, at) {
-      const { rows } = await db.query<GrantRow>(CONSUME, [handleHash(handle), kind, ts(at)], { name: 'grants_consume' })
+    async consume(handle, kind, at, redemptionHash) {
+      const { rows } = await db.query<GrantRow>(CONSUME, [handleHash(handle), kind, ts(at), redemptionHash ?? null], { name: 'grants_consume' })
       return rows[0] && toGrant(rows[0])
     },
     async remove(handle, kind, clientId) {

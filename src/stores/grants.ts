@@ -37,9 +37,11 @@ export interface GrantStore {
   find(handle: string, kind?: GrantKind): Promise<PersistedGrant | undefined>
   /**
    * Single use in one statement: marks the grant consumed and returns it, or returns undefined
-   * when it does not exist, is of another kind, or was consumed already.
+   * when it does not exist, is of another kind, or was consumed already. `redemptionHash`, a
+   * digest of the consuming request (never a secret in clear), is recorded in the same statement,
+   * so whoever finds the grant consumed also finds who consumed it.
    */
-  consume(handle: string, kind: GrantKind, at: number): Promise<PersistedGrant | undefined>
+  consume(handle: string, kind: GrantKind, at: number, redemptionHash?: string): Promise<PersistedGrant | undefined>
   /** Removes one grant (revocation of a reference token); false when none. */
   remove(handle: string, kind: GrantKind, clientId: string): Promise<boolean>
   /**

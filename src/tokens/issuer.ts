@@ -34,6 +34,12 @@ export interface IssueParams {
   idToken?: { user: User; authTime: number; nonce?: string; acr?: string; amr?: string[]; extraClaims?: Record<string, unknown> }
   /** issue one (only when offline_access granted and client.allowOfflineAccess) */
   refreshToken?: boolean
+  /**
+   * The grant the refresh token carries, when it differs from the access token's: on refresh, the
+   * original grant (RFC 6749 §6: the new refresh token has the scope of the old one), while
+   * `granted` is what this request narrowed the access token to. Default: `granted`.
+   */
+  refreshGranted?: ResolvedScopes
   /** Refresh token rotation: the absolute expiry (ms) inherited from the first token of the family. */
   refreshAbsoluteExpiresAt?: number
   /** Refresh token rotation: when the family began (ms); a public client's cap counts from it. */
@@ -179,7 +185,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
     return keys.sign(payload, { alg: 'RS256', typ: 'JWT' })
   }
 
-  const wantsRefresh = (p: IssueParams) => p.refreshToken === true && p.granted.offlineAccess && p.client.allowOfflineAccess
+  const wantsRefresh = (p: IssueParams) => p.refreshToken === true && (p.refreshGranted ?? p.granted).offlineAccess && p.client.allowOfflineAccess
 
   /** A new refresh token and its row (issued into the family with the access token). */
   function refreshToken(p: IssueParams, now: number): { value: string; row: FamilyGrant } | undefined {
@@ -197,7 +203,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       const sliding = now + client.slidingRefreshTokenLifetime * 1000
       expiresAt = absolute === undefined ? sliding : Math.min(sliding, absolute)
     }
-    const data: RefreshTokenData = { granted: p.granted, claims: p.claims ?? {}, absoluteExpiresAt: absolute, startedAt }
+    const data: RefreshTokenData = { granted: p.refreshGranted ?? p.granted, claims: p.claims ?? {}, absoluteExpiresAt: absolute, startedAt }
     if (p.idToken) data.idToken = { authTime: p.idToken.authTime, acr: p.idToken.acr, amr: p.idToken.amr, extraClaims: p.idToken.extraClaims }
     const handle = newHandle()
     return {

@@ -35,6 +35,19 @@ describe('GrantStore (postgres)', () => {
     expect((await store.find('h-race'))?.consumedAt).toBe(T0 + 1000)
   })
 
+  it('consume records the winner\'s redemption digest with consumed_at; a losing consume changes neither', async () => {
+    const store = createPgGrantStore(t.db)
+    await store.store({ ...base, handle: 'h-digest', kind: 'authorization_code', familyId: 'f-digest' })
+    const results = await Promise.all(['d-1', 'd-2', 'd-3'].map((d) => store.consume('h-digest', 'authorization_code', T0 + 1000, d)))
+    const won = results.filter((r) => r !== undefined)
+    expect(won).toHaveLength(1)
+    const found = await store.find('h-digest')
+    expect(found).toMatchObject({ consumedAt: T0 + 1000, redemptionHash: won[0]!.redemptionHash })
+    expect(['d-1', 'd-2', 'd-3']).toContain(found!.redemptionHash)
+    expect(await store.consume('h-digest', 'authorization_code', T0 + 2000, 'd-4')).toBeUndefined()
+    expect(await store.find('h-digest')).toMatchObject({ consumedAt: T0 + 1000, redemptionHash: found!.redemptionHash })
+  })
+
   it('remove only removes the owner’s grant of that kind', async () => {
     const store = createPgGrantStore(t.db)
     await store.store({ ...base, handle: 'h-rm', kind: 'reference_token', familyId: 'f-rm' })

@@ -2,8 +2,9 @@
 // Checks that change nothing come first (unknown, another client's, expired, redirect_uri, PKCE:
 // all invalid_grant, RFC 6749 §5.2); then the code is redeemed once through the one-time-use
 // helper, so a second redemption answers invalid_grant and revokes every token issued from it
-// (§4.1.2), and of concurrent redemptions exactly one succeeds.
-import { createHash, timingSafeEqual } from 'node:crypto'
+// (§4.1.2), and of concurrent redemptions exactly one succeeds. The only second use that revokes
+// nothing is a true duplicate of the first request, moments later (CONCURRENT_REDEMPTION_MS).
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import { z } from 'zod'
 import type { Clock } from '../../domain/clock.js'
 import { isPublicClient, requiresPkce } from '../../domain/public-client.js'
@@ -12,7 +13,7 @@ import type { GrantStore } from '../../stores/grants.js'
 import type { UserStore } from '../../stores/users.js'
 import type { TokenIssuer } from '../../tokens/issuer.js'
 import type { OneTimeUse } from '../../grants/one-time-use.js'
-import type { GrantHandler } from '../../grants/registry.js'
+import type { GrantContext, GrantHandler } from '../../grants/registry.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 
 const Params = z.object({
@@ -40,14 +41,40 @@ interface CodeData {
 const USED_AGAIN = 'authorization code already used'
 
 /**
- * A redemption that loses to one made less than this long before (by the injected clock) is a
- * concurrent duplicate, not a replay: invalid_grant without revoking, so that exactly one of
- * concurrent redemptions gets tokens that work. Any later use revokes (RFC 6749 §4.1.2). A thief
- * cannot use the window: the code is bound to the client and, with PKCE, to a verifier that never
- * travels through the browser.
+ * A redemption that loses to one made less than this long before (by the injected clock), with
+ * the same client authentication, code_verifier and redirect_uri, is a duplicate of the same request
+ * (a client library that runs its callback twice): invalid_grant without revoking, so that exactly
+ * one of such concurrent redemptions gets tokens that work. Any other second use, inside the
+ * window or not, revokes (RFC 6749 §4.1.2): when a thief redeemed a stolen code first, the real
+ * client's redemption a moment later is exactly the use that must revoke what the thief got.
  */
 export const CONCURRENT_REDEMPTION_MS = 2000
 const concurrent = () => new OAuthError('invalid_grant', 'authorization code is being redeemed by another request')
+
+/**
+ * What identifies one redemption request: the client, how it authenticated (the method and a
+ * digest of its secret), its code_verifier and its redirect_uri, as an HMAC keyed with the code
+ * itself. Stored with the consumed code; the code is stored only as its hash, so a database dump
+ * gives nothing to test guesses of the secret or the verifier against. Undefined when the
+ * authentication is not known (a caller other than the token service): such a second use is
+ * never taken for a duplicate.
+ */
+function redemptionDigest(clientId: string, params: AuthorizationCodeParams, ctx: GrantContext | undefined): string | undefined {
+  const auth = ctx?.clientAuthentication
+  if (auth === undefined) return undefined
+  const request = [clientId, auth.method, auth.credentialDigest, params.code_verifier ?? null, params.redirect_uri]
+  return createHmac('sha256', params.code).update(JSON.stringify(request)).digest('base64url')
+}
+
+/** A true duplicate: consumed moments ago by a request with the same digest. */
+function isDuplicate(seen: { consumedAt?: number | undefined; redemptionHash?: string | undefined }, digest: string | undefined, now: number): boolean {
+  if (seen.consumedAt === undefined || now - seen.consumedAt >= CONCURRENT_REDEMPTION_MS) return false
+  if (digest === undefined || seen.redemptionHash === undefined) return false
+  const a = Buffer.from(seen.redemptionHash)
+  const b = Buffer.from(digest)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
 /** RFC 7636 §4.1: 43 to 128 characters of [A-Z] / [a-z] / [0-9] / "-" / "." / "_" / "~". */
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/
 
@@ -79,12 +106,13 @@ export function createAuthorizationCodeGrant(deps: {
     params: Params,
     // RFC 6749 §4.1.3: a public client identifies itself with client_id; it always used PKCE.
     allowPublicClients: true,
-    async handle(client, params) {
+    async handle(client, params, ctx) {
       const now = deps.clock.now()
       const code = await deps.grants.find(params.code, 'authorization_code')
       if (!code || code.clientId !== client.clientId || code.subjectId === undefined) throw invalid('unknown authorization code')
+      const digest = redemptionDigest(client.clientId, params, ctx)
       if (code.consumedAt !== undefined) {
-        if (now - code.consumedAt < CONCURRENT_REDEMPTION_MS) throw concurrent()
+        if (isDuplicate(code, digest, now)) throw concurrent()
         return deps.once.replayed(code.familyId, USED_AGAIN)
       }
       if (code.expiresAt !== undefined && code.expiresAt <= now) throw invalid('authorization code expired')
@@ -99,10 +127,10 @@ export function createAuthorizationCodeGrant(deps: {
       return deps.once.redeem({
         familyId: code.familyId,
         consume: async () => {
-          const won = await deps.grants.consume(params.code, 'authorization_code', now)
+          const won = await deps.grants.consume(params.code, 'authorization_code', now, digest)
           if (won) return won
           const seen = await deps.grants.find(params.code, 'authorization_code')
-          if (seen?.consumedAt !== undefined && now - seen.consumedAt < CONCURRENT_REDEMPTION_MS) throw concurrent()
+          if (seen && isDuplicate(seen, digest, now)) throw concurrent()
           return undefined // a second use: the helper revokes the family
         },
         usedAgain: USED_AGAIN,

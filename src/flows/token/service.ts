@@ -41,7 +41,8 @@ export function createTokenService(deps: { registry: GrantRegistry; audit?: Audi
         const key = parsed.error.issues[0]?.path[0]
         throw new OAuthError('invalid_request', `${typeof key === 'string' ? parameterLabel(key) : 'a parameter'} is missing or invalid`)
       }
-      const res = await handler.handle(client, parsed.data, ctx)
+      const clientAuthentication = { method: auth.method, credentialDigest: auth.credentialDigest }
+      const res = await handler.handle(client, parsed.data, { ...ctx, clientAuthentication })
       // Every grant, built-in or extension, is audited here, once: the issuer marked what it issued.
       deps.audit?.emit({
         event: 'token.issued', clientId: client.clientId, subject: res[ISSUED]?.subject, grantType, address: ctx.address,

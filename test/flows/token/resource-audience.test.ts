@@ -99,6 +99,23 @@ describe('refresh keeps the resource restriction (RFC 8707 §2.2)', () => {
     expect(decodeJwt(res.json().access_token).aud).toBe('orders-api')
   })
 
+  // RFC 6749 §6 and RFC 8707 §2.2: `resource` narrows the access token; the new refresh token
+  // keeps the original grant's audiences, so one narrowed refresh does not cut the others off for good.
+  for (const clientId of ['app', 'app-ref']) {
+    it(`${clientId}: after a refresh narrowed to one resource, the next refresh without resource is for every audience again`, async () => {
+      const rt = await firstRefreshToken(clientId, 'orders.read shared.write offline_access')
+      const narrow = await refresh(clientId, { refresh_token: rt, resource: 'orders-api' })
+      expect(narrow.statusCode).toBe(200)
+      expect(narrow.json().scope).toBe('orders.read offline_access')
+      expect(await seenBy('orders', narrow.json().access_token)).toMatchObject({ active: true, aud: 'orders-api' })
+      expect(await seenBy('shared', narrow.json().access_token)).toEqual({ active: false })
+      const full = await refresh(clientId, { refresh_token: narrow.json().refresh_token })
+      expect(full.statusCode).toBe(200)
+      expect(full.json().scope).toBe('orders.read shared.write offline_access')
+      expect(await seenBy('shared', full.json().access_token)).toMatchObject({ active: true, aud: ['orders-api', 'shared-api'], scope: 'orders.read shared.write' })
+    })
+  }
+
   it('a resource outside the original grant is invalid_target, and the refresh token stays usable', async () => {
     const rt = await firstRefreshToken('app', 'orders.read offline_access', 'orders-api')
     for (const resource of ['shared-api', 'billing-api', 'no-such-api']) {

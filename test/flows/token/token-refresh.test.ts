@@ -89,11 +89,44 @@ describe('refresh_token grant', () => {
     expect(wider.json()).toEqual({ error: 'invalid_scope', error_description: 'scope exceeds the original grant' })
     const narrow = await refresh({ refresh_token: first.refresh_token!, scope: 'orders.read' })
     expect(narrow.json()).toMatchObject({ scope: 'orders.read' })
-    expect(narrow.json().refresh_token).toBeUndefined()
+    // Rotated all the same, into a token that keeps the original scope (RFC 6749 §6; tests below).
+    expect(narrow.json().refresh_token).toMatch(/^[\w-]{43}$/)
+    expect(narrow.json().refresh_token).not.toBe(first.refresh_token)
     const other = await issue('app', 'orders.read offline_access')
     expect((await refresh({ refresh_token: other.refresh_token! }, { authorization: basic('reuser', 'reuser-secret') })).json())
       .toEqual({ error: 'invalid_grant', error_description: 'unknown refresh token' })
     expect((await refresh({})).json()).toEqual({ error: 'invalid_request', error_description: 'refresh_token is missing or invalid' })
+  })
+
+  // RFC 6749 §6: "the refresh token scope MUST be identical to that of the refresh token included
+  // by the client in the request". A client that asks for less on one refresh (least privilege)
+  // must not lose the rest of its grant for good.
+  it('a narrower scope narrows the access token only: the new refresh token keeps the original scope', async () => {
+    const first = await issue('app', 'openid orders.read offline_access')
+    const narrow = await refresh({ refresh_token: first.refresh_token!, scope: 'orders.read offline_access' })
+    expect(narrow.statusCode).toBe(200)
+    expect(narrow.json()).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'orders.read offline_access', refresh_token: expect.stringMatching(/^[\w-]{43}$/) })
+    const seen = await t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('app', 'app-secret') }, payload: form({ token: narrow.json().refresh_token }) })
+    expect(seen.json()).toMatchObject({ active: true, scope: 'openid orders.read offline_access' })
+    const full = await refresh({ refresh_token: narrow.json().refresh_token })
+    expect(full.statusCode).toBe(200)
+    expect(full.json()).toEqual({
+      access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'openid orders.read offline_access',
+      id_token: expect.any(String), refresh_token: expect.stringMatching(/^[\w-]{43}$/),
+    })
+  })
+
+  it('a scope without offline_access still rotates: the used-up refresh token is replaced, not the end of the grant', async () => {
+    const first = await issue('app', 'orders.read offline_access')
+    const narrow = await refresh({ refresh_token: first.refresh_token!, scope: 'orders.read' })
+    expect(narrow.statusCode).toBe(200)
+    expect(narrow.json()).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'orders.read', refresh_token: expect.stringMatching(/^[\w-]{43}$/) })
+    const next = await refresh({ refresh_token: narrow.json().refresh_token })
+    expect(next.statusCode).toBe(200)
+    expect(next.json()).toMatchObject({ scope: 'orders.read offline_access', refresh_token: expect.stringMatching(/^[\w-]{43}$/) })
+    // The one it replaced is used up: presented again, it revokes the family as any reuse does.
+    expect((await refresh({ refresh_token: first.refresh_token! })).json()).toEqual({ error: 'invalid_grant', error_description: 'refresh token already used' })
+    expect((await refresh({ refresh_token: next.json().refresh_token })).json()).toEqual({ error: 'invalid_grant', error_description: 'unknown refresh token' })
   })
 
   it('enforces the absolute lifetime', async () => {

@@ -5,7 +5,9 @@
 // revocation leave no token alive. Absolute expiry is anchored at the family's first token;
 // sliding lifetimes are applied to each rotated token and capped by the absolute one.
 // RFC 8707 §2.2: a refreshed access token never reaches beyond the audiences of the original
-// grant; `resource` may narrow it to one of them.
+// grant; `resource` may narrow it to one of them. `scope` and `resource` narrow the access token
+// only: the rotated refresh token carries the original grant (RFC 6749 §6), whether or not the
+// narrowed scope names offline_access, so one narrowed refresh never loses the rest of the grant.
 import { z } from 'zod'
 import type { Clock } from '../../../domain/clock.js'
 import { isPublicClient, refreshFamilyStart, rotatesRefreshTokens } from '../../../domain/public-client.js'
@@ -84,7 +86,7 @@ export function createRefreshTokenGrant(deps: {
         : undefined
       const issue = () =>
         deps.tokens.issue({
-          client, subjectId: g.subjectId, granted: { ...granted, offlineAccess: rotate && granted.offlineAccess }, claims: data.claims,
+          client, subjectId: g.subjectId, granted, refreshGranted: data.granted, claims: data.claims,
           familyId: g.familyId, refreshToken: rotate, refreshAbsoluteExpiresAt: data.absoluteExpiresAt,
           ...(startedAt !== undefined ? { refreshStartedAt: startedAt } : {}),
           ...(idToken ? { idToken: stripUndefined(idToken) } : {}),
