@@ -3,8 +3,9 @@
 // hasOwnProperty, valueOf) is an unknown parameter like any other: with a control character it is
 // invalid_request, over-long it is too long, otherwise it is ignored. The attack: such a name used
 // to be looked up as if it were one of ours, so that a control character in it answered a 400
-// whose JSON had no `error` (a function serialized to nothing) or `"error":{}`, and an over-long
-// value escaped every length limit. Likewise binding_message's own error code (CIBA Core §13)
+// whose JSON had no `error` (a function serialized to nothing) or `"error":{}`, an over-long
+// value escaped every length limit, and the logout page repeated the name the request made up
+// (RFC 6749 §5.2: never echo input). Likewise binding_message's own error code (CIBA Core §13)
 // belongs to the CIBA endpoint alone: elsewhere it is an unknown parameter.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BANK, createCibaTestApp, FORM, type CibaTestApp } from '../flows/ciba/harness.js'
@@ -100,6 +101,21 @@ describe('parameter names inherited from Object.prototype', () => {
         const res = await t.app.inject({ method: 'GET', url })
         expect(answer(url, res)).toEqual({ where: url, status: 400, body: CONTROL })
         expectOAuthError(res, url)
+      }
+    }
+  })
+
+  it('are unknown parameters at the logout endpoint: its page never repeats them', async () => {
+    for (const name of INHERITED) {
+      for (const [value, description] of [['a%01b', 'a parameter contains control characters'], [LONG, 'a parameter is too long']] as const) {
+        const form = await post('/connect/endsession', `${name}=${value}`)
+        const query = await t.app.inject({ method: 'GET', url: `/connect/endsession?${name}=${value}` })
+        for (const [how, res] of [['POST', form], ['GET', query]] as const) {
+          const where = `endsession ${how} ${name}=${value.slice(0, 5)}`
+          expect({ where, status: res.statusCode, type: res.headers['content-type'] }).toEqual({ where, status: 400, type: 'text/html; charset=utf-8' })
+          expect(res.body, where).toContain(`<p>Details: ${description}.</p>`)
+          expect(res.body, where).not.toContain(name)
+        }
       }
     }
   })
