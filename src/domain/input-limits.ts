@@ -2,6 +2,8 @@
 // parameter has a length limit (figures after Duende's InputLengthRestrictions) and no value may
 // hold a control character (PostgreSQL text cannot store NUL). Errors name the parameter only
 // when it is one we know, so an error_description never echoes input (RFC 6749 §5.2).
+// Parameter names are the request's: they are looked up only as a table's own entries, so that a
+// name every object inherits (constructor, toString, __proto__) finds nothing of ours.
 import { OAuthError, type OAuthErrorCode } from '../errors.js'
 
 /** Most parameters 100 characters, a few longer. */
@@ -40,12 +42,21 @@ export function parameterLabel(name: string): string {
   return KNOWN_PARAMETERS.has(name) ? name : 'a parameter'
 }
 
+/** `table[name]` when the table itself holds `name`; never what it inherits from Object.prototype. */
+export function ownEntry<T>(table: Readonly<Record<string, T>>, name: string): T | undefined {
+  return Object.hasOwn(table, name) ? table[name] : undefined
+}
+
 // Cc: C0 controls (NUL included), DEL and C1 controls. Cs: an unpaired UTF-16 surrogate (a JSON
 // string may carry one), which no encoding can store. Neither belongs in any parameter.
 const CONTROL = /[\p{Cc}\p{Cs}]/u
 
-/** Parameters whose spec defines their own error code for an unacceptable value. */
-const OWN_ERROR: Readonly<Record<string, OAuthErrorCode>> = { binding_message: 'invalid_binding_message' } // CIBA Core §13
+/**
+ * Error codes for parameters whose spec gives an unacceptable value its own code at one endpoint
+ * (CIBA Core §13: invalid_binding_message). The endpoint passes its own; elsewhere it is invalid_request.
+ */
+export type ParameterErrorCodes = ReadonlyMap<string, OAuthErrorCode>
+const NO_OWN_CODES: ParameterErrorCodes = new Map()
 
 export function hasControlCharacters(value: string): boolean {
   return CONTROL.test(value)
@@ -57,19 +68,19 @@ export function checkNoControlCharacters(value: string, label: string, code: OAu
 }
 
 /** One parameter's name and value (see parameterLabel); `prefix` places it, e.g. inside a request object. */
-export function checkParameter(name: string, value: string, prefix = ''): void {
+export function checkParameter(name: string, value: string, prefix = '', codes: ParameterErrorCodes = NO_OWN_CODES): void {
   checkNoControlCharacters(name, `${prefix}a parameter name`)
-  checkNoControlCharacters(value, `${prefix}${parameterLabel(name)}`, OWN_ERROR[name])
+  checkNoControlCharacters(value, `${prefix}${parameterLabel(name)}`, codes.get(name))
 }
 
-export function checkParameters(params: Record<string, string>, prefix = ''): void {
-  for (const name in params) checkParameter(name, params[name]!, prefix)
+export function checkParameters(params: Record<string, string>, prefix = '', codes: ParameterErrorCodes = NO_OWN_CODES): void {
+  for (const name of Object.keys(params)) checkParameter(name, params[name]!, prefix, codes)
 }
 
 /** Bad input never costs more than a 4xx: every parameter has a length limit. */
 export function checkInputLengths(form: Record<string, string>, limits: Readonly<Record<string, number>> = INPUT_LIMITS): void {
-  for (const key in form) {
-    const max = limits[key] ?? DEFAULT_INPUT_LIMIT
+  for (const key of Object.keys(form)) {
+    const max = ownEntry(limits, key) ?? DEFAULT_INPUT_LIMIT
     if (form[key]!.length > max) throw new OAuthError('invalid_request', `${parameterLabel(key)} is too long`)
   }
 }

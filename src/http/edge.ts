@@ -117,11 +117,30 @@ const CLIENT_ERRORS: Record<string, [number, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'the request was not received in time'],
 }
 
+/** What Node's parser reports with a client error (the clientError event's documented fields). */
+type ClientError = NodeJS.ErrnoException & { rawPacket?: unknown; bytesParsed?: number }
+
+/** A request line (RFC 9112 §3): method, target, version. */
+const REQUEST_LINE = /(?:^|\n)([!#$%&'*+.^_`|~0-9A-Za-z-]+) [^ \r\n]+ HTTP\/\d\.\d\r?\n/g
+
+/**
+ * The method of the request Node could not parse: the last request line among the bytes the
+ * parser was reading when it failed (`rawPacket` up to `bytesParsed`). Undefined when there is
+ * none there: the line came in an earlier read, or the request timed out (Node keeps no bytes).
+ */
+function failedMethod(err: ClientError): string | undefined {
+  if (!Buffer.isBuffer(err.rawPacket)) return undefined
+  const end = Math.min(err.bytesParsed ?? err.rawPacket.length, err.rawPacket.length)
+  let method: string | undefined
+  for (const line of err.rawPacket.toString('latin1', 0, end).matchAll(REQUEST_LINE)) method = line[1]
+  return method
+}
+
 /**
  * Fastify's clientErrorHandler: Node could not parse the request (or it timed out), so there is no
  * request object and the answer is written to the socket directly, then the socket is closed.
  */
-export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
+export function clientErrorHandler(this: FastifyInstance, err: ClientError, socket: Socket): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return
   const [status, description] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'the request is not valid HTTP']
   this.log.debug({ code: err.code }, 'client error')
@@ -129,9 +148,12 @@ export function clientErrorHandler(this: FastifyInstance, err: NodeJS.ErrnoExcep
   const busy = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
   if (socket.writable && !busy) {
     const body = JSON.stringify({ error: 'invalid_request', error_description: description })
+    // RFC 9110 §9.3.2: the answer to HEAD has a GET's header fields (Content-Length included,
+    // §8.6) and no content; bytes after it would be read as the start of another response.
+    const content = failedMethod(err) === 'HEAD' ? '' : body
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nPragma: no-cache\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nPragma: no-cache\r\nConnection: close\r\n\r\n${content}`,
     )
   }
   socket.destroy(err)

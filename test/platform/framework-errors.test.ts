@@ -2,6 +2,7 @@
 // large, a malformed URL, a body too large or of the wrong type, a request arriving while the server
 // shuts down) answer in OAuth shape with no-store, like every other error (DESIGN.md wire rules).
 // Over a real socket: these answers never reach app.inject.
+import { STATUS_CODES } from 'node:http'
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BODY_LIMIT } from '../../src/app.js'
@@ -40,13 +41,18 @@ function parseResponses(text: string): RawResponse[] {
 }
 
 /** Writes raw bytes (in parts, with a pause between) and collects what comes back until the socket closes. */
-function exchange(parts: string[], opts: { between?: () => Promise<void> } = {}): Promise<RawResponse[]> {
+async function exchange(parts: string[], opts: { between?: () => Promise<void> } = {}): Promise<RawResponse[]> {
+  return parseResponses(await exchangeText(parts, opts))
+}
+
+/** As exchange, the bytes as they came (latin1). */
+function exchangeText(parts: string[], opts: { between?: () => Promise<void> } = {}): Promise<string> {
   return new Promise((resolve, reject) => {
     const socket = connect(port, '127.0.0.1')
     let text = ''
     socket.on('data', (d) => (text += d.toString('latin1')))
     socket.on('error', reject)
-    socket.on('close', () => resolve(parseResponses(text)))
+    socket.on('close', () => resolve(text))
     void (async () => {
       for (const [i, part] of parts.entries()) {
         if (i > 0) await opts.between?.()
@@ -80,6 +86,38 @@ describe('errors raised below the routes', () => {
     for (const garbage of ['NOT HTTP AT ALL\r\n\r\n', 'POST /connect/token HTTP/1.1\r\nHost: x\r\nX-A: a\u0001b\r\n\r\n', 'POST /connect/token HTTP/1.1\r\nContent-Length: -1\r\n\r\n']) {
       const [res] = await exchange([garbage])
       expectOAuthJson(res, 400, 'invalid_request', 'the request is not valid HTTP')
+    }
+  })
+
+  // RFC 9110 §9.3.2: the answer to HEAD carries the header fields a GET would get and no content.
+  // The attack: bytes after a HEAD answer are not its body but, to the client or a proxy reading
+  // the connection, the start of another response (a response injected into the stream).
+  it('answers HEAD with the same status and header fields and no body, for headers too large and an unparsable request', async () => {
+    const cases: Array<[string, number, string]> = [
+      [`HEAD /connect/token HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'the request headers are too large'],
+      ['HEAD /connect/token HTTP/1.1\r\nHost: x\r\nX-A: a\u0001b\r\n\r\n', 400, 'the request is not valid HTTP'],
+      ['HEAD /health/live HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n', 400, 'the request is not valid HTTP'],
+    ]
+    for (const [request, status, description] of cases) {
+      const text = await exchangeText([request])
+      const end = text.indexOf('\r\n\r\n')
+      const where = `${status} ${description}`
+      expect({ where, body: text.slice(end + 4) }).toEqual({ where, body: '' })
+      const [statusLine, ...lines] = text.slice(0, end).split('\r\n')
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]))
+      const getBody = JSON.stringify({ error: 'invalid_request', error_description: description })
+      expect({ statusLine, headers }).toEqual({
+        statusLine: `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
+        // RFC 9110 §8.6: Content-Length, if sent, is what a GET would have had.
+        headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(getBody.length), 'cache-control': 'no-store', pragma: 'no-cache', connection: 'close' },
+      })
+    }
+  })
+
+  it('still answers a GET or POST that fails the same way with its JSON body', async () => {
+    for (const method of ['GET', 'POST', 'OPTIONS']) {
+      const [res] = await exchange([`${method} /connect/token HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`])
+      expectOAuthJson(res, 431, 'invalid_request', 'the request headers are too large')
     }
   })
 

@@ -9,7 +9,7 @@ import { OAuthError } from '../../errors.js'
 import { parseAcrValues, type ParsedAcrValues } from '../../grants/acr-values.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { ClientStore } from '../../stores/clients.js'
-import { checkNoControlCharacters, parameterLabel } from '../../domain/input-limits.js'
+import { checkNoControlCharacters, ownEntry, parameterLabel } from '../../domain/input-limits.js'
 
 export const AUTHORIZATION_CODE = 'authorization_code'
 
@@ -106,7 +106,7 @@ export async function validateRequest(target: ResponseTarget, raw: RawParams, sc
   if (repeated.length > 0) throw invalid(`${parameterLabel(repeated[0]!)} is repeated`)
   for (const [k, v] of params) {
     checkNoControlCharacters(v, parameterLabel(k))
-    if (v.length > (LIMITS[k] ?? DEFAULT_LIMIT)) throw invalid(`${parameterLabel(k)} is too long`)
+    if (v.length > (ownEntry(LIMITS, k) ?? DEFAULT_LIMIT)) throw invalid(`${parameterLabel(k)} is too long`)
   }
   const mode = params.get('response_mode')
   if (mode !== undefined && mode !== 'query' && mode !== 'form_post') throw invalid('response_mode must be query or form_post')

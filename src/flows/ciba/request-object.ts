@@ -7,13 +7,18 @@ import type { Clock } from '../../domain/clock.js'
 import type { Client } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
 import type { UsedJtiStore } from '../../stores/used-jtis.js'
-import { checkNoControlCharacters, checkParameters } from '../../domain/input-limits.js'
+import { checkNoControlCharacters, checkParameters, type ParameterErrorCodes } from '../../domain/input-limits.js'
 
 export const REQUEST_OBJECT_ALGS = ['ES256', 'PS256', 'RS256'] as const
 
 /** The authentication request parameters (CIBA Core §7.1); a request object carries them as claims (§7.1.1). */
 export const CIBA_AUTH_PARAMS = ['scope', 'client_notification_token', 'acr_values', 'login_hint_token', 'id_token_hint',
   'login_hint', 'binding_message', 'user_code', 'requested_expiry', 'resource'] as const
+/**
+ * CIBA Core §13: at this endpoint an unacceptable binding_message is invalid_binding_message, in the
+ * form and in a request object alike; at every other endpoint it is an unknown parameter.
+ */
+export const CIBA_PARAMETER_ERRORS: ParameterErrorCodes = new Map([['binding_message', 'invalid_binding_message']])
 /** A request object or login_hint_token may live at most this long (FAPI's 60 minutes for request objects). */
 const MAX_CLIENT_JWT_LIFETIME = 3600
 const CLOCK_TOLERANCE = 30
@@ -102,7 +107,7 @@ export function createClientJwtVerifier(deps: ClientJwtVerifierDeps): ClientJwtV
         const value = payload[name]
         if (value !== undefined && value !== null) params[name] = asParam(name, value)
       }
-      checkParameters(params) // what the form reader checks for the parameters of a form
+      checkParameters(params, '', CIBA_PARAMETER_ERRORS) // what the form reader checks for the parameters of a form
       await useOnce(client, jti, payload.exp!, what) // §7.1.1: jti is never reused
       return params
     },

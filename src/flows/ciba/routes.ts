@@ -6,6 +6,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { ClientAuthenticator } from '../../client-auth/authenticators.js'
 import { CIBA_INPUT_LIMITS, checkInputLengths } from '../../domain/input-limits.js'
 import { readForm } from '../../http/form.js'
+import { CIBA_PARAMETER_ERRORS } from './request-object.js'
 import type { CibaService } from './service.js'
 import { CIBA_PATH } from '../../endpoints.js'
 
@@ -19,8 +20,8 @@ export interface CibaRouteDeps {
 
 export const cibaRoutes: FastifyPluginAsync<CibaRouteDeps> = async (app, deps) => {
   app.post(CIBA_PATH, { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {
-    const form = readForm(req)
-    // binding_message gets its own error code (invalid_binding_message) from the service.
+    // binding_message gets its own error code (invalid_binding_message), here and in the service.
+    const form = readForm(req, { codes: CIBA_PARAMETER_ERRORS })
     checkInputLengths(form, CIBA_INPUT_LIMITS)
     const { client } = await deps.authenticator.authenticate(req.headers, form, { address: req.ip, requireConfidential: true })
     const res = await deps.ciba.start(client, form, { address: req.ip, requestId: req.id })

@@ -77,6 +77,15 @@ describe('errors redirected with state and iss', () => {
     expect(errorAt(await get(`${authorizeUrl()}&scope=openid`))).toEqual({ error: 'invalid_request', error_description: 'scope is repeated', state: 'st-1', iss: TEST_ISSUER })
   })
 
+  // The attack: a parameter named after what every object inherits (constructor, __proto__…) was
+  // looked up among our limits, found no number, and so had no length limit at all.
+  it('an over-long parameter named after an Object.prototype member is too long, like any other', async () => {
+    for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
+      const res = await get(`${authorizeUrl()}&${name}=${'y'.repeat(201)}`)
+      expect({ name, ...errorAt(res) }).toEqual({ name, error: 'invalid_request', error_description: 'a parameter is too long', state: 'st-1', iss: TEST_ISSUER })
+    }
+  })
+
   it('a client that may not use the flow: unauthorized_client', async () => {
     const res = await get(authorizeUrl({ client_id: 'cc-only', redirect_uri: 'https://cc.example/cb', scope: 'orders.read' }))
     expect(errorAt(res, 'https://cc.example/cb')).toEqual({ error: 'unauthorized_client', error_description: 'the client may not use the authorization code flow', state: 'st-1', iss: TEST_ISSUER })
