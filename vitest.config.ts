@@ -1,14 +1,36 @@
+// Four projects, so that a developer runs only what the change needs:
+//   npm test -- --project unit                  no database, no server: seconds
+//   npm test -- --project app flows/device      the app built in-process on an embedded database
+//   npm test -- --project process               the built server or CLI as a child process
+//   npm test -- --project browser               headless Chromium against a running server
+// `npm test` runs them all. Each test file gets its own database (a PGlite copy, or a database
+// cloned from a migrated template when DATABASE_URL is set; test/helpers/global-setup.ts); two
+// workers match the two cores of the machine the suite is sized for.
 import { defineConfig } from 'vitest/config'
+
+const PROCESS = [
+  'test/main/**/*.test.ts',
+  'test/cli/**/*.test.ts',
+  'test/deploy/build-if-stale.test.ts',
+  'test/lint/**/*.test.ts',
+  'test/db/data-dir.test.ts',
+  'test/docs/readme-example.test.ts',
+]
+const BROWSER = ['test/e2e/**/*.test.ts']
+const UNIT = ['test/**/*.unit.test.ts']
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
-    // Each file gets its own database (a PGlite copy or a cloned Postgres database);
-    // two workers match the two cores of the machine the suite is sized for.
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT } },
+      { extends: true, test: { name: 'app', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...PROCESS, ...BROWSER] } },
+      { extends: true, test: { name: 'process', include: PROCESS, exclude: UNIT } },
+      { extends: true, test: { name: 'browser', include: BROWSER } },
+    ],
   },
 })

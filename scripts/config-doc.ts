@@ -3,7 +3,7 @@
 // means (VARIABLE_DOCS beside the schema), one table per group.
 //   node --import tsx scripts/config-doc.ts           prints the page
 //   node --import tsx scripts/config-doc.ts --write   writes it (npm run docs)
-// test/docs/configuration-doc.test.ts fails while the file differs from what this prints.
+// test/docs/configuration-doc.unit.test.ts fails while the file differs from what this prints.
 import { writeFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'

@@ -17,6 +17,8 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  // The unit project uses no database: a run of it alone (npm test -- --project unit) skips this.
+  if (project.vitest.projects.every((p) => p.name === 'unit')) return
   const url = process.env.DATABASE_URL
   if (url) {
     const template = `authz_test_tpl_${process.pid}`
