@@ -84,7 +84,9 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
   const clientAuthThrottle = createClientAuthThrottle({
     failures: stores.failures, clock, logger, policy: clientAuthPolicy(config), staleSeconds: config.clientCacheTtl, audit,
   })
-  const passwordCheck = createPasswordCheck({ users: stores.users, failures: stores.failures, clock, logger, policy: lockoutPolicy(config), audit })
+  // The key of the digests that stand in for unknown usernames; one for every replica, so they count alike.
+  const usernameKey = await serverSecret('username-hmac')
+  const passwordCheck = createPasswordCheck({ users: stores.users, failures: stores.failures, clock, logger, policy: lockoutPolicy(config), audit, usernameKey })
   const oneTimeUse = createOneTimeUse({ clock, grants: stores.grants, revokedJwts: revocationList, audit })
   const scopes = createScopeResolver({ resources: stores.resources })
   const tokenIssuer = createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources })

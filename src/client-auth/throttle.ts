@@ -2,13 +2,16 @@
 // §10.10, RFC 9700 §4.15): CLIENT_AUTH_FAILURE_LIMIT failures in a row from one address block
 // that pair for CLIENT_AUTH_BLOCK_DURATION, doubling up to CLIENT_AUTH_BLOCK_MAX_DURATION. Only
 // the pair is blocked: the same client from another address is unaffected, so nobody can lock a
-// client out by sending it wrong secrets.
+// client out by sending it wrong secrets. "Address" is the throttle unit of src/domain/address.ts:
+// an IPv6 host is counted by its /64, which it may rotate through at will (RFC 8981), so that
+// taking a new address does not buy a fresh allowance.
 //
 // The token and introspection hot paths stay free of database round trips: failures are counted
 // in Postgres (every replica agrees), and blocks in force are read from memory, reloaded from
 // Postgres at most every CLIENT_CACHE_TTL seconds (the staleness bound; with 0, before every
 // authentication). A replica also learns of a block at once from its own failure records.
 import type { Logger } from 'pino'
+import { throttleAddress } from '../domain/address.js'
 import type { Clock } from '../domain/clock.js'
 import { isUnavailable } from '../errors.js'
 import { createAuditLog, type AuditSink } from '../observe/audit.js'
@@ -51,7 +54,8 @@ export function clientAuthPolicy(config: {
   return { limit: config.clientAuthFailureLimit, baseSeconds: config.clientAuthBlockDuration, maxSeconds: config.clientAuthBlockMaxDuration }
 }
 
-const pairKey = (id: string, address: string) => `${id}\u0000${address}`
+/** The key of a pair in memory; `unit` is the address's throttle unit, as stored. */
+const pairKey = (id: string, unit: string) => `${id}\u0000${unit}`
 
 export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAuthThrottle {
   const { clock, logger } = deps
@@ -89,17 +93,18 @@ export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAu
       return loading
     },
     blockedFor(id, address) {
-      const until = blocked.get(pairKey(id, address))
+      const until = blocked.get(pairKey(id, throttleAddress(address)))
       return until !== undefined && until > clock.now() ? secondsUntil(until) : 0
     },
     async recordFailure(id, address, reason) {
       audit.emit({ event: 'client.auth_failed', clientId: id, address, reason })
-      const key = pairKey(id, address)
+      const unit = throttleAddress(address)
+      const key = pairKey(id, unit)
       if (failed.size >= MAX_TRACKED_PAIRS) failed.clear() // only the reset-on-success optimisation is lost
       failed.add(key)
       let r
       try {
-        r = await deps.failures.recordFailure({ kind: 'client', name: id, source: address }, deps.policy, clock.now())
+        r = await deps.failures.recordFailure({ kind: 'client', name: id, source: unit }, deps.policy, clock.now())
       } catch (err) {
         // The answer is invalid_client all the same; only this failure goes uncounted.
         if (!isUnavailable(err)) logger.warn({ err, client_id: id, address }, 'counting a failed client authentication failed')
@@ -118,9 +123,9 @@ export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAu
       audit.emit({ event: 'client.auth_failed', clientId: id, address, reason: 'blocked', retryAfter })
     },
     recordSuccess(id, address) {
-      const key = pairKey(id, address)
-      if (!failed.delete(key)) return undefined
-      return deps.failures.clear({ kind: 'client', name: id, source: address }).then(() => undefined)
+      const unit = throttleAddress(address)
+      if (!failed.delete(pairKey(id, unit))) return undefined
+      return deps.failures.clear({ kind: 'client', name: id, source: unit }).then(() => undefined)
     },
   }
 }

@@ -3,9 +3,12 @@
 // it nothing is limited. 429 (RFC 6585 §4) with Retry-After; OAuth endpoints answer
 // temporarily_unavailable, the closest RFC 6749 §5.2 code, pages a plain HTML page. These limits
 // only stop floods: the lockout and the client authentication throttle, shared by every replica
-// through Postgres, stop slow guessing.
+// through Postgres, stop slow guessing. "Per address" is per throttle unit (src/domain/address.ts):
+// an IPv6 host is counted by its /64, so rotating through its own addresses (RFC 8981) buys no
+// fresh allowance.
 import rateLimit, { type RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyInstance } from 'fastify'
+import { throttleAddress } from '../domain/address.js'
 import { OAuthError } from '../errors.js'
 import { tooManyAttemptsPage } from '../pages/message.js'
 import { PageResponseError } from './error-handler.js'
@@ -29,6 +32,8 @@ export function apiRateLimit(perMinute: number): RateLimitOptions | undefined {
   return {
     max: perMinute,
     timeWindow: MINUTE,
+    // Explicit, not the plugin's default key: every throttle of ours counts the same unit.
+    keyGenerator: (req) => throttleAddress(req.ip),
     errorResponseBuilder: (_req, ctx) =>
       new OAuthError('temporarily_unavailable', 'too many requests from this address, retry later', {
         status: 429,
@@ -47,7 +52,7 @@ export function pageRateLimit(perMinute: number): RateLimitOptions | undefined {
   return {
     max: perMinute,
     timeWindow: MINUTE,
-    keyGenerator: (req) => (fromAnotherSite(req) ? `${req.ip} another-site` : req.ip),
+    keyGenerator: (req) => (fromAnotherSite(req) ? `${throttleAddress(req.ip)} another-site` : throttleAddress(req.ip)),
     errorResponseBuilder: (_req, ctx) =>
       new PageResponseError(tooManyAttemptsPage(), { 'retry-after': String(Math.max(1, Math.ceil(ctx.ttl / 1000))) }),
   }

@@ -10,9 +10,16 @@
 // the failures and the escalation; so does LOCKOUT_MAX_DURATION without a failure.
 //
 // No user enumeration (RFC 6749 §10.10 asks the same of every answer): an unknown username is
-// counted and locked like an account (under the name itself), and a disabled account like an
-// enabled one, so every check costs one count and one scrypt, and a lock, which answers at once,
-// comes after the same number of failures whether the account exists or not.
+// counted and locked like an account, and a disabled account like an enabled one, so every check
+// costs one count and one scrypt, and a lock, which answers at once, comes after the same number
+// of failures whether the account exists or not.
+//
+// A name no account has is kept and logged only as its HMAC-SHA256 under a server secret
+// (usernameDigest): people type their password into the username field, and such a name must not
+// sit readable in the audit log or in failure_counters. The key is shared by every replica, so the
+// same name gets the same counter everywhere, and without it nobody can test guesses against the
+// digests. Accounts are counted by subject id and logged by the username, as neither is a secret.
+import { createHmac } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Clock } from '../domain/clock.js'
 import { createAuditLog, type AuditSink } from '../observe/audit.js'
@@ -47,6 +54,8 @@ export interface PasswordCheckDeps {
   policy: FailurePolicy
   /** signin.succeeded, signin.failed, user.locked_out; by default written to `logger`. */
   audit?: AuditSink
+  /** The HMAC key for usernames no account has (server secret 'username-hmac'): see usernameDigest. */
+  usernameKey: Buffer
   /** scrypt verification; replaceable so tests can count the calls. */
   verify?: (password: string, stored: string | undefined) => Promise<boolean>
 }
@@ -65,34 +74,52 @@ const COUNTED_USERNAME_MAX = 200
 /** Longer usernames are cut in the logs (the input is the attacker's). */
 const LOGGED_USERNAME_MAX = 200
 
+/**
+ * What stands in for a username no account has, in failure_counters (its `name`) and in the
+ * audit log (`username_hash`): base64url HMAC-SHA256 under `key` of its first 200 characters.
+ */
+export function usernameDigest(key: Buffer, username: string): string {
+  return createHmac('sha256', key).update(username.slice(0, COUNTED_USERNAME_MAX)).digest('base64url')
+}
+
 export function createPasswordCheck(deps: PasswordCheckDeps): PasswordCheck {
   const verify = deps.verify ?? verifyPassword
   const audit = deps.audit ?? createAuditLog({ logger: deps.logger })
 
-  function failed(reason: PasswordFailure, username: string, ctx: PasswordCheckContext, user?: User): PasswordCheckResult {
+  /** How the name typed is logged: an account's as typed, any other only by its digest. */
+  type Typed = { username: string } | { usernameHash: string } | Record<string, never>
+
+  function failed(reason: PasswordFailure, typed: Typed, ctx: PasswordCheckContext, user?: User): PasswordCheckResult {
     audit.emit({
-      event: 'signin.failed', username: username.slice(0, LOGGED_USERNAME_MAX), subject: user?.subjectId,
+      event: 'signin.failed', ...typed, subject: user?.subjectId,
       clientId: ctx.clientId, address: ctx.address, requestId: ctx.requestId, reason,
     })
     return user ? { ok: false, reason, user } : { ok: false, reason }
+  }
+
+  function accountKey(user: User, username: string): { key: FailureKey; typed: Typed } {
+    return { key: { kind: 'user', name: user.subjectId, source: '' }, typed: { username: username.slice(0, LOGGED_USERNAME_MAX) } }
+  }
+
+  function unknownKey(username: string): { key: FailureKey; typed: Typed } {
+    const digest = usernameDigest(deps.usernameKey, username)
+    return { key: { kind: 'user', name: digest, source: UNKNOWN_USERNAME }, typed: { usernameHash: digest } }
   }
 
   return {
     async check(username, password, ctx) {
       if (!username) {
         await verify(password, undefined) // nothing to count: an empty name guesses nothing
-        return failed('unknown_user', username, ctx)
+        return failed('unknown_user', {}, ctx)
       }
       const user = await deps.users.findByUsername(username)
-      const key: FailureKey = user
-        ? { kind: 'user', name: user.subjectId, source: '' }
-        : { kind: 'user', name: username.slice(0, COUNTED_USERNAME_MAX), source: UNKNOWN_USERNAME }
+      const { key, typed } = user ? accountKey(user, username) : unknownKey(username)
       const counted = await deps.failures.recordFailure(key, deps.policy, deps.clock.now())
-      if (!counted.counted) return failed('locked', username, ctx, user)
+      if (!counted.counted) return failed('locked', typed, ctx, user)
       if (!user || !user.enabled) {
         // verifyPassword spends the same time for a missing hash: no user enumeration by timing.
         await verify(password, undefined)
-        return failed(user ? 'disabled' : 'unknown_user', username, ctx, user)
+        return failed(user ? 'disabled' : 'unknown_user', typed, ctx, user)
       }
       if (await verify(password, user.passwordHash)) {
         await deps.failures.clear(key)
@@ -105,7 +132,7 @@ export function createPasswordCheck(deps: PasswordCheckDeps): PasswordCheck {
           requestId: ctx.requestId, reason: 'too_many_failures', lockedUntil: new Date(counted.blockedUntil).toISOString(), lockouts: counted.blocks,
         })
       }
-      return failed('bad_password', username, ctx, user)
+      return failed('bad_password', typed, ctx, user)
     },
   }
 }

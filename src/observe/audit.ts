@@ -44,8 +44,16 @@ export interface AuditDetails {
   scope?: string
   /** token.revoked: what was revoked. */
   tokenKind?: string
-  /** signin.*, user.locked_out: the username as typed (cut to 200 characters: it is the requester's input). */
+  /**
+   * signin.*, user.locked_out: the username as typed (cut to 200 characters: it is the
+   * requester's input), only when an account has it.
+   */
   username?: string
+  /**
+   * signin.failed for a username no account has: its keyed digest (src/interaction/password-check.ts
+   * usernameDigest), never the name itself, which may be a password typed into the wrong field.
+   */
+  usernameHash?: string
   /** user.locked_out, client.blocked: ISO 8601 end of the lock. */
   lockedUntil?: string
   /** user.locked_out, client.blocked: locks in a row (the duration doubles with each). */
@@ -92,7 +100,7 @@ const WARN: ReadonlySet<AuditEventName> = new Set(['grant.family_revoked', 'clie
 /** Every field of the schema, by its name in the code: anything else a caller passes is dropped. */
 const FIELDS: Record<string, string> = {
   clientId: 'client_id', subject: 'subject', grantType: 'grant_type', address: 'address', requestId: 'request_id', reason: 'reason',
-  tokenTypes: 'token_types', accessTokenFormat: 'access_token_format', scope: 'scope', tokenKind: 'token_kind', username: 'username',
+  tokenTypes: 'token_types', accessTokenFormat: 'access_token_format', scope: 'scope', tokenKind: 'token_kind', username: 'username', usernameHash: 'username_hash',
   lockedUntil: 'locked_until', lockouts: 'lockouts', retryAfter: 'retry_after', kid: 'kid', alg: 'alg', cibaRequestId: 'ciba_request_id',
   sid: 'sid', attempts: 'attempts', sessionEnd: 'session_end', httpStatus: 'http_status',
 }

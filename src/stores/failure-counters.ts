@@ -7,9 +7,12 @@ export type FailureKind = 'user' | 'client' | 'user_code' | 'device_user_code'
 
 export interface FailureKey {
   kind: FailureKind
-  /** The subject id ('user', 'user_code'), the client id / API name ('client') or the address ('device_user_code'). */
+  /**
+   * The subject id ('user', 'user_code'; for a username no account has, its keyed digest, never
+   * the name), the client id / API name ('client') or the address's throttle unit ('device_user_code').
+   */
   name: string
-  /** '' ('user'; 'unknown-username' when name is a username no account has), the source address ('client') or the client id ('user_code'). */
+  /** '' ('user'; 'unknown-username' when name stands for a username no account has), the address's throttle unit ('client') or the client id ('user_code'). */
   source: string
 }
 

@@ -31,7 +31,7 @@ describe('authz users unlock', () => {
   it('ends a lockout at once, and says when there was nothing to clear', async () => {
     const check = createPasswordCheck({
       users: createPgUserStore(t.db), failures: createPgFailureCounterStore(t.db), clock, logger: captureLogs({ logLevel: 'silent' }).logger,
-      policy: { limit: 3, baseSeconds: 300, maxSeconds: 86_400 },
+      policy: { limit: 3, baseSeconds: 300, maxSeconds: 86_400 }, usernameKey: Buffer.alloc(32),
     })
     const ctx = { address: '192.0.2.1' }
     for (let i = 0; i < 3; i++) await check.check('alice', 'nope', ctx)

@@ -68,6 +68,26 @@ describe('client authentication throttling', () => {
     expect((await token(b, A, { authorization: basic('backend', 's3cret') })).statusCode).toBe(200)
   })
 
+  it('counts an IPv6 subscriber by its /64: rotating through its own addresses buys no fresh guesses', async () => {
+    // The attack: one subscriber holds a whole /64 and takes a new address for every few
+    // guesses; counted per exact address, each address would start with a fresh allowance.
+    const inSubnet = (i: number) => `2001:db8:1:2:${(i + 1).toString(16)}::${i + 7}`
+    for (let i = 0; i < 5; i++) {
+      const res = await token(i % 2 ? a : b, inSubnet(i), { authorization: basic('backend', `guess-${i}`) })
+      expect({ status: res.statusCode, body: res.json(), retry: res.headers['retry-after'] })
+        .toEqual({ status: 401, body: { error: 'invalid_client', error_description: 'client authentication failed' }, retry: i < 4 ? undefined : '60' })
+    }
+    // A sixth address of the same /64, now with the right secret: refused, on either replica.
+    for (const app of [a, b]) {
+      const refused = await token(app, '2001:db8:1:2:ffff:ffff:ffff:fffe', { authorization: basic('backend', 's3cret') })
+      expect({ status: refused.statusCode, body: refused.json(), retry: refused.headers['retry-after'] }).toEqual({ status: 401, body: BLOCKED, retry: '60' })
+    }
+    const { rows } = await a.db.query(`SELECT name, source FROM failure_counters WHERE kind = 'client' AND source LIKE '2001:db8:1:%'`)
+    expect(rows).toEqual([{ name: 'backend', source: '2001:db8:1:2::/64' }])
+    // The next /64 is another subscriber: unaffected.
+    expect((await token(a, '2001:db8:1:3::1', { authorization: basic('backend', 's3cret') })).statusCode).toBe(200)
+  })
+
   it('doubles the block when the failures resume after it', async () => {
     const A = '203.0.113.11'
     for (let i = 0; i < 5; i++) await token(a, A, { authorization: basic('other', 'nope') })

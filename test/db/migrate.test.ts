@@ -99,3 +99,26 @@ describe('readiness', () => {
     expect(down.json()).toEqual({ status: 'not_ready', reason: 'database unavailable' })
   })
 })
+
+describe('data migrations', () => {
+  // A name no account has may be a password typed into the username field: counters kept from
+  // before names were stored as keyed digests must not keep it readable for the lockout period.
+  it('0024 removes the failure counters that kept usernames no account has as typed, and nothing else', async () => {
+    const { db } = await emptyDb()
+    const all = await loadMigrations()
+    await migrate(db, all.filter((m) => m.version < '0024'))
+    const row = (kind: string, name: string, source: string) =>
+      db.query(`INSERT INTO failure_counters (kind, name, source, failures, blocks, expires_at) VALUES ($1, $2, $3, 1, 0, now() + interval '1 day')`, [kind, name, source])
+    await row('user', 'Password-In-Name-Field-1', 'unknown-username')
+    await row('user', 'u-1001', '')
+    await row('client', 'backend', '192.0.2.1')
+    await row('user_code', 'u-1001', 'bank')
+    await migrate(db, all)
+    const { rows } = await db.query('SELECT kind, name, source FROM failure_counters ORDER BY kind, name')
+    expect(rows).toEqual([
+      { kind: 'client', name: 'backend', source: '192.0.2.1' },
+      { kind: 'user', name: 'u-1001', source: '' },
+      { kind: 'user_code', name: 'u-1001', source: 'bank' },
+    ])
+  })
+})

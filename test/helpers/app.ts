@@ -5,6 +5,7 @@ import type { Logger } from 'pino'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { createManualClock } from '../../src/domain/clock.js'
+import { usernameDigest } from '../../src/interaction/password-check.js'
 import type { GrantFactory } from '../../src/grants/registry.js'
 import { createLogger } from '../../src/http/logger.js'
 import type { BackchannelLogoutOptions, BackchannelLogoutWorker } from '../../src/flows/logout/backchannel-logout.js'
@@ -64,6 +65,12 @@ export async function createTestApp(
       if (!opts.testDb) await testDb.close()
     },
   }
+}
+
+/** What an app on `db` counts and logs for a username no account has (its keyed digest, never the name). */
+export async function unknownUsernameDigest(db: TestDb['db'], username: string): Promise<string> {
+  const { rows } = await db.query<{ value: string }>(`SELECT value FROM server_secrets WHERE name = 'username-hmac' AND NOT encrypted`)
+  return usernameDigest(Buffer.from(rows[0]!.value, 'base64url'), username)
 }
 
 export const FORM = { 'content-type': 'application/x-www-form-urlencoded' }

@@ -47,8 +47,9 @@ describe('the CSRF secret', () => {
       expect(res.statusCode).toBe(303)
       expect(res.headers.location).toBe('/account')
       const { rows } = await a.db.query('SELECT name, encrypted FROM server_secrets ORDER BY name')
-      // One csrf secret for both replicas (and the authorization endpoint's own, which MACs its sign-in marker).
-      expect(rows).toEqual([{ name: 'authorize', encrypted: false }, { name: 'csrf', encrypted: false }])
+      // One csrf secret for both replicas (and the authorization endpoint's own, which MACs its
+      // sign-in marker, and the key of unknown usernames' digests, src/interaction/password-check.ts).
+      expect(rows).toEqual([{ name: 'authorize', encrypted: false }, { name: 'csrf', encrypted: false }, { name: 'username-hmac', encrypted: false }])
     } finally {
       await b.close()
       await a.close()
@@ -63,7 +64,7 @@ describe('the CSRF secret', () => {
       await first.close()
       const { rows } = await testDb.db.query<{ value: string; encrypted: boolean }>('SELECT value, encrypted FROM server_secrets ORDER BY name')
       const sealed = { value: expect.stringMatching(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/), encrypted: true }
-      expect(rows).toEqual([sealed, sealed]) // authorize, csrf
+      expect(rows).toEqual([sealed, sealed, sealed]) // authorize, csrf, username-hmac
       const load = (keyEncryptionSecret: string | undefined) =>
         loadServerSecret({ store: createPgServerSecretStore(testDb.db), clock: createManualClock(), keyEncryptionSecret }, 'csrf')
       await expect(load('second-secret-0123456789')).rejects.toThrow(

@@ -1,4 +1,5 @@
 // Per-user lockout through the PasswordCheck seam, on a real database.
+import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import { createPasswordCheck, UNKNOWN_USERNAME, type PasswordCheck } from '../../src/interaction/password-check.js'
@@ -14,6 +15,7 @@ const clock = createManualClock()
 const { logs, logger } = captureLogs({ logLevel: 'info' })
 const policy = { limit: 10, baseSeconds: 300, maxSeconds: 86_400 }
 const ctx = { address: '198.51.100.7', clientId: 'web-app' }
+const USERNAME_KEY = Buffer.alloc(32, 7)
 let n = 0
 
 /** A fresh user and a PasswordCheck (or two: two replicas) counting their scrypt runs. */
@@ -23,7 +25,7 @@ async function setup(instances = 1) {
   const scrypt = { runs: 0 }
   const make = (): PasswordCheck =>
     createPasswordCheck({
-      users: createPgUserStore(t.db), failures: createPgFailureCounterStore(t.db), clock, logger, policy,
+      users: createPgUserStore(t.db), failures: createPgFailureCounterStore(t.db), clock, logger, policy, usernameKey: USERNAME_KEY,
       verify: (p, h) => (scrypt.runs++, verifyPassword(p, h)),
     })
   return { username, scrypt, checks: Array.from({ length: instances }, make) }
@@ -94,10 +96,11 @@ describe('PasswordCheck lockout', () => {
     expect(await check!.check('nobody', 'x', ctx)).toEqual({ ok: false, reason: 'unknown_user' })
     expect(await check!.check('off', 'right-password', ctx)).toMatchObject({ ok: false, reason: 'disabled' })
     expect(scrypt.runs).toBe(2)
-    const { rows } = await t.db.query(`SELECT kind, name, source, failures FROM failure_counters WHERE name IN ('off-1', 'nobody') ORDER BY name`)
+    const nobody = createHmac('sha256', USERNAME_KEY).update('nobody').digest('base64url')
+    const { rows } = await t.db.query(`SELECT kind, name, source, failures FROM failure_counters WHERE name IN ('off-1', $1) ORDER BY source`, [nobody])
     expect(rows).toEqual([
-      { kind: 'user', name: 'nobody', source: UNKNOWN_USERNAME, failures: 1 },
       { kind: 'user', name: 'off-1', source: '', failures: 1 },
+      { kind: 'user', name: nobody, source: UNKNOWN_USERNAME, failures: 1 },
     ])
     // A lock comes after the same number of failures whether the account exists or not, and
     // answers at once (no scrypt) either way: a lock tells nobody that a username is taken.
@@ -112,6 +115,22 @@ describe('PasswordCheck lockout', () => {
     // An account named like a counted unknown username has its own counter (by subject id).
     await createPgUserStore(t.db).upsert({ subjectId: 'sub-nobody', username: 'nobody', passwordHash, enabled: true, claims: {}, cibaUserCodeHash: undefined })
     expect(await check!.check('nobody', 'right-password', ctx)).toMatchObject({ ok: true, user: { subjectId: 'sub-nobody' } })
+  })
+
+  // The attack: a person types their password into the username field; kept as typed, it would
+  // be readable in the audit log and in failure_counters for the lockout period.
+  it('keeps and logs a username no account has only as HMAC-SHA256 under the server secret, never as typed', async () => {
+    const { checks: [check] } = await setup()
+    const typed = 'S3cret-Password-In-The-Name-Field'
+    logs.length = 0
+    expect(await check!.check(typed, 'x', ctx)).toEqual({ ok: false, reason: 'unknown_user' })
+    const digest = createHmac('sha256', USERNAME_KEY).update(typed).digest('base64url')
+    const { rows } = await t.db.query(`SELECT kind, name, source, failures FROM failure_counters WHERE source = $1 AND name IN ($2, $3)`, [UNKNOWN_USERNAME, typed, digest])
+    expect(rows).toEqual([{ kind: 'user', name: digest, source: UNKNOWN_USERNAME, failures: 1 }])
+    const lines = logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed')
+    expect(lines).toEqual([expect.objectContaining({ level: 30, username_hash: digest, client_id: 'web-app', address: '198.51.100.7', reason: 'unknown_user' })])
+    expect(lines[0]).not.toHaveProperty('username')
+    expect(logs.join('\n')).not.toContain('S3cret-Password')
   })
 
   it('does not count an empty username, and still spends scrypt on it', async () => {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AUDIT_EVENTS } from '../../src/observe/audit.js'
 import { applySeed } from '../../src/seed/apply.js'
-import { basic } from '../helpers/app.js'
+import { basic, unknownUsernameDigest } from '../helpers/app.js'
 import { decide, lastRequestId, signIn } from '../flows/ciba/approve-helper.js'
 import { CIBA, createCibaTestApp, form, FORM, type CibaTestApp } from '../flows/ciba/harness.js'
 import { parseMetrics, series } from './prometheus.js'
@@ -17,7 +17,7 @@ const SECRETS = ['Auditor-Secret-91f2', 'cc-secret', 'Wrong-Secret-5b1e', 'alice
 /** Every field the schema allows (docs/operate.md "Audit events"). */
 const SCHEMA_FIELDS = new Set([
   'level', 'time', 'msg', 'log', 'audit_version', 'event', 'outcome', 'client_id', 'subject', 'grant_type', 'address', 'request_id',
-  'reason', 'token_types', 'access_token_format', 'scope', 'token_kind', 'username', 'locked_until', 'lockouts', 'retry_after', 'kid', 'alg',
+  'reason', 'token_types', 'access_token_format', 'scope', 'token_kind', 'username', 'username_hash', 'locked_until', 'lockouts', 'retry_after', 'kid', 'alg',
   'ciba_request_id', 'sid', 'attempts', 'session_end', 'http_status',
 ])
 
@@ -183,8 +183,10 @@ describe('audit events', () => {
       level: 40, msg: 'account locked', event: 'user.locked_out', outcome: 'failure', username: 'bob', subject: 'u-bob', client_id: 'auditor', address: FROM,
       lockouts: 1, locked_until: new Date(t.clock.now() + 300_000).toISOString(),
     })
-    expect(events[5]).toEqual(expect.objectContaining({ username: 'mallory', client_id: 'auditor', address: FROM }))
+    // A name no account has may be a password typed into the wrong field: only its keyed digest.
+    expect(events[5]).toEqual(expect.objectContaining({ username_hash: await unknownUsernameDigest(t.db, 'mallory'), client_id: 'auditor', address: FROM }))
     expect(events[5]).not.toHaveProperty('subject')
+    expect(events[5]).not.toHaveProperty('username')
   })
 
   it('a signing key rotated', async () => {

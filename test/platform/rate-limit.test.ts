@@ -36,6 +36,18 @@ describe('request rate limits', () => {
     expect((await call(t, url, '198.51.100.99')).statusCode).not.toBe(429)
   })
 
+  // The attack: one subscriber holds a whole IPv6 /64 and sends each request from a new
+  // address in it; limited per exact address, every address would start with a fresh allowance.
+  it.each(ENDPOINTS)('%s counts an IPv6 /64 as one address: rotating through it buys no fresh allowance', async (url) => {
+    const subnet = `2001:db8:${ENDPOINTS.indexOf(url) + 10}:7`
+    for (let i = 0; i < 3; i++) expect((await call(t, url, `${subnet}:${i + 1}::${i + 42}`)).statusCode).not.toBe(429)
+    const res = await call(t, url, `${subnet}:ffff:ffff:ffff:fffe`)
+    expect({ status: res.statusCode, body: res.json() })
+      .toEqual({ status: 429, body: { error: 'temporarily_unavailable', error_description: 'too many requests from this address, retry later' } })
+    expect(res.headers['retry-after']).toMatch(/^[1-9][0-9]*$/)
+    expect((await call(t, url, `2001:db8:${ENDPOINTS.indexOf(url) + 10}:8::1`)).statusCode).not.toBe(429) // the next /64
+  })
+
   it('answers successful requests without rate-limit headers', async () => {
     const res = await call(t, '/connect/token', '192.0.2.50')
     expect(res.statusCode).toBe(200)
@@ -51,6 +63,23 @@ describe('request rate limits', () => {
     expect(res.headers).toMatchObject({ ...PAGE_HEADERS, 'retry-after': expect.stringMatching(/^[1-9][0-9]*$/) })
     expect(res.body).toContain('<h1>Too many attempts</h1>')
     expect(res.body).toContain('There were too many attempts from your network. Please wait a minute and try again.')
+  })
+
+  // The same attack on the pages a person posts to: a fresh allowance of password or user code
+  // guesses for every address of the /64.
+  it.each([
+    ['POST', '/account/sign-in', '2001:db8:60'],
+    ['GET', '/device?user_code=WDJB-MJHT', '2001:db8:61'],
+  ] as const)('%s %s counts an IPv6 /64 as one address: rotating through it buys no fresh guesses', async (method, url, prefix) => {
+    const send = (address: string) =>
+      t.app.inject({ method, url, remoteAddress: address, headers: FORM, ...(method === 'POST' ? { payload: form({ username: 'a', password: 'b' }) } : {}) })
+    expect((await send(`${prefix}:1::1`)).statusCode).not.toBe(429)
+    expect((await send(`${prefix}:1:abcd::2`)).statusCode).not.toBe(429)
+    const res = await send(`${prefix}:1:ffff:ffff:ffff:fffe`)
+    expect(res.statusCode).toBe(429)
+    expect(res.headers).toMatchObject({ ...PAGE_HEADERS, 'retry-after': expect.stringMatching(/^[1-9][0-9]*$/) })
+    expect(res.body).toContain('<h1>Too many attempts</h1>')
+    expect((await send(`${prefix}:2::1`)).statusCode).not.toBe(429) // the next /64
   })
 
   it('0 turns the limits off', async () => {

@@ -4,7 +4,7 @@
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
-import { basic, createTestApp, form, FORM, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { basic, createTestApp, form, FORM, TEST_ISSUER, unknownUsernameDigest, type TestApp } from '../../helpers/app.js'
 
 const PASSPHRASE = 'correct horse battery staple '.repeat(17) // 493 characters
 
@@ -136,8 +136,9 @@ describe('password grant: errors', () => {
     expect(strip(answers[1]!)).toEqual(strip(answers[0]!))
     expect(strip(answers[2]!)).toEqual(strip(answers[0]!))
     expect(answers[1]!.body).toBe(answers[0]!.body)
-    const { rows } = await t.db.query(`SELECT name, failures FROM failure_counters WHERE name IN ('alice-1', 'nobody', 'bob-1') ORDER BY name`)
-    expect(rows).toEqual([{ name: 'alice-1', failures: 1 }, { name: 'bob-1', failures: 1 }, { name: 'nobody', failures: 1 }])
+    const nobody = await unknownUsernameDigest(t.db, 'nobody')
+    const { rows } = await t.db.query(`SELECT name, failures FROM failure_counters WHERE name IN ('alice-1', $1, 'bob-1') ORDER BY source, name`, [nobody])
+    expect(rows).toEqual([{ name: 'alice-1', failures: 1 }, { name: 'bob-1', failures: 1 }, { name: nobody, failures: 1 }])
     expect((await post({ username: 'alice', password: 'alice-pw', scope: 'orders.read' })).statusCode).toBe(200) // forgets alice's failure
   })
 
@@ -166,7 +167,7 @@ describe('password grant: errors', () => {
     await post({ username: 'nobody', password: 'Secret-Guess-42' })
     const lines = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>)
     expect(lines.filter((l) => l.msg === 'sign-in failed')).toEqual([
-      expect.objectContaining({ username: 'nobody', client_id: 'legacy', address: '127.0.0.1', reason: 'unknown_user' }),
+      expect.objectContaining({ username_hash: await unknownUsernameDigest(t.db, 'nobody'), client_id: 'legacy', address: '127.0.0.1', reason: 'unknown_user' }),
     ])
     expect(t.logs.join('\n')).not.toContain('Secret-Guess-42')
   })
@@ -205,7 +206,41 @@ describe('password grant: lockout (LOCKOUT_THRESHOLD 10, LOCKOUT_DURATION 300)',
     t.logs.length = 0
     expectError(await post({ username: 'mallory', password: 'anything' }), 400, INCORRECT)
     const lines = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>)
-    expect(lines.filter((l) => l.msg === 'sign-in failed')).toEqual([expect.objectContaining({ username: 'mallory', reason: 'locked' })])
+    expect(lines.filter((l) => l.msg === 'sign-in failed')).toEqual([expect.objectContaining({ username_hash: await unknownUsernameDigest(t.db, 'mallory'), reason: 'locked' })])
+  })
+})
+
+describe('password grant: unknown usernames', () => {
+  // The attack: a person types their password into the username field. Kept as typed, it would
+  // sit in the audit log and in failure_counters for the lockout period, for anyone who reads them.
+  it('counts and logs a name no account has only by its keyed hash, with the same lockout on every replica', async () => {
+    const typed = 'Tr0ub4dor&3-typed-as-username'
+    const replica = await createTestApp({ testDb: t.testDb })
+    try {
+      replica.clock.set(t.clock.now())
+      t.logs.length = 0
+      replica.logs.length = 0
+      const on = (app: TestApp) => app.app.inject({
+        method: 'POST', url: '/connect/token', headers: { ...FORM, ...LEGACY }, payload: form({ grant_type: 'password', username: typed, password: 'x' }),
+      })
+      for (let i = 0; i < 10; i++) expectError(await on(i % 2 ? replica : t), 400, INCORRECT)
+      expectError(await on(replica), 400, INCORRECT)
+      const lines = [...t.logs, ...replica.logs].map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed')
+      expect(lines.map((l) => l.reason)).toEqual([...Array<string>(10).fill('unknown_user'), 'locked'])
+      const hash = await unknownUsernameDigest(t.db, typed)
+      expect(hash).toMatch(/^[A-Za-z0-9_-]{43}$/)
+      for (const l of lines) {
+        expect(l).toMatchObject({ username_hash: hash, client_id: 'legacy' })
+        expect(l).not.toHaveProperty('username')
+      }
+      expect([...t.logs, ...replica.logs].join('\n')).not.toContain('Tr0ub4dor')
+      const { rows } = await t.db.query(`SELECT name, source, failures, blocks FROM failure_counters WHERE source = 'unknown-username' AND name = $1`, [hash])
+      expect(rows).toEqual([{ name: hash, source: 'unknown-username', failures: 0, blocks: 1 }])
+      const leaked = await t.db.query(`SELECT count(*)::int AS n FROM failure_counters WHERE strpos(name, 'Tr0ub4dor') > 0`)
+      expect(leaked.rows).toEqual([{ n: 0 }])
+    } finally {
+      await replica.close()
+    }
   })
 })
 
