@@ -1,4 +1,4 @@
-// authz seed FILE | authz seed --schema (DESIGN.md "Seed file").
+// authz seed FILE | authz seed --schema (docs/seed-file.md).
 import { readSeedFile, seedWarnings, validateSeed, writeSeed } from '../seed/apply.js'
 import { seedJsonSchema } from '../seed/schema.js'
 import { parse, UsageError, type CliCommand } from './context.js'

@@ -1,4 +1,4 @@
-// One handler per grant_type (RFC 6749 §4, §4.5 extension grants; STYLE.md "Grant handlers").
+// One handler per grant_type (RFC 6749 §4, §4.5 extension grants; docs/extending.md "Adding a grant type").
 // The token service looks the handler up, checks the client may use it, and passes it only the
 // parameters its schema declares. Extension grants are GrantFactory functions listed in
 // src/flows/token/grants/extensions.ts (a fork) or passed to buildApp as `grants` (an embedding).

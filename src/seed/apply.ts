@@ -1,4 +1,4 @@
-// Applies a seed file (DESIGN.md "Seed file") in one transaction: validate everything first, then
+// Applies a seed file (docs/seed-file.md) in one transaction: validate everything first, then
 // an idempotent upsert keyed by clientId / name / username. An invalid file changes nothing.
 import { readFile } from 'node:fs/promises'
 import type { Db } from '../db/db.js'

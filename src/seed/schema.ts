@@ -1,4 +1,4 @@
-// The seed file (DESIGN.md "Seed file", a public contract): field names follow Duende IdentityServer's,
+// The seed file (docs/seed-file.md, a public contract): field names follow Duende IdentityServer's,
 // camelCased. Every object is strict: an unknown field (a typo) is an error, never silently ignored.
 import { z } from 'zod'
 import { isWebOrigin } from '../domain/origin.js'

@@ -1,5 +1,5 @@
 // Short-lived in-process caches over the client and resource stores, and over whether a user is
-// enabled. DESIGN.md allows them only where a stale read is harmless for a bounded, configured
+// enabled. ARCHITECTURE.md allows them only where a stale read is harmless for a bounded, configured
 // time: CLIENT_CACHE_TTL seconds is the longest a change (disabled client or user, rotated secret,
 // new scope) takes to reach every replica.
 // Keeps the token and introspection hot paths free of database round trips.

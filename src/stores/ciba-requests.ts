@@ -11,7 +11,7 @@ export type NewCibaRequest = Omit<CibaRequest, 'status' | 'approvedScopes' | 'au
 
 export type CibaDecision = { status: 'approved'; approvedScopes: string[]; authTime: number } | { status: 'denied' }
 
-/** CIBA requests. Every state change is one SQL statement (DESIGN.md data rules). */
+/** CIBA requests. Every state change is one SQL statement (ARCHITECTURE.md "Data rules"). */
 export interface CibaRequestStore {
   create(req: NewCibaRequest): Promise<void>
   findByAuthReqId(authReqId: string): Promise<CibaRequest | undefined>

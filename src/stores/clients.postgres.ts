@@ -1,4 +1,4 @@
-// Clients and their secrets (DESIGN.md "Data rules": secrets are stored only as base64 SHA-256/512).
+// Clients and their secrets (ARCHITECTURE.md "Data rules": secrets are stored only as base64 SHA-256/512).
 // findById is on the token endpoint's hot path: one round trip, secrets folded in with json_agg.
 import type { Db } from '../db/db.js'
 import type { AccessTokenType, Client, RefreshTokenExpiration, RefreshTokenUsage } from '../domain/types.js'

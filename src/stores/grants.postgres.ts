@@ -1,5 +1,5 @@
 // persisted_grants: codes, refresh tokens, reference tokens, device codes and the jtis of JWT
-// access tokens issued from a grant. Only handle hashes are stored (DESIGN.md data rules).
+// access tokens issued from a grant. Only handle hashes are stored (ARCHITECTURE.md "Data rules").
 // Single use is one atomic statement. Issuing into a family and revoking it exclude each other
 // through the family's row in grant_families (migrations/0010_grant_families.sql):
 // - issueIntoFamily is ONE statement: an upsert of the family row that refuses a revoked family

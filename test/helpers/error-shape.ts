@@ -1,4 +1,4 @@
-// What every error answer must look like (RFC 6749 §5.2, DESIGN.md wire rules): OAuth endpoints
+// What every error answer must look like (RFC 6749 §5.2, ARCHITECTURE.md "Wire rules"): OAuth endpoints
 // answer JSON {error, error_description} with no-store, both members within the §5.2 charset
 // (%x20-21 / %x23-5B / %x5D-7E: printable ASCII without `"` and `\`), never echoing input.
 import type { LightMyRequestResponse } from 'fastify'

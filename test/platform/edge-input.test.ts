@@ -1,4 +1,4 @@
-// Control characters are refused at the edge (DESIGN.md wire rules): a NUL byte, or any other
+// Control characters are refused at the edge (ARCHITECTURE.md "Wire rules"): a NUL byte, or any other
 // control character, in a form, in Basic credentials, in a query string, in a cookie or inside a
 // signed JWT is invalid_request before anything reaches PostgreSQL (whose text type cannot hold
 // NUL), so no input makes the server answer 5xx.

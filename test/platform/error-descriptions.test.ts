@@ -1,5 +1,5 @@
 // RFC 6749 §5.2: error_description holds only %x20-21 / %x23-5B / %x5D-7E, and ours is a fixed
-// sentence that never repeats the request (DESIGN.md wire rules). Bad input of every kind, at every
+// sentence that never repeats the request (ARCHITECTURE.md "Wire rules"). Bad input of every kind, at every
 // endpoint, carrying a marker that no answer may repeat: every error body is checked for shape,
 // charset, and the marker.
 import { randomUUID } from 'node:crypto'

@@ -1,6 +1,6 @@
 // Errors that Node or Fastify answer before any route runs (an unparsable request, headers too
 // large, a malformed URL, a body too large or of the wrong type, a request arriving while the server
-// shuts down) answer in OAuth shape with no-store, like every other error (DESIGN.md wire rules).
+// shuts down) answer in OAuth shape with no-store, like every other error (ARCHITECTURE.md "Wire rules").
 // Over a real socket: these answers never reach app.inject.
 import { STATUS_CODES } from 'node:http'
 import { connect } from 'node:net'

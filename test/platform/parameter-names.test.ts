@@ -1,4 +1,4 @@
-// Parameter names are the request's own, never the server's (RFC 6749 §3.2, DESIGN.md wire rules).
+// Parameter names are the request's own, never the server's (RFC 6749 §3.2, ARCHITECTURE.md "Wire rules").
 // A name that an object inherits from Object.prototype (constructor, toString, __proto__,
 // hasOwnProperty, valueOf) is an unknown parameter like any other: with a control character it is
 // invalid_request, over-long it is too long, otherwise it is ignored. The attack: such a name used

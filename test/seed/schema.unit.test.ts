@@ -26,7 +26,7 @@ describe('seed JSON Schema', () => {
     expect(() => z.fromJSONSchema(schema)).not.toThrow()
   })
 
-  it('accepts the DESIGN.md example and the demo seed', async () => {
+  it('accepts a seed using every documented field, and the demo seed', async () => {
     expect(SeedFile.safeParse(JSON.parse(await readFile(DEMO_SEED_FILE, 'utf8'))).success).toBe(true)
     const example = {
       apiScopes: [{ name: 'orders.read' }, { name: 'orders.write' }],

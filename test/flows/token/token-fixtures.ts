@@ -1,4 +1,4 @@
-// Seed shared by the token, introspection and revocation tests (DESIGN.md "Seed file" format).
+// Seed shared by the token, introspection and revocation tests (the docs/seed-file.md format).
 import { applySeed } from '../../../src/seed/apply.js'
 import type { TestApp } from '../../helpers/app.js'
 
