@@ -20,6 +20,7 @@ import type { BackchannelLogoutOptions } from './flows/logout/backchannel-logout
 import { logoutFlow } from './flows/logout/index.js'
 import { revocationFlow } from './flows/revocation/index.js'
 import { signInFlow } from './flows/sign-in/index.js'
+import { EXTENSION_GRANTS } from './flows/token/grants/extensions.js'
 import { tokenFlow } from './flows/token/index.js'
 import { userinfoFlow } from './flows/userinfo/index.js'
 import type { GrantFactory } from './grants/registry.js'
@@ -52,17 +53,20 @@ export interface AppDeps {
   backchannelLogout?: Partial<BackchannelLogoutOptions>
 }
 
-/** Every flow, in the order it registers. The discovery document merges their members in this order. */
+/**
+ * Every flow, in the order it registers: discovery merges their members, and lists their grants
+ * (grant_types_supported), in this order; the extension grants come after them all.
+ */
 function flows(deps: AppDeps): Flow[] {
   return [
     discoveryFlow,
     signInFlow,
+    tokenFlow,
     cibaFlow({ notifier: deps.cibaNotifier }),
     deviceFlow,
     authorizationCodeFlow,
     userinfoFlow,
     logoutFlow({ backchannelLogout: deps.backchannelLogout }),
-    tokenFlow,
     introspectionFlow,
     revocationFlow,
   ]
@@ -104,7 +108,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations), draining: () => isDraining(app) })
   await app.register(assetRoutes)
   for (const flow of flows(deps)) await flow.register(core)
-  for (const make of deps.grants ?? []) core.grants.add(make(core.grantDeps()))
+  for (const make of [...EXTENSION_GRANTS, ...(deps.grants ?? [])]) core.grants.add(make(core.grantDeps()))
   app.decorate('authz', {
     clock, keys: core.keys, interaction: core.interaction, audit, metrics, workers: runtime.workers,
     async listenMetrics() {

@@ -1,10 +1,10 @@
 // The token endpoint (RFC 6749 §3.2) and the grants that have no flow of their own:
-// client_credentials (§4.4), refresh_token (§6), password (§4.3) and the extension grants built
-// in (§4.5: token exchange). Other flows add their grants to the same registry (core.grants).
+// client_credentials (§4.4), refresh_token (§6) and password (§4.3). Other flows add their grants
+// to the same registry (core.grants); buildApp adds the extension grants (§4.5, grants/extensions.ts)
+// after every flow.
 import type { Core, Flow } from '../../core.js'
 import { apiRateLimit } from '../../http/rate-limit.js'
 import { createClientCredentialsGrant } from './grants/client-credentials.js'
-import { EXTENSION_GRANTS } from './grants/extensions.js'
 import { createPasswordGrant } from './grants/password.js'
 import { createRefreshTokenGrant } from './grants/refresh-token.js'
 import { tokenRoutes } from './routes.js'
@@ -21,7 +21,6 @@ export const tokenFlow: Flow = {
       }),
     )
     core.grants.add(createPasswordGrant({ clock, passwords: core.passwordCheck, scopes, tokens }))
-    for (const make of EXTENSION_GRANTS) core.grants.add(make(core.grantDeps()))
     const service = createTokenService({ registry: core.grants, audit })
     await core.app.register(tokenRoutes, { authenticator: core.clientAuth, service, rateLimit: apiRateLimit(config.rateLimitApi) })
     core.discovery.contribute(() => ({ grant_types_supported: core.grants.grantTypes() }))
