@@ -1,5 +1,6 @@
 // Checks a parsed seed file can apply cleanly: no duplicate keys, every scope reference resolves
-// (to the file or to what is already stored), no subject id that belongs to another user.
+// (to the file or to what is already stored), no username that would change its subject and no
+// subject id that belongs to another user.
 import { isPublicClient } from '../domain/public-client.js'
 import type { ExistingUser } from '../stores/seed.postgres.js'
 import type { SeedInput } from './schema.js'
@@ -51,7 +52,15 @@ export function checkReferences(seed: SeedInput, existing: Existing): string[] {
     }),
   )
   seed.users.forEach((u, i) => {
-    // Upserts are keyed by username: a subject id held by another stored user would make two users one.
+    // Upserts are keyed by username, and a subject is never reassigned (OpenID Connect Core §2): a
+    // username stays with its subject, and a subject id held by another user makes no second user.
+    const named = existing.users.find((e) => e.username === u.username && e.subjectId !== u.subjectId)
+    if (named) {
+      problems.push(
+        `users[${i}].subjectId: user "${u.username}" has subject "${named.subjectId}", and a subject never changes (OpenID Connect Core §2): ` +
+          `write "${named.subjectId}" here, or another username for another user`,
+      )
+    }
     const holder = existing.users.find((e) => e.subjectId === u.subjectId && e.username !== u.username)
     if (holder) problems.push(`users[${i}].subjectId: "${u.subjectId}" already belongs to user "${holder.username}"`)
   })

@@ -152,6 +152,34 @@ describe('seed file', () => {
     expect(await dump(t.db)).toEqual(before)
   })
 
+  it('never moves a username to another subject: the file is refused, naming the user', async () => {
+    // Re-keying alice would leave her tokens, consents and sessions with a subject id that no user
+    // holds any more, free to be given to someone else, who would then inherit them; and every app
+    // that knows her by sub would meet a stranger. docs/connect-an-app.md's user, applied on top of
+    // the demo seed, did exactly that.
+    const before = await dump(t.db)
+    const err = await seedError(
+      applySeed(t.db, {
+        identityResources: ['openid', 'profile', 'email', 'offline_access'],
+        users: [
+          { subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', email: 'alice@example.com' } },
+          { subjectId: 'carol-1', username: 'carol' },
+        ],
+      }),
+    )
+    expect(err.problems).toEqual([
+      'users[0].subjectId: user "alice" has subject "alice-0001", and a subject never changes (OpenID Connect Core §2): write "alice-0001" here, or another username for another user',
+    ])
+    expect(await dump(t.db)).toEqual(before)
+    expect((await createPgUserStore(t.db).findByUsername('alice'))?.subjectId).toBe('alice-0001')
+    expect(await createPgUserStore(t.db).findBySubjectId('alice-1')).toBeUndefined()
+
+    // A free username is another user, with its own subject.
+    await applySeed(t.db, { users: [{ subjectId: 'alice-1', username: 'alice.2' }] })
+    expect((await createPgUserStore(t.db).findByUsername('alice.2'))?.subjectId).toBe('alice-1')
+    expect((await createPgUserStore(t.db).findByUsername('alice'))?.subjectId).toBe('alice-0001')
+  })
+
   it('stores an identity resource description, changes it, and keeps updated_at when nothing changed', async () => {
     const seed = (description: string | undefined) => ({
       identityResources: [{ name: 'email', displayName: 'E-mail', ...(description ? { description } : {}) }],
