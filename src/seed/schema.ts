@@ -1,9 +1,8 @@
 // The seed file (docs/seed-file.md, a public contract): field names follow Duende IdentityServer's,
 // camelCased. Every object is strict: an unknown field (a typo) is an error, never silently ignored.
 import { z } from 'zod'
-import { isWebOrigin } from '../domain/origin.js'
-import { isLocalHost, redirectUriProblem } from '../domain/redirect-uri.js'
 import { ACR_VALUE_MAX, hasControlOrFormatCharacters } from '../grants/acr-values.js'
+import { checkClient, isObject, REDIRECT_URI_MAX } from './client-checks.js'
 
 const name = z.string().min(1).max(200).regex(/^\S+$/, 'must not contain whitespace')
 
@@ -59,30 +58,10 @@ const jwk = z
 const seconds = z.number().int().positive()
 
 // RFC 6749 §3.1.2: compared with the request as an exact string. What it may be is checked with the
-// client (redirectUriProblem), so that the message names the client.
-const redirectUri = z.string().max(400)
+// client (checkClient), so that the message names the client.
+const redirectUri = z.string().max(REDIRECT_URI_MAX)
 const REDIRECT_URI_RULE =
   'https, http only for localhost, 127.0.0.1 or [::1], or a native app\'s private-use scheme such as com.example.app:/callback (RFC 8252 §7); no fragment'
-
-/**
- * Back-Channel Logout 1.0 §2.2: an absolute URI without a fragment, which SHOULD use https; http
- * is allowed for hosts that are this machine (development). The URI comes from the seed file (a
- * trusted administrator), so any host is accepted: docs/connect-an-app.md says what that means (SSRF).
- */
-export function backChannelLogoutUriProblem(uri: string): string | undefined {
-  let url: URL
-  try {
-    url = new URL(uri)
-  } catch {
-    return `backChannelLogoutUri ${JSON.stringify(uri)} is not an absolute URL`
-  }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLocalHost(url.hostname))) {
-    return `backChannelLogoutUri ${JSON.stringify(uri)} must use https (http only for localhost)`
-  }
-  if (uri.includes('#')) return `backChannelLogoutUri ${JSON.stringify(uri)} must not contain a fragment (#)`
-  if (url.username || url.password) return `backChannelLogoutUri ${JSON.stringify(uri)} must not contain credentials`
-  return undefined
-}
 
 export const SeedClient = z.strictObject({
   clientId: z.string().min(1).max(200),
@@ -137,36 +116,7 @@ export const SeedClient = z.strictObject({
     .describe("ID tokens carry the user's claims of the granted identity scopes; false: only userinfo does, the ID token has the protocol claims"),
   enabled: z.boolean().default(true),
   jwks: z.strictObject({ keys: z.array(jwk) }).optional(),
-}).superRefine((c, ctx) => {
-  for (const list of ['redirectUris', 'postLogoutRedirectUris'] as const) {
-    c[list].forEach((uri, i) => {
-      const problem = redirectUriProblem(uri)
-      if (problem) ctx.addIssue({ code: 'custom', path: [list, i], message: `client ${c.clientId}: ${problem}` })
-    })
-  }
-  // RFC 6749 §4.1.1: the code goes back to a registered redirect URI; with none, no sign-in finishes.
-  if (c.allowedGrantTypes.includes('authorization_code') && c.redirectUris.length === 0) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['redirectUris'],
-      message: `client ${c.clientId}: allowedGrantTypes has authorization_code, which needs at least one redirect URI`,
-    })
-  }
-  if (c.backChannelLogoutUri !== undefined) {
-    const problem = backChannelLogoutUriProblem(c.backChannelLogoutUri)
-    if (problem) ctx.addIssue({ code: 'custom', path: ['backChannelLogoutUri'], message: `client ${c.clientId}: ${problem}` })
-  }
-  // Checked here rather than per entry so that the message names the client.
-  c.allowedCorsOrigins.forEach((o, i) => {
-    if (!isWebOrigin(o)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['allowedCorsOrigins', i],
-        message: `client ${c.clientId}: ${JSON.stringify(o)} is not an origin (scheme, host and optional port, as https://app.example.com: no path, no trailing slash)`,
-      })
-    }
-  })
-})
+}).superRefine((c, ctx) => checkClient(c, ctx), { when: isObject })
 
 export const SeedUser = z.strictObject({
   subjectId: z.string().min(1).max(200),
