@@ -33,7 +33,9 @@ Options:
   --scope           an allowed scope, repeatable (it must exist: API scopes and identity resources)
   --public          a public client: no secret
   --token-type      jwt (default) or reference access tokens
-  --redirect-uri    an allowed redirect URI, repeatable
+  --redirect-uri    an allowed redirect URI, repeatable; required with --grant authorization_code;
+                    https, http only for localhost, 127.0.0.1 or [::1], or a native app's
+                    private-use scheme such as com.example.app:/callback
   --offline-access  may receive refresh tokens (offline_access)
   --expires         the secret's expiry, e.g. 2030-01-01T00:00:00Z
   --description     a note stored with the secret
@@ -123,6 +125,10 @@ async function add(args: string[], ctx: CliContext) {
   const id = one(positionals, 'CLIENT_ID')
   const tokenType = values['token-type'] ?? 'jwt'
   if (tokenType !== 'jwt' && tokenType !== 'reference') throw new UsageError('--token-type must be jwt or reference', usage)
+  // The seed rules refuse it too; said here in the command's own terms.
+  if (values.grant?.includes('authorization_code') && !values['redirect-uri']?.length) {
+    throw new UsageError('--grant authorization_code needs at least one --redirect-uri (the exact redirect_uri the app sends)', usage)
+  }
   const db = await ctx.db()
   if (await createPgClientStore(db).findById(id)) throw new CliError(`client "${id}" exists: change it with a seed file (authz seed FILE)`)
   const secret = values.public ? undefined : randomBytes(32).toString('base64url')

@@ -1,5 +1,5 @@
 // authz seed FILE | authz seed --schema (docs/seed-file.md).
-import { readSeedFile, seedWarnings, validateSeed, writeSeed } from '../seed/apply.js'
+import { checkSeed, readSeedFile, SeedError, seedWarnings, writeSeed } from '../seed/apply.js'
 import { seedJsonSchema } from '../seed/schema.js'
 import { parse, UsageError, type CliCommand } from './context.js'
 
@@ -8,7 +8,7 @@ const usage = `Usage: authz seed FILE
 
 Applies a seed file (JSON: apiScopes, apiResources, identityResources, clients, users) in one
 transaction, as an idempotent upsert keyed by clientId / name / username. An invalid file changes
-nothing; each problem is printed with its JSON path.
+nothing; every problem is printed at once, each with its JSON path.
 
 Options:
   --schema   print the JSON Schema of the seed file and exit
@@ -27,14 +27,19 @@ export const seedCommand: CliCommand = {
     }
     const [file, ...rest] = positionals
     if (!file || rest.length > 0) throw new UsageError('expected exactly one FILE', usage)
-    // Validate before opening the database: a typo needs no database to be reported.
     const heading = `invalid seed file ${file}`
-    const seed = validateSeed(await readSeedFile(file), heading)
-    const s = await writeSeed(await ctx.db(), seed, heading)
+    const input = await readSeedFile(file)
+    const checked = checkSeed(input)
+    // The file's own problems need no database: when it cannot be opened (a server holds the
+    // embedded one), they are reported alone; otherwise with those against what is stored.
+    const db = await ctx.db().catch((err: unknown) => {
+      throw checked.problems.length > 0 ? new SeedError(checked.problems, heading) : err
+    })
+    const s = await writeSeed(db, input, heading, checked)
     ctx.out(
       `seed applied from ${file}: ${s.apiScopes} api scopes, ${s.apiResources} api resources, ` +
         `${s.identityResources} identity resources, ${s.clients} clients, ${s.users} users`,
     )
-    for (const warning of seedWarnings(seed)) ctx.err(`warning: ${warning}`)
+    for (const warning of checked.seed ? seedWarnings(checked.seed) : []) ctx.err(`warning: ${warning}`)
   },
 }

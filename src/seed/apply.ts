@@ -6,7 +6,7 @@ import type { Secret } from '../domain/types.js'
 import { createPgSeedWriter, type ExistingUser, type PgSeedWriter } from '../stores/seed.postgres.js'
 import { secretHash } from '../tokens/handles.js'
 import { hashPassword, verifyPassword } from '../interaction/passwords.js'
-import { checkDuplicates, checkReferences } from './check.js'
+import { checkDuplicates, checkReferences, seedKeys } from './check.js'
 import { jsonPath, SeedError } from './errors.js'
 import { SeedFile, STANDARD_IDENTITY_RESOURCES, type SeedInput } from './schema.js'
 
@@ -22,12 +22,12 @@ export interface SeedSummary {
 }
 
 export async function applySeedFile(db: Db, path: string): Promise<SeedSummary> {
-  return writeSeed(db, validateSeed(await readSeedFile(path), `invalid seed file ${path}`))
+  return applySeed(db, await readSeedFile(path), `invalid seed file ${path}`)
 }
 
-/** Validates `input` whole, then applies it in one transaction; throws SeedError listing every problem. */
+/** Checks `input` whole, then applies it in one transaction; throws SeedError listing every problem. */
 export async function applySeed(db: Db, input: unknown, heading = 'invalid seed file'): Promise<SeedSummary> {
-  return writeSeed(db, validateSeed(input, heading), heading)
+  return writeSeed(db, input, heading)
 }
 
 /** The file's JSON; a SeedError naming the file when it cannot be read or parsed. */
@@ -45,27 +45,47 @@ export async function readSeedFile(path: string): Promise<unknown> {
   }
 }
 
-/** Everything that can be checked without the database: the schema and duplicate keys. */
-export function validateSeed(input: unknown, heading = 'invalid seed file'): SeedInput {
-  const parsed = SeedFile.safeParse(input)
-  if (!parsed.success) throw new SeedError(parsed.error.issues.map((i) => `${jsonPath(i.path)}: ${i.message}`), heading)
-  const dupes = checkDuplicates(parsed.data)
-  if (dupes.length > 0) throw new SeedError(dupes, heading)
-  return parsed.data
+export interface CheckedSeed {
+  /** The parsed file; undefined when the schema refused it. */
+  seed: SeedInput | undefined
+  /** Every problem found without the database: the schema's, then duplicate keys. */
+  problems: string[]
 }
 
-/** Checks references against the file and the stored rows, then upserts, all in one transaction. */
-export async function writeSeed(db: Db, seed: SeedInput, heading = 'invalid seed file'): Promise<SeedSummary> {
-  await db.transaction(async (tx) => {
+/** Everything that can be checked without the database, all of it: the schema and duplicate keys. */
+export function checkSeed(input: unknown): CheckedSeed {
+  const parsed = SeedFile.safeParse(input)
+  return {
+    seed: parsed.data,
+    problems: [...(parsed.error?.issues.map((i) => `${jsonPath(i.path)}: ${i.message}`) ?? []), ...checkDuplicates(seedKeys(input))],
+  }
+}
+
+/** The parsed file; a SeedError listing every problem checkSeed finds. */
+export function validateSeed(input: unknown, heading = 'invalid seed file'): SeedInput {
+  const { seed, problems } = checkSeed(input)
+  if (!seed || problems.length > 0) throw new SeedError(problems, heading)
+  return seed
+}
+
+/**
+ * Checks `input` against the stored rows too, then upserts, all in one transaction. A SeedError
+ * lists the problems of the file (`checked`, when the caller has them already) with those against
+ * what is stored, so that one run reports them all.
+ */
+export async function writeSeed(db: Db, input: unknown, heading = 'invalid seed file', checked = checkSeed(input)): Promise<SeedSummary> {
+  const keys = seedKeys(input)
+  const seed = await db.transaction(async (tx) => {
     const w = createPgSeedWriter(tx)
-    const users = await w.findUsers(seed.users.map((u) => u.username), seed.users.map((u) => u.subjectId))
-    const problems = checkReferences(seed, {
-      apiScopes: await w.apiScopeNames(),
-      identityResources: await w.identityResourceNames(),
-      users,
-    })
-    if (problems.length > 0) throw new SeedError(problems, heading)
-    await write(w, seed, users)
+    const users = await w.findUsers(
+      keys.users.flatMap((u) => (u.username === undefined ? [] : [u.username])),
+      keys.users.flatMap((u) => (u.subjectId === undefined ? [] : [u.subjectId])),
+    )
+    const stored = checkReferences(keys, { apiScopes: await w.apiScopeNames(), identityResources: await w.identityResourceNames(), users })
+    const problems = [...checked.problems, ...stored]
+    if (!checked.seed || problems.length > 0) throw new SeedError(problems, heading)
+    await write(w, checked.seed, users)
+    return checked.seed
   })
   return {
     clients: seed.clients.length,

@@ -1,5 +1,7 @@
-// Checks a parsed seed file can apply cleanly: no duplicate keys, every scope reference resolves
-// (to the file or to what is already stored), no subject id that belongs to another user.
+// Checks a seed file can apply cleanly: no duplicate keys, every scope reference resolves (to the
+// file or to what is already stored), no username that would change its subject and no subject id
+// that belongs to another user. They read the keys of the file as it is, valid or not (seedKeys),
+// so that they report their problems in the same run as the schema's.
 import { isPublicClient } from '../domain/public-client.js'
 import type { ExistingUser } from '../stores/seed.postgres.js'
 import type { SeedInput } from './schema.js'
@@ -10,50 +12,84 @@ export interface Existing {
   users: ExistingUser[]
 }
 
-const idName = (r: SeedInput['identityResources'][number]) => (typeof r === 'string' ? r : r.name)
+/** The names a file defines and refers to, by position; undefined where an entry has none of the right type. */
+export interface SeedKeys {
+  apiScopes: (string | undefined)[]
+  apiResources: { name: string | undefined; scopes: (string | undefined)[] }[]
+  identityResources: (string | undefined)[]
+  clients: { clientId: string | undefined; allowedScopes: (string | undefined)[] }[]
+  users: { subjectId: string | undefined; username: string | undefined }[]
+}
 
-function duplicates<T>(items: readonly T[], key: (t: T) => string, path: (i: number) => string, what: string): string[] {
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined)
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : [])
+const field = (o: unknown, key: string): unknown =>
+  typeof o === 'object' && o !== null && !Array.isArray(o) ? (o as Record<string, unknown>)[key] : undefined
+
+/** The keys of `input`, a parsed seed or any JSON value. */
+export function seedKeys(input: unknown): SeedKeys {
+  return {
+    apiScopes: list(field(input, 'apiScopes')).map((s) => str(field(s, 'name'))),
+    apiResources: list(field(input, 'apiResources')).map((r) => ({ name: str(field(r, 'name')), scopes: list(field(r, 'scopes')).map(str) })),
+    identityResources: list(field(input, 'identityResources')).map((r) => str(r) ?? str(field(r, 'name'))),
+    clients: list(field(input, 'clients')).map((c) => ({ clientId: str(field(c, 'clientId')), allowedScopes: list(field(c, 'allowedScopes')).map(str) })),
+    users: list(field(input, 'users')).map((u) => ({ subjectId: str(field(u, 'subjectId')), username: str(field(u, 'username')) })),
+  }
+}
+
+function duplicates<T>(items: readonly T[], key: (t: T) => string | undefined, path: (i: number) => string, what: string): string[] {
   const seen = new Set<string>()
   const problems: string[] = []
   items.forEach((item, i) => {
     const k = key(item)
+    if (k === undefined) return
     if (seen.has(k)) problems.push(`${path(i)}: duplicate ${what} "${k}"`)
     seen.add(k)
   })
   return problems
 }
 
-export function checkDuplicates(seed: SeedInput): string[] {
+export function checkDuplicates(keys: SeedKeys): string[] {
   return [
-    ...duplicates(seed.apiScopes, (s) => s.name, (i) => `apiScopes[${i}].name`, 'api scope'),
-    ...duplicates(seed.apiResources, (r) => r.name, (i) => `apiResources[${i}].name`, 'api resource'),
-    ...duplicates(seed.identityResources, idName, (i) => `identityResources[${i}]`, 'identity resource'),
-    ...duplicates(seed.clients, (c) => c.clientId, (i) => `clients[${i}].clientId`, 'client'),
-    ...duplicates(seed.users, (u) => u.username, (i) => `users[${i}].username`, 'username'),
-    ...duplicates(seed.users, (u) => u.subjectId, (i) => `users[${i}].subjectId`, 'subject id'),
+    ...duplicates(keys.apiScopes, (s) => s, (i) => `apiScopes[${i}].name`, 'api scope'),
+    ...duplicates(keys.apiResources, (r) => r.name, (i) => `apiResources[${i}].name`, 'api resource'),
+    ...duplicates(keys.identityResources, (r) => r, (i) => `identityResources[${i}]`, 'identity resource'),
+    ...duplicates(keys.clients, (c) => c.clientId, (i) => `clients[${i}].clientId`, 'client'),
+    ...duplicates(keys.users, (u) => u.username, (i) => `users[${i}].username`, 'username'),
+    ...duplicates(keys.users, (u) => u.subjectId, (i) => `users[${i}].subjectId`, 'subject id'),
   ]
 }
 
-export function checkReferences(seed: SeedInput, existing: Existing): string[] {
+const defined = (names: (string | undefined)[]) => names.filter((n) => n !== undefined)
+
+export function checkReferences(keys: SeedKeys, existing: Existing): string[] {
   const problems: string[] = []
-  const apiScopes = new Set([...existing.apiScopes, ...seed.apiScopes.map((s) => s.name)])
-  const identity = new Set([...existing.identityResources, ...seed.identityResources.map(idName)])
-  seed.apiResources.forEach((r, i) =>
+  const apiScopes = new Set([...existing.apiScopes, ...defined(keys.apiScopes)])
+  const identity = new Set([...existing.identityResources, ...defined(keys.identityResources)])
+  keys.apiResources.forEach((r, i) =>
     r.scopes.forEach((s, j) => {
-      if (!apiScopes.has(s)) problems.push(`apiResources[${i}].scopes[${j}]: "${s}" is not an api scope`)
+      if (s !== undefined && !apiScopes.has(s)) problems.push(`apiResources[${i}].scopes[${j}]: "${s}" is not an api scope`)
     }),
   )
-  seed.clients.forEach((c, i) =>
+  keys.clients.forEach((c, i) =>
     c.allowedScopes.forEach((s, j) => {
-      if (!apiScopes.has(s) && !identity.has(s)) {
+      if (s !== undefined && !apiScopes.has(s) && !identity.has(s)) {
         problems.push(`clients[${i}].allowedScopes[${j}]: "${s}" is neither an api scope nor an identity resource`)
       }
     }),
   )
-  seed.users.forEach((u, i) => {
-    // Upserts are keyed by username: a subject id held by another stored user would make two users one.
+  keys.users.forEach((u, i) => {
+    // Upserts are keyed by username, and a subject is never reassigned (OpenID Connect Core §2): a
+    // username stays with its subject, and a subject id held by another user makes no second user.
+    const named = existing.users.find((e) => e.username === u.username && e.subjectId !== u.subjectId)
+    if (named && u.subjectId !== undefined) {
+      problems.push(
+        `users[${i}].subjectId: user "${u.username}" has subject "${named.subjectId}", and a subject never changes (OpenID Connect Core §2): ` +
+          `write "${named.subjectId}" here, or another username for another user`,
+      )
+    }
     const holder = existing.users.find((e) => e.subjectId === u.subjectId && e.username !== u.username)
-    if (holder) problems.push(`users[${i}].subjectId: "${u.subjectId}" already belongs to user "${holder.username}"`)
+    if (holder && u.username !== undefined) problems.push(`users[${i}].subjectId: "${u.subjectId}" already belongs to user "${holder.username}"`)
   })
   return problems
 }

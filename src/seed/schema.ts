@@ -1,8 +1,8 @@
 // The seed file (docs/seed-file.md, a public contract): field names follow Duende IdentityServer's,
 // camelCased. Every object is strict: an unknown field (a typo) is an error, never silently ignored.
 import { z } from 'zod'
-import { isWebOrigin } from '../domain/origin.js'
 import { ACR_VALUE_MAX, hasControlOrFormatCharacters } from '../grants/acr-values.js'
+import { checkClient, isObject, REDIRECT_URI_MAX } from './client-checks.js'
 
 const name = z.string().min(1).max(200).regex(/^\S+$/, 'must not contain whitespace')
 
@@ -57,31 +57,11 @@ const jwk = z
 
 const seconds = z.number().int().positive()
 
-// RFC 6749 §3.1.2: an absolute URI without a fragment; compared with the request as an exact string.
-const redirectUri = z.url().max(400).refine((u) => !u.includes('#'), 'must not contain a fragment (#)')
-
-const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
-
-/**
- * Back-Channel Logout 1.0 §2.2: an absolute URI without a fragment, which SHOULD use https; http
- * is allowed for hosts that are this machine (development). The URI comes from the seed file (a
- * trusted administrator), so any host is accepted: docs/connect-an-app.md says what that means (SSRF).
- */
-export function backChannelLogoutUriProblem(uri: string): string | undefined {
-  let url: URL
-  try {
-    url = new URL(uri)
-  } catch {
-    return `backChannelLogoutUri ${JSON.stringify(uri)} is not an absolute URL`
-  }
-  const local = LOCAL_HOSTS.has(url.hostname) || url.hostname.endsWith('.localhost')
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && local)) {
-    return `backChannelLogoutUri ${JSON.stringify(uri)} must use https (http only for localhost)`
-  }
-  if (uri.includes('#')) return `backChannelLogoutUri ${JSON.stringify(uri)} must not contain a fragment (#)`
-  if (url.username || url.password) return `backChannelLogoutUri ${JSON.stringify(uri)} must not contain credentials`
-  return undefined
-}
+// RFC 6749 §3.1.2: compared with the request as an exact string. What it may be is checked with the
+// client (checkClient), so that the message names the client.
+const redirectUri = z.string().max(REDIRECT_URI_MAX)
+const REDIRECT_URI_RULE =
+  'https, http only for localhost, 127.0.0.1 or [::1], or a native app\'s private-use scheme such as com.example.app:/callback (RFC 8252 §7); no fragment'
 
 export const SeedClient = z.strictObject({
   clientId: z.string().min(1).max(200),
@@ -92,11 +72,14 @@ export const SeedClient = z.strictObject({
   requireClientSecret: z.boolean().default(true),
   accessTokenType: z.enum(['jwt', 'reference']).default('jwt'),
   accessTokenLifetime: seconds.optional(),
-  redirectUris: z.array(redirectUri).default([]).describe('authorization code flow: the exact redirect_uri values allowed'),
+  redirectUris: z
+    .array(redirectUri)
+    .default([])
+    .describe(`authorization code flow (then required): the exact redirect_uri values allowed; ${REDIRECT_URI_RULE}`),
   postLogoutRedirectUris: z
     .array(redirectUri)
     .default([])
-    .describe('RP-initiated logout: the exact post_logout_redirect_uri values allowed'),
+    .describe(`RP-initiated logout: the exact post_logout_redirect_uri values allowed; ${REDIRECT_URI_RULE}`),
   requirePkce: z.boolean().default(true),
   allowOfflineAccess: z.boolean().default(false),
   refreshTokenUsage: z.enum(['oneTimeOnly', 'reUse']).default('oneTimeOnly'),
@@ -133,22 +116,7 @@ export const SeedClient = z.strictObject({
     .describe("ID tokens carry the user's claims of the granted identity scopes; false: only userinfo does, the ID token has the protocol claims"),
   enabled: z.boolean().default(true),
   jwks: z.strictObject({ keys: z.array(jwk) }).optional(),
-}).superRefine((c, ctx) => {
-  if (c.backChannelLogoutUri !== undefined) {
-    const problem = backChannelLogoutUriProblem(c.backChannelLogoutUri)
-    if (problem) ctx.addIssue({ code: 'custom', path: ['backChannelLogoutUri'], message: `client ${c.clientId}: ${problem}` })
-  }
-  // Checked here rather than per entry so that the message names the client.
-  c.allowedCorsOrigins.forEach((o, i) => {
-    if (!isWebOrigin(o)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['allowedCorsOrigins', i],
-        message: `client ${c.clientId}: ${JSON.stringify(o)} is not an origin (scheme, host and optional port, as https://app.example.com: no path, no trailing slash)`,
-      })
-    }
-  })
-})
+}).superRefine((c, ctx) => checkClient(c, ctx), { when: isObject })
 
 export const SeedUser = z.strictObject({
   subjectId: z.string().min(1).max(200),

@@ -108,7 +108,7 @@ export function createPgSeedWriter(tx: Queryable) {
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
 
-    /** Keyed by username (the caller has checked that the subject id is not another user's). */
+    /** Keyed by username (the caller has checked that the subject id is the username's, or free). */
     upsertUser: (u: User) => users.upsert(u),
   }
 }

@@ -48,7 +48,9 @@ export function createPgUserStore(db: Queryable): UserStore {
       return rows.length === 1 && rows[0] ? toUser(rows[0]) : undefined
     },
     async upsert(user) {
-      // Keyed by username; updated_at moves only when something really changed.
+      // Keyed by username; updated_at moves only when something really changed. subject_id stays
+      // in the SET so that a username given another subject fails (migration 0025's trigger, OIDC
+      // Core §2) instead of updating the stored subject's row as if it were the new one.
       await db.query(
         `INSERT INTO users (subject_id, username, password_hash, enabled, claims, ciba_user_code_hash)
          VALUES ($1, $2, $3, $4, $5::jsonb, $6)

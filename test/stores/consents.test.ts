@@ -64,7 +64,7 @@ describe('PgConsentStore', () => {
     expect((await store.list('bob-1')).map((c) => c.clientId)).toEqual(['mobile'])
   })
 
-  it('goes with its user and with its client; follows a changed subject id', async () => {
+  it('goes with its user and with its client; never follows a username to another subject', async () => {
     await user('carol-1', 'carol')
     await store.grant('carol-1', 'web', ['openid'], T0)
     await store.grant('carol-1', 'gone', ['openid'], T0)
@@ -73,12 +73,12 @@ describe('PgConsentStore', () => {
     expect((await store.list('carol-1')).map((c) => c.clientId)).toEqual(['web'])
     expect((await store.list('bob-1')).map((c) => c.clientId)).toEqual(['mobile'])
 
-    // The seed file upserts users by username and may give one a new subject id.
-    await user('carol-2', 'carol')
-    expect(await store.list('carol-1')).toEqual([])
-    expect((await store.list('carol-2')).map((c) => c.clientId)).toEqual(['web'])
+    // A subject never changes (OIDC Core §2): carol's consents are not handed to a carol-2.
+    await expect(user('carol-2', 'carol')).rejects.toMatchObject({ code: '23514' })
+    expect((await store.list('carol-1')).map((c) => c.clientId)).toEqual(['web'])
+    expect(await store.list('carol-2')).toEqual([])
 
-    await t.db.query(`DELETE FROM users WHERE subject_id = 'carol-2'`)
+    await t.db.query(`DELETE FROM users WHERE subject_id = 'carol-1'`)
     const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM consents WHERE subject_id IN ('carol-1', 'carol-2')`)
     expect(rows).toEqual([{ n: 0 }])
   })

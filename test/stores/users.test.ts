@@ -48,6 +48,16 @@ describe('PgUserStore', () => {
     expect(await store.findByLoginHint('bob-1')).toBeUndefined()
   })
 
+  it('never gives a username another subject, whoever calls upsert (a check-then-write race included)', async () => {
+    // OpenID Connect Core §2: a subject identifier is never reassigned. Re-keyed, alice's tokens,
+    // consents and sessions would point at a subject id anyone could be given next.
+    await expect(store.upsert({ ...alice, subjectId: 'mallory-1', passwordHash: 'scrypt$16384$8$1$salt$other' })).rejects.toMatchObject({ code: '23514' })
+    expect(await store.findByUsername('alice')).toEqual(alice)
+    expect(await store.findBySubjectId('mallory-1')).toBeUndefined()
+    await expect(t.db.query(`UPDATE users SET subject_id = 'mallory-1' WHERE username = 'alice'`)).rejects.toMatchObject({ code: '23514' })
+    expect(await store.findByUsername('alice')).toEqual(alice)
+  })
+
   it('upsert replaces the user with the same username and keeps updated_at when nothing changed', async () => {
     const before = await t.db.query<{ updated_at: Date }>(`SELECT updated_at FROM users WHERE username = 'alice'`)
     await store.upsert(alice)

@@ -1,0 +1,66 @@
+// The checks of a seed client that name the client in their message or look at several of its
+// fields: redirect URIs, CORS origins, the back-channel logout URI. They run even when another
+// field of the client is invalid (each field is read only when it has the right type), so that
+// one apply reports every problem of the file.
+import type { z } from 'zod'
+import { isWebOrigin } from '../domain/origin.js'
+import { isLocalHost, redirectUriProblem } from '../domain/redirect-uri.js'
+
+/** Longer entries are the schema's problem (its max), not reported twice. */
+export const REDIRECT_URI_MAX = 400
+
+/**
+ * Back-Channel Logout 1.0 §2.2: an absolute URI without a fragment, which SHOULD use https; http
+ * is allowed for hosts that are this machine (development). The URI comes from the seed file (a
+ * trusted administrator), so any host is accepted: docs/connect-an-app.md says what that means (SSRF).
+ */
+export function backChannelLogoutUriProblem(uri: string): string | undefined {
+  let url: URL
+  try {
+    url = new URL(uri)
+  } catch {
+    return `backChannelLogoutUri ${JSON.stringify(uri)} is not an absolute URL`
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLocalHost(url.hostname))) {
+    return `backChannelLogoutUri ${JSON.stringify(uri)} must use https (http only for localhost)`
+  }
+  if (uri.includes('#')) return `backChannelLogoutUri ${JSON.stringify(uri)} must not contain a fragment (#)`
+  if (url.username || url.password) return `backChannelLogoutUri ${JSON.stringify(uri)} must not contain credentials`
+  return undefined
+}
+
+/** The zod `when` of checkClient: any object, valid or not. */
+export const isObject = (payload: { value: unknown }): boolean =>
+  typeof payload.value === 'object' && payload.value !== null && !Array.isArray(payload.value)
+
+/** `c` is the client as far as it parsed: any field may still hold the wrong type. */
+export function checkClient(c: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  const id = typeof c.clientId === 'string' ? c.clientId : '(without clientId)'
+  const problem = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path, message: `client ${id}: ${message}` })
+  const strings = (v: unknown): [string, number][] =>
+    Array.isArray(v) ? v.flatMap((s, i): [string, number][] => (typeof s === 'string' ? [[s, i]] : [])) : []
+
+  for (const list of ['redirectUris', 'postLogoutRedirectUris']) {
+    for (const [uri, i] of strings(c[list])) {
+      const p = uri.length <= REDIRECT_URI_MAX ? redirectUriProblem(uri) : undefined
+      if (p) problem([list, i], p)
+    }
+  }
+  // RFC 6749 §4.1.1: the code goes back to a registered redirect URI; with none, no sign-in finishes.
+  const grants = Array.isArray(c.allowedGrantTypes) ? c.allowedGrantTypes : []
+  if (grants.includes('authorization_code') && Array.isArray(c.redirectUris) && c.redirectUris.length === 0) {
+    problem(['redirectUris'], 'allowedGrantTypes has authorization_code, which needs at least one redirect URI')
+  }
+  if (typeof c.backChannelLogoutUri === 'string') {
+    const p = backChannelLogoutUriProblem(c.backChannelLogoutUri)
+    if (p) problem(['backChannelLogoutUri'], p)
+  }
+  for (const [o, i] of strings(c.allowedCorsOrigins)) {
+    if (!isWebOrigin(o)) {
+      problem(
+        ['allowedCorsOrigins', i],
+        `${JSON.stringify(o)} is not an origin (scheme, host and optional port, as https://app.example.com: no path, no trailing slash)`,
+      )
+    }
+  }
+}
