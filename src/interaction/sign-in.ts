@@ -39,7 +39,25 @@ export interface SignInDeps {
 /** The longest username kept on the page after a failure (the input is anyone's). */
 const KEPT_USERNAME_MAX = 200
 
-export function createSignInService(deps: SignInDeps) {
+export interface SignInService {
+  /** The page for GET /account/sign-in?return_to=… */
+  show(rawReturnTo: unknown, session: Session | undefined): Promise<SignInView>
+  /**
+   * Checks the password; on success ends `previousHandle`'s session and starts a new one, and
+   * says where to go next. On failure: the page again, with the username kept.
+   */
+  submit(rawReturnTo: unknown, form: {
+      username?: string | undefined
+      password?: string | undefined
+  }, ctx: {
+      address: string
+      requestId?: string
+      previousHandle: string | undefined
+      session: Session | undefined
+  }): Promise<SignInResult>
+}
+
+export function createSignInService(deps: SignInDeps): SignInService {
   function view(target: ReturnTarget | undefined, session: Session | undefined, username: string | undefined, failed: boolean): SignInView {
     return {
       returnTo: target?.location,
@@ -81,4 +99,3 @@ export function createSignInService(deps: SignInDeps) {
   }
 }
 
-export type SignInService = ReturnType<typeof createSignInService>

@@ -19,7 +19,26 @@ type Loose<T> = { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } &
 
 const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString())
 
-export function createPgSeedWriter(tx: Queryable) {
+export interface PgSeedWriter {
+  apiScopeNames: () => Promise<Set<string>>
+  identityResourceNames: () => Promise<Set<string>>
+  /** Users that share a username or a subject id with the file's users. */
+  findUsers(usernames: string[], subjectIds: string[]): Promise<ExistingUser[]>
+  upsertApiScope(s: Loose<ApiScope>): Promise<void>
+  /** Upserts the API resource and sets its scopes; secrets only when given (undefined: keep). */
+  upsertApiResource(r: Loose<Omit<ApiResource, 'secrets'> & {
+      secrets: Secret[] | undefined
+  }>): Promise<void>
+  upsertIdentityResource(r: Loose<IdentityResource>): Promise<void>
+  /** Upserts the client; secrets only when given (undefined: keep the stored ones). */
+  upsertClient(c: Loose<Omit<Client, 'secrets'> & {
+      secrets: Secret[] | undefined
+  }>): Promise<void>
+  /** Keyed by username (the caller has checked that the subject id is the username's, or free). */
+  upsertUser: (u: User) => Promise<void>
+}
+
+export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
   const users = createPgUserStore(tx)
   const names = async (table: 'api_scopes' | 'identity_resources') =>
     new Set((await tx.query<{ name: string }>(`SELECT name FROM ${table}`)).rows.map((r) => r.name))
@@ -112,8 +131,6 @@ export function createPgSeedWriter(tx: Queryable) {
     upsertUser: (u: User) => users.upsert(u),
   }
 }
-
-export type PgSeedWriter = ReturnType<typeof createPgSeedWriter>
 
 const CLIENT_COLUMNS = [
   'client_id', 'client_name', 'enabled', 'require_client_secret', 'allowed_grant_types', 'allowed_scopes',

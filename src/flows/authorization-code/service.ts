@@ -65,7 +65,18 @@ export interface AuthorizeDeps {
   secret: Buffer
 }
 
-export function createAuthorizeService(deps: AuthorizeDeps) {
+export interface AuthorizeService {
+  /** Stage 1 (page errors only): the client and its redirect URI. */
+  target: (raw: RawParams) => Promise<ResponseTarget>
+  /** GET or POST /connect/authorize: sign-in, consent, or the code. Errors go to the redirect URI. */
+  start(target: ResponseTarget, raw: RawParams, session: Session | undefined): Promise<AuthorizeOutcome>
+  /** The consent form's answer. A session that no longer fits goes round the sign-in again. */
+  decide(target: ResponseTarget, raw: RawParams, session: Session | undefined, form: Record<string, string>): Promise<AuthorizeOutcome>
+  /** For the sign-in page: the client behind an authorization URL, its login_hint, its redirect origin. */
+  describe(url: URL): Promise<ReturnTargetInfo | undefined>
+}
+
+export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
   const { clock } = deps
   const mac = (at: string, query: string) => createHmac('sha256', deps.secret).update(`authorize sign-in v1\n${at}\n${query}`).digest()
 
@@ -204,4 +215,3 @@ export function createAuthorizeService(deps: AuthorizeDeps) {
   }
 }
 
-export type AuthorizeService = ReturnType<typeof createAuthorizeService>

@@ -44,7 +44,21 @@ export function requestIdOf(value: unknown): string | undefined {
   return typeof value === 'string' && value.length > 0 && value.length <= REQUEST_ID_MAX ? value : undefined
 }
 
-export function createCibaApproval(deps: CibaApprovalDeps) {
+export interface CibaApproval {
+  /** For the sign-in page: the application behind /ciba/approve?request=ID (unknown id: ignored). */
+  describe(target: URL): Promise<ReturnTargetInfo | undefined>
+  show(requestId: string | undefined, session: Session | undefined): Promise<ApprovalPage>
+  /**
+   * Approves or denies. The tokens carry the session's auth_time: the time the person signed
+   * in, not the time of this click (OIDC Core §2).
+   */
+  decide(requestId: string | undefined, session: Session | undefined, decision: string | undefined, ctx?: {
+      address?: string
+      requestId?: string
+  }): Promise<ApprovalPage>
+}
+
+export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
   const { clock } = deps
 
   /** The request if it can still be decided, else the page that says why not. */
@@ -119,4 +133,3 @@ export function createCibaApproval(deps: CibaApprovalDeps) {
   }
 }
 
-export type CibaApproval = ReturnType<typeof createCibaApproval>

@@ -15,7 +15,6 @@ import { newHandle } from '../../tokens/handles.js'
 import { formatUserCode, newUserCode } from './user-code.js'
 import { DEVICE_PATH } from '../../endpoints.js'
 
-
 export interface DeviceAuthorizationResponse {
   device_code: string
   user_code: string
@@ -57,7 +56,11 @@ function tooManyPending(per: 'client' | 'address', retryAfterSeconds: number): O
   })
 }
 
-export function createDeviceAuthorization(deps: DeviceAuthorizationDeps) {
+export interface DeviceAuthorizationService {
+  start(client: Client, form: Record<string, string>, address: string): Promise<DeviceAuthorizationResponse>
+}
+
+export function createDeviceAuthorization(deps: DeviceAuthorizationDeps): DeviceAuthorizationService {
   const { config, clock } = deps
   return {
     async start(client: Client, form: Record<string, string>, address: string): Promise<DeviceAuthorizationResponse> {
@@ -95,4 +98,3 @@ export function createDeviceAuthorization(deps: DeviceAuthorizationDeps) {
   }
 }
 
-export type DeviceAuthorizationService = ReturnType<typeof createDeviceAuthorization>

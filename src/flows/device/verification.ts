@@ -52,7 +52,32 @@ const REQUEST_ID = /^[0-9a-f]{32}$/
 /** The request the typed code names, if it can still be decided; else the page that says why not. */
 type Opened = { device: DeviceAuthorization; userCode: string } | DevicePage
 
-export function createDeviceVerification(deps: DeviceVerificationDeps) {
+export interface DeviceVerification {
+  /**
+   * For the sign-in page: /device is always a valid return target. It names the application
+   * only for `request` (the request's id, 128 random bits) together with the code that request
+   * has: /device sends both after its throttled lookup found the code. The code alone is never
+   * looked up here (no unthrottled oracle), and a guessed id finds nothing.
+   */
+  describe(target: URL): Promise<ReturnTargetInfo>
+  /**
+   * `fromAnotherSite`: the browser says another site started this request (Sec-Fetch-Site
+   * cross-site or same-site: a link, an auto-submitted form, an image). Then the code is not
+   * looked up, so not counted: otherwise any page could make its visitors' browsers send wrong
+   * codes until their address is blocked (§5.1's throttle turned against them). The person
+   * confirms the code on this page, and that request is the page's own. Every such request gets
+   * the same page, right code or wrong, so it tells nothing (a client that lies about the
+   * header gains nothing either). Opened directly (a scanned QR code, a typed URL: `none`) or
+   * without fetch metadata, the code is looked up at once as before.
+   */
+  show(typed: string | undefined, session: Session | undefined, address: string, opts?: {
+      fromAnotherSite?: boolean
+  }): Promise<DevicePage>
+  /** Approves or denies; the tokens carry the session's auth_time and amr (OIDC Core §2). */
+  decide(typed: string | undefined, session: Session | undefined, address: string, decision: string | undefined): Promise<DevicePage>
+}
+
+export function createDeviceVerification(deps: DeviceVerificationDeps): DeviceVerification {
   const { clock } = deps
 
   async function open(typed: string | undefined, address: string): Promise<Opened> {
@@ -147,4 +172,3 @@ export function createDeviceVerification(deps: DeviceVerificationDeps) {
   }
 }
 
-export type DeviceVerification = ReturnType<typeof createDeviceVerification>

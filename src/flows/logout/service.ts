@@ -24,7 +24,6 @@ import { readIdTokenHint } from '../../tokens/id-token-hint.js'
 import { checkNoControlCharacters } from '../../domain/input-limits.js'
 import { END_SESSION_CONFIRM_PATH } from '../../endpoints.js'
 
-
 export interface LogoutRequest {
   /** Where to send the person afterwards (a registered URI, state added), or undefined: the signed-out page. */
   redirectTo: string | undefined
@@ -49,7 +48,17 @@ export interface EndSessionDeps {
 const LIMITS: ReadonlyMap<string, number> = new Map([['id_token_hint', 4000], ['post_logout_redirect_uri', 400], ['state', 1000], ['client_id', 200]])
 const invalid = (d: string) => new OAuthError('invalid_request', d)
 
-export function createEndSessionService(deps: EndSessionDeps) {
+export interface EndSessionService {
+  /**
+   * The request: end the session now (proven), or ask first. `query` is the request's own query,
+   * for the form's action; `method` says whether the request could have carried the session cookie.
+   */
+  start(raw: Array<[string, string]>, session: Session | undefined, query: string, method: 'GET' | 'POST'): Promise<EndSessionOutcome>
+  /** The confirmation form was sent: the session ends (the route does it) and the person goes on. */
+  confirm(raw: Array<[string, string]>, session: Session | undefined): Promise<EndSessionOutcome>
+}
+
+export function createEndSessionService(deps: EndSessionDeps): EndSessionService {
   async function validate(raw: Array<[string, string]>, session: Session | undefined): Promise<LogoutRequest> {
     const params = new Map<string, string>()
     for (const [k, v] of raw) {
@@ -107,4 +116,3 @@ export function createEndSessionService(deps: EndSessionDeps) {
   }
 }
 
-export type EndSessionService = ReturnType<typeof createEndSessionService>

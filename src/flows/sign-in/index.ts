@@ -4,13 +4,13 @@ import type { Core, Flow } from '../../core.js'
 import { ACCOUNT_PATH } from '../../endpoints.js'
 import { pageRateLimit } from '../../http/rate-limit.js'
 import { createSignInService } from '../../interaction/sign-in.js'
-import { accountRoutes } from './routes.js'
+import { signInRoutes } from './routes.js'
 
 export const signInFlow: Flow = {
   name: 'sign-in',
   async register(core: Core) {
     const { pages, sessions, returnTargets } = core.interaction
     const signIn = createSignInService({ passwordCheck: core.passwordCheck, sessions, targets: returnTargets, accountPath: ACCOUNT_PATH })
-    await core.app.register(accountRoutes, { pages, signIn, signInRateLimit: pageRateLimit(core.config.rateLimitSignIn) })
+    await core.app.register(signInRoutes, { pages, signIn, signInRateLimit: pageRateLimit(core.config.rateLimitSignIn) })
   },
 }

@@ -9,14 +9,14 @@ import type { SignInService } from '../../interaction/sign-in.js'
 import { renderAccount, renderSignedOut, renderSignIn, renderSignOut } from '../../pages/sign-in.js'
 import { ACCOUNT_PATH, SIGN_IN_PATH, SIGN_OUT_PATH } from '../../endpoints.js'
 
-export interface AccountRouteDeps {
+export interface SignInRouteDeps {
   pages: PageKit
   signIn: SignInService
   /** Per-address limit on the sign-in POST (src/http/rate-limit.ts pageRateLimit); none when undefined. */
   signInRateLimit?: RateLimitOptions | undefined
 }
 
-export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, { pages, signIn, signInRateLimit }) => {
+export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { pages, signIn, signInRateLimit }) => {
   const returnTo = (query: unknown) => (query as Record<string, unknown>).return_to
 
   app.get(SIGN_IN_PATH, pages.page, async (req, reply) => {

@@ -23,7 +23,14 @@ export function bearerChallenge(realm: string, error?: 'invalid_request' | 'inva
   return error ? `${r}, error="${error}"${extra}` : r
 }
 
-export function createUserinfoService(deps: UserinfoDeps) {
+export interface UserinfoService {
+  /** The client the token was issued to (CORS: whose allowedCorsOrigins apply), if it is a live token of ours. */
+  clientOf(token: string | undefined): Promise<string | undefined>
+  /** `token` as presented (undefined: none was). */
+  claims(token: string | undefined): Promise<Record<string, unknown>>
+}
+
+export function createUserinfoService(deps: UserinfoDeps): UserinfoService {
   const realm = deps.config.issuer
   const invalidToken = () =>
     new OAuthError('invalid_token', 'the access token is not valid', { headers: { 'www-authenticate': bearerChallenge(realm, 'invalid_token') } })
@@ -64,4 +71,3 @@ export function createUserinfoService(deps: UserinfoDeps) {
   }
 }
 
-export type UserinfoService = ReturnType<typeof createUserinfoService>
