@@ -77,7 +77,9 @@ let jwks: ReturnType<typeof createLocalJWKSet>
 
 beforeAll(async () => {
   const base = await receiver.listen()
-  t = await createTestApp({ backchannelLogout: { timeoutMs: 300, maxAttempts: 3, backoffMs: [5_000, 30_000] } })
+  // 2 s per attempt: a receiver that answers at once does so well within it on a loaded machine too;
+  // the one test that needs an attempt to time out waits it once.
+  t = await createTestApp({ backchannelLogout: { timeoutMs: 2000, maxAttempts: 3, backoffMs: [5_000, 30_000] } })
   const seed = authorizeSeed()
   const withUri: Record<string, string> = { web: `${base}/logout/web`, spa: `${base}/logout/spa` } // nopkce has none
   for (const c of seed.clients) if (withUri[c.clientId]) Object.assign(c, { backChannelLogoutUri: withUri[c.clientId] })
@@ -290,7 +292,7 @@ describe('back-channel logout', () => {
       const slow = await queue('spa', 30, 10) // queued first: due before web's
       const fast = await queue('web', 1)
       receiver.answer('/logout/spa', ...slow.map(() => 'hold' as const))
-      const w = replica({ timeoutMs: 1000 })
+      const w = replica({ timeoutMs: 20_000 }) // the held attempts are released by the test, never timed out
       const run = w.runOnce()
       await receiver.until((all) => all.some((r) => r.path === '/logout/web'))
       // When web's arrives, no attempt of spa's has had to time out first.
@@ -427,7 +429,7 @@ describe('back-channel logout', () => {
       const slow = await queue('spa', 1, 10)
       const fast = await queue('web', 25) // more than one claim's worth
       receiver.answer('/logout/spa', 'hold')
-      const run = replica({ timeoutMs: 1000 }).runOnce()
+      const run = replica({ timeoutMs: 20_000 }).runOnce() // the held attempt is released by the test, never timed out
       await receiver.until((all) => all.filter((r) => r.path === '/logout/web').length === fast.length)
       expect(await statuses(slow)).toEqual([{ status: 'pending', last_error: null }]) // still in flight, not timed out
       receiver.release()
