@@ -4,9 +4,8 @@
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { Config } from './config.js'
-import type { BackgroundWorker, Core, Flow } from './core.js'
-import { createCore } from './create-core.js'
-import { createBoundedDb } from './db/bounded.js'
+import type { CoreServices, Flow } from './core.js'
+import { boundDatabase, createCore, observe, runInBackground } from './create-core.js'
 import type { Db } from './db/db.js'
 import { loadMigrations, pendingMigrations } from './db/migrate.js'
 import { systemClock, type Clock } from './domain/clock.js'
@@ -29,14 +28,7 @@ import { registerCors } from './http/cors.js'
 import { isDraining } from './http/edge.js'
 import { healthRoutes } from './http/health.js'
 import { createLogger } from './http/logger.js'
-import { observeRequests } from './http/request-metrics.js'
 import { createServer, registerRequestHandling } from './http/server.js'
-import { CIBA_RETENTION_SECONDS, createCleanup } from './jobs/cleanup.js'
-import type { SigningKeyService } from './keys/signing-keys.js'
-import { createAuditLog, type AuditSink } from './observe/audit.js'
-import { createMetrics, type Metrics } from './observe/metrics.js'
-import type { MetricsListener } from './observe/metrics-server.js'
-import { createPgExpiredRowCounter } from './stores/expired-rows.postgres.js'
 
 export { BODY_LIMIT } from './http/server.js'
 
@@ -72,34 +64,13 @@ function flows(deps: AppDeps): Flow[] {
   ]
 }
 
-/** What other parts of the app (main.ts, tests, embedders) reach through app.authz. */
-export interface CoreServices extends Pick<Core, 'clock' | 'keys' | 'interaction' | 'audit' | 'metrics'> {
-  keys: SigningKeyService
-  audit: AuditSink
-  metrics: Metrics | undefined
-  /** Starts the metrics listener on METRICS_HOST:METRICS_PORT (nothing when unset); closed with the app. */
-  listenMetrics(): Promise<MetricsListener | undefined>
-  /** The background workers the flows registered, by name (e.g. 'backchannel-logout'). */
-  workers: ReadonlyMap<string, BackgroundWorker>
-}
-
-declare module 'fastify' {
-  interface FastifyInstance {
-    authz: CoreServices
-  }
-}
-
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? createLogger({ level: config.logLevel })
   const db = boundDatabase(deps.db, config, logger)
   const app = await createServer(config, logger)
-  const metrics = config.metricsPort === undefined ? undefined : createMetrics()
-  const audit = createAuditLog({ logger, listeners: metrics ? [metrics.audit] : [] })
-  const expired = createPgExpiredRowCounter(db, { ciba_requests: CIBA_RETENTION_SECONDS, device_authorizations: CIBA_RETENTION_SECONDS })
-  const poolStats = db.poolStats?.bind(db)
-  const metricsListener = metrics && observeRequests(app, metrics, { ...(poolStats ? { pool: poolStats } : {}), expiredRows: () => expired.count(clock.now()) }, logger)
+  const { metrics, audit, listenMetrics } = observe(app, db, config, clock, logger)
   await registerRequestHandling(app)
 
   const { core, runtime } = await createCore({ app, config, db, clock, logger, audit, metrics })
@@ -109,51 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(assetRoutes)
   for (const flow of flows(deps)) await flow.register(core)
   for (const make of [...EXTENSION_GRANTS, ...(deps.grants ?? [])]) core.grants.add(make(core.grantDeps()))
-  app.decorate('authz', {
-    clock, keys: core.keys, interaction: core.interaction, audit, metrics, workers: runtime.workers,
-    async listenMetrics() {
-      if (!metricsListener || config.metricsPort === undefined) return undefined
-      const address = await metricsListener.listen(config.metricsPort, config.metricsHost)
-      logger.info({ address: address.address, port: address.port }, 'metrics listening')
-      return metricsListener
-    },
-  } satisfies CoreServices)
-
-  // Expired state, removed in the background in small batches (src/jobs/cleanup.ts).
-  const { stores } = core
-  const cleanup = createCleanup({
-    clock,
-    logger,
-    tasks: [
-      ...runtime.cleanupTasks,
-      { name: 'persistedGrants', remove: stores.grants.removeExpired },
-      { name: 'grantFamilies', remove: stores.grants.removeExpiredFamilies },
-      { name: 'revokedTokens', remove: stores.revocations.removeExpired },
-      { name: 'userSessions', remove: stores.userSessions.removeExpired },
-      { name: 'failureCounters', remove: stores.failures.removeExpired },
-    ],
-  })
-  cleanup.start()
-  app.addHook('onClose', async () => cleanup.stop())
-  // Workers start once the app is ready; on close an attempt in flight is handed back, not waited for.
-  app.addHook('onReady', async () => runtime.workers.forEach((w) => w.start()))
-  app.addHook('onClose', async () => {
-    await Promise.all([...runtime.workers.values()].map((w) => w.stop()))
-  })
+  app.decorate('authz', { clock, keys: core.keys, interaction: core.interaction, audit, metrics, workers: runtime.workers, listenMetrics } satisfies CoreServices)
+  runInBackground(app, runtime, clock, logger)
   return app
-}
-
-/**
- * Every database wait of the app bounded (src/db/bounded.ts); an outage logged when it begins and
- * when it ends, its failed requests counted (503 temporarily_unavailable), never traced one by one.
- */
-function boundDatabase(db: Db, config: Config, logger: Logger) {
-  return createBoundedDb(db, {
-    queryTimeoutSeconds: config.databaseQueryTimeout,
-    connectTimeoutSeconds: config.databaseConnectTimeout,
-    events: {
-      down: (err) => logger.error({ err }, 'database unavailable: answering 503 until it answers again; failures are counted, not logged'),
-      up: ({ failures, seconds }) => logger.warn({ failures, seconds }, 'database available again'),
-    },
-  })
 }

@@ -23,6 +23,7 @@ import type { CleanupTask } from './jobs/cleanup.js'
 import type { SigningKeyService } from './keys/signing-keys.js'
 import type { AuditSink } from './observe/audit.js'
 import type { Metrics } from './observe/metrics.js'
+import type { MetricsListener } from './observe/metrics-server.js'
 import type { BackchannelLogoutStore } from './stores/backchannel-logouts.js'
 import type { CibaRequestStore } from './stores/ciba-requests.js'
 import type { ClientStore } from './stores/clients.js'
@@ -130,4 +131,18 @@ export interface Core {
   cleanup: { add(task: CleanupTask): void }
   /** A background worker, started when the app is ready and stopped when it closes. */
   workers: { add(name: string, worker: BackgroundWorker): void }
+}
+
+/** What other parts of the app (main.ts, tests, embedders) reach through app.authz. */
+export interface CoreServices extends Pick<Core, 'clock' | 'keys' | 'interaction' | 'audit' | 'metrics'> {
+  /** Starts the metrics listener on METRICS_HOST:METRICS_PORT (nothing when unset); closed with the app. */
+  listenMetrics(): Promise<MetricsListener | undefined>
+  /** The background workers the flows registered, by name (e.g. 'backchannel-logout'). */
+  workers: ReadonlyMap<string, BackgroundWorker>
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    authz: CoreServices
+  }
 }

@@ -7,6 +7,7 @@ import { createClientAuthenticator } from './client-auth/authenticators.js'
 import { clientAuthPolicy, createClientAuthThrottle } from './client-auth/throttle.js'
 import type { Config } from './config.js'
 import type { BackgroundWorker, Core, DiscoveryContribution, Interaction, Stores } from './core.js'
+import { createBoundedDb } from './db/bounded.js'
 import type { Db } from './db/db.js'
 import type { Clock } from './domain/clock.js'
 import { ACCOUNT_PATH } from './endpoints.js'
@@ -16,22 +17,25 @@ import { createPolling } from './grants/polling.js'
 import { createGrantRegistry } from './grants/registry.js'
 import { createScopeResolver } from './grants/scopes.js'
 import { createPageKit } from './http/page-kit.js'
+import { observeRequests } from './http/request-metrics.js'
 import { createConsentService } from './interaction/consent.js'
 import { createCsrfTokens } from './interaction/csrf.js'
 import { createPasswordCheck, lockoutPolicy } from './interaction/password-check.js'
 import { createReturnTargets } from './interaction/return-to.js'
 import { createSessionService } from './interaction/session.js'
-import type { CleanupTask } from './jobs/cleanup.js'
+import { CIBA_RETENTION_SECONDS, createCleanup, type CleanupTask } from './jobs/cleanup.js'
 import { createSigningKeyService } from './keys/key-service.js'
 import { loadServerSecret } from './keys/server-secrets.js'
-import type { AuditSink } from './observe/audit.js'
-import type { Metrics } from './observe/metrics.js'
+import { createAuditLog, type AuditSink } from './observe/audit.js'
+import { createMetrics, type Metrics } from './observe/metrics.js'
+import type { MetricsListener } from './observe/metrics-server.js'
 import { createPgBackchannelLogoutStore } from './stores/backchannel-logouts.postgres.js'
 import { createCachedClientStore, createCachedResourceStore, createCachedUserStore } from './stores/cached.js'
 import { createPgCibaRequestStore } from './stores/ciba-requests.postgres.js'
 import { createPgClientStore } from './stores/clients.postgres.js'
 import { createPgConsentStore } from './stores/consents.postgres.js'
 import { createPgDeviceAuthorizationStore } from './stores/device-authorizations.postgres.js'
+import { createPgExpiredRowCounter } from './stores/expired-rows.postgres.js'
 import { createPgFailureCounterStore } from './stores/failure-counters.postgres.js'
 import { createPgGrantStore } from './stores/grants.postgres.js'
 import { createPgResourceStore } from './stores/resources.postgres.js'
@@ -95,7 +99,17 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
 
   const grants = createGrantRegistry()
   const contributions: DiscoveryContribution[] = []
-  const runtime: CoreRuntime = { cleanupTasks: [], workers: new Map() }
+  // Expired rows of the shared stores; the flows add their own (core.cleanup).
+  const runtime: CoreRuntime = {
+    cleanupTasks: [
+      { name: 'persistedGrants', remove: stores.grants.removeExpired },
+      { name: 'grantFamilies', remove: stores.grants.removeExpiredFamilies },
+      { name: 'revokedTokens', remove: stores.revocations.removeExpired },
+      { name: 'userSessions', remove: stores.userSessions.removeExpired },
+      { name: 'failureCounters', remove: stores.failures.removeExpired },
+    ],
+    workers: new Map(),
+  }
   const core: Core = {
     app, config, clock, logger, stores, keys, audit, metrics: inputs.metrics, serverSecret,
     clientAuth: createClientAuthenticator({ clients: stores.clients, clock, realm: config.issuer, throttle: clientAuthThrottle }),
@@ -163,4 +177,52 @@ async function createInteraction(app: FastifyInstance, config: Config, clock: Cl
   const returnTargets = createReturnTargets()
   returnTargets.allow({ path: ACCOUNT_PATH, describe: async () => ({}) })
   return { pages, returnTargets, sessions }
+}
+
+/**
+ * Every database wait of the app bounded (src/db/bounded.ts); an outage logged when it begins and
+ * when it ends, its failed requests counted (503 temporarily_unavailable), never traced one by one.
+ */
+export function boundDatabase(db: Db, config: Config, logger: Logger): Db {
+  return createBoundedDb(db, {
+    queryTimeoutSeconds: config.databaseQueryTimeout,
+    connectTimeoutSeconds: config.databaseConnectTimeout,
+    events: {
+      down: (err) => logger.error({ err }, 'database unavailable: answering 503 until it answers again; failures are counted, not logged'),
+      up: ({ failures, seconds }) => logger.warn({ failures, seconds }, 'database available again'),
+    },
+  })
+}
+
+/**
+ * Audit events, and when METRICS_PORT is set the metrics: request counts and latencies, the pool,
+ * expired rows not yet removed, and the listener that serves them (started by listenMetrics).
+ */
+export function observe(app: FastifyInstance, db: Db, config: Config, clock: Clock, logger: Logger) {
+  const metrics = config.metricsPort === undefined ? undefined : createMetrics()
+  const audit = createAuditLog({ logger, listeners: metrics ? [metrics.audit] : [] })
+  const expired = createPgExpiredRowCounter(db, { ciba_requests: CIBA_RETENTION_SECONDS, device_authorizations: CIBA_RETENTION_SECONDS })
+  const poolStats = db.poolStats?.bind(db)
+  const listener = metrics && observeRequests(app, metrics, { ...(poolStats ? { pool: poolStats } : {}), expiredRows: () => expired.count(clock.now()) }, logger)
+  const listenMetrics = async (): Promise<MetricsListener | undefined> => {
+    if (!listener || config.metricsPort === undefined) return undefined
+    const address = await listener.listen(config.metricsPort, config.metricsHost)
+    logger.info({ address: address.address, port: address.port }, 'metrics listening')
+    return listener
+  }
+  return { metrics, audit, listenMetrics }
+}
+
+/**
+ * The cleanup of expired rows (src/jobs/cleanup.ts, in small batches) and the flows' workers:
+ * workers start once the app is ready; on close an attempt in flight is handed back, not waited for.
+ */
+export function runInBackground(app: FastifyInstance, runtime: CoreRuntime, clock: Clock, logger: Logger): void {
+  const cleanup = createCleanup({ clock, logger, tasks: runtime.cleanupTasks })
+  cleanup.start()
+  app.addHook('onClose', async () => cleanup.stop())
+  app.addHook('onReady', async () => runtime.workers.forEach((w) => w.start()))
+  app.addHook('onClose', async () => {
+    await Promise.all([...runtime.workers.values()].map((w) => w.stop()))
+  })
 }
