@@ -187,7 +187,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     audit,
   })
   const keyChanges = await keys.ensureKeys()
-  if (keyChanges.encrypted.length > 0) logger.info({ kids: keyChanges.encrypted }, 'signing keys stored in plaintext are now encrypted with KEY_ENCRYPTION_SECRET')
+  if (keyChanges.replaced.length > 0) {
+    const replaced = keyChanges.replaced.map((r) => ({ ...r, signsUntil: new Date(r.signsUntil).toISOString() }))
+    logger.warn({ replaced }, 'signing keys stored in plaintext are replaced by new keys encrypted with KEY_ENCRYPTION_SECRET; copies of the data made before still hold the old keys')
+  }
+  if (keyChanges.erased.length > 0) logger.info({ kids: keyChanges.erased }, 'private parts of superseded signing keys erased: they only verify until retired')
   if (keyChanges.removed.length > 0) logger.info({ kids: keyChanges.removed }, 'retired signing keys removed: nothing they signed is valid any more')
   app.addHook('onClose', async () => keys.close())
   const stores = createStores(db, config, clock)
