@@ -133,6 +133,8 @@ declare module 'fastify' {
   }
 }
 
+const SECRET_REPLACED = 'server secret stored in plaintext replaced by a new one encrypted with KEY_ENCRYPTION_SECRET'
+
 /** 64 KiB: far above any legitimate OAuth request (Duende caps JWT parameters at 50 KiB). */
 export const BODY_LIMIT = 64 * 1024
 
@@ -346,7 +348,7 @@ async function registerInteraction(w: Pick<Wiring, 'app' | 'config' | 'clock' | 
       store: createPgServerSecretStore(db),
       clock,
       keyEncryptionSecret: config.keyEncryptionSecret,
-      onEncrypted: (name) => app.log.info({ name }, 'server secret stored in plaintext is now encrypted with KEY_ENCRYPTION_SECRET'),
+      onReplaced: (name) => app.log.warn({ name }, SECRET_REPLACED),
     },
     'csrf',
   )
@@ -446,7 +448,10 @@ async function registerDevice(w: Wiring): Promise<GrantHandler<any>> {
  */
 async function registerAuthorizationCode(w: Wiring, db: Db): Promise<GrantHandler<any>> {
   const { app, config, clock, stores } = w
-  const secret = await loadServerSecret({ store: createPgServerSecretStore(db), clock, keyEncryptionSecret: config.keyEncryptionSecret }, 'authorize')
+  const secret = await loadServerSecret(
+    { store: createPgServerSecretStore(db), clock, keyEncryptionSecret: config.keyEncryptionSecret, onReplaced: (name) => app.log.warn({ name }, SECRET_REPLACED) },
+    'authorize',
+  )
   const authorize = createAuthorizeService({
     issuer: config.issuer, codeLifetime: config.authorizationCodeLifetime, clock, clients: stores.clients, resources: stores.resources,
     scopes: w.scopes, consent: w.consent, sessions: w.interaction.sessions, grants: stores.grants, keys: w.keys, secret,
