@@ -133,6 +133,8 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
       erased.push(...(await store.erasePrivateParts(now)))
       // retire_at is when the last token the key may have signed expires (see rotate).
       const removed = (await store.removeRetired(now, 1000)).sort()
+      // The plaintext is still in the old row versions: gone from the table, not yet from its files.
+      if (plaintext?.foundPlaintext) await store.purgeDeadRowVersions()
       for (const { key, reason } of created) deps.audit?.emit({ event: 'key.rotated', kid: key.kid, alg: key.alg, reason })
       erased.push(...(await reload()))
       if (!timer) {

@@ -29,7 +29,8 @@ export interface ReplacementPlan {
 /**
  * Inside the key lock: replaces every key still signing or about to (current or pending) whose
  * private part is stored in plaintext. Keys already superseded are left to erasePrivateParts.
- * Returns the replacements, and whether any plaintext private part was found at all.
+ * Returns the replacements, and whether any plaintext private part was found at all (the caller
+ * then purges the old row versions from the database's files).
  */
 export async function replacePlaintextKeys(w: SigningKeyWriter, plan: ReplacementPlan): Promise<{ replaced: KeyReplacement[]; foundPlaintext: boolean; created: StoredSigningKey[] }> {
   const all = await w.list()

@@ -5,7 +5,7 @@
 // A secret stored unencrypted, before KEY_ENCRYPTION_SECRET was set, is in every copy of the data
 // made until then: encrypting it in place would leave those copies able to compute valid MACs
 // forever. It is replaced instead, at the first start that has KEY_ENCRYPTION_SECRET, by a new
-// secret stored encrypted. What was MACed
+// secret stored encrypted, and the old value is purged from the database's files. What was MACed
 // with the old one (a form open in a browser, a sign-in marker) is refused once, as after any
 // tampering: the person sends the form again, or signs in again.
 import { randomBytes } from 'node:crypto'
@@ -33,7 +33,10 @@ export async function loadServerSecret(deps: ServerSecretDeps, name: string): Pr
   if (!stored.encrypted && key) {
     const { stored: now, replaced } = await deps.store.replacePlaintext(name, fresh())
     stored = now
-    if (replaced) deps.onReplaced?.(name)
+    if (replaced) {
+      await deps.store.purgeDeadRowVersions()
+      deps.onReplaced?.(name)
+    }
   }
   let text = stored.value
   if (stored.encrypted) {

@@ -2,6 +2,7 @@
 // then the same for every replica. Times come from the caller's clock.
 import type { Db } from '../db/db.js'
 import { ts } from './columns.postgres.js'
+import { purgeDeadRowVersions } from './dead-rows.postgres.js'
 import type { ServerSecretStore, StoredServerSecret } from './server-secrets.js'
 
 export function createPgServerSecretStore(db: Db): ServerSecretStore {
@@ -28,5 +29,6 @@ export function createPgServerSecretStore(db: Db): ServerSecretStore {
       )
       return { stored: await read(name), replaced: rowCount === 1 }
     },
+    purgeDeadRowVersions: () => purgeDeadRowVersions(db, 'server_secrets'),
   }
 }

@@ -3,6 +3,7 @@
 // each key once. Times go in and out as epoch milliseconds (the caller's Clock), never now().
 import type { SigningAlg } from '../config.js'
 import type { Db, Queryable } from '../db/db.js'
+import { purgeDeadRowVersions } from './dead-rows.postgres.js'
 import type { SigningKeyStore, SigningKeyWriter, StoredSigningKey } from './signing-keys.js'
 
 /** Fixed key for pg_advisory_xact_lock, distinct from the migration runner's: "authk" in ASCII. */
@@ -114,5 +115,6 @@ export function createPgSigningKeyStore(db: Db): SigningKeyStore {
       )
       return rows.map((r) => r.kid).sort()
     },
+    purgeDeadRowVersions: () => purgeDeadRowVersions(db, 'signing_keys'),
   }
 }
