@@ -133,7 +133,14 @@ declare module 'fastify' {
   }
 }
 
-const SECRET_REPLACED = 'server secret stored in plaintext replaced by a new one encrypted with KEY_ENCRYPTION_SECRET'
+const OLD_VERSIONS_KEPT =
+  'a transaction older than the replacement was still open: old row versions holding the plaintext may remain in this table until VACUUM FULL runs on it again'
+
+/** What loadServerSecret tells when it replaced a secret stored in plaintext (src/keys/server-secrets.ts). */
+const secretReplaced = (log: { warn(obj: object, msg: string): void }) => (name: string, purged: boolean) => {
+  log.warn({ name, purged }, 'server secret stored in plaintext replaced by a new one encrypted with KEY_ENCRYPTION_SECRET')
+  if (!purged) log.warn({ table: 'server_secrets' }, OLD_VERSIONS_KEPT)
+}
 
 /** 64 KiB: far above any legitimate OAuth request (Duende caps JWT parameters at 50 KiB). */
 export const BODY_LIMIT = 64 * 1024
@@ -193,6 +200,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     const replaced = keyChanges.replaced.map((r) => ({ ...r, signsUntil: new Date(r.signsUntil).toISOString() }))
     logger.warn({ replaced }, 'signing keys stored in plaintext are replaced by new keys encrypted with KEY_ENCRYPTION_SECRET; copies of the data made before still hold the old keys')
   }
+  if (keyChanges.purged === false) logger.warn({ table: 'signing_keys' }, OLD_VERSIONS_KEPT)
   if (keyChanges.erased.length > 0) logger.info({ kids: keyChanges.erased }, 'private parts of superseded signing keys erased: they only verify until retired')
   if (keyChanges.removed.length > 0) logger.info({ kids: keyChanges.removed }, 'retired signing keys removed: nothing they signed is valid any more')
   app.addHook('onClose', async () => keys.close())
@@ -348,7 +356,7 @@ async function registerInteraction(w: Pick<Wiring, 'app' | 'config' | 'clock' | 
       store: createPgServerSecretStore(db),
       clock,
       keyEncryptionSecret: config.keyEncryptionSecret,
-      onReplaced: (name) => app.log.warn({ name }, SECRET_REPLACED),
+      onReplaced: secretReplaced(app.log),
     },
     'csrf',
   )
@@ -449,7 +457,7 @@ async function registerDevice(w: Wiring): Promise<GrantHandler<any>> {
 async function registerAuthorizationCode(w: Wiring, db: Db): Promise<GrantHandler<any>> {
   const { app, config, clock, stores } = w
   const secret = await loadServerSecret(
-    { store: createPgServerSecretStore(db), clock, keyEncryptionSecret: config.keyEncryptionSecret, onReplaced: (name) => app.log.warn({ name }, SECRET_REPLACED) },
+    { store: createPgServerSecretStore(db), clock, keyEncryptionSecret: config.keyEncryptionSecret, onReplaced: secretReplaced(app.log) },
     'authorize',
   )
   const authorize = createAuthorizeService({

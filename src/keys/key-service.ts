@@ -134,14 +134,14 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
       // retire_at is when the last token the key may have signed expires (see rotate).
       const removed = (await store.removeRetired(now, 1000)).sort()
       // The plaintext is still in the old row versions: gone from the table, not yet from its files.
-      if (plaintext?.foundPlaintext) await store.purgeDeadRowVersions()
+      const purged = plaintext?.foundPlaintext ? await store.purgeDeadRowVersions() : undefined
       for (const { key, reason } of created) deps.audit?.emit({ event: 'key.rotated', kid: key.kid, alg: key.alg, reason })
       erased.push(...(await reload()))
       if (!timer) {
         timer = setInterval(() => void reloadInBackground(), refreshMs)
         timer.unref()
       }
-      return { replaced: plaintext?.replaced ?? [], erased: [...new Set(erased)].sort(), removed }
+      return { replaced: plaintext?.replaced ?? [], erased: [...new Set(erased)].sort(), removed, ...(purged === undefined ? {} : { purged }) }
     },
 
     async sign(payload, opts) {

@@ -17,8 +17,11 @@ export interface ServerSecretDeps {
   store: ServerSecretStore
   clock: Clock
   keyEncryptionSecret: string | undefined
-  /** Told when a secret stored in plaintext was just replaced by a new one, stored encrypted. */
-  onReplaced?: (name: string) => void
+  /**
+   * Told when a secret stored in plaintext was just replaced by a new one, stored encrypted, and
+   * whether the old value is gone from the database's files (see ServerSecretStore).
+   */
+  onReplaced?: (name: string, purged: boolean) => void
 }
 
 /** The 32-byte secret `name`, created (and stored) when no replica has yet. */
@@ -33,10 +36,7 @@ export async function loadServerSecret(deps: ServerSecretDeps, name: string): Pr
   if (!stored.encrypted && key) {
     const { stored: now, replaced } = await deps.store.replacePlaintext(name, fresh())
     stored = now
-    if (replaced) {
-      await deps.store.purgeDeadRowVersions()
-      deps.onReplaced?.(name)
-    }
+    if (replaced) deps.onReplaced?.(name, await deps.store.purgeDeadRowVersions())
   }
   let text = stored.value
   if (stored.encrypted) {

@@ -34,6 +34,11 @@ export interface KeyMaintenance {
   erased: string[]
   /** Retired keys deleted: nothing they signed can still be valid. */
   removed: string[]
+  /**
+   * After plaintext private parts were replaced or erased: whether their old row versions are gone
+   * from the database's files (false: a transaction older than the replacement was still open).
+   */
+  purged?: boolean
 }
 
 export interface SigningKeyService {

@@ -5,7 +5,8 @@ import { ts } from './columns.postgres.js'
 import { purgeDeadRowVersions } from './dead-rows.postgres.js'
 import type { ServerSecretStore, StoredServerSecret } from './server-secrets.js'
 
-export function createPgServerSecretStore(db: Db): ServerSecretStore {
+/** `olderTransactionsWaitMs`: how long a purge waits for transactions that may still read old versions. */
+export function createPgServerSecretStore(db: Db, opts: { olderTransactionsWaitMs?: number } = {}): ServerSecretStore {
   const read = async (name: string) => {
     const { rows } = await db.query<StoredServerSecret>('SELECT value, encrypted FROM server_secrets WHERE name = $1', [name])
     return rows[0]!
@@ -29,6 +30,6 @@ export function createPgServerSecretStore(db: Db): ServerSecretStore {
       )
       return { stored: await read(name), replaced: rowCount === 1 }
     },
-    purgeDeadRowVersions: () => purgeDeadRowVersions(db, 'server_secrets'),
+    purgeDeadRowVersions: () => purgeDeadRowVersions(db, 'server_secrets', opts.olderTransactionsWaitMs),
   }
 }

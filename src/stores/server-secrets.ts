@@ -21,6 +21,9 @@ export interface ServerSecretStore {
    * together, one does, and all get its replacement).
    */
   replacePlaintext(name: string, replacement: StoredServerSecret & { createdAt: number }): Promise<{ stored: StoredServerSecret; replaced: boolean }>
-  /** Removes from the database's files the old versions of rows updated so far. */
-  purgeDeadRowVersions(): Promise<void>
+  /**
+   * Removes from the database's files the old versions of rows updated so far; false when an
+   * older transaction kept that from being complete (see dead-rows.postgres.ts).
+   */
+  purgeDeadRowVersions(): Promise<boolean>
 }

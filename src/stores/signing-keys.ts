@@ -45,6 +45,9 @@ export interface SigningKeyStore {
    * activate_at, or the same and later created_at) has activated by then. Returns their kids.
    */
   erasePrivateParts(at: number): Promise<string[]>
-  /** Removes from the database's files the old versions of rows updated or deleted so far. */
-  purgeDeadRowVersions(): Promise<void>
+  /**
+   * Removes from the database's files the old versions of rows updated or deleted so far; false
+   * when an older transaction kept that from being complete (see dead-rows.postgres.ts).
+   */
+  purgeDeadRowVersions(): Promise<boolean>
 }

@@ -148,6 +148,7 @@ describe('start-up maintenance', () => {
       ],
       erased: [],
       removed: [],
+      purged: true, // the old row versions are gone from the table's files too
     })
     // From now on no private part is readable without the secret, not even the old keys' (they
     // sign until the new keys, already published, take over: a new key is announced before it signs).

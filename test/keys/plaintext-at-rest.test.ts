@@ -10,6 +10,9 @@ import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest'
 import type { Db } from '../../src/db/db.js'
 import { createPgliteDb } from '../../src/db/pglite.js'
+import { createManualClock } from '../../src/domain/clock.js'
+import { loadServerSecret } from '../../src/keys/server-secrets.js'
+import { createPgServerSecretStore } from '../../src/stores/server-secrets.postgres.js'
 import { createTestDb, usingServer, type TestDb } from '../helpers/db.js'
 import { startServer, type ServerProcess } from '../helpers/server-process.js'
 
@@ -119,5 +122,99 @@ describe('KEY_ENCRYPTION_SECRET set on data written without it', { timeout: SLOW
     // The operator is told what happened.
     expect(out).toContain('"msg":"signing keys stored in plaintext are replaced by new keys encrypted with KEY_ENCRYPTION_SECRET')
     expect(out).toContain('"msg":"server secret stored in plaintext replaced by a new one encrypted with KEY_ENCRYPTION_SECRET"')
+  })
+})
+
+// On a server, VACUUM FULL keeps a dead row version that a transaction begun before the update may
+// still read: an autovacuum ANALYZE, a report, a pg_dump, whose repeatable-read snapshot sees the
+// old secret. Attack: such a transaction happens to be open while the secret is replaced, and the
+// plaintext survives the rewrite in the table's file, where a later copy of the files finds it.
+describe.runIf(usingServer())('a transaction that can still read the plaintext secret', { timeout: SLOW }, () => {
+  /**
+   * A repeatable-read transaction, open until released, whose snapshot predates the replacement.
+   * `lockingTable`: it has also read server_secrets, so it holds a lock on it (as pg_dump does).
+   */
+  function openReader(db: Db, lockingTable: boolean) {
+    let release!: () => void
+    let began!: () => void
+    const released = new Promise<void>((r) => (release = r))
+    const snapshotTaken = new Promise<void>((r) => (began = r))
+    const done = db.transaction(async (tx) => {
+      await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ')
+      await tx.query(lockingTable ? 'SELECT value FROM server_secrets' : 'SELECT 1')
+      began()
+      await released
+    })
+    return { snapshotTaken, release, done }
+  }
+
+  /** `db`, telling when a purge has taken its horizon (the moment it starts waiting for older transactions). */
+  function watching(db: Db) {
+    let taken!: () => void
+    const horizonTaken = new Promise<void>((r) => (taken = r))
+    const watched: Db = {
+      ...db,
+      async query(sql, params, opts) {
+        const res = await db.query(sql, params, opts)
+        if (sql.includes('pg_current_snapshot()')) taken()
+        return res as never
+      },
+    }
+    return { watched, horizonTaken }
+  }
+
+  function loader(db: Db, olderTransactionsWaitMs?: number) {
+    const told: Array<[string, boolean]> = []
+    const store = createPgServerSecretStore(db, olderTransactionsWaitMs === undefined ? {} : { olderTransactionsWaitMs })
+    const load = (key: string | undefined) =>
+      loadServerSecret({ store, clock: createManualClock(), keyEncryptionSecret: key, onReplaced: (name, purged) => told.push([name, purged]) }, 'csrf')
+    return { load, told }
+  }
+
+  it('is waited for before the table is rewritten, so the rewrite drops the old version', async () => {
+    testDb = await createTestDb()
+    const { watched, horizonTaken } = watching(testDb.db)
+    const { load, told } = loader(watched)
+    const old = (await load(undefined)).toString('base64url')
+    const reader = openReader(testDb.db, false)
+    await reader.snapshotTaken
+    const replacing = load(SECRET)
+    await Promise.race([horizonTaken, replacing]) // the purge waits now (or, not waiting, is done)
+    reader.release()
+    await reader.done
+    await replacing
+    expect(told).toEqual([['csrf', true]])
+    expect(await searchDatabaseFiles(testDb.db, new Map([['server secret csrf', old]]))).toEqual([])
+  })
+
+  it('that outlasts the wait is reported, so the operator can rewrite the table once it has ended', async () => {
+    testDb = await createTestDb()
+    const { load, told } = loader(testDb.db, 200)
+    const old = (await load(undefined)).toString('base64url')
+    const reader = openReader(testDb.db, false)
+    await reader.snapshotTaken
+    await load(SECRET)
+    expect(told).toEqual([['csrf', false]])
+    expect(await searchDatabaseFiles(testDb.db, new Map([['server secret csrf', old]]))).toHaveLength(1) // kept for the reader
+    reader.release()
+    await reader.done
+    // What the operator is told to do then: VACUUM FULL once the transaction has ended.
+    await testDb.db.query('VACUUM FULL server_secrets')
+    expect(await searchDatabaseFiles(testDb.db, new Map([['server secret csrf', old]]))).toEqual([])
+  })
+
+  it('that holds a lock on the table (a pg_dump) does not make every query of the table queue behind the rewrite', async () => {
+    testDb = await createTestDb()
+    const { load, told } = loader(testDb.db, 200)
+    const old = (await load(undefined)).toString('base64url')
+    const reader = openReader(testDb.db, true)
+    await reader.snapshotTaken
+    const fresh = await load(SECRET) // the rewrite gave up waiting for its lock: start-up goes on
+    expect(told).toEqual([['csrf', false]])
+    expect((await load(SECRET)).equals(fresh)).toBe(true) // and the table is readable
+    reader.release()
+    await reader.done
+    await testDb.db.query('VACUUM FULL server_secrets')
+    expect(await searchDatabaseFiles(testDb.db, new Map([['server secret csrf', old]]))).toEqual([])
   })
 })
