@@ -77,7 +77,7 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
         store: secretStore,
         clock,
         keyEncryptionSecret: config.keyEncryptionSecret,
-        onEncrypted: (secretName) => logger.info({ name: secretName }, 'server secret stored in plaintext is now encrypted with KEY_ENCRYPTION_SECRET'),
+        onReplaced: secretReplaced(logger),
       },
       name,
     )
@@ -130,6 +130,15 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
   return { core, runtime }
 }
 
+const OLD_VERSIONS_KEPT =
+  'a transaction older than the replacement was still open: old row versions holding the plaintext may remain in this table until VACUUM FULL runs on it again'
+
+/** What loadServerSecret tells when it replaced a secret stored in plaintext (src/keys/server-secrets.ts). */
+const secretReplaced = (log: { warn(obj: object, msg: string): void }) => (name: string, purged: boolean) => {
+  log.warn({ name, purged }, 'server secret stored in plaintext replaced by a new one encrypted with KEY_ENCRYPTION_SECRET')
+  if (!purged) log.warn({ table: 'server_secrets' }, OLD_VERSIONS_KEPT)
+}
+
 /** Signing keys: created on first start (all replicas share them), then kept in memory. */
 async function startSigningKeys({ app, config, db, clock, logger, audit }: CoreInputs) {
   const keys = createSigningKeyService({
@@ -142,7 +151,12 @@ async function startSigningKeys({ app, config, db, clock, logger, audit }: CoreI
     audit,
   })
   const changes = await keys.ensureKeys()
-  if (changes.encrypted.length > 0) logger.info({ kids: changes.encrypted }, 'signing keys stored in plaintext are now encrypted with KEY_ENCRYPTION_SECRET')
+  if (changes.replaced.length > 0) {
+    const replaced = changes.replaced.map((r) => ({ ...r, signsUntil: new Date(r.signsUntil).toISOString() }))
+    logger.warn({ replaced }, 'signing keys stored in plaintext are replaced by new keys encrypted with KEY_ENCRYPTION_SECRET; copies of the data made before still hold the old keys')
+  }
+  if (changes.purged === false) logger.warn({ table: 'signing_keys' }, OLD_VERSIONS_KEPT)
+  if (changes.erased.length > 0) logger.info({ kids: changes.erased }, 'private parts of superseded signing keys erased: they only verify until retired')
   if (changes.removed.length > 0) logger.info({ kids: changes.removed }, 'retired signing keys removed: nothing they signed is valid any more')
   app.addHook('onClose', async () => keys.close())
   return keys

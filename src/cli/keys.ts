@@ -10,7 +10,8 @@ const usage = `Usage: authz keys list [--json]
        authz keys rotate [--alg ${SIGNING_ALGS.join('|')}]
 
   list     signing keys with their status (pending: published, not signing yet; current: signs;
-           retired: published for verification until what it signed has expired)
+           retired: published for verification until what it signed has expired) and how the
+           private part is stored (ENCRYPTED yes, no, or erased once a newer key signs)
   rotate   add a new key per algorithm (or only --alg): published in JWKS at once, signing
            after KEY_ACTIVATION_DELAY seconds
 
@@ -22,7 +23,7 @@ Options:
 const toJson = (k: KeyInfo) => ({ ...k, createdAt: isoOrNull(k.createdAt), activateAt: isoOrNull(k.activateAt), retireAt: isoOrNull(k.retireAt) })
 
 function print(ctx: CliContext, keys: KeyInfo[]) {
-  const rows = keys.map((k) => [k.kid, k.alg, k.status, isoOrNull(k.createdAt) ?? '', isoOrNull(k.activateAt) ?? '', isoOrNull(k.retireAt) ?? '-', k.encrypted ? 'yes' : 'no'])
+  const rows = keys.map((k) => [k.kid, k.alg, k.status, isoOrNull(k.createdAt) ?? '', isoOrNull(k.activateAt) ?? '', isoOrNull(k.retireAt) ?? '-', k.privateKey === 'erased' ? 'erased' : k.encrypted ? 'yes' : 'no'])
   table(['KID', 'ALG', 'STATUS', 'CREATED', 'ACTIVATES', 'RETIRES', 'ENCRYPTED'], rows).forEach((l) => ctx.out(l))
 }
 

@@ -15,6 +15,12 @@ export interface QueryOptions {
   name?: string
   /** Give up on the statement after this long (pg: query_timeout, and the connection is discarded). PGlite ignores it. */
   timeoutMs?: number
+  /**
+   * Give up waiting for a lock after this long: the statement fails with SQLSTATE 55P03 instead
+   * of queueing (pg: lock_timeout on the connection for this statement). PGlite (one connection,
+   * no lock waits) ignores it.
+   */
+  lockTimeoutMs?: number
 }
 
 export interface Queryable {
@@ -53,6 +59,7 @@ export interface DbPoolStats {
 /** Postgres error codes we branch on. */
 export const PG_UNIQUE_VIOLATION = '23505'
 export const PG_FOREIGN_KEY_VIOLATION = '23503'
+export const PG_LOCK_NOT_AVAILABLE = '55P03'
 
 export function pgErrorCode(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string' ? err.code : undefined

@@ -31,6 +31,7 @@ export function createPgDb(opts: PgDbOptions): Db {
   const waits = timeAcquisitions(pool)
 
   const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
+    if (options?.lockTimeoutMs) return withLockTimeout(q, options.lockTimeoutMs, (c) => run<R>(c, sql, params, { ...options, lockTimeoutMs: undefined }))
     const values = params as unknown[] | undefined
     // A named statement is parsed and planned once per connection, then only bound and executed.
     // With a timeout, pg rejects after it and the pool discards the connection (the statement may
@@ -74,6 +75,22 @@ export function createPgDb(opts: PgDbOptions): Db {
       await listener.close()
       await pool.end()
     },
+  }
+}
+
+/** Runs fn on one connection (from the pool, or the transaction's) with lock_timeout set, then resets it. */
+async function withLockTimeout<T>(q: pg.Pool | pg.PoolClient, ms: number, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = q instanceof pg.Pool ? await q.connect() : q
+  let broken: Error | undefined // a connection whose setting could not be restored is discarded
+  try {
+    await client.query(`SET lock_timeout = ${Math.max(1, Math.round(ms))}`).catch((err: Error) => {
+      broken = err
+      throw err
+    })
+    return await fn(client)
+  } finally {
+    if (!broken) await client.query('RESET lock_timeout').catch((err: Error) => (broken = err))
+    if (client !== q) client.release(broken)
   }
 }
 

@@ -15,7 +15,8 @@ export interface LoadedKey {
   /** The JWKS entry: public members, kid, alg, use. */
   jwk: JWK
   publicKey: KeyObject
-  privateKey: KeyObject
+  /** Undefined for a key that can no longer sign (superseded), whose private part is not loaded. */
+  privateKey: KeyObject | undefined
 }
 
 export function publicJwkOf(jwk: Record<string, unknown>, kid: string, alg: SigningAlg): JWK {
@@ -51,8 +52,17 @@ export async function generateSigningKey(
   }
 }
 
-/** Decrypts (when needed) and imports a stored key. Errors name the kid, never the secret. */
-export function loadSigningKey(stored: StoredSigningKey, encryptionKey: Buffer | undefined): LoadedKey {
+/**
+ * Imports a stored key: its public part, and (decrypted when needed) its private part when
+ * `canSign` and the key still has one. Errors name the kid, never the secret.
+ */
+export function loadSigningKey(stored: StoredSigningKey, encryptionKey: Buffer | undefined, canSign: boolean): LoadedKey {
+  const loaded = {
+    stored,
+    jwk: publicJwkOf(stored.publicJwk, stored.kid, stored.alg),
+    publicKey: createPublicKey({ key: stored.publicJwk as JsonWebKeyInput['key'], format: 'jwk' }),
+  }
+  if (!canSign || stored.privateJwk === undefined) return { ...loaded, privateKey: undefined }
   let privateText = stored.privateJwk
   if (stored.encrypted) {
     if (!encryptionKey) {
@@ -66,10 +76,5 @@ export function loadSigningKey(stored: StoredSigningKey, encryptionKey: Buffer |
   } catch {
     throw new KeyDecryptionError(`signing key ${stored.kid}: private key is not valid JSON`)
   }
-  return {
-    stored,
-    jwk: publicJwkOf(stored.publicJwk, stored.kid, stored.alg),
-    publicKey: createPublicKey({ key: stored.publicJwk as JsonWebKeyInput['key'], format: 'jwk' }),
-    privateKey: createPrivateKey({ key: privateJwk, format: 'jwk' }),
-  }
+  return { ...loaded, privateKey: createPrivateKey({ key: privateJwk, format: 'jwk' }) }
 }

@@ -7,13 +7,16 @@
 // (src/flows/discovery/service.ts) is what the delay leaves after one reload period.
 // Status is derived from times and the injected Clock: pending (activate_at in the future),
 // current (the newest activated key of its alg: signs), retired (superseded: verifies only, and
-// published until retire_at).
+// published until retire_at). A superseded key never signs again, so its private part is not
+// kept: not in memory, and not in the database, from the first reload after its successor
+// activates (at most `refreshSeconds` later on a running replica, else at the next start).
 import { KEY_RELOAD_SECONDS, SIGNING_ALGS, type Config, type SigningAlg } from '../config.js'
 import type { Clock } from '../domain/clock.js'
-import type { SigningKeyStore, StoredSigningKey } from '../stores/signing-keys.js'
+import type { SigningKeyStore, SigningKeyWriter, StoredSigningKey } from '../stores/signing-keys.js'
 import { signCompact, decodeCompact, typMatches, verifySignature } from '../tokens/jwt.js'
-import { deriveKeyEncryptionKey, encryptPrivateKey } from './key-crypto.js'
+import { deriveKeyEncryptionKey } from './key-crypto.js'
 import { generateSigningKey, loadSigningKey, type LoadedKey } from './key-material.js'
+import { replacePlaintextKeys, supersededAt, type ReplacementPlan } from './plaintext-keys.js'
 import type { KeyInfo, SigningKeyService } from './signing-keys.js'
 import type { AuditSink } from '../observe/audit.js'
 
@@ -56,21 +59,39 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
   let reloading: Promise<void> | undefined
   let timer: NodeJS.Timeout | undefined
 
-  async function reload(): Promise<void> {
+  /** Loads the published keys; erases the private parts of those superseded. Returns the kids erased. */
+  async function reload(): Promise<string[]> {
     const now = clock.now()
     const rows = await store.list(now)
-    // Keys never change once written except retire_at: reuse what is already imported.
+    const superseded = supersededAt(rows, now)
+    // A key's material never changes once written (retire_at is set, the private part erased or
+    // encrypted): reuse what is already imported, minus the private part once superseded.
     const next = rows.map((r) => {
+      const canSign = !superseded.has(r.kid) && r.privateJwk !== undefined
       const have = byKid.get(r.kid)
-      return have ? { ...have, stored: r } : loadSigningKey(r, encryptionKey)
+      if (have && (have.privateKey !== undefined || !canSign)) return { ...have, stored: r, privateKey: canSign ? have.privateKey : undefined }
+      return loadSigningKey(r, encryptionKey, canSign)
     })
     keys = next
     byKid = new Map(next.map((k) => [k.stored.kid, k]))
     loadedAt = now
+    return rows.some((r) => superseded.has(r.kid) && r.privateJwk !== undefined) ? store.erasePrivateParts(now) : []
+  }
+
+  /** The longest lifetime of a token a key may sign (seconds): how long it stays published after it stops signing. */
+  async function longestTokenLifetime(w: SigningKeyWriter): Promise<number> {
+    return Math.max(config.accessTokenLifetime, config.idTokenLifetime, (await w.maxClientAccessTokenLifetime()) ?? 0)
+  }
+
+  /** A replacement of plaintext keys is a rotation: announced now, signing after the delay. */
+  async function replacementPlan(w: SigningKeyWriter, now: number, key: Buffer): Promise<ReplacementPlan> {
+    const activateAt = now + config.keyActivationDelay * 1000
+    return { now, activateAt, retireAt: activateAt + (await longestTokenLifetime(w)) * 1000, encryptionKey: key }
   }
 
   function reloadInBackground(): Promise<void> {
     reloading ??= reload()
+      .then(() => {})
       .catch((err: unknown) => deps.onRefreshError?.(err))
       .finally(() => {
         reloading = undefined
@@ -86,47 +107,48 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
     const wrapped = all.map((s) => ({ stored: s }))
     const status = k.activateAt > now ? 'pending' : currentOf(wrapped, k.alg, now)?.stored.kid === k.kid ? 'current' : 'retired'
     const { kid, alg, createdAt, activateAt, retireAt, encrypted } = k
-    return { kid, alg, createdAt, activateAt, retireAt, status, encrypted }
+    const privateKey = k.privateJwk === undefined ? 'erased' : encrypted ? 'encrypted' : 'plaintext'
+    return { kid, alg, createdAt, activateAt, retireAt, status, encrypted, privateKey }
   }
 
   return {
     async ensureKeys() {
       // Load first: a missing or wrong KEY_ENCRYPTION_SECRET fails here, before anything is written.
-      await reload()
+      const erased = await reload()
       const now = clock.now()
-      const created: StoredSigningKey[] = []
-      const encrypted = await store.locked(async (w) => {
-        // Keys stored before KEY_ENCRYPTION_SECRET was set are encrypted in place, once.
-        const done: string[] = []
-        for (const k of encryptionKey ? await w.plaintextKeys() : []) {
-          await w.storeEncrypted(k.kid, encryptPrivateKey(k.privateJwk, encryptionKey!, k.kid))
-          done.push(k.kid)
-        }
+      const created: Array<{ key: StoredSigningKey; reason: string }> = []
+      const plaintext = await store.locked(async (w) => {
+        // Keys stored before KEY_ENCRYPTION_SECRET was set are replaced, never encrypted in place.
+        const found = encryptionKey ? await replacePlaintextKeys(w, await replacementPlan(w, now, encryptionKey)) : undefined
+        for (const key of found?.created ?? []) created.push({ key, reason: 'plaintext_key' })
         const have = new Set(await w.unretiredAlgs())
         for (const alg of required) {
           if (have.has(alg)) continue
           const key = await generateSigningKey(alg, { createdAt: now, activateAt: now }, encryptionKey)
           await w.insert(key)
-          created.push(key)
+          created.push({ key, reason: 'first_key' })
         }
-        return done
+        return found
       })
+      erased.push(...(await store.erasePrivateParts(now)))
       // retire_at is when the last token the key may have signed expires (see rotate).
-      const removed = await store.removeRetired(now, 1000)
-      for (const k of created) deps.audit?.emit({ event: 'key.rotated', kid: k.kid, alg: k.alg, reason: 'first_key' })
-      await reload()
+      const removed = (await store.removeRetired(now, 1000)).sort()
+      // The plaintext is still in the old row versions: gone from the table, not yet from its files.
+      const purged = plaintext?.foundPlaintext ? await store.purgeDeadRowVersions() : undefined
+      for (const { key, reason } of created) deps.audit?.emit({ event: 'key.rotated', kid: key.kid, alg: key.alg, reason })
+      erased.push(...(await reload()))
       if (!timer) {
         timer = setInterval(() => void reloadInBackground(), refreshMs)
         timer.unref()
       }
-      return { encrypted, removed }
+      return { replaced: plaintext?.replaced ?? [], erased: [...new Set(erased)].sort(), removed, ...(purged === undefined ? {} : { purged }) }
     },
 
     async sign(payload, opts) {
       const now = clock.now()
       maybeRefresh(now)
       const key = currentOf(keys, opts.alg, now)
-      if (!key) throw new Error(`no signing key for ${opts.alg}`)
+      if (!key?.privateKey) throw new Error(`no signing key for ${opts.alg}`)
       return signCompact({ alg: opts.alg, kid: key.stored.kid, typ: opts.typ }, payload, key.privateKey)
     },
 
@@ -175,7 +197,7 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
       const created = await store.locked(async (w) => {
         const algs = alg ? [alg] : [...new Set([...required, ...(await w.unretiredAlgs())])]
         // The old key may have signed, until the new one activates, tokens living this long.
-        const longest = Math.max(config.accessTokenLifetime, config.idTokenLifetime, (await w.maxClientAccessTokenLifetime()) ?? 0)
+        const longest = await longestTokenLifetime(w)
         const out: StoredSigningKey[] = []
         for (const a of algs) {
           const key = await generateSigningKey(a, { createdAt: now, activateAt }, encryptionKey)
@@ -191,7 +213,9 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
       return created.map((k) => info(k, all, now))
     },
 
-    refresh: reload,
+    async refresh() {
+      await reload()
+    },
 
     close() {
       if (timer) clearInterval(timer)

@@ -12,20 +12,40 @@ export interface KeyInfo {
   /** 'pending' (published, not signing yet), 'current' (signs), 'retired' (published, verifies only). */
   status: 'pending' | 'current' | 'retired'
   encrypted: boolean
+  /** How the private part is stored; 'erased' once a newer key of the alg signs (the key only verifies). */
+  privateKey: 'plaintext' | 'encrypted' | 'erased'
 }
 
-/** What ensureKeys() changed besides creating keys, for the start-up log. */
+/** A key found stored in plaintext while KEY_ENCRYPTION_SECRET is set, and the new key replacing it. */
+export interface KeyReplacement {
+  kid: string
+  alg: SigningAlg
+  /** The new key, stored encrypted: published now, signing from signsUntil. */
+  replacedBy: string
+  /** When the old key stops signing (ms); its private part is erased then, its public part stays published until its tokens expire. */
+  signsUntil: number
+}
+
+/** What ensureKeys() changed besides creating the first keys, for the start-up log. */
 export interface KeyMaintenance {
-  /** Keys stored in plaintext, now encrypted because KEY_ENCRYPTION_SECRET is set. */
-  encrypted: string[]
+  /** Keys stored in plaintext, replaced by new encrypted keys because KEY_ENCRYPTION_SECRET is set. */
+  replaced: KeyReplacement[]
+  /** Keys whose private part was erased: superseded, they only verify until retired. */
+  erased: string[]
   /** Retired keys deleted: nothing they signed can still be valid. */
   removed: string[]
+  /**
+   * After plaintext private parts were replaced or erased: whether their old row versions are gone
+   * from the database's files (false: a transaction older than the replacement was still open).
+   */
+  purged?: boolean
 }
 
 export interface SigningKeyService {
   /**
    * Creates the RS256, ES256 (and ACCESS_TOKEN_SIGNING_ALG) keys that do not exist yet, under an
    * advisory lock so replicas starting together create each once, then loads every published key.
+   * With KEY_ENCRYPTION_SECRET set, keys found stored in plaintext are replaced (see KeyMaintenance).
    * Rejects with a message naming the kid (never the secret) when a key is stored encrypted and
    * KEY_ENCRYPTION_SECRET is missing or wrong: start-up must fail.
    */

@@ -3,6 +3,7 @@
 // each key once. Times go in and out as epoch milliseconds (the caller's Clock), never now().
 import type { SigningAlg } from '../config.js'
 import type { Db, Queryable } from '../db/db.js'
+import { purgeDeadRowVersions } from './dead-rows.postgres.js'
 import type { SigningKeyStore, SigningKeyWriter, StoredSigningKey } from './signing-keys.js'
 
 /** Fixed key for pg_advisory_xact_lock, distinct from the migration runner's: "authk" in ASCII. */
@@ -12,7 +13,7 @@ interface SigningKeyRow {
   kid: string
   alg: SigningAlg
   public_jwk: Record<string, unknown>
-  private_jwk: string
+  private_jwk: string | null
   encrypted: boolean
   created_at_ms: number
   activate_at_ms: number
@@ -30,7 +31,7 @@ function toKey(r: SigningKeyRow): StoredSigningKey {
     kid: r.kid,
     alg: r.alg,
     publicJwk: typeof r.public_jwk === 'string' ? (JSON.parse(r.public_jwk) as Record<string, unknown>) : r.public_jwk,
-    privateJwk: r.private_jwk,
+    privateJwk: r.private_jwk ?? undefined,
     encrypted: r.encrypted,
     createdAt: Math.round(Number(r.created_at_ms)),
     activateAt: Math.round(Number(r.activate_at_ms)),
@@ -49,7 +50,7 @@ function writer(tx: Queryable): SigningKeyWriter {
         `INSERT INTO signing_keys (kid, alg, use, public_jwk, private_jwk, encrypted, created_at, activate_at, retire_at)
          VALUES ($1, $2, 'sig', $3::jsonb, $4, $5, to_timestamp($6::float8 / 1000), to_timestamp($7::float8 / 1000),
                  to_timestamp($8::float8 / 1000))`,
-        [k.kid, k.alg, JSON.stringify(k.publicJwk), k.privateJwk, k.encrypted, k.createdAt, k.activateAt, k.retireAt ?? null],
+        [k.kid, k.alg, JSON.stringify(k.publicJwk), k.privateJwk ?? null, k.encrypted, k.createdAt, k.activateAt, k.retireAt ?? null],
       )
     },
     async retireOthers(alg, keepKid, retireAt) {
@@ -65,9 +66,9 @@ function writer(tx: Queryable): SigningKeyWriter {
       const m = rows[0]?.m
       return m === null || m === undefined ? undefined : Number(m)
     },
-    async plaintextKeys() {
-      const { rows } = await tx.query<{ kid: string; private_jwk: string }>('SELECT kid, private_jwk FROM signing_keys WHERE NOT encrypted ORDER BY kid')
-      return rows.map((r) => ({ kid: r.kid, privateJwk: r.private_jwk }))
+    async list() {
+      const { rows } = await tx.query<SigningKeyRow>(`${SELECT} ORDER BY activate_at, kid`)
+      return rows.map(toKey)
     },
     async storeEncrypted(kid, encryptedJwk) {
       await tx.query('UPDATE signing_keys SET private_jwk = $2, encrypted = true WHERE kid = $1 AND NOT encrypted', [kid, encryptedJwk])
@@ -102,5 +103,18 @@ export function createPgSigningKeyStore(db: Db): SigningKeyStore {
       )
       return rows.map((r) => r.kid)
     },
+    async erasePrivateParts(at) {
+      const { rows } = await db.query<{ kid: string }>(
+        `UPDATE signing_keys k SET private_jwk = NULL
+         WHERE k.private_jwk IS NOT NULL AND EXISTS (
+           SELECT 1 FROM signing_keys n
+           WHERE n.alg = k.alg AND n.activate_at <= to_timestamp($1::float8 / 1000)
+             AND (n.activate_at, n.created_at) > (k.activate_at, k.created_at))
+         RETURNING k.kid`,
+        [at],
+      )
+      return rows.map((r) => r.kid).sort()
+    },
+    purgeDeadRowVersions: () => purgeDeadRowVersions(db, 'signing_keys'),
   }
 }

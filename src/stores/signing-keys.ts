@@ -3,12 +3,15 @@
 // the caller (the injected Clock), never SQL now(), so that tests control protocol time.
 import type { SigningAlg } from '../config.js'
 
-/** A row of signing_keys. privateJwk is JSON text, or v1.<iv>.<tag>.<data> when encrypted. */
+/**
+ * A row of signing_keys. privateJwk is JSON text, or v1.<iv>.<tag>.<data> when encrypted;
+ * undefined once erased (the key was superseded: it only verifies, until retireAt).
+ */
 export interface StoredSigningKey {
   kid: string
   alg: SigningAlg
   publicJwk: Record<string, unknown>
-  privateJwk: string
+  privateJwk: string | undefined
   encrypted: boolean
   createdAt: number
   activateAt: number
@@ -24,8 +27,8 @@ export interface SigningKeyWriter {
   retireOthers(alg: SigningAlg, keepKid: string, retireAt: number): Promise<number>
   /** The longest access_token_lifetime any client has (seconds), undefined when none sets one. */
   maxClientAccessTokenLifetime(): Promise<number | undefined>
-  /** Keys whose private part is stored unencrypted. */
-  plaintextKeys(): Promise<Array<{ kid: string; privateJwk: string }>>
+  /** Every key, as the lock holder sees them. */
+  list(): Promise<StoredSigningKey[]>
   /** Replaces a plaintext private part with its encrypted form (no-op once encrypted). */
   storeEncrypted(kid: string, encryptedJwk: string): Promise<void>
 }
@@ -37,4 +40,14 @@ export interface SigningKeyStore {
   locked<T>(fn: (w: SigningKeyWriter) => Promise<T>): Promise<T>
   /** Deletes at most `limit` keys retired (unpublished) before `before`; returns their kids. */
   removeRetired(before: number, limit: number): Promise<string[]>
+  /**
+   * Erases the private part of every key superseded at `at`: a newer key of its alg (later
+   * activate_at, or the same and later created_at) has activated by then. Returns their kids.
+   */
+  erasePrivateParts(at: number): Promise<string[]>
+  /**
+   * Removes from the database's files the old versions of rows updated or deleted so far; false
+   * when an older transaction kept that from being complete (see dead-rows.postgres.ts).
+   */
+  purgeDeadRowVersions(): Promise<boolean>
 }

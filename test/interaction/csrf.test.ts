@@ -80,21 +80,58 @@ describe('the CSRF secret', () => {
     }
   })
 
-  it('is encrypted in place at the first start with KEY_ENCRYPTION_SECRET, and stays the same secret', async () => {
+  // Attack: the secret was written in plaintext before KEY_ENCRYPTION_SECRET was set, so a copy of
+  // the data taken until then holds it, and with it anyone can compute the CSRF token of any
+  // browser whose binding cookie they know or plant. Encrypting it in place would keep such forged
+  // tokens valid forever; a new secret makes them worthless at once.
+  it('is replaced by a new secret, not encrypted in place, at the first start with KEY_ENCRYPTION_SECRET: a token computed with the old one is refused', async () => {
     const testDb = await createTestDb()
     try {
-      const load = (keyEncryptionSecret: string | undefined, onEncrypted?: (name: string) => void) =>
-        loadServerSecret({ store: createPgServerSecretStore(testDb.db), clock: createManualClock(), keyEncryptionSecret, ...(onEncrypted ? { onEncrypted } : {}) }, 'csrf')
-      const plain = await load(undefined)
-      expect((await testDb.db.query('SELECT encrypted FROM server_secrets')).rows).toEqual([{ encrypted: false }])
+      const env = { KEY_ENCRYPTION_SECRET: 'first-secret-0123456789' }
+      const load = (name: string, keyEncryptionSecret: string | undefined, onReplaced?: (name: string) => void) =>
+        loadServerSecret({ store: createPgServerSecretStore(testDb.db), clock: createManualClock(), keyEncryptionSecret, ...(onReplaced ? { onReplaced } : {}) }, name)
+      const stolen = { csrf: await load('csrf', undefined), authorize: await load('authorize', undefined) }
+      expect((await testDb.db.query('SELECT name, encrypted FROM server_secrets ORDER BY name')).rows).toEqual([
+        { name: 'authorize', encrypted: false },
+        { name: 'csrf', encrypted: false },
+      ])
+
       const told: string[] = []
-      expect((await load('first-secret-0123456789', (n) => told.push(n))).equals(plain)).toBe(true)
-      expect(told).toEqual(['csrf'])
-      const { rows } = await testDb.db.query<{ value: string; encrypted: boolean }>('SELECT value, encrypted FROM server_secrets')
-      expect(rows).toEqual([{ value: expect.stringMatching(/^v1\./), encrypted: true }])
-      expect((await load('first-secret-0123456789', (n) => told.push(n))).equals(plain)).toBe(true)
-      expect(told).toEqual(['csrf']) // once
-      await expect(load(undefined)).rejects.toThrow(/is stored encrypted but KEY_ENCRYPTION_SECRET is not set$/)
+      const csrf = await load('csrf', env.KEY_ENCRYPTION_SECRET, (n) => told.push(n))
+      const authorize = await load('authorize', env.KEY_ENCRYPTION_SECRET, (n) => told.push(n))
+      expect(told).toEqual(['csrf', 'authorize'])
+      expect(csrf.length).toBe(32)
+      expect(csrf.equals(stolen.csrf)).toBe(false)
+      expect(authorize.equals(stolen.authorize)).toBe(false)
+      const { rows } = await testDb.db.query<{ value: string; encrypted: boolean }>('SELECT value, encrypted FROM server_secrets ORDER BY name')
+      expect(rows).toEqual([{ value: expect.stringMatching(/^v1\./), encrypted: true }, { value: expect.stringMatching(/^v1\./), encrypted: true }])
+      for (const r of rows) for (const old of Object.values(stolen)) expect(r.value).not.toContain(old.toString('base64url'))
+      expect((await load('csrf', env.KEY_ENCRYPTION_SECRET, (n) => told.push(n))).equals(csrf)).toBe(true) // stays, once replaced
+      expect(told).toEqual(['csrf', 'authorize'])
+      await expect(load('csrf', undefined)).rejects.toThrow(/is stored encrypted but KEY_ENCRYPTION_SECRET is not set$/)
+
+      // The server started with the secret refuses a form token computed with the stolen secret
+      // for a binding cookie the attacker planted, and accepts its own.
+      await applySeed(testDb.db, { users: [{ subjectId: 'u-1', username: 'alice', password: 'alice-pw' }] })
+      const app = await createTestApp({ testDb, env })
+      try {
+        const binding = createCsrfTokens(stolen.csrf).newBinding()
+        const forged = await app.app.inject({
+          method: 'POST', url: '/account/sign-in', headers: { ...FORM, cookie: `__Host-authz-csrf=${binding}` },
+          payload: form({ csrf: createCsrfTokens(stolen.csrf).token(binding), username: 'alice', password: 'alice-pw' }),
+        })
+        expect(forged.statusCode).toBe(403)
+        expect(forged.body).toContain('This form has expired or did not come from the page you have open here')
+        expect(forged.headers['set-cookie']).toBeUndefined() // no session
+        const page = await app.app.inject({ method: 'GET', url: '/account/sign-in' })
+        const own = await app.app.inject({
+          method: 'POST', url: '/account/sign-in', headers: { ...FORM, cookie: cookiesOf(page.headers['set-cookie']) },
+          payload: form({ csrf: csrfIn(page.body), username: 'alice', password: 'alice-pw' }),
+        })
+        expect(own.statusCode).toBe(303)
+      } finally {
+        await app.close()
+      }
     } finally {
       await testDb.close()
     }

@@ -1,4 +1,4 @@
-import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose'
+import { compactVerify, createLocalJWKSet, decodeProtectedHeader, importJWK, SignJWT, type JSONWebKeySet, type JWK } from 'jose'
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createManualClock } from '../../src/domain/clock.js'
 import { createPgSigningKeyStore } from '../../src/stores/signing-keys.postgres.js'
@@ -115,28 +115,91 @@ describe('encrypted storage (KEY_ENCRYPTION_SECRET)', () => {
 })
 
 describe('start-up maintenance', () => {
-  it('encrypts, in place and once, the keys stored before KEY_ENCRYPTION_SECRET was set', async () => {
-    const plain = service().keys
-    expect(await plain.ensureKeys()).toEqual({ encrypted: [], removed: [] })
-    const jwt = await plain.sign({ sub: 'x' }, { alg: 'ES256', typ: 'at+jwt' })
-    const kids = (await rows()).map((r) => r.kid).sort()
+  // Attack: the keys were written in plaintext before KEY_ENCRYPTION_SECRET was set, so every
+  // copy of the data taken until then (a backup, a copied DATA_DIR) holds them. Encrypting them in
+  // place would leave those copies able to sign tokens forever; replacing them makes the stolen
+  // keys worthless once the tokens they signed have expired.
+  it('replaces keys stored in plaintext by new encrypted keys, so a stolen copy of an old key stops being accepted', async () => {
+    const clock = createManualClock(T0)
+    const plain = service({}, clock).keys
+    expect(await plain.ensureKeys()).toEqual({ replaced: [], erased: [], removed: [] })
+    const oldTokens = [await plain.sign({ sub: 'es' }, { alg: 'ES256', typ: 'at+jwt' }), await plain.sign({ sub: 'rs' }, { alg: 'RS256', typ: 'JWT' })]
+    const old = await rows()
+    const oldKid = Object.fromEntries(old.map((r) => [r.alg, r.kid])) as Record<'ES256' | 'RS256', string>
+    const stolen = old.map((r) => ({ kid: r.kid, alg: r.alg, jwk: JSON.parse(r.private_jwk) as JWK & { d: string } }))
     plain.close()
 
-    const withSecret = service({ KEY_ENCRYPTION_SECRET: SECRET }).keys
+    clock.advance(10)
+    const env = { KEY_ENCRYPTION_SECRET: SECRET, KEY_ACTIVATION_DELAY: '600' }
+    const withSecret = service(env, clock).keys
     const changes = await withSecret.ensureKeys()
-    expect(changes).toEqual({ encrypted: kids, removed: [] })
+    const activateAt = T0 + 10_000 + 600_000
+    const retireAt = activateAt + 3600_000 // ACCESS_TOKEN_LIFETIME: the longest token the old keys may sign
+    const fresh = (await withSecret.list()).filter((k) => !old.some((r) => r.kid === k.kid)).sort((a, b) => a.alg.localeCompare(b.alg))
+    expect(fresh.map((k) => [k.alg, k.status, k.activateAt, k.retireAt, k.privateKey])).toEqual([
+      ['ES256', 'pending', activateAt, undefined, 'encrypted'],
+      ['RS256', 'pending', activateAt, undefined, 'encrypted'],
+    ])
+    const newKid = { ES256: fresh[0]!.kid, RS256: fresh[1]!.kid }
+    expect(changes).toEqual({
+      replaced: [
+        { kid: oldKid.ES256, alg: 'ES256', replacedBy: newKid.ES256, signsUntil: activateAt },
+        { kid: oldKid.RS256, alg: 'RS256', replacedBy: newKid.RS256, signsUntil: activateAt },
+      ],
+      erased: [],
+      removed: [],
+      purged: true, // the old row versions are gone from the table's files too
+    })
+    // From now on no private part is readable without the secret, not even the old keys' (they
+    // sign until the new keys, already published, take over: a new key is announced before it signs).
     for (const r of await rows()) {
       expect(r.encrypted).toBe(true)
-      expect(r.private_jwk).not.toContain('"d"')
-      expect(typeof JSON.parse(decryptPrivateKey(r.private_jwk, deriveKeyEncryptionKey(SECRET), r.kid)).d).toBe('string')
+      for (const s of stolen) expect(r.private_jwk).not.toContain(s.jwk.d)
     }
-    expect((await rows()).map((r) => r.kid).sort()).toEqual(kids) // the same keys: tokens stay valid
-    expect((await withSecret.verify(jwt)).payload).toEqual({ sub: 'x' })
-    expect(decodeProtectedHeader(await withSecret.sign({}, { alg: 'ES256', typ: 'at+jwt' })).kid).toBe(decodeProtectedHeader(jwt).kid)
-    expect(await withSecret.ensureKeys()).toEqual({ encrypted: [], removed: [] })
+    expect(decodeProtectedHeader(await withSecret.sign({}, { alg: 'ES256', typ: 'at+jwt' })).kid).toBe(oldKid.ES256)
+    expect(await withSecret.ensureKeys()).toEqual({ replaced: [], erased: [], removed: [] }) // once
+
+    // The new keys activate: the old ones never sign again, and their private parts are erased.
+    clock.set(activateAt)
+    expect(decodeProtectedHeader(await withSecret.sign({}, { alg: 'ES256', typ: 'at+jwt' })).kid).toBe(newKid.ES256)
+    expect(decodeProtectedHeader(await withSecret.sign({}, { alg: 'RS256', typ: 'JWT' })).kid).toBe(newKid.RS256)
+    await withSecret.refresh()
+    const after = await tdb.db.query<{ kid: string; private_jwk: string | null }>('SELECT kid, private_jwk FROM signing_keys ORDER BY kid')
+    expect(after.rows.filter((r) => r.private_jwk === null).map((r) => r.kid).sort()).toEqual([oldKid.ES256, oldKid.RS256].sort())
+    expect(Object.fromEntries((await withSecret.list()).map((k) => [k.kid, [k.status, k.privateKey, k.retireAt]]))).toEqual({
+      [oldKid.ES256]: ['retired', 'erased', retireAt],
+      [oldKid.RS256]: ['retired', 'erased', retireAt],
+      [newKid.ES256]: ['current', 'encrypted', undefined],
+      [newKid.RS256]: ['current', 'encrypted', undefined],
+    })
+
+    // What the old keys signed stays valid until it expires; then the old keys are gone, and a token
+    // forged with a stolen copy of one of them is refused.
+    clock.set(retireAt - 1)
+    for (const t of oldTokens) await withSecret.verify(t)
+    clock.set(retireAt)
+    for (const t of oldTokens) await expect(withSecret.verify(t)).rejects.toThrow('invalid JWT: unknown kid')
+    for (const s of stolen) {
+      const forged = await new SignJWT({ sub: 'admin' }).setProtectedHeader({ alg: s.alg, kid: s.kid, typ: 'at+jwt' }).sign(await importJWK(s.jwk, s.alg))
+      await expect(withSecret.verify(forged)).rejects.toThrow('invalid JWT: unknown kid')
+    }
+    expect(await withSecret.ensureKeys()).toEqual({ replaced: [], erased: [], removed: [oldKid.ES256, oldKid.RS256].sort() })
     withSecret.close()
     // From now on the secret is required.
-    await expect(service().keys.ensureKeys()).rejects.toThrow(/is stored encrypted but KEY_ENCRYPTION_SECRET is not set$/)
+    await expect(service({}, clock).keys.ensureKeys()).rejects.toThrow(/is stored encrypted but KEY_ENCRYPTION_SECRET is not set$/)
+  })
+
+  it('replaces plaintext keys once when replicas start with KEY_ENCRYPTION_SECRET together', async () => {
+    const plain = service().keys
+    await plain.ensureKeys()
+    plain.close()
+    const replicas = [service({ KEY_ENCRYPTION_SECRET: SECRET }), service({ KEY_ENCRYPTION_SECRET: SECRET }), service({ KEY_ENCRYPTION_SECRET: SECRET })]
+    const changes = await Promise.all(replicas.map((r) => r.keys.ensureKeys()))
+    expect(changes.flatMap((c) => c.replaced).length).toBe(2) // one replacement per algorithm, by whichever replica came first
+    expect((await rows()).map((r) => r.alg)).toEqual(['ES256', 'ES256', 'RS256', 'RS256'])
+    const jwks = await Promise.all(replicas.map(async (r) => (await r.keys.jwks()).keys.map((k) => k.kid).sort().join()))
+    expect(new Set(jwks).size).toBe(1)
+    replicas.forEach((r) => r.keys.close())
   })
 
   it('deletes a retired key at the first start after the last token it signed has expired', async () => {
@@ -150,13 +213,13 @@ describe('start-up maintenance', () => {
 
     clock.set(retireAt - 1000)
     const early = service({ KEY_ACTIVATION_DELAY: '60' }, clock).keys
-    expect(await early.ensureKeys()).toEqual({ encrypted: [], removed: [] })
+    expect(await early.ensureKeys()).toEqual({ replaced: [], erased: [oldKid], removed: [] }) // superseded since T0 + 60 s
     expect((await rows()).map((r) => r.kid)).toContain(oldKid)
     early.close()
 
     clock.set(retireAt)
     const late = service({ KEY_ACTIVATION_DELAY: '60' }, clock).keys
-    expect(await late.ensureKeys()).toEqual({ encrypted: [], removed: [oldKid] })
+    expect(await late.ensureKeys()).toEqual({ replaced: [], erased: [], removed: [oldKid] })
     expect((await rows()).map((r) => r.kid).sort()).toEqual([created!.kid, (await keys.jwks()).keys.find((k) => k.alg === 'RS256')!.kid].sort())
     expect((await late.list()).map((k) => k.status).sort()).toEqual(['current', 'current'])
     late.close()

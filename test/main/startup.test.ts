@@ -107,11 +107,11 @@ describe('start-up', { timeout: SLOW }, () => {
     const added = await runCli(['clients', 'add-secret', 'demo-backend'], { env: usingServer() ? testDb!.env : { DATA_DIR: dataDir } })
     expect(added.code).toBe(0)
     const secret = added.stdout.trim()
-    // ...this time with KEY_ENCRYPTION_SECRET: the keys stored unencrypted are encrypted in place.
+    // ...this time with KEY_ENCRYPTION_SECRET: the keys and secrets stored unencrypted are replaced.
     server = await startServer({ ...env, KEY_ENCRYPTION_SECRET: 'a-key-encryption-secret-for-tests' }, 'src/main.ts', usingServer() ? {} : { dataDir })
     expect(server.output()).not.toContain('"msg":"seed applied"')
-    expect(server.output()).toContain('"msg":"signing keys stored in plaintext are now encrypted with KEY_ENCRYPTION_SECRET"')
-    expect(server.output()).toContain('"msg":"server secret stored in plaintext is now encrypted with KEY_ENCRYPTION_SECRET"')
+    expect(server.output()).toContain('"msg":"signing keys stored in plaintext are replaced by new keys encrypted with KEY_ENCRYPTION_SECRET; copies of the data made before still hold the old keys"')
+    expect(server.output()).toContain('"msg":"server secret stored in plaintext replaced by a new one encrypted with KEY_ENCRYPTION_SECRET"')
     expect(server.output()).not.toContain('KEY_ENCRYPTION_SECRET is not set')
     expect(await token(server.baseUrl, 'demo-backend', secret)).toBe(200)
     expect(await token(server.baseUrl, 'demo-backend', 'demo-backend-secret')).toBe(200)
