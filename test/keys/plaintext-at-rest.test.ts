@@ -110,7 +110,7 @@ describe('KEY_ENCRYPTION_SECRET set on data written without it', { timeout: SLOW
     }
     const leaked = await readDb(plaintextSecrets)
     expect([...leaked.keys()].filter((w) => w.startsWith('private key')).length).toBe(2) // RS256, ES256
-    expect([...leaked.keys()].filter((w) => w.startsWith('server secret')).sort()).toEqual(['server secret authorize', 'server secret csrf'])
+    expect([...leaked.keys()].filter((w) => w.startsWith('server secret')).sort()).toEqual(['server secret authorize', 'server secret csrf', 'server secret username-hmac'])
     // The search finds them while they are there (it would find them afterwards too).
     expect((dataDir ? await searchDataDir(dataDir, leaked) : await searchDatabaseFiles(testDb!.db, leaked)).length).toBeGreaterThanOrEqual(leaked.size)
 
