@@ -188,7 +188,7 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   },
   KEY_ENCRYPTION_SECRET: {
     group: 'Signing keys',
-    doc: "Encrypts the signing keys' private parts and the server secret that keys CSRF tokens in the database (AES-256-GCM, key derived with HKDF-SHA256). Every replica and the CLI need the same value; with keys stored encrypted and this missing or wrong, start-up fails. A warning is logged when this is not set. Keys (and the CSRF secret) stored unencrypted before it was set are encrypted at the next start, which logs it.",
+    doc: "Encrypts the signing keys' private parts and the server secrets (CSRF tokens, the authorization endpoint's sign-in marker, the digest of unknown usernames) in the database (AES-256-GCM, key derived with HKDF-SHA256). Every replica and the CLI need the same value; with keys stored encrypted and this missing or wrong, start-up fails. A warning is logged when this is not set. Keys and secrets stored unencrypted before it was set are replaced at the next start, not encrypted in place: see docs/operate.md, Setting KEY_ENCRYPTION_SECRET later.",
   },
   KEY_ACTIVATION_DELAY: {
     group: 'Signing keys',
