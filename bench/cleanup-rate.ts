@@ -37,16 +37,16 @@ async function openDb(): Promise<{ db: Db; mode: string; drop(): Promise<void> }
     return { db, mode: 'embedded PGlite (in memory)', drop: () => db.close() }
   }
   const name = `authz_bench_cleanup_${randomBytes(6).toString('hex')}`
-  const admin = async (sql: string) => {
+  const admin = async <R extends pg.QueryResultRow = Record<string, unknown>>(sql: string) => {
     const c = new pg.Client({ connectionString: url })
     await c.connect()
     try {
-      return await c.query(sql)
+      return await c.query<R>(sql)
     } finally {
       await c.end()
     }
   }
-  const version = (await admin('SHOW server_version')).rows[0]?.server_version as string
+  const version = (await admin<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version
   await admin(`CREATE DATABASE ${name}`)
   const u = new URL(url)
   u.pathname = `/${name}`

@@ -1,7 +1,7 @@
 // An extension grant (RFC 6749 §4.5): the JWT bearer assertion grant of RFC 7523 §2.1. The client
 // signs a short-lived JWT with a key from its registered `jwks`, naming one of our users as `sub`;
 // we check it as RFC 7523 §3 says and issue an access token for that user.
-import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose'
+import { createLocalJWKSet, jwtVerify } from 'jose'
 import { z } from 'zod'
 import { OAuthError } from '../src/errors.js'
 import type { GrantDeps, GrantHandler } from '../src/grants/registry.js'
@@ -16,7 +16,7 @@ export function createJwtBearerGrant(deps: GrantDeps): GrantHandler<z.infer<type
     async handle(client, { assertion, scope }) {
       const invalid = new OAuthError('invalid_grant', 'assertion is not valid') // §3.1
       if (!client.jwks) throw invalid
-      const verified = await jwtVerify(assertion, createLocalJWKSet(client.jwks as JSONWebKeySet), {
+      const verified = await jwtVerify(assertion, createLocalJWKSet(client.jwks), {
         algorithms: ['ES256', 'PS256', 'RS256'],
         issuer: client.clientId, // §3 item 1: the client asserts
         audience: [config.issuer, `${config.issuer}/connect/token`], // §3 item 3

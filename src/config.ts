@@ -424,9 +424,10 @@ function expectation(schema: z.ZodType | undefined): string | undefined {
 }
 
 /** The default a schema applies, looked up like expectation(); undefined when there is none. */
-function schemaDefault(schema: z.ZodType): unknown {
+function schemaDefault(schema: z.ZodType): string | number | boolean | undefined {
   for (let s: z.ZodType | undefined = schema; s; ) {
-    const def = s.def as { type: string; defaultValue?: unknown; innerType?: z.ZodType; in?: z.ZodType }
+    // Every default of Env is a string, a number or a boolean (an environment variable's value).
+    const def = s.def as { type: string; defaultValue?: string | number | boolean; innerType?: z.ZodType; in?: z.ZodType }
     if (def.type === 'default') return def.defaultValue
     s = def.innerType ?? def.in
   }
@@ -490,7 +491,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     // Default: only the embedded database of a fresh clone gets the demo, never a real server's.
     demoSeed: !e.SEED_FILE && (e.DEMO_SEED === undefined ? !e.DATABASE_URL : e.DEMO_SEED === 'true'),
     logLevel: e.LOG_LEVEL,
-    trustProxy: e.TRUST_PROXY!,
+    trustProxy: e.TRUST_PROXY,
     metricsPort: e.METRICS_PORT,
     metricsHost: e.METRICS_HOST,
     keyEncryptionSecret: e.KEY_ENCRYPTION_SECRET,

@@ -100,7 +100,7 @@ export function createBoundedDb(inner: Db, opts: BoundedDbOptions): BoundedDb {
           clearTimeout(timer)
           resolve(v)
         },
-        (err: unknown) => {
+        (err: Error) => {
           clearTimeout(timer)
           reject(err)
         },

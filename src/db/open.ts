@@ -43,7 +43,9 @@ export class DatabaseConnectionError extends Error {
     let password = ''
     try {
       password = decodeURIComponent(new URL(url).password)
-    } catch {}
+    } catch {
+      // A URL that does not parse (or a password that does not decode) has nothing to hide.
+    }
     const safe = password ? reason.split(password).join('***') : reason
     super(`cannot connect to the database at DATABASE_URL (${redactDatabaseUrl(url)}): ${safe}`, { cause })
   }

@@ -126,21 +126,23 @@ function createListener(connectionString: string, onError: (err: Error) => void)
   // While the server is away every retry fails: the first failure is reported, the others are
   // not, until a connection succeeds again (an outage is one line, not one a second).
   let retrying = false
+  const retry = async () => {
+    retryTimer = undefined
+    try {
+      await connect()
+      retrying = false
+      handlers.forEach((set) => set.forEach((h) => h(undefined)))
+    } catch (err) {
+      if (!retrying) onError(err as Error)
+      retrying = true
+      reconnectLater()
+    }
+  }
   const reconnectLater = () => {
     client = undefined
     if (closed || retryTimer) return
-    retryTimer = setTimeout(async () => {
-      retryTimer = undefined
-      try {
-        await connect()
-        retrying = false
-        handlers.forEach((set) => set.forEach((h) => h(undefined)))
-      } catch (err) {
-        if (!retrying) onError(err as Error)
-        retrying = true
-        reconnectLater()
-      }
-    }, 1000)
+    // retry() handles its own failure (reported once, then another attempt), so nothing awaits it.
+    retryTimer = setTimeout(() => void retry(), 1000)
     retryTimer.unref()
   }
 

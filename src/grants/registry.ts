@@ -33,6 +33,9 @@ export interface GrantHandler<P = unknown> {
   readonly params: z.ZodType<P>
   /** Public clients (token_endpoint_auth_method none) may use this grant. Never client_credentials. */
   readonly allowPublicClients?: boolean
+  // A method, not a function-typed property: a GrantHandler<P> of any P is then a GrantHandler
+  // (of unknown), which is how the registry holds them; the token service passes `handle` only
+  // what `params` parsed.
   handle(client: Client, params: P, ctx: GrantContext): Promise<TokenResponse>
 }
 
@@ -54,19 +57,19 @@ export interface GrantDeps {
 }
 
 /** How an extension grant is registered: a function from the server's services to its handler. */
-export type GrantFactory = (deps: GrantDeps) => GrantHandler<any>
+export type GrantFactory = (deps: GrantDeps) => GrantHandler
 
 export interface GrantRegistry {
   /** Adds a handler; a grant_type registered twice is a programming error (thrown at start). */
-  add(handler: GrantHandler<any>): void
+  add(handler: GrantHandler): void
   get(grantType: string): GrantHandler | undefined
   /** For discovery's grant_types_supported. */
   grantTypes(): string[]
 }
 
-export function createGrantRegistry(handlers: GrantHandler<any>[] = []): GrantRegistry {
+export function createGrantRegistry(handlers: GrantHandler[] = []): GrantRegistry {
   const byType = new Map<string, GrantHandler>()
-  const add = (h: GrantHandler<any>) => {
+  const add = (h: GrantHandler) => {
     if (byType.has(h.grantType)) throw new Error(`grant type registered twice: ${h.grantType}`)
     byType.set(h.grantType, h)
   }

@@ -18,7 +18,7 @@ export function readForm(req: FastifyRequest, opts: { rejectEmpty?: boolean; cod
   const body = req.body
   if (body === undefined || body === null) return {}
   if (typeof body !== 'object') throw new OAuthError('invalid_request', 'malformed request body')
-  const out: Record<string, string> = Object.create(null)
+  const out = Object.create(null) as Record<string, string> // no prototype: a parameter named __proto__ is just a key
   for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
     if (Array.isArray(value)) throw new OAuthError('invalid_request', `${named(key)} is repeated`)
     if (typeof value !== 'string') throw new OAuthError('invalid_request', 'malformed request body')

@@ -136,7 +136,7 @@ class LazyChildLogger {
   #log(level: Level, args: unknown[]): void {
     if (!(this.#child ?? this.#parent).isLevelEnabled(level)) return
     const child = this.#get()
-    ;(child[level] as (...a: unknown[]) => void).apply(child, args)
+    Reflect.apply(child[level], child, args)
   }
   get level(): string {
     return (this.#child ?? this.#parent).level

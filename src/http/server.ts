@@ -19,8 +19,12 @@ export const BODY_LIMIT = 64 * 1024
 
 export async function createServer(config: Config, logger: Logger): Promise<FastifyInstance> {
   const errorOpts = { issuer: config.issuer, site: new URL(config.issuer).host }
+  const handleError = createErrorHandler(errorOpts)
+  // Fastify takes its logger type from loggerInstance; the app is the FastifyInstance every
+  // plugin and route module receives, whose logger is a FastifyBaseLogger (pino's Logger is one).
+  const loggerInstance: FastifyBaseLogger = logger
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
+    loggerInstance,
     childLoggerFactory: lazyChildLoggerFactory, // per-request loggers only when something is logged
     bodyLimit: BODY_LIMIT,
     trustProxy: config.trustProxy,
@@ -30,7 +34,10 @@ export async function createServer(config: Config, logger: Logger): Promise<Fast
     // The edge (src/http/edge.ts) answers in OAuth shape what Node and Fastify would answer themselves.
     return503OnClosing: false,
     clientErrorHandler,
-    frameworkErrors: createErrorHandler(errorOpts),
+    // The handler answers through the reply; Fastify does not use what it returns (the reply).
+    frameworkErrors: (err, req, reply) => {
+      handleError(err, req, reply)
+    },
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true },
     ...serverTimeouts(config),

@@ -22,7 +22,7 @@ export interface LoadedKey {
 export function publicJwkOf(jwk: Record<string, unknown>, kid: string, alg: SigningAlg): JWK {
   const out: Record<string, unknown> = {}
   for (const m of PUBLIC_MEMBERS) if (typeof jwk[m] === 'string') out[m] = jwk[m]
-  return { ...out, kid, alg, use: 'sig' } as JWK
+  return { ...out, kid, alg, use: 'sig' }
 }
 
 /**
@@ -43,7 +43,7 @@ export async function generateSigningKey(
   return {
     kid,
     alg,
-    publicJwk: publicJwkOf(pub as Record<string, unknown>, kid, alg) as Record<string, unknown>,
+    publicJwk: publicJwkOf(pub, kid, alg),
     privateJwk: encryptionKey ? encryptPrivateKey(plain, encryptionKey, kid) : plain,
     encrypted: encryptionKey !== undefined,
     createdAt: times.createdAt,

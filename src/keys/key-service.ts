@@ -170,7 +170,7 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
       if (!key || !isPublished(key.stored, now)) throw new Error('invalid JWT: unknown kid')
       if (key.stored.alg !== alg) throw new Error('invalid JWT: alg does not match the key')
       if (!verifySignature(alg, key.publicKey, signingInput, signature)) throw new Error('invalid JWT: bad signature')
-      return { payload, protectedHeader: header as never }
+      return { payload, protectedHeader: header }
     },
 
     async jwks() {

@@ -168,5 +168,5 @@ export type SeedInput = z.infer<typeof SeedFile>
 
 /** The JSON Schema printed by `authz seed --schema` (what an editor validates against). */
 export function seedJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(SeedFile, { io: 'input' }) as Record<string, unknown>
+  return z.toJSONSchema(SeedFile, { io: 'input' })
 }

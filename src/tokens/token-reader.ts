@@ -81,7 +81,7 @@ export function createTokenReader(deps: TokenReaderDeps): TokenReader {
     }
     let payload: Record<string, unknown>
     try {
-      payload = (await deps.keys.verify(token, { typ: 'at+jwt' })).payload as Record<string, unknown>
+      payload = (await deps.keys.verify(token, { typ: 'at+jwt' })).payload
     } catch {
       return undefined // malformed, unknown key, bad signature, wrong typ (an ID token, say)
     }

@@ -35,7 +35,7 @@ async function token(clientId: string, secret: string, body = 'grant_type=client
     method: 'POST', url: '/connect/token',
     headers: { ...FORM, authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` }, payload: body,
   })
-  return { status: res.statusCode, body: res.json() as Record<string, unknown> }
+  return { status: res.statusCode, body: res.json<Record<string, unknown>>() }
 }
 
 beforeAll(async () => {
@@ -78,7 +78,7 @@ describe('authz clients add', () => {
     await expect(clients('add', 'reports')).rejects.toThrow(new CliError('client "reports" exists: change it with a seed file (authz seed FILE)'))
     const unknown = await clients('add', 'x', '--scope', 'nope').catch((e: unknown) => e)
     expect(unknown).toBeInstanceOf(SeedError)
-    expect((unknown as Error).message).toMatch(/^cannot add client "x":\n  clients\[0\]\.allowedScopes\[0\]: /)
+    expect((unknown as Error).message).toMatch(/^cannot add client "x":\n {2}clients\[0\]\.allowedScopes\[0\]: /)
     await expect(clients('add', 'y', '--token-type', 'opaque')).rejects.toBeInstanceOf(UsageError)
     expect(await createPgClientStore(t.db).findById('x')).toBeUndefined()
     expect(await createPgClientStore(t.db).findById('y')).toBeUndefined()

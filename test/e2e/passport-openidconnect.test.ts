@@ -53,7 +53,7 @@ function rpApp(): express.Express {
     res.redirect('/')
   })
   app.get('/', (req, res) => {
-    const user = req.user as { name?: string } | undefined
+    const user: { name?: string } | undefined = req.user
     res.type('text/plain').send(user ? `signed in as ${user.name}` : 'signed out')
   })
   return app

@@ -35,8 +35,8 @@ export async function startServer(env: Record<string, string> = {}, entry = 'src
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
-  child.stdout!.on('data', (d) => (out += d))
-  child.stderr!.on('data', (d) => (out += d))
+  child.stdout.on('data', (d) => (out += d))
+  child.stderr.on('data', (d) => (out += d))
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   if (!opts.dataDir) void exited.then(() => rm(dataDir, { recursive: true, force: true }))
 
@@ -49,7 +49,7 @@ export async function startServer(env: Record<string, string> = {}, entry = 'src
         resolve(Number(m[1]))
       }
     }
-    child.stdout!.on('data', check)
+    child.stdout.on('data', check)
     void exited.then((code) => {
       clearTimeout(timer)
       reject(new Error(`server exited with ${code} before listening:\n${out}`))

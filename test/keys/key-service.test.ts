@@ -22,7 +22,7 @@ const SECRET = 'correct horse battery staple'
 const T0 = Date.UTC(2026, 0, 1)
 
 function service(env: Record<string, string> | Config = {}, clock = createManualClock(T0)) {
-  const config = 'issuer' in env ? (env as Config) : testConfig(env as Record<string, string>)
+  const config = 'issuer' in env ? (env as Config) : testConfig(env)
   const keys = createSigningKeyService({ config, store: createPgSigningKeyStore(tdb.db), clock })
   return { keys, clock }
 }

@@ -17,7 +17,7 @@ afterEach(async () => {
 function startSlowRequest(port: number) {
   const socket = connect(port, '127.0.0.1')
   let response = ''
-  socket.on('data', (d) => (response += d))
+  socket.on('data', (d) => (response += d.toString()))
   const done = new Promise<string>((resolve) => socket.on('close', () => resolve(response)))
   const body = 'grant_type=client_credentials'
   socket.write(

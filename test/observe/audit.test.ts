@@ -40,8 +40,8 @@ const audit = (): Line[] => t.logs.map((l) => JSON.parse(l) as Line).filter((l) 
 
 async function token(params: Record<string, string>, headers: Record<string, string> = {}) {
   const res = await t.app.inject({ method: 'POST', url: '/connect/token', remoteAddress: FROM, headers: { ...FORM, ...headers }, payload: form(params) })
-  const body = res.json() as Record<string, string>
-  for (const k of ['access_token', 'refresh_token', 'id_token']) if (body[k]) issued.push(body[k]!)
+  const body = res.json<Record<string, string>>()
+  for (const k of ['access_token', 'refresh_token', 'id_token']) if (body[k]) issued.push(body[k])
   return { res, body }
 }
 

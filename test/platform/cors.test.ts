@@ -44,7 +44,7 @@ const tokenFrom = (origin: string | undefined, id: string, secret: string, param
     headers: { ...FORM, authorization: basic(id, secret), ...(origin ? { origin } : {}) },
     payload: form(params),
   })
-const vary = (h: Record<string, unknown>) => String(h.vary ?? '').toLowerCase().split(/\s*,\s*/)
+const vary = (h: LightMyRequestResponse['headers']) => String(h.vary ?? '').toLowerCase().split(/\s*,\s*/)
 
 describe('discovery and JWKS: readable from any origin', () => {
   for (const url of ['/.well-known/openid-configuration', '/.well-known/openid-configuration/jwks']) {

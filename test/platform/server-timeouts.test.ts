@@ -31,7 +31,7 @@ function open(port: number, data: string): Held {
   sockets.push(socket)
   const t0 = Date.now()
   let text = ''
-  socket.on('data', (d) => (text += d))
+  socket.on('data', (d) => (text += d.toString()))
   socket.on('error', () => {})
   socket.write(data)
   return { socket, closed: new Promise((resolve) => socket.on('close', () => resolve({ text, ms: Date.now() - t0 }))) }

@@ -4,13 +4,17 @@ import { z } from 'zod'
 import { DEMO_SEED_FILE } from '../../src/seed/paths.js'
 import { SeedFile, seedJsonSchema } from '../../src/seed/schema.js'
 
+/** A JSON Schema, as far as these assertions read it. */
+type Schema = { $schema?: string; additionalProperties?: boolean; required?: string[]; items: Schema; properties: Record<string, Schema> }
+
 describe('seed JSON Schema', () => {
   it('is a draft 2020-12 schema naming every field, closed to unknown ones', () => {
-    const schema = seedJsonSchema() as any
+    const generated = seedJsonSchema()
+    const schema = generated as Schema
     expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema')
     expect(schema.additionalProperties).toBe(false)
     expect(Object.keys(schema.properties)).toEqual(['$schema', 'apiScopes', 'apiResources', 'identityResources', 'clients', 'users'])
-    const client = schema.properties.clients.items
+    const client = schema.properties.clients!.items
     expect(client.required).toEqual(['clientId'])
     expect(client.additionalProperties).toBe(false)
     expect(Object.keys(client.properties)).toEqual([
@@ -20,10 +24,10 @@ describe('seed JSON Schema', () => {
       'identityProviderRestrictions', 'allowedTenants', 'allowedCorsOrigins', 'backChannelLogoutUri', 'backChannelLogoutSessionRequired',
       'requireConsent', 'alwaysIncludeUserClaimsInIdToken', 'enabled', 'jwks',
     ])
-    expect(Object.keys(client.properties.secrets.items.properties)).toEqual(['value', 'sha256', 'expiration', 'description'])
-    expect(Object.keys(schema.properties.users.items.properties)).toEqual(['subjectId', 'username', 'password', 'enabled', 'cibaUserCode', 'claims'])
+    expect(Object.keys(client.properties.secrets!.items.properties)).toEqual(['value', 'sha256', 'expiration', 'description'])
+    expect(Object.keys(schema.properties.users!.items.properties)).toEqual(['subjectId', 'username', 'password', 'enabled', 'cibaUserCode', 'claims'])
     // The generated schema is itself usable by zod (round trip) and by any JSON Schema tool.
-    expect(() => z.fromJSONSchema(schema)).not.toThrow()
+    expect(() => z.fromJSONSchema(generated)).not.toThrow()
   })
 
   it('accepts a seed using every documented field, and the demo seed', async () => {

@@ -2,7 +2,7 @@
 // (RFC 7591 `jwks`): signed authentication request objects (CIBA Core §7.1.1) and
 // login_hint_tokens (§7.1). Client secrets are stored hashed, so HS256 can never be verified:
 // only asymmetric algorithms are accepted.
-import { createLocalJWKSet, errors, jwtVerify, type JWK } from 'jose'
+import { createLocalJWKSet, errors, jwtVerify } from 'jose'
 import type { Clock } from '../../domain/clock.js'
 import type { Client } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
@@ -40,7 +40,7 @@ function keySet(client: Client, what: string) {
   if (!client.jwks || client.jwks.keys.length === 0) {
     throw new OAuthError('invalid_request', `${what}: the client has no registered public keys`)
   }
-  return createLocalJWKSet({ keys: client.jwks.keys as JWK[] })
+  return createLocalJWKSet({ keys: client.jwks.keys })
 }
 
 /** A parameter value from a request object as the string the form would have carried. */

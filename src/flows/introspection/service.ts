@@ -22,7 +22,7 @@ export interface IntrospectionService {
   sign(caller: IntrospectionCaller, answer: IntrospectionResponse): Promise<string>
 }
 
-const INACTIVE: { active: false } = Object.freeze({ active: false }) as { active: false }
+const INACTIVE: { active: false } = Object.freeze({ active: false })
 
 function hasAudience(aud: unknown, name: string): boolean {
   return aud === name || (Array.isArray(aud) && aud.includes(name))

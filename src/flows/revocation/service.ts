@@ -44,7 +44,7 @@ export function createRevocationService(deps: {
   async function revokeJwt(client: Client, token: string, now: number, ctx: RevocationContext | undefined) {
     let payload: Record<string, unknown>
     try {
-      payload = (await deps.keys.verify(token, { typ: 'at+jwt' })).payload as Record<string, unknown>
+      payload = (await deps.keys.verify(token, { typ: 'at+jwt' })).payload
     } catch {
       return
     }

@@ -34,7 +34,7 @@ describe('errors shown as a page, never redirected', () => {
     ['a redirect URI that differs in one character', { redirect_uri: `${WEB_CB}/` }],
     ['no redirect URI when two are registered', { redirect_uri: undefined }],
   ])('%s', async (_name, params) => {
-    const res = await get(authorizeUrl(params as Record<string, string | undefined>))
+    const res = await get(authorizeUrl(params))
     expect(res.statusCode).toBe(400)
     expect(res.headers.location).toBeUndefined()
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8')

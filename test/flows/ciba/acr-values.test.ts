@@ -91,7 +91,8 @@ describe('allowedTenants in the seed file', () => {
   it('is stored, read back and published in the JSON Schema', async () => {
     expect((await createPgClientStore(t.db).findById('multi'))!.allowedTenants).toEqual(['acme', 'globex'])
     expect((await createPgClientStore(t.db).findById('single'))!.allowedTenants).toEqual([])
-    const property = (seedJsonSchema() as any).properties.clients.items.properties.allowedTenants
+    type Schema = { description?: string; items: Schema; properties: Record<string, Schema> }
+    const property = (seedJsonSchema() as Schema).properties.clients!.items.properties.allowedTenants!
     expect(property).toMatchObject({ type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 } })
     expect(property.description).toMatch(/tenant/)
   })

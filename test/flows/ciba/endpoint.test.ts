@@ -39,7 +39,7 @@ describe('POST /connect/ciba success', () => {
     expect(Object.keys(body).sort()).toEqual(['auth_req_id', 'expires_in', 'interval'])
     expect(body.auth_req_id).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(body).toMatchObject({ expires_in: 120, interval: 5 })
-    const { rows } = await t.db.query<Record<string, unknown>>('SELECT * FROM ciba_requests ORDER BY created_at DESC LIMIT 1')
+    const { rows } = await t.db.query<Record<string, unknown> & { id: string }>('SELECT * FROM ciba_requests ORDER BY created_at DESC LIMIT 1')
     expect(rows[0]).toMatchObject({
       client_id: 'bank', subject_id: 'u-alice', requested_scopes: ['openid', 'profile'], acr_values: ['1'],
       tenant: 'acme', idp: 'corp-ad', binding_message: 'W4SCT', status: 'pending', interval_seconds: 5, last_polled_at: null,
@@ -85,8 +85,8 @@ describe('POST /connect/ciba success', () => {
 
 describe('POST /connect/ciba errors', () => {
   it('client authentication and grant', async () => {
-    await expectError({ ...ok, client_secret: 'wrong' }, 401, 'invalid_client', expect.any(String) as unknown as string)
-    await expectError({ client_id: 'public', scope: 'openid', login_hint: 'alice' }, 401, 'invalid_client', expect.any(String) as unknown as string)
+    await expectError({ ...ok, client_secret: 'wrong' }, 401, 'invalid_client', expect.any(String))
+    await expectError({ client_id: 'public', scope: 'openid', login_hint: 'alice' }, 401, 'invalid_client', expect.any(String))
     await expectError({ client_id: 'cc-only', client_secret: 'cc-secret', scope: 'openid', login_hint: 'alice' }, 400, 'unauthorized_client', 'the client may not use CIBA')
   })
 

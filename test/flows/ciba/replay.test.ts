@@ -36,7 +36,7 @@ async function approved(client = BANK): Promise<string> {
 async function redeem(authReqId: string, client = BANK) {
   const res = await poll(t, authReqId, client)
   expect(res.statusCode).toBe(200)
-  return res.json() as { access_token: string; refresh_token: string }
+  return res.json<{ access_token: string; refresh_token: string }>()
 }
 
 const introspect = (app: CibaTestApp['app'], token: string, who: { client_id: string; client_secret: string }) =>

@@ -16,7 +16,7 @@ describe('JWKS', () => {
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
     expect(res.headers['cache-control']).toBe('public, max-age=300')
-    const { keys } = res.json() as { keys: Array<Record<string, unknown>> }
+    const { keys } = res.json<{ keys: Array<Record<string, unknown>> }>()
     expect(keys.map((k) => k.alg).sort()).toEqual(['ES256', 'RS256'])
     for (const k of keys) {
       for (const m of PRIVATE_MEMBERS) expect(k).not.toHaveProperty(m)
@@ -33,7 +33,7 @@ describe('JWKS', () => {
 
   it('verifies what sign() produces with jose against the published JWKS', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })
-    const jwks = createLocalJWKSet(res.json() as JSONWebKeySet)
+    const jwks = createLocalJWKSet(res.json<JSONWebKeySet>())
     const now = Math.floor(t.clock.now() / 1000)
     for (const alg of ['ES256', 'RS256'] as const) {
       const jwt = await t.app.authz.keys.sign({ iss: TEST_ISSUER, sub: 'backend', iat: now, exp: now + 60 }, { alg, typ: 'at+jwt' })
@@ -54,7 +54,7 @@ describe('discovery document', () => {
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
     expect(res.headers['cache-control']).toBe('public, max-age=300')
-    const doc = res.json() as Record<string, unknown>
+    const doc = res.json<Record<string, unknown>>()
     // Members other features contribute (grant types, introspection, revocation…) are theirs to test.
     const mine = Object.fromEntries(Object.entries(doc).filter(([k]) => OWN_MEMBERS.includes(k)))
     expect(mine).toEqual({

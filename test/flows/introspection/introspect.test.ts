@@ -17,7 +17,7 @@ afterAll(() => t.close())
 async function token(id: string, secret: string, params: Record<string, string>) {
   const res = await t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic(id, secret) }, payload: form({ grant_type: CC, ...params }) })
   expect(res.statusCode).toBe(200)
-  return res.json() as { access_token: string }
+  return res.json<{ access_token: string }>()
 }
 
 const introspect = (params: Record<string, string>, headers: Record<string, string> = {}) =>

@@ -85,7 +85,7 @@ beforeAll(async () => {
   for (const c of seed.clients) if (withUri[c.clientId]) Object.assign(c, { backChannelLogoutUri: withUri[c.clientId] })
   await applySeed(t.db, seed)
   await t.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES ('u-alice', 'web', '{openid,profile}', now(), now()), ('u-bob', 'web', '{openid,profile}', now(), now())`)
-  jwks = createLocalJWKSet((await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json() as JSONWebKeySet)
+  jwks = createLocalJWKSet((await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json<JSONWebKeySet>())
 })
 afterAll(async () => {
   await t?.close()

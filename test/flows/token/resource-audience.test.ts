@@ -50,7 +50,7 @@ const post = (url: string, id: string, secret: string, params: Record<string, st
   t.app.inject({ method: 'POST', url, headers: { ...FORM, authorization: basic(id, secret) }, payload: form(params) })
 const token = (clientId: string, params: Record<string, string>) => post('/connect/token', clientId, `${clientId}-secret`, params)
 const seenBy = async (api: 'orders' | 'shared' | 'billing', accessToken: string) =>
-  (await post('/connect/introspect', `${api}-api`, `${api}-secret`, { token: accessToken })).json() as Record<string, unknown>
+  (await post('/connect/introspect', `${api}-api`, `${api}-secret`, { token: accessToken })).json<Record<string, unknown>>()
 
 describe('introspection by an API resource checks the audience', () => {
   for (const clientId of ['cc', 'cc-ref']) {

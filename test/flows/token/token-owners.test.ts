@@ -47,7 +47,7 @@ const as = (clientId: string) => ({ authorization: basic(clientId, `${clientId}-
 async function passwordTokens(clientId: string, username: string) {
   const res = await post('/connect/token', { grant_type: 'password', username, password: `${username}-pw`, scope: USER_SCOPE }, as(clientId))
   expect(res.statusCode).toBe(200)
-  return res.json() as { access_token: string; refresh_token: string }
+  return res.json<{ access_token: string; refresh_token: string }>()
 }
 async function serviceToken(): Promise<string> {
   const res = await post('/connect/token', { grant_type: 'client_credentials', scope: 'orders.read' }, as('svc'))
