@@ -88,6 +88,7 @@ const Env = z.object({
   CIBA_DEFAULT_LIFETIME: seconds(300),
   CIBA_POLLING_INTERVAL: seconds(5),
   CIBA_MAX_PENDING_PER_USER: int(0, 100_000, 10), // per client and user; 0: no cap
+  CIBA_MIN_REQUESTED_EXPIRY: seconds(10),
   CIBA_NOTIFICATION_URL: httpUrl().optional(),
   CIBA_NOTIFICATION_SECRET: z.string().min(1).optional().describe('a non-empty secret'),
   DEVICE_CODE_LIFETIME: seconds(300),
@@ -212,6 +213,10 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'CIBA',
     doc: 'Pending (undecided, unexpired) CIBA requests one client may have for one user; one more is `403 access_denied`. Counted per client and user, so no client can keep the others from reaching a user. `0`: no cap.',
   },
+  CIBA_MIN_REQUESTED_EXPIRY: {
+    group: 'CIBA',
+    doc: 'The least `requested_expiry` a CIBA request may ask for (a shorter one is `400 invalid_request`), or the client\'s lifetime when that is shorter. Without it a client could let each request lapse at once and send the next, so that the pending cap never fills.',
+  },
   CIBA_NOTIFICATION_URL: { group: 'CIBA', doc: "Webhook that tells the user's device about a CIBA request (Standard Webhooks). Unset: the approval URL is logged." },
   CIBA_NOTIFICATION_SECRET: {
     group: 'CIBA',
@@ -326,6 +331,8 @@ export type Config = Readonly<{
   cibaPollingInterval: number
   /** Pending CIBA requests one client may have for one user; 0: no cap. */
   cibaMaxPendingPerUser: number
+  /** Seconds: the least requested_expiry accepted (never more than the client's lifetime). */
+  cibaMinRequestedExpiry: number
   cibaNotificationUrl: string | undefined
   cibaNotificationSecret: string | undefined
   /** RFC 8628 device authorization: device_code lifetime and the default polling interval (s). */
@@ -503,6 +510,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     cibaDefaultLifetime: e.CIBA_DEFAULT_LIFETIME,
     cibaPollingInterval: e.CIBA_POLLING_INTERVAL,
     cibaMaxPendingPerUser: e.CIBA_MAX_PENDING_PER_USER,
+    cibaMinRequestedExpiry: e.CIBA_MIN_REQUESTED_EXPIRY,
     cibaNotificationUrl: e.CIBA_NOTIFICATION_URL,
     cibaNotificationSecret: e.CIBA_NOTIFICATION_SECRET,
     deviceCodeLifetime: e.DEVICE_CODE_LIFETIME,

@@ -30,7 +30,7 @@ export interface CibaStartResponse {
 }
 
 export interface CibaServiceDeps {
-  config: Pick<Config, 'issuer' | 'cibaDefaultLifetime' | 'cibaPollingInterval' | 'cibaMaxPendingPerUser'>
+  config: Pick<Config, 'issuer' | 'cibaDefaultLifetime' | 'cibaPollingInterval' | 'cibaMaxPendingPerUser' | 'cibaMinRequestedExpiry'>
   clock: Clock
   users: UserStore
   requests: CibaRequestStore
@@ -58,12 +58,19 @@ export function checkBindingMessage(message: string | undefined): void {
   }
 }
 
-/** requested_expiry (§7.1): a positive integer no greater than the lifetime cap. */
-export function checkRequestedExpiry(value: string | undefined, cap: number): number {
+/**
+ * requested_expiry (§7.1, which leaves the request's life to the OP): a positive integer no greater
+ * than the lifetime cap, and no less than `min` (or the cap, when that is lower). Without the
+ * minimum a client could let each request lapse at once and send the next, so that the pending cap
+ * never fills however many notifications reach the user.
+ */
+export function checkRequestedExpiry(value: string | undefined, cap: number, min: number): number {
   if (value === undefined) return cap
   if (!/^[1-9][0-9]{0,8}$/.test(value)) throw new OAuthError('invalid_request', 'requested_expiry must be a positive integer')
   const n = Number(value)
   if (n > cap) throw new OAuthError('invalid_request', `requested_expiry must not exceed ${cap} seconds`)
+  const least = Math.min(min, cap)
+  if (n < least) throw new OAuthError('invalid_request', `requested_expiry must be at least ${least} seconds`)
   return n
 }
 
@@ -119,7 +126,7 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
         throw new OAuthError('invalid_request', 'exactly one of login_hint, id_token_hint and login_hint_token is required')
       }
       const cap = client.cibaLifetime ?? config.cibaDefaultLifetime
-      const expiresIn = checkRequestedExpiry(p.requested_expiry, cap)
+      const expiresIn = checkRequestedExpiry(p.requested_expiry, cap, config.cibaMinRequestedExpiry)
       const acr = parseAcrValues(p.acr_values, client)
       const granted = await deps.scopes.resolve(client, p.scope, { allowIdentity: true, resource: p.resource })
       const user = await findUser(client, p)
