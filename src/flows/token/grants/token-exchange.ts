@@ -4,6 +4,9 @@
 // longer life. With an actor token the new token says who acts for the subject (§4.1 `act`).
 // A subject or actor token that is not an active access token of ours is invalid_request (§2.2.2);
 // one whose client or user has been disabled or deleted is not active (src/tokens/token-reader.ts).
+// §2.1 leaves to the server whether the client may act for the subject: a client exchanges only
+// the tokens of the clients it lists (allowedSubjectTokenClients, none by default), and the rest
+// is invalid_request as a token refused by policy (§2.2.2).
 import { z } from 'zod'
 import { OAuthError } from '../../../errors.js'
 import type { TokenReader } from '../../../tokens/token-reader.js'
@@ -91,6 +94,11 @@ export function createTokenExchangeGrant(deps: GrantDeps): GrantHandler<TokenExc
         throw new OAuthError('invalid_target', 'audience and resource name different targets')
       }
       const subject = await readAccessToken(deps.tokenReader, p.subject_token, 'subject_token')
+      // Never "any access token of ours": without this, a gateway could present another client's
+      // client_credentials token and act as that service.
+      if (typeof subject.client_id !== 'string' || !client.allowedSubjectTokenClients.includes(subject.client_id)) {
+        throw new OAuthError('invalid_request', 'subject_token was issued to a client whose tokens this client may not exchange')
+      }
       const actor = p.actor_token === undefined ? undefined : await readAccessToken(deps.tokenReader, p.actor_token, 'actor_token')
       const granted = await deps.scopes.resolve(client, requestedScopes(subject, p.scope, client.allowedScopes), {
         allowIdentity: true,
