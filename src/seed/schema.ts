@@ -104,6 +104,10 @@ export const SeedClient = z.strictObject({
     .array(name)
     .default([])
     .describe('token exchange: the clients whose access tokens this client may present as subject_token (list itself for its own); empty: none'),
+  allowedExchangeAudiences: z
+    .array(name)
+    .default([])
+    .describe('token exchange: the API resources (by name) this client may obtain exchanged tokens for; empty: none'),
   backChannelLogoutUri: z
     .string()
     .max(2000)

@@ -28,6 +28,7 @@ interface ClientRow {
   allowed_tenants: string[]
   allowed_cors_origins: string[]
   allowed_subject_token_clients: string[]
+  allowed_exchange_audiences: string[]
   back_channel_logout_uri: string | null
   back_channel_logout_session_required: boolean
   require_consent: boolean
@@ -66,6 +67,7 @@ function toClient(r: ClientRow): Client {
     allowedTenants: r.allowed_tenants,
     allowedCorsOrigins: r.allowed_cors_origins,
     allowedSubjectTokenClients: r.allowed_subject_token_clients,
+    allowedExchangeAudiences: r.allowed_exchange_audiences,
     backChannelLogoutUri: r.back_channel_logout_uri ?? undefined,
     backChannelLogoutSessionRequired: r.back_channel_logout_session_required,
     requireConsent: r.require_consent,

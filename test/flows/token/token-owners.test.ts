@@ -35,7 +35,7 @@ beforeAll(async () => {
       { clientId: 'svc', secrets: [{ value: 'svc-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
       {
         clientId: 'gateway', secrets: [{ value: 'gateway-secret' }], allowedGrantTypes: [TE], allowedScopes: ['openid', 'profile', 'orders.read'],
-        allowedSubjectTokenClients: ['web', 'web-ref', 'web-off', 'web-gone', 'web-ref-u', 'gil', 'svc'],
+        allowedSubjectTokenClients: ['web', 'web-ref', 'web-off', 'web-gone', 'web-ref-u', 'gil', 'svc'], allowedExchangeAudiences: ['orders-api'],
       },
     ],
     users: [user('carol'), user('dora'), user('erin'), user('fay'), { ...user('gil'), subjectId: 'gil' }],

@@ -6,7 +6,9 @@
 // one whose client or user has been disabled or deleted is not active (src/tokens/token-reader.ts).
 // §2.1 leaves to the server whether the client may act for the subject: a client exchanges only
 // the tokens of the clients it lists (allowedSubjectTokenClients, none by default), and the rest
-// is invalid_request as a token refused by policy (§2.2.2).
+// is invalid_request as a token refused by policy (§2.2.2). Nor may it retarget a token to any API
+// that shares a scope: the new token's audiences must all be in allowedExchangeAudiences (none by
+// default), else invalid_target (§2.2.2: unwilling to issue a token for that target).
 import { z } from 'zod'
 import { OAuthError } from '../../../errors.js'
 import type { TokenReader } from '../../../tokens/token-reader.js'
@@ -104,6 +106,11 @@ export function createTokenExchangeGrant(deps: GrantDeps): GrantHandler<TokenExc
         allowIdentity: true,
         resource: p.resource ?? p.audience,
       })
+      // Named (audience, resource) or implied by the scopes: every API the token would be good at.
+      // A token with OpenID scopes alone has no API audience: it is for our userinfo endpoint.
+      if (granted.audiences.some((a) => !client.allowedExchangeAudiences.includes(a))) {
+        throw new OAuthError('invalid_target', 'the token would be for an audience this client may not obtain tokens for')
+      }
       const claims: Claims = {}
       for (const c of CARRIED_CLAIMS) if (subject[c] !== undefined) claims[c] = subject[c]
       const act = actClaim(subject, actor)
