@@ -16,7 +16,14 @@ const TOO_FAST = { error: 'access_denied', error_description: 'too many requests
 async function appWith(env: Record<string, string>): Promise<CibaTestApp> {
   const t = await createCibaTestApp({ env })
   await applySeed(t.db, {
-    clients: [{ clientId: 'other', secrets: [{ value: 'other-secret' }], allowedGrantTypes: ['urn:openid:params:grant-type:ciba'], allowedScopes: ['openid'] }],
+    clients: [
+      {
+        clientId: 'other',
+        secrets: [{ value: 'other-secret' }],
+        allowedGrantTypes: ['urn:openid:params:grant-type:ciba'],
+        allowedScopes: ['openid'],
+      },
+    ],
     users: [{ subjectId: 'u-dave', username: 'dave', password: 'dave-pw' }],
   })
   return t
@@ -25,18 +32,28 @@ async function appWith(env: Record<string, string>): Promise<CibaTestApp> {
 const start = (t: CibaTestApp, client: Record<string, string>, extra: Record<string, string> = {}) =>
   startCiba(t, { ...client, scope: 'openid', login_hint: 'alice', ...extra })
 const stored = async (t: CibaTestApp) =>
-  (await t.db.query<{ client_id: string; subject_id: string; n: number }>(
-    'SELECT client_id, subject_id, count(*)::int AS n FROM ciba_requests GROUP BY client_id, subject_id ORDER BY client_id, subject_id')).rows
+  (
+    await t.db.query<{ client_id: string; subject_id: string; n: number }>(
+      'SELECT client_id, subject_id, count(*)::int AS n FROM ciba_requests GROUP BY client_id, subject_id ORDER BY client_id, subject_id',
+    )
+  ).rows
 
 describe('CIBA_RATE_LIMIT_PER_USER and CIBA_MIN_REQUESTED_EXPIRY', () => {
   it('default to 5 requests a minute and 10 seconds; 0 turns the rate off; bad values are refused', () => {
     expect(loadConfig({})).toMatchObject({ cibaRateLimitPerUser: 5, cibaMinRequestedExpiry: 10 })
-    expect(loadConfig({ CIBA_RATE_LIMIT_PER_USER: '0', CIBA_MIN_REQUESTED_EXPIRY: '1' })).toMatchObject({ cibaRateLimitPerUser: 0, cibaMinRequestedExpiry: 1 })
+    expect(loadConfig({ CIBA_RATE_LIMIT_PER_USER: '0', CIBA_MIN_REQUESTED_EXPIRY: '1' })).toMatchObject({
+      cibaRateLimitPerUser: 0,
+      cibaMinRequestedExpiry: 1,
+    })
     for (const bad of ['-1', '2.5', 'many']) {
-      expect(() => loadConfig({ CIBA_RATE_LIMIT_PER_USER: bad })).toThrow(/^CIBA_RATE_LIMIT_PER_USER must be an integer from 0 to 100000, got "/)
+      expect(() => loadConfig({ CIBA_RATE_LIMIT_PER_USER: bad })).toThrow(
+        /^CIBA_RATE_LIMIT_PER_USER must be an integer from 0 to 100000, got "/,
+      )
     }
     for (const bad of ['0', '-1', '2.5']) {
-      expect(() => loadConfig({ CIBA_MIN_REQUESTED_EXPIRY: bad })).toThrow(/^CIBA_MIN_REQUESTED_EXPIRY must be a whole number of seconds from 1 to 31536000, got "/)
+      expect(() => loadConfig({ CIBA_MIN_REQUESTED_EXPIRY: bad })).toThrow(
+        /^CIBA_MIN_REQUESTED_EXPIRY must be a whole number of seconds from 1 to 31536000, got "/,
+      )
     }
   })
 })
@@ -56,7 +73,8 @@ describe('a client flooding one user with short-lived requests (defaults: 5 a mi
     for (const v of ['1', '9']) {
       const res = await start(t, BANK, { requested_expiry: v })
       expect({ status: res.statusCode, body: res.json() }).toEqual({
-        status: 400, body: { error: 'invalid_request', error_description: 'requested_expiry must be at least 10 seconds' },
+        status: 400,
+        body: { error: 'invalid_request', error_description: 'requested_expiry must be at least 10 seconds' },
       })
       expect(res.headers).toMatchObject(NO_STORE)
     }
@@ -93,7 +111,9 @@ describe('a client flooding one user with short-lived requests (defaults: 5 a mi
     for (let i = 0; i < 5; i++) expect((await start(t, OTHER)).statusCode).toBe(200)
     expect((await start(t, BANK, { login_hint: 'dave' })).statusCode).toBe(200)
     expect(await stored(t)).toEqual([
-      { client_id: 'bank', subject_id: 'u-alice', n: 5 }, { client_id: 'bank', subject_id: 'u-dave', n: 1 }, { client_id: 'other', subject_id: 'u-alice', n: 5 },
+      { client_id: 'bank', subject_id: 'u-alice', n: 5 },
+      { client_id: 'bank', subject_id: 'u-dave', n: 1 },
+      { client_id: 'other', subject_id: 'u-alice', n: 5 },
     ])
   })
 
@@ -105,21 +125,25 @@ describe('a client flooding one user with short-lived requests (defaults: 5 a mi
 })
 
 describe('the rate under concurrency and with other settings', () => {
-  it('holds exactly: of 8 simultaneous requests 3 are accepted, in every trial (rate 3, no pending cap)', { timeout: 120_000 }, async () => {
-    const t = await appWith({ CIBA_RATE_LIMIT_PER_USER: '3', CIBA_MAX_PENDING_PER_USER: '0' })
-    try {
-      const over: number[] = []
-      for (let trial = 0; trial < 10; trial++) {
-        await t.db.query('DELETE FROM ciba_requests')
-        const statuses = (await Promise.all(Array.from({ length: 8 }, () => start(t, BANK)))).map((r) => r.statusCode)
-        const n = (await stored(t))[0]?.n ?? 0
-        if (statuses.filter((s) => s === 200).length !== 3 || statuses.filter((s) => s === 403).length !== 5 || n !== 3) over.push(trial)
+  it(
+    'holds exactly: of 8 simultaneous requests 3 are accepted, in every trial (rate 3, no pending cap)',
+    { timeout: 120_000 },
+    async () => {
+      const t = await appWith({ CIBA_RATE_LIMIT_PER_USER: '3', CIBA_MAX_PENDING_PER_USER: '0' })
+      try {
+        const over: number[] = []
+        for (let trial = 0; trial < 10; trial++) {
+          await t.db.query('DELETE FROM ciba_requests')
+          const statuses = (await Promise.all(Array.from({ length: 8 }, () => start(t, BANK)))).map((r) => r.statusCode)
+          const n = (await stored(t))[0]?.n ?? 0
+          if (statuses.filter((s) => s === 200).length !== 3 || statuses.filter((s) => s === 403).length !== 5 || n !== 3) over.push(trial)
+        }
+        expect(over).toEqual([])
+      } finally {
+        await t.close()
       }
-      expect(over).toEqual([])
-    } finally {
-      await t.close()
-    }
-  })
+    },
+  )
 
   it('CIBA_RATE_LIMIT_PER_USER=0 turns the rate off (the pending cap still holds)', async () => {
     const t = await appWith({ CIBA_RATE_LIMIT_PER_USER: '0', CIBA_MAX_PENDING_PER_USER: '0' })

@@ -16,12 +16,21 @@ const AT = 'urn:ietf:params:oauth:token-type:access_token'
 const EXCHANGERS = ['web', 'web-ref', 'gateway', 'gateway-ref', 'svc']
 
 const userClient = (clientId: string, accessTokenType: 'jwt' | 'reference') => ({
-  clientId, secrets: [{ value: `${clientId}-secret` }], allowedGrantTypes: ['password', 'refresh_token'], accessTokenType,
-  allowedScopes: ['openid', 'orders.read', 'offline_access'], allowOfflineAccess: true,
+  clientId,
+  secrets: [{ value: `${clientId}-secret` }],
+  allowedGrantTypes: ['password', 'refresh_token'],
+  accessTokenType,
+  allowedScopes: ['openid', 'orders.read', 'offline_access'],
+  allowOfflineAccess: true,
 })
 const gateway = (clientId: string, accessTokenType: 'jwt' | 'reference') => ({
-  clientId, secrets: [{ value: `${clientId}-secret` }], allowedGrantTypes: [TE], accessTokenType, allowedScopes: ['openid', 'orders.read'],
-  allowedSubjectTokenClients: EXCHANGERS, allowedExchangeAudiences: ['orders-api'],
+  clientId,
+  secrets: [{ value: `${clientId}-secret` }],
+  allowedGrantTypes: [TE],
+  accessTokenType,
+  allowedScopes: ['openid', 'orders.read'],
+  allowedSubjectTokenClients: EXCHANGERS,
+  allowedExchangeAudiences: ['orders-api'],
 })
 
 let t: TestApp
@@ -32,7 +41,10 @@ beforeAll(async () => {
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] }],
     identityResources: ['openid', 'offline_access'],
     clients: [
-      userClient('web', 'jwt'), userClient('web-ref', 'reference'), gateway('gateway', 'jwt'), gateway('gateway-ref', 'reference'),
+      userClient('web', 'jwt'),
+      userClient('web-ref', 'reference'),
+      gateway('gateway', 'jwt'),
+      gateway('gateway-ref', 'reference'),
       { clientId: 'svc', secrets: [{ value: 'svc-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
     ],
     users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw' }],
@@ -43,7 +55,11 @@ afterAll(() => t.close())
 const post = (url: string, params: Record<string, string>, clientId: string) =>
   t.app.inject({ method: 'POST', url, headers: { ...FORM, authorization: basic(clientId, `${clientId}-secret`) }, payload: form(params) })
 async function userTokens(clientId: string): Promise<{ access_token: string; refresh_token: string }> {
-  const res = await post('/connect/token', { grant_type: 'password', username: 'alice', password: 'alice-pw', scope: 'openid orders.read offline_access' }, clientId)
+  const res = await post(
+    '/connect/token',
+    { grant_type: 'password', username: 'alice', password: 'alice-pw', scope: 'openid orders.read offline_access' },
+    clientId,
+  )
   expect(res.statusCode).toBe(200)
   return res.json()
 }
@@ -56,17 +72,26 @@ async function exchange(subjectToken: string, clientId: string): Promise<string>
 }
 /** As the orders API sees the token (RFC 7662): true or false, never anything else. */
 async function active(token: string): Promise<boolean> {
-  const res = await t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('orders-api', 'orders-secret') }, payload: form({ token }) })
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/connect/introspect',
+    headers: { ...FORM, authorization: basic('orders-api', 'orders-secret') },
+    payload: form({ token }),
+  })
   expect(res.statusCode).toBe(200)
   const { active } = res.json()
   expect(typeof active).toBe('boolean')
   return active
 }
-const revoke = async (token: string, clientId: string) => expect((await post('/connect/revocation', { token }, clientId)).statusCode).toBe(200)
+const revoke = async (token: string, clientId: string) =>
+  expect((await post('/connect/revocation', { token }, clientId)).statusCode).toBe(200)
 
 describe('token exchange: the exchanged token belongs to the grant of its subject token', () => {
   it.each([
-    ['web', 'gateway'], ['web', 'gateway-ref'], ['web-ref', 'gateway'], ['web-ref', 'gateway-ref'],
+    ['web', 'gateway'],
+    ['web', 'gateway-ref'],
+    ['web-ref', 'gateway'],
+    ['web-ref', 'gateway-ref'],
   ])("revoking %s's refresh token ends what %s got by exchanging its access token", async (user, exchanger) => {
     const tokens = await userTokens(user)
     const exchanged = await exchange(tokens.access_token, exchanger)
@@ -82,15 +107,19 @@ describe('token exchange: the exchanged token belongs to the grant of its subjec
     const thrice = await exchange(twice, 'gateway')
     expect((await post('/connect/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, 'web')).statusCode).toBe(200)
     // The stolen copy, used again: the whole family goes (RFC 9700 §4.14.2).
-    expect((await post('/connect/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, 'web')).json()).toMatchObject({ error: 'invalid_grant' })
+    expect(
+      (await post('/connect/token', { grant_type: 'refresh_token', refresh_token: tokens.refresh_token }, 'web')).json(),
+    ).toMatchObject({ error: 'invalid_grant' })
     expect(await Promise.all([once, twice, thrice].map(active))).toEqual([false, false, false])
   })
 
   it('is refused once the family is revoked, as its subject token is no longer active', async () => {
     const tokens = await userTokens('web-ref')
     await revoke(tokens.refresh_token, 'web-ref')
-    expect((await exchangeRaw(tokens.access_token, 'gateway')).json())
-      .toEqual({ error: 'invalid_request', error_description: 'subject_token is not an active access token of this server' })
+    expect((await exchangeRaw(tokens.access_token, 'gateway')).json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'subject_token is not an active access token of this server',
+    })
   })
 
   it("a subject token from no grant family (a client's own) still exchanges, and the exchange lives as long as it", async () => {
@@ -102,8 +131,13 @@ describe('token exchange: the exchanged token belongs to the grant of its subjec
   it('on a replica that has not yet heard of the revocation, the exchange still finds the family revoked', async () => {
     // Another replica: the same database, but its in-memory revocation list has not had the NOTIFY yet.
     const replica = createTokenReader({
-      config: t.config, clock: t.clock, keys: t.app.authz.keys, grants: createPgGrantStore(t.db), revocations: { has: () => false },
-      clients: createPgClientStore(t.db), users: createPgUserStore(t.db),
+      config: t.config,
+      clock: t.clock,
+      keys: t.app.authz.keys,
+      grants: createPgGrantStore(t.db),
+      revocations: { has: () => false },
+      clients: createPgClientStore(t.db),
+      users: createPgUserStore(t.db),
     })
     const jwt = await userTokens('web')
     const ref = await userTokens('web-ref')
@@ -132,7 +166,10 @@ describe('token exchange: the exchanged token belongs to the grant of its subjec
       const exchanging = exchangeRaw(tokens.access_token, exchanger)
       const [res] = await Promise.all([exchanging, revoking ?? revoke(tokens.refresh_token, user)])
       if (res.statusCode !== 200) {
-        expect(res.json()).toEqual({ error: 'invalid_request', error_description: 'subject_token is not an active access token of this server' })
+        expect(res.json()).toEqual({
+          error: 'invalid_request',
+          error_description: 'subject_token is not an active access token of this server',
+        })
         continue
       }
       exchangedBeforeRevocation++

@@ -12,15 +12,29 @@ import { basic, createTestApp, form, FORM, type TestApp } from '../../helpers/ap
 
 const TE = 'urn:ietf:params:oauth:grant-type:token-exchange'
 const AT = 'urn:ietf:params:oauth:token-type:access_token'
-const NOT_ALLOWED = { error: 'invalid_request', error_description: 'subject_token was issued to a client whose tokens this client may not exchange' }
-const WRONG_AUDIENCE = { error: 'invalid_target', error_description: 'the token would be for an audience this client may not obtain tokens for' }
+const NOT_ALLOWED = {
+  error: 'invalid_request',
+  error_description: 'subject_token was issued to a client whose tokens this client may not exchange',
+}
+const WRONG_AUDIENCE = {
+  error: 'invalid_target',
+  error_description: 'the token would be for an audience this client may not obtain tokens for',
+}
 
 const userClient = (clientId: string, accessTokenType: 'jwt' | 'reference' = 'jwt') => ({
-  clientId, secrets: [{ value: `${clientId}-secret` }], allowedGrantTypes: ['password'], accessTokenType,
-  allowedScopes: ['openid', 'orders.read', 'offline_access'], allowOfflineAccess: true,
+  clientId,
+  secrets: [{ value: `${clientId}-secret` }],
+  allowedGrantTypes: ['password'],
+  accessTokenType,
+  allowedScopes: ['openid', 'orders.read', 'offline_access'],
+  allowOfflineAccess: true,
 })
 const gateway = (clientId: string, extra: Record<string, unknown> = {}) => ({
-  clientId, secrets: [{ value: `${clientId}-secret` }], allowedGrantTypes: [TE], allowedScopes: ['openid', 'orders.read'], ...extra,
+  clientId,
+  secrets: [{ value: `${clientId}-secret` }],
+  allowedGrantTypes: [TE],
+  allowedScopes: ['openid', 'orders.read'],
+  ...extra,
 })
 
 let t: TestApp
@@ -35,8 +49,15 @@ beforeAll(async () => {
     ],
     identityResources: ['openid', 'offline_access'],
     clients: [
-      userClient('web'), userClient('web-ref', 'reference'), userClient('partner'),
-      { clientId: 'backend', secrets: [{ value: 'backend-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
+      userClient('web'),
+      userClient('web-ref', 'reference'),
+      userClient('partner'),
+      {
+        clientId: 'backend',
+        secrets: [{ value: 'backend-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+      },
       // Token exchange, but nothing configured to exchange.
       gateway('open-gateway'),
       // May exchange web's tokens, but was told of no audience.
@@ -48,10 +69,18 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 const post = (params: Record<string, string>, clientId: string) =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic(clientId, `${clientId}-secret`) }, payload: form(params) })
+  t.app.inject({
+    method: 'POST',
+    url: '/connect/token',
+    headers: { ...FORM, authorization: basic(clientId, `${clientId}-secret`) },
+    payload: form(params),
+  })
 const exchange = (params: Record<string, string>, clientId: string) => post({ grant_type: TE, subject_token_type: AT, ...params }, clientId)
 async function userTokens(clientId: string, extra: Record<string, string> = {}): Promise<{ access_token: string; refresh_token: string }> {
-  const res = await post({ grant_type: 'password', username: 'alice', password: 'alice-pw', scope: 'openid orders.read offline_access', ...extra }, clientId)
+  const res = await post(
+    { grant_type: 'password', username: 'alice', password: 'alice-pw', scope: 'openid orders.read offline_access', ...extra },
+    clientId,
+  )
   expect(res.statusCode).toBe(200)
   return res.json()
 }
@@ -78,7 +107,11 @@ describe('token exchange: which subject tokens a client may exchange', () => {
 
   describe('with allowedSubjectTokenClients', () => {
     beforeAll(async () => {
-      await applySeed(t.db, { clients: [gateway('gateway', { allowedSubjectTokenClients: ['web', 'web-ref'], allowedExchangeAudiences: ['orders-api', 'reports-api'] })] })
+      await applySeed(t.db, {
+        clients: [
+          gateway('gateway', { allowedSubjectTokenClients: ['web', 'web-ref'], allowedExchangeAudiences: ['orders-api', 'reports-api'] }),
+        ],
+      })
     })
 
     it('exchanges the tokens of the listed clients, JWT or reference', async () => {
@@ -97,7 +130,14 @@ describe('token exchange: which subject tokens a client may exchange', () => {
     it('refuses its own tokens unless it lists itself', async () => {
       const own = (await exchange({ subject_token: (await userTokens('web')).access_token }, 'gateway')).json().access_token
       expectRefused(await exchange({ subject_token: own }, 'gateway'), 400, NOT_ALLOWED)
-      await applySeed(t.db, { clients: [gateway('gateway', { allowedSubjectTokenClients: ['web', 'web-ref', 'gateway'], allowedExchangeAudiences: ['orders-api', 'reports-api'] })] })
+      await applySeed(t.db, {
+        clients: [
+          gateway('gateway', {
+            allowedSubjectTokenClients: ['web', 'web-ref', 'gateway'],
+            allowedExchangeAudiences: ['orders-api', 'reports-api'],
+          }),
+        ],
+      })
       expect((await exchange({ subject_token: own }, 'gateway')).statusCode).toBe(200)
     })
   })
@@ -128,11 +168,17 @@ describe('token exchange: which audiences a client may obtain tokens for', () =>
 
   describe('with allowedExchangeAudiences', () => {
     beforeAll(async () => {
-      await applySeed(t.db, { clients: [gateway('orders-gateway', { allowedSubjectTokenClients: ['web'], allowedExchangeAudiences: ['orders-api'] })] })
+      await applySeed(t.db, {
+        clients: [gateway('orders-gateway', { allowedSubjectTokenClients: ['web'], allowedExchangeAudiences: ['orders-api'] })],
+      })
     })
 
     it('issues tokens for the listed audience, named by audience, resource or both', async () => {
-      const named: Array<Record<string, string>> = [{ audience: 'orders-api' }, { resource: 'orders-api' }, { audience: 'orders-api', resource: 'orders-api' }]
+      const named: Array<Record<string, string>> = [
+        { audience: 'orders-api' },
+        { resource: 'orders-api' },
+        { audience: 'orders-api', resource: 'orders-api' },
+      ]
       for (const params of named) {
         const res = await exchange({ subject_token: await ordersToken(), ...params }, 'orders-gateway')
         expect({ params, status: res.statusCode }).toEqual({ params, status: 200 })
@@ -149,8 +195,10 @@ describe('token exchange: which audiences a client may obtain tokens for', () =>
     })
 
     it('an unknown audience is still invalid_target unknown resource', async () => {
-      expectRefused(await exchange({ subject_token: await ordersToken(), audience: 'nowhere' }, 'orders-gateway'), 400,
-        { error: 'invalid_target', error_description: 'unknown resource' })
+      expectRefused(await exchange({ subject_token: await ordersToken(), audience: 'nowhere' }, 'orders-gateway'), 400, {
+        error: 'invalid_target',
+        error_description: 'unknown resource',
+      })
     })
   })
 })
@@ -158,7 +206,10 @@ describe('token exchange: which audiences a client may obtain tokens for', () =>
 describe('the seed fields', () => {
   it('refuse an entry that is empty or has whitespace, naming its path, and change nothing', async () => {
     for (const field of ['allowedSubjectTokenClients', 'allowedExchangeAudiences']) {
-      const err = await applySeed(t.db, { clients: [gateway('bad-gateway', { [field]: ['ok', 'two words'] })] }).then(() => undefined, (e: unknown) => e)
+      const err = await applySeed(t.db, { clients: [gateway('bad-gateway', { [field]: ['ok', 'two words'] })] }).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
       expect(err).toBeInstanceOf(SeedError)
       expect((err as SeedError).message).toContain(`clients[0].${field}[1]`)
     }
