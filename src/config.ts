@@ -88,6 +88,8 @@ const Env = z.object({
   CIBA_DEFAULT_LIFETIME: seconds(300),
   CIBA_POLLING_INTERVAL: seconds(5),
   CIBA_MAX_PENDING_PER_USER: int(0, 100_000, 10), // per client and user; 0: no cap
+  CIBA_RATE_LIMIT_PER_USER: int(0, 100_000, 5), // requests per client and user in any 60 s; 0: off
+  CIBA_MIN_REQUESTED_EXPIRY: seconds(10),
   CIBA_NOTIFICATION_URL: httpUrl().optional(),
   CIBA_NOTIFICATION_SECRET: z.string().min(1).optional().describe('a non-empty secret'),
   DEVICE_CODE_LIFETIME: seconds(300),
@@ -212,6 +214,14 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'CIBA',
     doc: 'Pending (undecided, unexpired) CIBA requests one client may have for one user; one more is `403 access_denied`. Counted per client and user, so no client can keep the others from reaching a user. `0`: no cap.',
   },
+  CIBA_RATE_LIMIT_PER_USER: {
+    group: 'CIBA',
+    doc: 'CIBA requests one client may make for one user in any 60 seconds, whatever became of them; one more is `403 access_denied` with `Retry-After` (when the next is accepted). The pending cap bounds how many wait at once, this how fast notifications reach the user. `0`: off.',
+  },
+  CIBA_MIN_REQUESTED_EXPIRY: {
+    group: 'CIBA',
+    doc: 'The least `requested_expiry` a CIBA request may ask for (a shorter one is `400 invalid_request`), or the client\'s lifetime when that is shorter. Without it a client could let each request lapse at once and send the next, so that the pending cap never fills.',
+  },
   CIBA_NOTIFICATION_URL: { group: 'CIBA', doc: "Webhook that tells the user's device about a CIBA request (Standard Webhooks). Unset: the approval URL is logged." },
   CIBA_NOTIFICATION_SECRET: {
     group: 'CIBA',
@@ -326,6 +336,13 @@ export type Config = Readonly<{
   cibaPollingInterval: number
   /** Pending CIBA requests one client may have for one user; 0: no cap. */
   cibaMaxPendingPerUser: number
+  /**
+   * Requests one client may make for one user in any 60 s (src/flows/ciba/service.ts); 0: no
+   * limit. The pending cap bounds how many wait at once, this how fast they come.
+   */
+  cibaRateLimitPerUser: number
+  /** Seconds: the least requested_expiry accepted (never more than the client's lifetime). */
+  cibaMinRequestedExpiry: number
   cibaNotificationUrl: string | undefined
   cibaNotificationSecret: string | undefined
   /** RFC 8628 device authorization: device_code lifetime and the default polling interval (s). */
@@ -504,6 +521,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     cibaDefaultLifetime: e.CIBA_DEFAULT_LIFETIME,
     cibaPollingInterval: e.CIBA_POLLING_INTERVAL,
     cibaMaxPendingPerUser: e.CIBA_MAX_PENDING_PER_USER,
+    cibaRateLimitPerUser: e.CIBA_RATE_LIMIT_PER_USER,
+    cibaMinRequestedExpiry: e.CIBA_MIN_REQUESTED_EXPIRY,
     cibaNotificationUrl: e.CIBA_NOTIFICATION_URL,
     cibaNotificationSecret: e.CIBA_NOTIFICATION_SECRET,
     deviceCodeLifetime: e.DEVICE_CODE_LIFETIME,

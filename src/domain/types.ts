@@ -42,6 +42,10 @@ export interface Client {
   allowedTenants: string[]
   /** Origins whose pages may read the token, userinfo and revocation answers (CORS). */
   allowedCorsOrigins: string[]
+  /** Token exchange (RFC 8693): the clients whose access tokens it may present as subject_token (none when empty). */
+  allowedSubjectTokenClients: string[]
+  /** Token exchange: the API resources (by name) it may obtain exchanged tokens for (none when empty). */
+  allowedExchangeAudiences: string[]
   /** OpenID Connect Back-Channel Logout 1.0 §2.2: where logout tokens are POSTed (none when undefined). */
   backChannelLogoutUri: string | undefined
   /** §2.2 backchannel_logout_session_required: its logout tokens must carry sid. */

@@ -100,6 +100,14 @@ export const SeedClient = z.strictObject({
     .array(z.string())
     .default([])
     .describe('origins (scheme, host, optional port) whose pages may call the token, userinfo and revocation endpoints'),
+  allowedSubjectTokenClients: z
+    .array(name)
+    .default([])
+    .describe('token exchange: the clients whose access tokens this client may present as subject_token (list itself for its own); empty: none'),
+  allowedExchangeAudiences: z
+    .array(name)
+    .default([])
+    .describe('token exchange: the API resources (by name) this client may obtain exchanged tokens for; empty: none'),
   backChannelLogoutUri: z
     .string()
     .max(2000)

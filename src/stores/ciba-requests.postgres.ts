@@ -3,7 +3,7 @@
 // Times are passed in from the injected Clock as parameters; SQL now() is never used.
 import type { Db, Queryable } from '../db/db.js'
 import type { CibaRequest } from '../domain/types.js'
-import type { CibaDecision, CibaRequestStore, NewCibaRequest } from './ciba-requests.js'
+import type { CibaCreateResult, CibaDecision, CibaRequestStore, NewCibaRequest } from './ciba-requests.js'
 import { deleteExpired, handleHash, ts } from './columns.postgres.js'
 import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './polling.postgres.js'
 
@@ -28,8 +28,10 @@ function toCibaRequest(r: CibaRow): CibaRequest {
   }
 }
 
-/** pg_advisory_xact_lock(class, key) key class of the pending-request cap ("cibp"); two-int locks never meet one-bigint ones. */
+/** pg_advisory_xact_lock(class, key) key class of the pending cap and rate ("cibp"); two-int locks never meet one-bigint ones. */
 const PENDING_LOCK_CLASS = 0x63696270
+
+const CREATED: CibaCreateResult = Object.freeze({ kind: 'created' })
 
 const insert = (q: Queryable, r: NewCibaRequest) =>
   q.query(
@@ -50,23 +52,37 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
     async create(r: NewCibaRequest) {
       await insert(db, r)
     },
-    async createWithinLimit(r, maxPending, now) {
-      if (maxPending <= 0) {
+    async createWithinLimit(r, limits, now) {
+      if (limits.maxPending <= 0 && limits.maxPerWindow <= 0) {
         await insert(db, r)
-        return true
+        return CREATED
       }
       // Count and insert under a lock on (client, user): two concurrent requests cannot both see
       // one place left. The lock ends with the transaction.
       return db.transaction(async (tx) => {
         await tx.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [PENDING_LOCK_CLASS, `${r.clientId}\n${r.subjectId}`])
-        const { rows } = await tx.query<{ n: number | string }>(
-          `SELECT count(*) AS n FROM ciba_requests
-           WHERE subject_id = $1 AND client_id = $2 AND status = 'pending' AND expires_at > $3::timestamptz`,
-          [r.subjectId, r.clientId, ts(now)],
-        )
-        if (Number(rows[0]?.n ?? 0) >= maxPending) return false
+        if (limits.maxPending > 0) {
+          const { rows } = await tx.query<{ n: number | string }>(
+            `SELECT count(*) AS n FROM ciba_requests
+             WHERE subject_id = $1 AND client_id = $2 AND status = 'pending' AND expires_at > $3::timestamptz`,
+            [r.subjectId, r.clientId, ts(now)],
+          )
+          if (Number(rows[0]?.n ?? 0) >= limits.maxPending) return { kind: 'pending' }
+        }
+        if (limits.maxPerWindow > 0) {
+          // The maxPerWindow-th newest request of the window: while it is in the window, the window
+          // is full; once it leaves, a place is free. Rows outlive the window (cleanup keeps them
+          // CIBA_RETENTION_SECONDS past expiry), so every request of the window is counted.
+          const { rows } = await tx.query<{ created_ms: number }>(
+            `SELECT floor(extract(epoch FROM created_at) * 1000)::float8 AS created_ms FROM ciba_requests
+             WHERE client_id = $1 AND subject_id = $2 AND created_at > $3::timestamptz
+             ORDER BY created_at DESC OFFSET $4 LIMIT 1`,
+            [r.clientId, r.subjectId, ts(now - limits.windowMs), limits.maxPerWindow - 1],
+          )
+          if (rows[0]) return { kind: 'rate', retryAt: Number(rows[0].created_ms) + limits.windowMs }
+        }
         await insert(tx, r)
-        return true
+        return CREATED
       })
     },
     findByAuthReqId: (authReqId) =>

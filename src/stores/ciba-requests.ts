@@ -11,6 +11,18 @@ export type NewCibaRequest = Omit<CibaRequest, 'status' | 'approvedScopes' | 'au
 
 export type CibaDecision = { status: 'approved'; approvedScopes: string[]; authTime: number } | { status: 'denied' }
 
+export interface CibaRequestLimits {
+  maxPending: number
+  maxPerWindow: number
+  windowMs: number
+}
+
+/**
+ * created; or refused because of the pending cap; or because of the rate, with when the oldest of
+ * the requests that fill the window leaves it (ms), the earliest time another one is accepted.
+ */
+export type CibaCreateResult = { kind: 'created' } | { kind: 'pending' } | { kind: 'rate'; retryAt: number }
+
 /** CIBA requests. Every state change is one SQL statement (ARCHITECTURE.md "Data rules"). */
 export interface CibaRequestStore {
   create(req: NewCibaRequest): Promise<void>
@@ -19,11 +31,12 @@ export interface CibaRequestStore {
   /** Pending, unexpired requests, oldest first (operators' `authz ciba list`). */
   listPending(now: number, limit: number): Promise<CibaRequest[]>
   /**
-   * Creates the request unless `maxPending` (> 0; 0: no cap) pending, unexpired requests of the same
-   * client for the same user exist at `now`; false when refused. Concurrent calls for one client
-   * and user are serialized, so the cap holds exactly.
+   * Creates the request unless the same client already has, for the same user, `maxPending`
+   * pending, unexpired requests at `now`, or made `maxPerWindow` requests (whatever became of them)
+   * in the `windowMs` before `now`; a limit of 0 is no limit. Concurrent calls for one client and
+   * user are serialized, so both limits hold exactly.
    */
-  createWithinLimit(req: NewCibaRequest, maxPending: number, now: number): Promise<boolean>
+  createWithinLimit(req: NewCibaRequest, limits: CibaRequestLimits, now: number): Promise<CibaCreateResult>
   /** CIBA §11 throttle (PolledGrantStore.recordPoll). */
   recordPoll(id: string, now: number): Promise<PollRecord | undefined>
   /** Approves or denies, only while pending and unexpired; the updated request, or undefined. */

@@ -27,6 +27,8 @@ interface ClientRow {
   identity_provider_restrictions: string[]
   allowed_tenants: string[]
   allowed_cors_origins: string[]
+  allowed_subject_token_clients: string[]
+  allowed_exchange_audiences: string[]
   back_channel_logout_uri: string | null
   back_channel_logout_session_required: boolean
   require_consent: boolean
@@ -64,6 +66,8 @@ function toClient(r: ClientRow): Client {
     identityProviderRestrictions: r.identity_provider_restrictions,
     allowedTenants: r.allowed_tenants,
     allowedCorsOrigins: r.allowed_cors_origins,
+    allowedSubjectTokenClients: r.allowed_subject_token_clients,
+    allowedExchangeAudiences: r.allowed_exchange_audiences,
     backChannelLogoutUri: r.back_channel_logout_uri ?? undefined,
     backChannelLogoutSessionRequired: r.back_channel_logout_session_required,
     requireConsent: r.require_consent,

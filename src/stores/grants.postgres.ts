@@ -58,6 +58,10 @@ const optTs = (ms: number | undefined) => (ms === undefined ? null : ts(ms))
 const INSERT_MANY = `INSERT INTO persisted_grants (handle_hash, kind, client_id, subject_id, family_id, data, created_at, expires_at)
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::jsonb[], $7::timestamptz[], $8::timestamptz[])`
 const FIND_MANY = `SELECT ${COLUMNS} FROM persisted_grants WHERE handle_hash = ANY($1::text[])`
+// One statement, so one snapshot of both tables (see GrantStore.findJwtFamily).
+const FIND_JWT_FAMILY = `SELECT
+    (SELECT family_id FROM persisted_grants WHERE handle_hash = $1 AND kind = 'jwt_access_token') AS family_id,
+    EXISTS (SELECT 1 FROM revoked_tokens WHERE jti = $2) AS revoked`
 const CONSUME = `UPDATE persisted_grants SET consumed_at = $3, redemption_hash = $4
   WHERE handle_hash = $1 AND kind = $2 AND consumed_at IS NULL RETURNING ${COLUMNS}`
 
@@ -190,6 +194,10 @@ export function createPgGrantStore(db: Db, opts: PgGrantStoreOptions = {}): Gran
     async consume(handle, kind, at, redemptionHash) {
       const { rows } = await db.query<GrantRow>(CONSUME, [handleHash(handle), kind, ts(at), redemptionHash ?? null], { name: 'grants_consume' })
       return rows[0] && toGrant(rows[0])
+    },
+    async findJwtFamily(jti) {
+      const { rows } = await db.query<{ family_id: string | null; revoked: boolean }>(FIND_JWT_FAMILY, [handleHash(jti), jti], { name: 'grants_find_jwt_family' })
+      return { familyId: rows[0]?.family_id ?? undefined, revoked: rows[0]?.revoked === true }
     },
     async remove(handle, kind, clientId) {
       const { rowCount } = await db.query(

@@ -42,6 +42,12 @@ export interface GrantStore {
    * so whoever finds the grant consumed also finds who consumed it.
    */
   consume(handle: string, kind: GrantKind, at: number, redemptionHash?: string): Promise<PersistedGrant | undefined>
+  /**
+   * The family of a JWT access token, by jti, read in one snapshot with whether the jti is revoked.
+   * A family's revocation deletes the token's row and revokes its jti in one transaction, so a
+   * token whose row is gone because its family was revoked is never taken for one of no family.
+   */
+  findJwtFamily(jti: string): Promise<{ familyId: string | undefined; revoked: boolean }>
   /** Removes one grant (revocation of a reference token); false when none. */
   remove(handle: string, kind: GrantKind, clientId: string): Promise<boolean>
   /**

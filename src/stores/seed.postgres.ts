@@ -123,6 +123,7 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
         c.jwks === undefined ? null : JSON.stringify(c.jwks), c.allowedTenants, c.allowedCorsOrigins, c.postLogoutRedirectUris,
         c.alwaysIncludeUserClaimsInIdToken,
         c.backChannelLogoutUri ?? null, c.backChannelLogoutSessionRequired,
+        c.allowedSubjectTokenClients, c.allowedExchangeAudiences,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -140,12 +141,14 @@ const CLIENT_COLUMNS = [
   'allowed_cors_origins',
   'post_logout_redirect_uris', 'always_include_user_claims_in_id_token',
   'back_channel_logout_uri', 'back_channel_logout_session_required',
+  'allowed_subject_token_clients', 'allowed_exchange_audiences',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]', allowed_scopes: '::text[]', redirect_uris: '::text[]',
   identity_provider_restrictions: '::text[]', jwks: '::jsonb', allowed_tenants: '::text[]',
   allowed_cors_origins: '::text[]',
   post_logout_redirect_uris: '::text[]',
+  allowed_subject_token_clients: '::text[]', allowed_exchange_audiences: '::text[]',
 }
 const UPDATABLE = CLIENT_COLUMNS.slice(1)
 const UPSERT_CLIENT = `

@@ -19,21 +19,34 @@ import type { UserStore } from '../stores/users.js'
 import type { SigningKeyService } from '../keys/signing-keys.js'
 
 export type ReadToken =
-  /** Signature (or stored row), issuer, expiry, nbf and revocation checked. */
-  | { kind: 'access_token'; format: 'jwt' | 'reference'; claims: Record<string, unknown> }
+  /**
+   * Signature (or stored row), issuer, expiry, nbf and revocation checked. A reference token's
+   * row names its grant family; a JWT's is looked up only when asked (familyOf).
+   */
+  | { kind: 'access_token'; format: 'jwt' | 'reference'; claims: Record<string, unknown>; familyId?: string }
   /** Unexpired; consumed or not (the caller decides what a consumed one means). */
   | { kind: 'refresh_token'; grant: PersistedGrant }
+
+export type ReadAccessToken = Extract<ReadToken, { kind: 'access_token' }>
 
 export interface TokenReader {
   /** What `token` is, or undefined when it is nothing of ours that is still alive. */
   read(token: string): Promise<ReadToken | undefined>
+  /**
+   * The grant family an access token just read was issued into (a token issued from it, as by
+   * RFC 8693 token exchange, joins it so that revoking the grant reaches it too): familyId
+   * undefined for a JWT of no family (a client's own; a client's own reference token is a family
+   * of one), undefined when a JWT has been revoked since read() (on another replica, say). A JWT
+   * costs one database read; a reference token none.
+   */
+  familyOf(token: ReadAccessToken): Promise<{ familyId: string | undefined } | undefined>
 }
 
 export interface TokenReaderDeps {
   config: Pick<Config, 'issuer'>
   clock: Clock
   keys: Pick<SigningKeyService, 'verify'>
-  grants: Pick<GrantStore, 'find'>
+  grants: Pick<GrantStore, 'find' | 'findJwtFamily'>
   /** The revoked JWT jtis still in force (the replica's in-memory revocation list). */
   revocations: { has(jti: string): boolean }
   /** Cached (CLIENT_CACHE_TTL): whose tokens are still alive. */
@@ -127,7 +140,7 @@ export function createTokenReader(deps: TokenReaderDeps): TokenReader {
     if (!g || (g.expiresAt !== undefined && g.expiresAt <= now)) return undefined
     if (g.kind === 'reference_token') {
       if (!alive(g.data, Math.floor(now / 1000)) || !(await ownersActive(g.data.client_id, g.data.sub))) return undefined
-      return { kind: 'access_token', format: 'reference', claims: g.data }
+      return { kind: 'access_token', format: 'reference', claims: g.data, familyId: g.familyId }
     }
     if (g.kind === 'refresh_token') return (await ownersActive(g.clientId, g.subjectId)) ? { kind: 'refresh_token', grant: g } : undefined
     return undefined
@@ -143,6 +156,13 @@ export function createTokenReader(deps: TokenReaderDeps): TokenReader {
       }
       if (token.length > MAX_HANDLE_LENGTH) return undefined
       return readHandle(token, now)
+    },
+    async familyOf(token) {
+      // A reference token's family came with its row; a revocation since then is caught by
+      // GrantStore.issueIntoFamily, which refuses a revoked family.
+      if (token.format === 'reference') return { familyId: token.familyId }
+      const { familyId, revoked } = await deps.grants.findJwtFamily(token.claims.jti as string)
+      return revoked ? undefined : { familyId }
     },
   }
 }

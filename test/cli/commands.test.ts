@@ -86,7 +86,8 @@ describe('authz against a database', () => {
       requirePkce: true, allowOfflineAccess: false, accessTokenType: 'jwt', accessTokenLifetime: null,
       refreshTokenUsage: 'oneTimeOnly', refreshTokenExpiration: 'absolute', absoluteRefreshTokenLifetime: 2592000,
       slidingRefreshTokenLifetime: 1296000, cibaLifetime: null, pollingInterval: null, identityProviderRestrictions: [],
-      allowedTenants: [], allowedCorsOrigins: [], backChannelLogoutUri: null, backChannelLogoutSessionRequired: true,
+      allowedTenants: [], allowedCorsOrigins: [], allowedSubjectTokenClients: [], allowedExchangeAudiences: [],
+      backChannelLogoutUri: null, backChannelLogoutSessionRequired: true,
       requireConsent: false, alwaysIncludeUserClaimsInIdToken: true, jwks: null,
       secrets: [{ expiresAt: null, description: null }],
     })

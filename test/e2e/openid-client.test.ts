@@ -29,7 +29,7 @@ beforeAll(async () => {
     identityResources: ['openid', 'profile', 'email', 'offline_access'],
     clients: [
       { clientId: 'legacy', secrets: [{ value: 'legacy-secret' }], allowedGrantTypes: ['password', 'refresh_token'], allowedScopes: ['openid', 'profile', 'email', 'orders.read', 'offline_access'], allowOfflineAccess: true },
-      { clientId: 'gateway', secrets: [{ value: 'gateway-secret' }], allowedGrantTypes: [TE], allowedScopes: ['orders.read', 'orders.write'] },
+      { clientId: 'gateway', secrets: [{ value: 'gateway-secret' }], allowedGrantTypes: [TE], allowedScopes: ['orders.read', 'orders.write'], allowedSubjectTokenClients: ['legacy'], allowedExchangeAudiences: ['orders-api'] },
       { clientId: 'svc-a', secrets: [{ value: 'svc-a-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
     ],
     users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', email: 'alice@example.com' } }],

@@ -159,7 +159,7 @@ const EDGE = { client_id: 'edge', client_secret: 'edge-secret' }
 const TX = 'urn:ietf:params:oauth:grant-type:token-exchange'
 const EDGE_CLIENT = {
   clientId: 'edge', secrets: [{ value: 'edge-secret' }], allowedGrantTypes: [CIBA, 'refresh_token', 'password', TX],
-  allowedScopes: ['openid', 'email', 'offline_access'], allowOfflineAccess: true,
+  allowedScopes: ['openid', 'email', 'offline_access'], allowOfflineAccess: true, allowedSubjectTokenClients: ['edge'],
 }
 
 async function targets(): Promise<Target[]> {

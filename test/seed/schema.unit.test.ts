@@ -21,7 +21,7 @@ describe('seed JSON Schema', () => {
       'clientId', 'clientName', 'secrets', 'allowedGrantTypes', 'allowedScopes', 'requireClientSecret', 'accessTokenType',
       'accessTokenLifetime', 'redirectUris', 'postLogoutRedirectUris', 'requirePkce', 'allowOfflineAccess', 'refreshTokenUsage', 'refreshTokenExpiration',
       'absoluteRefreshTokenLifetime', 'slidingRefreshTokenLifetime', 'cibaLifetime', 'pollingInterval',
-      'identityProviderRestrictions', 'allowedTenants', 'allowedCorsOrigins', 'backChannelLogoutUri', 'backChannelLogoutSessionRequired',
+      'identityProviderRestrictions', 'allowedTenants', 'allowedCorsOrigins', 'allowedSubjectTokenClients', 'allowedExchangeAudiences', 'backChannelLogoutUri', 'backChannelLogoutSessionRequired',
       'requireConsent', 'alwaysIncludeUserClaimsInIdToken', 'enabled', 'jwks',
     ])
     expect(Object.keys(client.properties.secrets!.items.properties)).toEqual(['value', 'sha256', 'expiration', 'description'])

@@ -11,10 +11,11 @@ beforeAll(async () => {
   store = createPgClientStore(t.db)
   await t.db.query(`INSERT INTO clients (client_id, client_name, allowed_grant_types, allowed_scopes, access_token_type,
       access_token_lifetime, ciba_lifetime, polling_interval, identity_provider_restrictions, require_consent, jwks, allowed_tenants,
-      allowed_cors_origins, always_include_user_claims_in_id_token, back_channel_logout_uri, back_channel_logout_session_required)
+      allowed_cors_origins, always_include_user_claims_in_id_token, back_channel_logout_uri, back_channel_logout_session_required,
+      allowed_subject_token_clients, allowed_exchange_audiences)
     VALUES ('full', 'Full client', '{client_credentials,urn:openid:params:grant-type:ciba}', '{openid,orders.read}', 'reference',
       600, 120, 7, '{corp-ad}', true, '{"keys":[{"kty":"EC","kid":"k1"}]}', '{acme,globex}',
-      '{https://app.example}', false, 'https://app.example/backchannel-logout', false)`)
+      '{https://app.example}', false, 'https://app.example/backchannel-logout', false, '{web,web-ref}', '{orders-api}')`)
   await t.db.query(`INSERT INTO clients (client_id) VALUES ('bare')`)
   await t.db.query(`INSERT INTO client_secrets (client_id, value_hash, expires_at, description)
     VALUES ('full', $1, '2030-01-01T00:00:00Z', 'primary'), ('full', $2, NULL, NULL)`, [secretHash('a'), secretHash('b')])
@@ -44,6 +45,8 @@ const bareClient = {
   identityProviderRestrictions: [],
   allowedTenants: [],
   allowedCorsOrigins: [],
+  allowedSubjectTokenClients: [],
+  allowedExchangeAudiences: [],
   backChannelLogoutUri: undefined,
   backChannelLogoutSessionRequired: true,
   requireConsent: false,
@@ -70,6 +73,8 @@ describe('PgClientStore', () => {
       identityProviderRestrictions: ['corp-ad'],
       allowedTenants: ['acme', 'globex'],
       allowedCorsOrigins: ['https://app.example'],
+      allowedSubjectTokenClients: ['web', 'web-ref'],
+      allowedExchangeAudiences: ['orders-api'],
       backChannelLogoutUri: 'https://app.example/backchannel-logout',
       backChannelLogoutSessionRequired: false,
       requireConsent: true,

@@ -45,6 +45,18 @@ describe('GrantStore families (postgres)', () => {
     expect(await family('f-new')).toEqual({ expiresAt: null, revokedAt: null })
   })
 
+  it("finds a JWT access token's family by jti, and once the family is revoked says so rather than 'no family'", async () => {
+    const store = createPgGrantStore(t.db)
+    expect(await store.issueIntoFamily('f-jwt', [jwtRow('j-fam'), refreshRow('r-fam')], T0)).toBe(true)
+    expect(await store.findJwtFamily('j-fam')).toEqual({ familyId: 'f-jwt', revoked: false })
+    // A JWT of no family (client_credentials) has no row and no revocation.
+    expect(await store.findJwtFamily('j-none')).toEqual({ familyId: undefined, revoked: false })
+    // The refresh token's handle is no jti.
+    expect(await store.findJwtFamily('r-fam')).toEqual({ familyId: undefined, revoked: false })
+    await store.revokeFamily('f-jwt', T0 + 1000)
+    expect(await store.findJwtFamily('j-fam')).toEqual({ familyId: undefined, revoked: true })
+  })
+
   it('refuses to issue into a revoked family and stores nothing', async () => {
     const store = createPgGrantStore(t.db)
     expect(await store.issueIntoFamily('f-rev', [jwtRow('j-rev-1'), refreshRow('r-rev-1')], T0)).toBe(true)

@@ -7,7 +7,7 @@ import type { Config } from '../../config.js'
 import type { Clock } from '../../domain/clock.js'
 import type { Client, User } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
-import type { CibaRequestStore } from '../../stores/ciba-requests.js'
+import type { CibaCreateResult, CibaRequestStore } from '../../stores/ciba-requests.js'
 import type { UserStore } from '../../stores/users.js'
 import { newHandle } from '../../tokens/handles.js'
 import type { SigningKeyService } from '../../keys/signing-keys.js'
@@ -30,7 +30,10 @@ export interface CibaStartResponse {
 }
 
 export interface CibaServiceDeps {
-  config: Pick<Config, 'issuer' | 'cibaDefaultLifetime' | 'cibaPollingInterval' | 'cibaMaxPendingPerUser'>
+  config: Pick<
+    Config,
+    'issuer' | 'cibaDefaultLifetime' | 'cibaPollingInterval' | 'cibaMaxPendingPerUser' | 'cibaRateLimitPerUser' | 'cibaMinRequestedExpiry'
+  >
   clock: Clock
   users: UserStore
   requests: CibaRequestStore
@@ -58,13 +61,39 @@ export function checkBindingMessage(message: string | undefined): void {
   }
 }
 
-/** requested_expiry (§7.1): a positive integer no greater than the lifetime cap. */
-export function checkRequestedExpiry(value: string | undefined, cap: number): number {
+/**
+ * requested_expiry (§7.1, which leaves the request's life to the OP): a positive integer no greater
+ * than the lifetime cap, and no less than `min` (or the cap, when that is lower). Without the
+ * minimum a client could let each request lapse at once and send the next, so that the pending cap
+ * never fills however many notifications reach the user.
+ */
+export function checkRequestedExpiry(value: string | undefined, cap: number, min: number): number {
   if (value === undefined) return cap
   if (!/^[1-9][0-9]{0,8}$/.test(value)) throw new OAuthError('invalid_request', 'requested_expiry must be a positive integer')
   const n = Number(value)
   if (n > cap) throw new OAuthError('invalid_request', `requested_expiry must not exceed ${cap} seconds`)
+  const least = Math.min(min, cap)
+  if (n < least) throw new OAuthError('invalid_request', `requested_expiry must be at least ${least} seconds`)
   return n
+}
+
+/**
+ * The window of CIBA_RATE_LIMIT_PER_USER. It is counted from the stored requests, which cleanup
+ * keeps CIBA_RETENTION_SECONDS (300) past their expiry, so it must stay shorter than that.
+ */
+export const CIBA_RATE_WINDOW_SECONDS = 60
+
+/** The refusals of the pending cap and of the rate: CIBA §13 access_denied, 403 at this endpoint. */
+function refused(created: Exclude<CibaCreateResult, { kind: 'created' }>, now: number): OAuthError {
+  if (created.kind === 'pending') {
+    return new OAuthError('access_denied', 'too many pending requests from this client for this user', { status: 403 })
+  }
+  // RFC 9110 §10.2.3: when a request of this client for this user is accepted again.
+  const retryAfter = Math.max(1, Math.ceil((created.retryAt - now) / 1000))
+  return new OAuthError('access_denied', 'too many requests from this client for this user, retry later', {
+    status: 403,
+    headers: { 'retry-after': String(retryAfter) },
+  })
 }
 
 export function createCibaService(deps: CibaServiceDeps): CibaService {
@@ -119,7 +148,7 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
         throw new OAuthError('invalid_request', 'exactly one of login_hint, id_token_hint and login_hint_token is required')
       }
       const cap = client.cibaLifetime ?? config.cibaDefaultLifetime
-      const expiresIn = checkRequestedExpiry(p.requested_expiry, cap)
+      const expiresIn = checkRequestedExpiry(p.requested_expiry, cap, config.cibaMinRequestedExpiry)
       const acr = parseAcrValues(p.acr_values, client)
       const granted = await deps.scopes.resolve(client, p.scope, { allowIdentity: true, resource: p.resource })
       const user = await findUser(client, p)
@@ -135,11 +164,13 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
         idp: acr.idp, bindingMessage: p.binding_message, intervalSeconds: interval, familyId: randomUUID(),
         createdAt: now, expiresAt,
       }
-      // Push-notification fatigue: a client may not pile up requests for one user. Counted per
-      // client and user, so that no client can keep the others from reaching the user.
-      if (!(await deps.requests.createWithinLimit(request, config.cibaMaxPendingPerUser, now))) {
-        throw new OAuthError('access_denied', 'too many pending requests from this client for this user', { status: 403 })
-      }
+      // Push-notification fatigue: a client may neither pile up requests for one user nor send
+      // them faster than the rate. Counted per client and user, so that no client can keep the
+      // others from reaching the user.
+      const created = await deps.requests.createWithinLimit(request, {
+        maxPending: config.cibaMaxPendingPerUser, maxPerWindow: config.cibaRateLimitPerUser, windowMs: CIBA_RATE_WINDOW_SECONDS * 1000,
+      }, now)
+      if (created.kind !== 'created') throw refused(created, now)
       deps.notifier.notify({
         request_id: id, subject: user.subjectId, username: user.username, client_id: client.clientId,
         client_name: client.clientName ?? client.clientId, scopes: granted.scopes, binding_message: p.binding_message ?? null,

@@ -130,7 +130,11 @@ describe('POST /connect/ciba errors', () => {
 
   it('a request refused by policy is 403 access_denied (too many pending requests from one client for one user)', async () => {
     await t.db.query(`DELETE FROM ciba_requests`)
-    for (let i = 0; i < 10; i++) expect((await startCiba(t, { ...ok, login_hint: 'alice' })).statusCode).toBe(200)
+    // 12 s apart, within the rate of 5 a minute (CIBA_RATE_LIMIT_PER_USER); all 10 still pending at the 11th.
+    for (let i = 0; i < 10; i++) {
+      if (i > 0) t.clock.advance(12)
+      expect((await startCiba(t, { ...ok, login_hint: 'alice' })).statusCode).toBe(200)
+    }
     await expectError(ok, 403, 'access_denied', 'too many pending requests from this client for this user')
     await t.db.query(`DELETE FROM ciba_requests`)
   })

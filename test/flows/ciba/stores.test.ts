@@ -87,17 +87,41 @@ describe('ciba request store', () => {
     await store.create(live)
     expect((await store.listPending(T0 + 2000, 10)).map((x) => x.id)).toEqual([live.id])
     // The cap counts this client's pending, unexpired requests for this user: 6 at T0.
-    expect(await store.createWithinLimit(newRequest(), 7, T0)).toBe(true)
-    expect(await store.createWithinLimit(newRequest(), 7, T0)).toBe(false)
-    expect(await store.createWithinLimit(newRequest({ clientId: 'c2' }), 7, T0)).toBe(true)
-    expect(await store.createWithinLimit(newRequest({ subjectId: 'u-2' }), 7, T0)).toBe(true)
-    expect(await store.createWithinLimit(newRequest(), 3, T0 + 2000)).toBe(true) // the 5 short-lived ones expired
-    expect(await store.createWithinLimit(newRequest(), 0, T0)).toBe(true) // 0: no cap
+    const cap = (maxPending: number) => ({ maxPending, maxPerWindow: 0, windowMs: 60_000 })
+    expect(await store.createWithinLimit(newRequest(), cap(7), T0)).toEqual({ kind: 'created' })
+    expect(await store.createWithinLimit(newRequest(), cap(7), T0)).toEqual({ kind: 'pending' })
+    expect(await store.createWithinLimit(newRequest({ clientId: 'c2' }), cap(7), T0)).toEqual({ kind: 'created' })
+    expect(await store.createWithinLimit(newRequest({ subjectId: 'u-2' }), cap(7), T0)).toEqual({ kind: 'created' })
+    expect(await store.createWithinLimit(newRequest(), cap(3), T0 + 2000)).toEqual({ kind: 'created' }) // the 5 short-lived ones expired
+    expect(await store.createWithinLimit(newRequest(), cap(0), T0)).toEqual({ kind: 'created' }) // 0: no cap
     await t.db.query(`DELETE FROM ciba_requests WHERE client_id = 'c2' OR subject_id = 'u-2' OR created_at = $1 AND expires_at = $2`, [new Date(T0), new Date(T0 + 300_000)])
     expect(await store.removeExpired(T0 + 2000, 3)).toBe(3)
     expect(await store.removeExpired(T0 + 2000, 3)).toBe(2)
     expect(await store.removeExpired(T0 + 2000, 3)).toBe(0)
     expect(await store.findById(live.id)).toBeDefined()
+  })
+})
+
+describe('ciba request store: the rate per client and user', () => {
+  it('counts every request of the window whatever its status, and tells when the window has a place again', async () => {
+    const store = createPgCibaRequestStore(t.db)
+    await t.db.query('DELETE FROM ciba_requests')
+    const rate = { maxPending: 0, maxPerWindow: 3, windowMs: 60_000 }
+    // Three at T0, T0+10 s, T0+20 s, each expired before the next: the pending cap would never see them.
+    for (const at of [T0, T0 + 10_000, T0 + 20_000]) {
+      expect(await store.createWithinLimit(newRequest({ createdAt: at, expiresAt: at + 1000 }), rate, at)).toEqual({ kind: 'created' })
+    }
+    await t.db.query(`UPDATE ciba_requests SET status = 'denied' WHERE created_at = $1`, [new Date(T0)])
+    // Full until the oldest of the three is 60 s old.
+    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 30_000 }), rate, T0 + 30_000)).toEqual({ kind: 'rate', retryAt: T0 + 60_000 })
+    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 59_999 }), rate, T0 + 59_999)).toEqual({ kind: 'rate', retryAt: T0 + 60_000 })
+    expect(await store.createWithinLimit(newRequest({ clientId: 'c2', createdAt: T0 + 30_000 }), rate, T0 + 30_000)).toEqual({ kind: 'created' })
+    expect(await store.createWithinLimit(newRequest({ subjectId: 'u-2', createdAt: T0 + 30_000 }), rate, T0 + 30_000)).toEqual({ kind: 'created' })
+    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 60_000 }), rate, T0 + 60_000)).toEqual({ kind: 'created' })
+    // Now T0+10 s, +20 s and +60 s fill it: the next place frees when T0+10 s leaves.
+    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 61_000 }), rate, T0 + 61_000)).toEqual({ kind: 'rate', retryAt: T0 + 70_000 })
+    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 61_000 }), { ...rate, maxPerWindow: 0 }, T0 + 61_000)).toEqual({ kind: 'created' })
+    await t.db.query('DELETE FROM ciba_requests')
   })
 })
 

@@ -23,9 +23,19 @@ beforeAll(async () => {
       { clientId: 'web', secrets: [{ value: 'web-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['openid', 'profile', 'orders.read', 'orders.write', 'offline_access'], allowOfflineAccess: true },
       { clientId: 'web-ref', secrets: [{ value: 'web-ref-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['orders.read', 'orders.write'], accessTokenType: 'reference' },
       { clientId: 'web-short', secrets: [{ value: 'web-short-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['orders.read'], accessTokenLifetime: 60 },
-      { clientId: 'gateway', secrets: [{ value: 'gateway-secret' }], allowedGrantTypes: [TE], allowedScopes: ['openid', 'orders.read', 'orders.write', 'billing.read'] },
-      { clientId: 'gateway-ref', secrets: [{ value: 'gateway-ref-secret' }], allowedGrantTypes: [TE], allowedScopes: ['orders.read'], accessTokenType: 'reference' },
-      { clientId: 'svc-a', secrets: [{ value: 'svc-a-secret' }], allowedGrantTypes: ['client_credentials', TE], allowedScopes: ['orders.read'] },
+      // Whose tokens each may exchange, and for which APIs: token-exchange-policy.test.ts.
+      {
+        clientId: 'gateway', secrets: [{ value: 'gateway-secret' }], allowedGrantTypes: [TE], allowedScopes: ['openid', 'orders.read', 'orders.write', 'billing.read'],
+        allowedSubjectTokenClients: ['web', 'web-ref', 'web-short', 'gateway'], allowedExchangeAudiences: ['orders-api', 'billing-api'],
+      },
+      {
+        clientId: 'gateway-ref', secrets: [{ value: 'gateway-ref-secret' }], allowedGrantTypes: [TE], allowedScopes: ['orders.read'], accessTokenType: 'reference',
+        allowedSubjectTokenClients: ['web-ref'], allowedExchangeAudiences: ['orders-api'],
+      },
+      {
+        clientId: 'svc-a', secrets: [{ value: 'svc-a-secret' }], allowedGrantTypes: ['client_credentials', TE], allowedScopes: ['orders.read'],
+        allowedSubjectTokenClients: ['svc-a', 'web'], allowedExchangeAudiences: ['orders-api'],
+      },
       { clientId: 'svc-b', secrets: [{ value: 'svc-b-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'], accessTokenType: 'reference' },
       { clientId: 'no-exchange', secrets: [{ value: 'ne-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
       { clientId: 'spa', requireClientSecret: false, allowedGrantTypes: [TE], allowedScopes: ['orders.read'] },

@@ -33,7 +33,10 @@ beforeAll(async () => {
     clients: [
       userClient('web'), userClient('web-ref', 'reference'), userClient('web-off'), userClient('web-gone', 'reference'), userClient('web-ref-u', 'reference'), userClient('gil'),
       { clientId: 'svc', secrets: [{ value: 'svc-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
-      { clientId: 'gateway', secrets: [{ value: 'gateway-secret' }], allowedGrantTypes: [TE], allowedScopes: ['openid', 'profile', 'orders.read'] },
+      {
+        clientId: 'gateway', secrets: [{ value: 'gateway-secret' }], allowedGrantTypes: [TE], allowedScopes: ['openid', 'profile', 'orders.read'],
+        allowedSubjectTokenClients: ['web', 'web-ref', 'web-off', 'web-gone', 'web-ref-u', 'gil', 'svc'], allowedExchangeAudiences: ['orders-api'],
+      },
     ],
     users: [user('carol'), user('dora'), user('erin'), user('fay'), { ...user('gil'), subjectId: 'gil' }],
   })

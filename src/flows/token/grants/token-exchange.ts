@@ -4,9 +4,17 @@
 // longer life. With an actor token the new token says who acts for the subject (§4.1 `act`).
 // A subject or actor token that is not an active access token of ours is invalid_request (§2.2.2);
 // one whose client or user has been disabled or deleted is not active (src/tokens/token-reader.ts).
+// §2.1 leaves to the server whether the client may act for the subject: a client exchanges only
+// the tokens of the clients it lists (allowedSubjectTokenClients, none by default), and the rest
+// is invalid_request as a token refused by policy (§2.2.2). Nor may it retarget a token to any API
+// that shares a scope: the new token's audiences must all be in allowedExchangeAudiences (none by
+// default), else invalid_target (§2.2.2: unwilling to issue a token for that target).
+// The new token is issued from the subject token's grant: into its family (src/grants/one-time-use.ts),
+// so that whatever revokes that grant revokes the exchanged token too.
 import { z } from 'zod'
 import { OAuthError } from '../../../errors.js'
-import type { TokenReader } from '../../../tokens/token-reader.js'
+import type { IssueParams, TokenResponse } from '../../../tokens/issuer.js'
+import type { ReadAccessToken, TokenReader } from '../../../tokens/token-reader.js'
 import { OFFLINE_ACCESS } from '../../../grants/scopes.js'
 import type { GrantDeps, GrantHandler } from '../../../grants/registry.js'
 
@@ -41,13 +49,33 @@ function checkTypes(p: TokenExchangeParams): void {
   }
 }
 
-/** The claims of an active access token of ours, or invalid_request naming the parameter. */
-async function readAccessToken(reader: TokenReader, token: string, param: 'subject_token' | 'actor_token'): Promise<Claims> {
+const SUBJECT_INACTIVE = 'subject_token is not an active access token of this server'
+
+/** An active access token of ours, or invalid_request naming the parameter. */
+async function readAccessToken(reader: TokenReader, token: string, param: 'subject_token' | 'actor_token'): Promise<ReadAccessToken> {
   const read = await reader.read(token)
   if (read?.kind !== 'access_token' || typeof read.claims.sub !== 'string') {
     throw new OAuthError('invalid_request', `${param} is not an active access token of this server`)
   }
-  return read.claims
+  return read
+}
+
+/**
+ * Issues into the subject token's grant family, so that revoking that grant (RFC 7009 of its
+ * refresh token, a replayed refresh token or code, RFC 9700 §4.14.2) revokes this token too, and
+ * no token is issued into a family revoked meanwhile. A subject token of no family (a client's
+ * own) gives a token of none, which lives no longer than the subject token.
+ */
+async function issueFromSubject(deps: GrantDeps, subject: ReadAccessToken, params: Omit<IssueParams, 'familyId'>): Promise<TokenResponse> {
+  const family = await deps.tokenReader.familyOf(subject)
+  if (!family) throw new OAuthError('invalid_request', SUBJECT_INACTIVE)
+  try {
+    return await deps.tokens.issue({ ...params, familyId: family.familyId })
+  } catch (err) {
+    // The family was revoked after the subject token was read: nothing was stored or returned.
+    if (err instanceof OAuthError && err.code === 'invalid_grant') throw new OAuthError('invalid_request', SUBJECT_INACTIVE, { cause: err })
+    throw err
+  }
 }
 
 const isObject = (v: unknown): v is Claims => typeof v === 'object' && v !== null && !Array.isArray(v)
@@ -90,20 +118,31 @@ export function createTokenExchangeGrant(deps: GrantDeps): GrantHandler<TokenExc
       if (p.audience !== undefined && p.resource !== undefined && p.audience !== p.resource) {
         throw new OAuthError('invalid_target', 'audience and resource name different targets')
       }
-      const subject = await readAccessToken(deps.tokenReader, p.subject_token, 'subject_token')
-      const actor = p.actor_token === undefined ? undefined : await readAccessToken(deps.tokenReader, p.actor_token, 'actor_token')
+      const subjectToken = await readAccessToken(deps.tokenReader, p.subject_token, 'subject_token')
+      const subject = subjectToken.claims
+      // Never "any access token of ours": without this, a gateway could present another client's
+      // client_credentials token and act as that service.
+      if (typeof subject.client_id !== 'string' || !client.allowedSubjectTokenClients.includes(subject.client_id)) {
+        throw new OAuthError('invalid_request', 'subject_token was issued to a client whose tokens this client may not exchange')
+      }
+      const actor = p.actor_token === undefined ? undefined : (await readAccessToken(deps.tokenReader, p.actor_token, 'actor_token')).claims
       const granted = await deps.scopes.resolve(client, requestedScopes(subject, p.scope, client.allowedScopes), {
         allowIdentity: true,
         resource: p.resource ?? p.audience,
       })
+      // Named (audience, resource) or implied by the scopes: every API the token would be good at.
+      // A token with OpenID scopes alone has no API audience: it is for our userinfo endpoint.
+      if (granted.audiences.some((a) => !client.allowedExchangeAudiences.includes(a))) {
+        throw new OAuthError('invalid_target', 'the token would be for an audience this client may not obtain tokens for')
+      }
       const claims: Claims = {}
       for (const c of CARRIED_CLAIMS) if (subject[c] !== undefined) claims[c] = subject[c]
       const act = actClaim(subject, actor)
       if (act) claims.act = act
       // Never outlives the subject token: an exchange cannot extend a token's life.
       const remaining = (subject.exp as number) - Math.floor(deps.clock.now() / 1000)
-      if (remaining <= 0) throw new OAuthError('invalid_request', 'subject_token is not an active access token of this server')
-      const res = await deps.tokens.issue({ client, subjectId: subject.sub as string, granted, claims, maxLifetime: remaining })
+      if (remaining <= 0) throw new OAuthError('invalid_request', SUBJECT_INACTIVE)
+      const res = await issueFromSubject(deps, subjectToken, { client, subjectId: subject.sub as string, granted, claims, maxLifetime: remaining })
       return Object.assign(res, { issued_token_type: ACCESS_TOKEN_TYPE }) // keeps the issuer's ISSUED summary
     },
   }
