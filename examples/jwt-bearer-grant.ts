@@ -27,7 +27,7 @@ export function createJwtBearerGrant(deps: GrantDeps): GrantHandler<z.infer<type
       const user = verified && (await deps.users.findBySubjectId(verified.payload.sub!))
       if (!user || !user.enabled) throw invalid
       const granted = await deps.scopes.resolve(client, scope, { allowIdentity: false })
-      return deps.tokens.issue({ client, subjectId: user.subjectId, granted })
+      return deps.tokenIssuer.issue({ client, subjectId: user.subjectId, granted })
     },
   }
 }

@@ -63,8 +63,8 @@ export interface Polling {
   poll<R extends PolledGrant>(p: Poll<R>): Promise<TokenResponse>
 }
 
-export function createPolling(deps: { clock: Clock; once: OneTimeUse }): Polling {
-  const { clock, once } = deps
+export function createPolling(deps: { clock: Clock; oneTimeUse: OneTimeUse }): Polling {
+  const { clock, oneTimeUse } = deps
   return {
     async poll({ client, found, store, texts, issue, grantType, ctx }) {
       const now = clock.now()
@@ -72,7 +72,7 @@ export function createPolling(deps: { clock: Clock; once: OneTimeUse }): Polling
       if (found.consumedAt !== undefined) {
         // A poll that was in flight when the grant was redeemed is too fast, not a replay.
         if (now < found.consumedAt + Math.min(REDEMPTION_GRACE_MS, found.intervalSeconds * 1000)) throw slowDown(found.intervalSeconds)
-        return once.replayed(found.familyId, texts.usedAgain, who())
+        return oneTimeUse.replayed(found.familyId, texts.usedAgain, who())
       }
       if (found.expiresAt <= now) throw new OAuthError('expired_token', texts.expired)
       const record = await store.recordPoll(found.id, now)
@@ -80,7 +80,7 @@ export function createPolling(deps: { clock: Clock; once: OneTimeUse }): Polling
       if (!record.accepted) throw slowDown(record.intervalSeconds)
       if (found.status === 'denied') throw new OAuthError('access_denied', texts.denied)
       if (found.status === 'pending') throw new OAuthError('authorization_pending')
-      return once.redeem({ familyId: found.familyId, consume: () => store.consume(found.id, now), issue, usedAgain: texts.usedAgain, who: who() })
+      return oneTimeUse.redeem({ familyId: found.familyId, consume: () => store.consume(found.id, now), issue, usedAgain: texts.usedAgain, who: who() })
 
       function who(): Who {
         return { clientId: client.clientId, subject: found?.subjectId, grantType, address: ctx?.address, requestId: ctx?.requestId }

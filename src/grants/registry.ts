@@ -46,12 +46,12 @@ export interface GrantDeps {
   /** Scope and resource validation (invalid_scope, invalid_target), as every grant does it. */
   scopes: ScopeResolver
   /** Issues the token response: access token, and ID and refresh tokens when asked. */
-  tokens: TokenIssuer
+  tokenIssuer: TokenIssuer
   users: Pick<UserStore, 'findBySubjectId' | 'findByUsername'>
   /** Reads tokens we issued: active access tokens (JWT or reference) and refresh tokens. */
   tokenReader: TokenReader
   /** Use once, revoke the family: for a grant that redeems a one-time artefact (one-time-use.ts). */
-  once: OneTimeUse
+  oneTimeUse: OneTimeUse
   /** Audit events (docs/operate.md "Audit events"); token.issued is emitted for every grant already. */
   audit: AuditSink
 }

@@ -96,10 +96,10 @@ function checkPkce(challenge: string | undefined, verifier: string | undefined):
 export function createAuthorizationCodeGrant(deps: {
   clock: Clock
   grants: Pick<GrantStore, 'find' | 'consume'>
-  once: OneTimeUse
+  oneTimeUse: OneTimeUse
   users: Pick<UserStore, 'findBySubjectId'>
   scopes: ScopeResolver
-  tokens: TokenIssuer
+  tokenIssuer: TokenIssuer
 }): GrantHandler<AuthorizationCodeParams> {
   return {
     grantType: 'authorization_code',
@@ -113,7 +113,7 @@ export function createAuthorizationCodeGrant(deps: {
       const digest = redemptionDigest(client.clientId, params, ctx)
       if (code.consumedAt !== undefined) {
         if (isDuplicate(code, digest, now)) throw concurrent()
-        return deps.once.replayed(code.familyId, USED_AGAIN)
+        return deps.oneTimeUse.replayed(code.familyId, USED_AGAIN)
       }
       if (code.expiresAt !== undefined && code.expiresAt <= now) throw invalid('authorization code expired')
       const data = code.data as unknown as CodeData
@@ -124,7 +124,7 @@ export function createAuthorizationCodeGrant(deps: {
       }
       checkPkce(data.codeChallenge, params.code_verifier)
       const subjectId = code.subjectId
-      return deps.once.redeem({
+      return deps.oneTimeUse.redeem({
         familyId: code.familyId,
         consume: async () => {
           const won = await deps.grants.consume(params.code, 'authorization_code', now, digest)
@@ -143,7 +143,7 @@ export function createAuthorizationCodeGrant(deps: {
           const extra: Record<string, unknown> = {}
           if (data.tenant !== undefined) extra.tenant = data.tenant
           if (data.idp !== undefined) extra.idp = data.idp
-          return deps.tokens.issue({
+          return deps.tokenIssuer.issue({
             client, subjectId, granted, familyId: code.familyId,
             claims: { ...extra, auth_time: authTime, amr: data.amr, acr: data.acr },
             idToken: {

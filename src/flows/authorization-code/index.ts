@@ -16,7 +16,7 @@ export const authorizationCodeFlow: Flow = {
     })
     core.interaction.returnTargets.allow({ path: AUTHORIZE_PATH, describe: authorize.describe })
     await core.app.register(authorizeRoutes, { authorize, pages: core.interaction.pages })
-    core.grants.add(createAuthorizationCodeGrant({ clock, grants: stores.grants, once: core.oneTimeUse, users: stores.users, scopes, tokens: core.tokenIssuer }))
+    core.grants.add(createAuthorizationCodeGrant({ clock, grants: stores.grants, oneTimeUse: core.oneTimeUse, users: stores.users, scopes, tokenIssuer: core.tokenIssuer }))
     core.discovery.contribute(() => ({
       authorization_endpoint: `${config.issuer}${AUTHORIZE_PATH}`,
       response_types_supported: ['code'],

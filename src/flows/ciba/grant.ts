@@ -31,7 +31,7 @@ export interface CibaGrantDeps {
   polling: Polling
   users: Pick<UserStore, 'findBySubjectId'>
   scopes: ScopeResolver
-  tokens: TokenIssuer
+  tokenIssuer: TokenIssuer
 }
 
 export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id: string }> {
@@ -51,7 +51,7 @@ export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id
     const extra: Record<string, unknown> = {}
     if (req.tenant !== undefined) extra.tenant = req.tenant
     if (req.idp !== undefined) extra.idp = req.idp
-    return deps.tokens.issue({
+    return deps.tokenIssuer.issue({
       client,
       subjectId: req.subjectId,
       granted,

@@ -37,7 +37,7 @@ export function cibaFlow(options: { notifier?: CibaNotifier | undefined } = {}):
       const approval = createCibaApproval({ clock, requests: stores.cibaRequests, clients: stores.clients, resources: stores.resources, audit })
       core.interaction.returnTargets.allow({ path: CIBA_APPROVE_PATH, describe: approval.describe })
       await app.register(cibaApproveRoutes, { approval, pages: core.interaction.pages })
-      core.grants.add(createCibaGrant({ clock, requests: stores.cibaRequests, polling: core.polling, users: stores.users, scopes, tokens: core.tokenIssuer }))
+      core.grants.add(createCibaGrant({ clock, requests: stores.cibaRequests, polling: core.polling, users: stores.users, scopes, tokenIssuer: core.tokenIssuer }))
       core.cleanup.add({ name: 'cibaRequests', remove: stores.cibaRequests.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS })
       core.cleanup.add({ name: 'usedJtis', remove: stores.usedJtis.removeExpired })
       core.discovery.contribute(() => ({

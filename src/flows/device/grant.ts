@@ -29,7 +29,7 @@ export interface DeviceCodeGrantDeps {
   polling: Polling
   users: Pick<UserStore, 'findBySubjectId'>
   scopes: ScopeResolver
-  tokens: TokenIssuer
+  tokenIssuer: TokenIssuer
 }
 
 export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{ device_code: string }> {
@@ -40,7 +40,7 @@ export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{
     const granted = await deps.scopes.resolve(client, (d.approvedScopes ?? []).join(' '), { allowIdentity: true })
     const authTime = Math.floor((d.authTime ?? d.decidedAt ?? deps.clock.now()) / 1000)
     const amr = d.amr ?? ['pwd']
-    return deps.tokens.issue({
+    return deps.tokenIssuer.issue({
       client,
       subjectId: user.subjectId,
       granted,

@@ -23,7 +23,7 @@ export const deviceFlow: Flow = {
     })
     core.interaction.returnTargets.allow({ path: DEVICE_PATH, describe: verification.describe })
     await app.register(deviceRoutes, { verification, pages: core.interaction.pages, rateLimit: pageRateLimit(config.rateLimitSignIn) })
-    core.grants.add(createDeviceCodeGrant({ clock, devices: stores.devices, polling: core.polling, users: stores.users, scopes, tokens: core.tokenIssuer }))
+    core.grants.add(createDeviceCodeGrant({ clock, devices: stores.devices, polling: core.polling, users: stores.users, scopes, tokenIssuer: core.tokenIssuer }))
     // Kept as long as CIBA requests past expiry: a late poll still gets expired_token, a replay still revokes.
     core.cleanup.add({ name: 'deviceAuthorizations', remove: stores.devices.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS })
     core.discovery.contribute(() => ({ device_authorization_endpoint: `${config.issuer}${DEVICE_AUTHORIZATION_PATH}` }))

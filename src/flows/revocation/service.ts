@@ -29,7 +29,7 @@ export function createRevocationService(deps: {
   clock: Clock
   keys: SigningKeyService
   grants: Pick<GrantStore, 'find' | 'remove'>
-  once: Pick<OneTimeUse, 'revokeFamily'>
+  oneTimeUse: Pick<OneTimeUse, 'revokeFamily'>
   revocations: RevocationStore
   list: Pick<RevocationList, 'add'>
   audit?: AuditSink
@@ -64,7 +64,7 @@ export function createRevocationService(deps: {
       // One lookup whatever the hint: a handle hash is unique across kinds.
       const g = await deps.grants.find(token)
       if (!g || g.clientId !== client.clientId) return
-      if (g.kind === 'refresh_token') await deps.once.revokeFamily(g.familyId)
+      if (g.kind === 'refresh_token') await deps.oneTimeUse.revokeFamily(g.familyId)
       else if (g.kind === 'reference_token') await deps.grants.remove(token, 'reference_token', client.clientId)
       else return
       revoked(client, g.kind, g.subjectId, ctx)

@@ -13,14 +13,14 @@ import { createTokenService } from './service.js'
 export const tokenFlow: Flow = {
   name: 'token',
   async register(core: Core) {
-    const { config, clock, stores, scopes, tokenIssuer: tokens, audit } = core
-    core.grants.add(createClientCredentialsGrant({ scopes, tokens }))
+    const { config, clock, stores, scopes, tokenIssuer, audit } = core
+    core.grants.add(createClientCredentialsGrant({ scopes, tokenIssuer }))
     core.grants.add(
       createRefreshTokenGrant({
-        clock, publicClientRefreshTokenLifetime: config.publicClientRefreshTokenLifetime, grants: stores.grants, once: core.oneTimeUse, users: stores.users, scopes, tokens, audit,
+        clock, publicClientRefreshTokenLifetime: config.publicClientRefreshTokenLifetime, grants: stores.grants, oneTimeUse: core.oneTimeUse, users: stores.users, scopes, tokenIssuer, audit,
       }),
     )
-    core.grants.add(createPasswordGrant({ clock, passwords: core.passwordCheck, scopes, tokens }))
+    core.grants.add(createPasswordGrant({ clock, passwords: core.passwordCheck, scopes, tokenIssuer }))
     const service = createTokenService({ registry: core.grants, audit })
     await core.app.register(tokenRoutes, { authenticator: core.clientAuth, service, rateLimit: apiRateLimit(config.rateLimitApi) })
     core.discovery.contribute(() => ({ grant_types_supported: core.grants.grantTypes() }))

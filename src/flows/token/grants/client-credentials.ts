@@ -15,7 +15,7 @@ const Params = z.object({
 })
 export type ClientCredentialsParams = z.infer<typeof Params>
 
-export function createClientCredentialsGrant(deps: { scopes: ScopeResolver; tokens: TokenIssuer }): GrantHandler<ClientCredentialsParams> {
+export function createClientCredentialsGrant(deps: { scopes: ScopeResolver; tokenIssuer: TokenIssuer }): GrantHandler<ClientCredentialsParams> {
   return {
     grantType: 'client_credentials',
     params: Params,
@@ -24,7 +24,7 @@ export function createClientCredentialsGrant(deps: { scopes: ScopeResolver; toke
       if (!client.requireClientSecret) throw new OAuthError('unauthorized_client', 'public clients may not use client_credentials')
       const granted = await deps.scopes.resolve(client, params.scope, { allowIdentity: false, resource: params.resource })
       const { tenant } = parseAcrValues(params.acr_values, client)
-      return deps.tokens.issue(tenant === undefined ? { client, granted } : { client, granted, claims: { tenant } })
+      return deps.tokenIssuer.issue(tenant === undefined ? { client, granted } : { client, granted, claims: { tenant } })
     },
   }
 }

@@ -31,7 +31,7 @@ export function createPasswordGrant(deps: {
   clock: Clock
   passwords: PasswordVerifier
   scopes: ScopeResolver
-  tokens: TokenIssuer
+  tokenIssuer: TokenIssuer
 }): GrantHandler<PasswordParams> {
   return {
     grantType: 'password',
@@ -45,7 +45,7 @@ export function createPasswordGrant(deps: {
       if (!checked.ok) throw new OAuthError('invalid_grant', 'the username or password is incorrect')
       const { user } = checked
       const authTime = Math.floor(deps.clock.now() / 1000)
-      return deps.tokens.issue({
+      return deps.tokenIssuer.issue({
         client,
         subjectId: user.subjectId,
         granted,

@@ -31,10 +31,10 @@ export function createRefreshTokenGrant(deps: {
   /** Seconds: PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME, counted from the family's start. */
   publicClientRefreshTokenLifetime: number
   grants: Pick<GrantStore, 'find' | 'consume'>
-  once: OneTimeUse
+  oneTimeUse: OneTimeUse
   users?: UserStore
   scopes: ScopeResolver
-  tokens: TokenIssuer
+  tokenIssuer: TokenIssuer
   audit?: AuditSink
 }): GrantHandler<RefreshTokenParams> {
   const invalid = (d: string) => new OAuthError('invalid_grant', d)
@@ -65,7 +65,7 @@ export function createRefreshTokenGrant(deps: {
       const g = await deps.grants.find(refresh_token, 'refresh_token')
       if (!g || g.clientId !== client.clientId) throw invalid('unknown refresh token')
       const who = { clientId: client.clientId, subject: g.subjectId, grantType: 'refresh_token', address: ctx.address, requestId: ctx.requestId }
-      if (g.consumedAt !== undefined) return deps.once.replayed(g.familyId, USED_AGAIN, who)
+      if (g.consumedAt !== undefined) return deps.oneTimeUse.replayed(g.familyId, USED_AGAIN, who)
       if (g.expiresAt !== undefined && g.expiresAt <= now) throw invalid('refresh token expired')
       if (!client.allowOfflineAccess) throw invalid('the client may no longer use refresh tokens')
       const user = g.subjectId !== undefined && deps.users ? await deps.users.findBySubjectId(g.subjectId) : undefined
@@ -85,7 +85,7 @@ export function createRefreshTokenGrant(deps: {
         ? { user, authTime: data.idToken.authTime, acr: data.idToken.acr, amr: data.idToken.amr, extraClaims: data.idToken.extraClaims }
         : undefined
       const issue = () =>
-        deps.tokens.issue({
+        deps.tokenIssuer.issue({
           client, subjectId: g.subjectId, granted, refreshGranted: data.granted, claims: data.claims,
           familyId: g.familyId, refreshToken: rotate, refreshAbsoluteExpiresAt: data.absoluteExpiresAt,
           ...(startedAt !== undefined ? { refreshStartedAt: startedAt } : {}),
@@ -93,7 +93,7 @@ export function createRefreshTokenGrant(deps: {
         })
       // reUse: the token stays valid and is not consumed; what is issued still joins its family.
       if (!rotate) return Object.assign(await issue(), { refresh_token }) // keeps the issuer's ISSUED summary
-      const res = await deps.once.redeem({
+      const res = await deps.oneTimeUse.redeem({
         familyId: g.familyId,
         consume: () => deps.grants.consume(refresh_token, 'refresh_token', now),
         issue,

@@ -70,7 +70,7 @@ async function issueFromSubject(deps: GrantDeps, subject: ReadAccessToken, param
   const family = await deps.tokenReader.familyOf(subject)
   if (!family) throw new OAuthError('invalid_request', SUBJECT_INACTIVE)
   try {
-    return await deps.tokens.issue({ ...params, familyId: family.familyId })
+    return await deps.tokenIssuer.issue({ ...params, familyId: family.familyId })
   } catch (err) {
     // The family was revoked after the subject token was read: nothing was stored or returned.
     if (err instanceof OAuthError && err.code === 'invalid_grant') throw new OAuthError('invalid_request', SUBJECT_INACTIVE, { cause: err })
