@@ -4,8 +4,9 @@
 import { createHash } from 'node:crypto'
 import { expect } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
-import { csrfIn, signInTo, withCookies } from '../ciba/approve-helper.js'
 import { basic, createTestApp, form, FORM, type TestApp } from '../../helpers/app.js'
+import { csrfIn, withCookies } from '../../helpers/http.js'
+import { signInWithForm } from '../../helpers/sign-in.js'
 
 export const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code'
 export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
@@ -82,7 +83,7 @@ export async function requestIdOf(t: TestApp, userCode: string): Promise<string>
 
 /** Signs in through the shared sign-in page, returning to the device page of `userCode`. */
 export async function signInForDevice(t: TestApp, userCode: string, user = { username: 'alice', password: 'alice-pw' }) {
-  const { res, cookie } = await signInTo(t, devicePath(userCode), user.username, user.password)
+  const { res, cookie } = await signInWithForm(t.app, { returnTo: devicePath(userCode) }, user.username, user.password)
   expect(res.statusCode).toBe(303)
   return cookie
 }
