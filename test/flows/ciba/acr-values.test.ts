@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed, SeedError } from '../../../src/seed/apply.js'
 import { seedJsonSchema } from '../../../src/seed/schema.js'
 import { createPgClientStore } from '../../../src/stores/clients.postgres.js'
-import { BANK, createCibaTestApp, FORM, form, NO_STORE, startCiba, type CibaTestApp } from './harness.js'
+import { FORM, form } from '../../helpers/app.js'
+import { BANK, createCibaTestApp, NO_STORE, startCiba, type CibaTestApp } from './harness.js'
 
 let t: CibaTestApp
 beforeAll(async () => {

@@ -7,11 +7,10 @@ import type { Config } from '../../../src/config.js'
 import { createManualClock } from '../../../src/domain/clock.js'
 import { applySeed } from '../../../src/seed/apply.js'
 import type { CibaNotification, CibaNotifier } from '../../../src/flows/ciba/notifier.js'
-import { captureLogs, testConfig, TEST_ISSUER } from '../../helpers/app.js'
+import { captureLogs, FORM, form, testConfig, TEST_ISSUER } from '../../helpers/app.js'
 import { createTestDb, type TestDb } from '../../helpers/db.js'
 
 export const CIBA = 'urn:openid:params:grant-type:ciba'
-export const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
 export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
 
 export interface CibaKeys {
@@ -108,10 +107,6 @@ export async function createCibaTestApp(
       await testDb.close()
     },
   }
-}
-
-export function form(params: Record<string, string>): string {
-  return new URLSearchParams(params).toString()
 }
 
 export const BANK = { client_id: 'bank', client_secret: 'bank-secret' }

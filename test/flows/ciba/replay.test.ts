@@ -7,9 +7,9 @@ import { buildApp } from '../../../src/app.js'
 import { REDEMPTION_GRACE_MS } from '../../../src/flows/ciba/grant.js'
 import { applySeed } from '../../../src/seed/apply.js'
 import { createPgCibaRequestStore } from '../../../src/stores/ciba-requests.postgres.js'
-import { captureLogs } from '../../helpers/app.js'
+import { captureLogs, FORM, form } from '../../helpers/app.js'
 import { lastRequestId } from './approve-helper.js'
-import { BANK, CIBA, createCibaTestApp, FORM, form, NO_STORE, poll, startCiba, type CibaTestApp } from './harness.js'
+import { BANK, CIBA, createCibaTestApp, NO_STORE, poll, startCiba, type CibaTestApp } from './harness.js'
 
 let t: CibaTestApp
 const FAST = { client_id: 'fast', client_secret: 'fast-secret' }

@@ -3,11 +3,11 @@
 // form, sign-out, idle expiry, and cookie names and flags by scheme (including behind a proxy).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { PAGE_HEADERS } from '../../../src/pages/html.js'
-import { unknownUsernameDigest } from '../../helpers/app.js'
+import { unknownUsernameDigest, FORM, form } from '../../helpers/app.js'
 import { SIGN_IN_FAILED } from '../../../src/pages/sign-in.js'
 import { handleHash } from '../../../src/stores/columns.postgres.js'
 import { approvalPath, lastRequestId } from '../ciba/approve-helper.js'
-import { BANK, createCibaTestApp, FORM, form, startCiba, TEST_ISSUER, type CibaTestApp } from '../ciba/harness.js'
+import { BANK, createCibaTestApp, startCiba, TEST_ISSUER, type CibaTestApp } from '../ciba/harness.js'
 import { cookieValue, csrfIn, withCookies } from '../../helpers/http.js'
 import { signInPath, signInWithForm } from '../../helpers/sign-in.js'
 
