@@ -1,11 +1,16 @@
 // Requests over app.inject the way a client or a browser without JavaScript sends them: form
 // posts (with Basic credentials or cookies in `headers`), the cookie jar, the forms' CSRF tokens.
 import type { FastifyInstance } from 'fastify'
-import { FORM, form } from './app.js'
+import { basic, FORM, form } from './app.js'
 
 /** POST `url` with `params` form-encoded (and `headers`, e.g. authorization or cookie). */
 export function postForm(app: FastifyInstance, url: string, params: Record<string, string>, headers: Record<string, string> = {}) {
   return app.inject({ method: 'POST', url, headers: { ...FORM, ...headers }, payload: form(params) })
+}
+
+/** postForm as client `id` authenticating with HTTP Basic (client_secret_basic). */
+export function postFormBasic(app: FastifyInstance, url: string, params: Record<string, string>, id: string, secret: string) {
+  return postForm(app, url, params, { authorization: basic(id, secret) })
 }
 
 /** Applies Set-Cookie headers to a Cookie header (a cleared cookie is dropped). */
