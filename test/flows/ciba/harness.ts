@@ -7,7 +7,8 @@ import type { Config } from '../../../src/config.js'
 import { createManualClock } from '../../../src/domain/clock.js'
 import { applySeed } from '../../../src/seed/apply.js'
 import type { CibaNotification, CibaNotifier } from '../../../src/flows/ciba/notifier.js'
-import { captureLogs, FORM, form, testConfig, TEST_ISSUER } from '../../helpers/app.js'
+import { captureLogs, testConfig, TEST_ISSUER } from '../../helpers/app.js'
+import { postForm } from '../../helpers/http.js'
 import { createTestDb, type TestDb } from '../../helpers/db.js'
 
 export const CIBA = 'urn:openid:params:grant-type:ciba'
@@ -120,11 +121,11 @@ export async function signJwt(t: CibaTestApp, key: CibaKeys, claims: JWTPayload,
 }
 
 export function startCiba(t: CibaTestApp, params: Record<string, string>, headers: Record<string, string> = {}) {
-  return t.app.inject({ method: 'POST', url: '/connect/ciba', headers: { ...FORM, ...headers }, payload: form(params) })
+  return postForm(t.app, '/connect/ciba', params, headers)
 }
 
 export function poll(t: CibaTestApp, authReqId: string, client = BANK) {
-  return t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ ...client, grant_type: CIBA, auth_req_id: authReqId }) })
+  return postForm(t.app, '/connect/token', { ...client, grant_type: CIBA, auth_req_id: authReqId })
 }
 
 export { TEST_ISSUER }

@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import { expect } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
 import { basic, createTestApp, form, FORM, type TestApp } from '../../helpers/app.js'
-import { csrfIn, withCookies } from '../../helpers/http.js'
+import { csrfIn, postForm, withCookies } from '../../helpers/http.js'
 import { signInWithForm } from '../../helpers/sign-in.js'
 
 export const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code'
@@ -70,7 +70,7 @@ export async function start(t: TestApp, params: Record<string, string> = { ...TV
 }
 
 export function poll(t: TestApp, deviceCode: string, client: Record<string, string> = TV, headers: Record<string, string> = {}) {
-  return t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, ...headers }, payload: form({ ...client, grant_type: DEVICE, device_code: deviceCode }) })
+  return postForm(t.app, '/connect/token', { ...client, grant_type: DEVICE, device_code: deviceCode }, headers)
 }
 
 export const devicePath = (userCode: string) => `/device?user_code=${encodeURIComponent(userCode)}`

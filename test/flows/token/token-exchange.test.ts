@@ -4,7 +4,7 @@
 import { createLocalJWKSet, decodeJwt, generateKeyPair, jwtVerify, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
-import { basic, createTestApp, form, FORM, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
 import { postForm, postFormBasic } from '../../helpers/http.js'
 
 const TE = 'urn:ietf:params:oauth:grant-type:token-exchange'
@@ -57,7 +57,7 @@ const claimsOf = async (jwt: string) => {
   return (await jwtVerify(jwt, jwks, { issuer: TEST_ISSUER, typ: 'at+jwt', currentDate: new Date(t.clock.now()) })).payload
 }
 const introspect = async (tok: string) =>
-  (await t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('orders-api', 'orders-secret') }, payload: form({ token: tok }) })).json()
+  (await postFormBasic(t.app, '/connect/introspect', { token: tok }, 'orders-api', 'orders-secret')).json()
 
 function expectError(res: Awaited<ReturnType<typeof exchange>>, status: number, body: Record<string, string>) {
   expect({ status: res.statusCode, body: res.json() }).toEqual({ status, body })

@@ -8,7 +8,7 @@ import { createPgGrantStore } from '../../../src/stores/grants.postgres.js'
 import { createPgResourceStore } from '../../../src/stores/resources.postgres.js'
 import { createPgClientStore } from '../../../src/stores/clients.postgres.js'
 import { createPgUserStore } from '../../../src/stores/users.postgres.js'
-import { basic, createTestApp, form, FORM, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { basic, createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
 import { postForm, postFormBasic } from '../../helpers/http.js'
 
 let t: TestApp
@@ -149,7 +149,7 @@ describe('refresh_token grant', () => {
 
 describe('refresh tokens at introspection and revocation', () => {
   const introspect = (token: string, authorization: string, hint?: string) =>
-    t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization }, payload: form({ token, ...(hint ? { token_type_hint: hint } : {}) }) })
+    postForm(t.app, '/connect/introspect', { token, ...(hint ? { token_type_hint: hint } : {}) }, { authorization })
 
   it('shows a refresh token only to the client that owns it, never to an API', async () => {
     const res = await issue('app', 'orders.read offline_access')

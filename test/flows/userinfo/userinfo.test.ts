@@ -6,7 +6,7 @@ import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
 import type { TestApp } from '../../helpers/app.js'
-import { basic, FORM, form, TEST_ISSUER } from '../../helpers/app.js'
+import { FORM, form, TEST_ISSUER } from '../../helpers/app.js'
 import { postForm, postFormBasic } from '../../helpers/http.js'
 import { authorizeSeed, codeFor, createAuthorizeTestApp, redeem, session } from '../authorization-code/harness.js'
 
@@ -79,7 +79,7 @@ describe('userinfo', () => {
 
   it('expired, revoked, forged and foreign tokens: 401 invalid_token', async () => {
     const revoked = await accessToken('openid')
-    expect((await t.app.inject({ method: 'POST', url: '/connect/revocation', headers: { ...FORM, authorization: basic('web', 'web-secret') }, payload: form({ token: revoked }) })).statusCode).toBe(200)
+    expect((await postFormBasic(t.app, '/connect/revocation', { token: revoked }, 'web', 'web-secret')).statusCode).toBe(200)
     const forged = `${revoked.slice(0, -4)}AAAA`
     const idToken = (await redeem(t, await codeFor(t, alice).then((c) => ({ code: c.code, code_verifier: c.verifier })))).json().id_token
     const expired = await accessToken('openid')
