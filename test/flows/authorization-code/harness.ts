@@ -6,7 +6,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { expect } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
 import { createTestApp, FORM, form, type TestApp } from '../../helpers/app.js'
-import { csrfIn, withCookies } from '../../helpers/http.js'
+import { csrfIn, postForm, withCookies } from '../../helpers/http.js'
 import { signInWithForm } from '../../helpers/sign-in.js'
 
 export const WEB_CB = 'https://web.example/cb'
@@ -107,8 +107,5 @@ export async function codeFor(t: TestApp, cookie: string, params: Record<string,
 }
 
 export function redeem(t: TestApp, params: Record<string, string>, auth: Record<string, string> = { client_id: 'web', client_secret: 'web-secret' }) {
-  return t.app.inject({
-    method: 'POST', url: '/connect/token', headers: FORM,
-    payload: form({ grant_type: 'authorization_code', redirect_uri: WEB_CB, ...auth, ...params }),
-  })
+  return postForm(t.app, '/connect/token', { grant_type: 'authorization_code', redirect_uri: WEB_CB, ...auth, ...params })
 }
