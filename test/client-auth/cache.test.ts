@@ -3,7 +3,8 @@
 // as without the remembered match; a wrong secret is never accepted.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
-import { basic, createTestApp, FORM, form, type TestApp } from '../helpers/app.js'
+import { createTestApp, type TestApp } from '../helpers/app.js'
+import { postFormBasic } from '../helpers/http.js'
 
 const TTL = 60
 let t: TestApp
@@ -25,9 +26,9 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 const token = (secret: string) =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic('svc', secret) }, payload: form({ grant_type: 'client_credentials' }) })
+  postFormBasic(t.app, '/connect/token', { grant_type: 'client_credentials' }, 'svc', secret)
 const introspect = (id: string, secret: string) =>
-  t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic(id, secret) }, payload: form({ token: 'x' }) })
+  postFormBasic(t.app, '/connect/introspect', { token: 'x' }, id, secret)
 
 const INVALID_CLIENT = { error: 'invalid_client', error_description: 'client authentication failed' }
 const INVALID_CALLER = { error: 'invalid_client', error_description: 'caller authentication failed' }

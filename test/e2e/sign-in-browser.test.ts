@@ -11,7 +11,8 @@ import { decodeJwt } from 'jose'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { handleHash } from '../../src/stores/columns.postgres.js'
-import { BANK, CIBA, createCibaTestApp, FORM, form, startCiba, type CibaTestApp } from '../flows/ciba/harness.js'
+import { FORM, form } from '../helpers/app.js'
+import { BANK, CIBA, createCibaTestApp, startCiba, type CibaTestApp } from '../flows/ciba/harness.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the sign-in browser tests')

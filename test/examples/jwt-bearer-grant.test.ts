@@ -5,7 +5,8 @@ import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from '
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createJwtBearerGrant } from '../../examples/jwt-bearer-grant.js'
 import { applySeed } from '../../src/seed/apply.js'
-import { basic, createTestApp, form, FORM, TEST_ISSUER, type TestApp } from '../helpers/app.js'
+import { createTestApp, TEST_ISSUER, type TestApp } from '../helpers/app.js'
+import { postFormBasic } from '../helpers/http.js'
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer'
 
@@ -38,7 +39,7 @@ function assertion(claims: Record<string, unknown> = {}, signWith: CryptoKey = k
     .sign(signWith)
 }
 const post = (params: Record<string, string>, client = 'partner') =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic(client, `${client}-secret`) }, payload: form({ grant_type: JWT_BEARER, ...params }) })
+  postFormBasic(t.app, '/connect/token', { grant_type: JWT_BEARER, ...params }, client, `${client}-secret`)
 
 describe('the docs/extending.md example: a JWT bearer assertion grant (RFC 7523)', () => {
   it('is printed in docs/extending.md exactly as the file is', async () => {

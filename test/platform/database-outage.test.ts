@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
 import { basic, createTestApp, FORM, form, type TestApp } from '../helpers/app.js'
+import { postFormBasic } from '../helpers/http.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 import { createFreezableDb, type FreezableDb } from '../helpers/faulty-db.js'
 
@@ -43,10 +44,10 @@ afterAll(async () => {
 })
 
 const token = (id: string, secret: string) =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic(id, secret) }, payload: form({ grant_type: 'client_credentials', scope: 'orders.read' }) })
+  postFormBasic(t.app, '/connect/token', { grant_type: 'client_credentials', scope: 'orders.read' }, id, secret)
 
 const introspect = (tok: string) =>
-  t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('orders-api', 'api-secret') }, payload: form({ token: tok }) })
+  postFormBasic(t.app, '/connect/introspect', { token: tok }, 'orders-api', 'api-secret')
 
 async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
   const t0 = Date.now()

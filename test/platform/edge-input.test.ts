@@ -4,11 +4,13 @@
 // NUL), so no input makes the server answer 5xx.
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { basic } from '../helpers/app.js'
+import { basic, FORM } from '../helpers/app.js'
 import { applySeed } from '../../src/seed/apply.js'
-import { approvalPath, csrfIn, decide, lastRequestId, signInPath, withCookies } from '../flows/ciba/approve-helper.js'
-import { BANK, CIBA, createCibaTestApp, FORM, poll, signJwt, startCiba, TEST_ISSUER, type CibaTestApp } from '../flows/ciba/harness.js'
+import { approvalPath, decide, lastRequestId } from '../flows/ciba/approve-helper.js'
+import { BANK, CIBA, createCibaTestApp, poll, signJwt, startCiba, TEST_ISSUER, type CibaTestApp } from '../flows/ciba/harness.js'
 import { expectNoServerError, expectOAuthError } from '../helpers/error-shape.js'
+import { csrfIn, withCookies } from '../helpers/http.js'
+import { signInPath } from '../helpers/sign-in.js'
 
 let t: CibaTestApp
 beforeAll(async () => {

@@ -5,9 +5,9 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
-import { basic } from '../helpers/app.js'
+import { basic, FORM, form } from '../helpers/app.js'
 import { lastRequestId } from '../flows/ciba/approve-helper.js'
-import { BANK, CIBA, createCibaTestApp, FORM, form, signJwt, startCiba, TEST_ISSUER, type CibaTestApp } from '../flows/ciba/harness.js'
+import { BANK, CIBA, createCibaTestApp, signJwt, startCiba, TEST_ISSUER, type CibaTestApp } from '../flows/ciba/harness.js'
 import { expectOAuthError } from '../helpers/error-shape.js'
 
 let t: CibaTestApp

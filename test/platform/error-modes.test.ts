@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OAuthError } from '../../src/errors.js'
 import { setErrorRedirect } from '../../src/http/error-handler.js'
 import { PAGE_HEADERS } from '../../src/pages/html.js'
-import { createCibaTestApp, FORM, TEST_ISSUER, type CibaTestApp } from '../flows/ciba/harness.js'
+import { FORM } from '../helpers/app.js'
+import { createCibaTestApp, TEST_ISSUER, type CibaTestApp } from '../flows/ciba/harness.js'
 
 const REGISTERED = 'https://client.example/cb?x=1'
 

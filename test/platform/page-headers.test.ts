@@ -5,8 +5,11 @@ import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PAGE_CSP } from '../../src/pages/html.js'
 import { STYLESHEET_PATH } from '../../src/pages/style.js'
-import { approvalPath, csrfIn, lastRequestId, signInTo } from '../flows/ciba/approve-helper.js'
-import { BANK, createCibaTestApp, FORM, form, startCiba, type CibaTestApp } from '../flows/ciba/harness.js'
+import { approvalPath, lastRequestId } from '../flows/ciba/approve-helper.js'
+import { FORM, form } from '../helpers/app.js'
+import { BANK, createCibaTestApp, startCiba, type CibaTestApp } from '../flows/ciba/harness.js'
+import { csrfIn } from '../helpers/http.js'
+import { signInWithForm } from '../helpers/sign-in.js'
 
 let t: CibaTestApp
 beforeAll(async () => {
@@ -43,8 +46,8 @@ async function everyPage(): Promise<Array<[string, number, LightMyRequestRespons
   const id = await start()
   const signInPage = await get(`/account/sign-in?return_to=${encodeURIComponent(approvalPath(id))}`)
   pages.push(['sign-in', 200, signInPage])
-  pages.push(['sign-in failed', 401, (await signInTo(t, approvalPath(id), 'alice', 'wrong')).res])
-  const { cookie } = await signInTo(t, approvalPath(id), 'alice', 'alice-pw')
+  pages.push(['sign-in failed', 401, (await signInWithForm(t.app, { returnTo: approvalPath(id) }, 'alice', 'wrong')).res])
+  const { cookie } = await signInWithForm(t.app, { returnTo: approvalPath(id) }, 'alice', 'alice-pw')
   const decision = await get(approvalPath(id), cookie)
   pages.push(['decision', 200, decision])
   pages.push(['decision unanswered', 400, await post(approvalPath(id), cookie, { csrf: csrfIn(decision.body) })])

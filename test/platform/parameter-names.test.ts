@@ -8,7 +8,8 @@
 // (RFC 6749 §5.2: never echo input). Likewise binding_message's own error code (CIBA Core §13)
 // belongs to the CIBA endpoint alone: elsewhere it is an unknown parameter.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BANK, createCibaTestApp, FORM, type CibaTestApp } from '../flows/ciba/harness.js'
+import { FORM } from '../helpers/app.js'
+import { BANK, createCibaTestApp, type CibaTestApp } from '../flows/ciba/harness.js'
 import { expectOAuthError } from '../helpers/error-shape.js'
 
 let t: CibaTestApp

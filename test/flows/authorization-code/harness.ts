@@ -5,8 +5,9 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { expect } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
-import { csrfIn, withCookies } from '../ciba/approve-helper.js'
 import { createTestApp, FORM, form, type TestApp } from '../../helpers/app.js'
+import { csrfIn, postForm, withCookies } from '../../helpers/http.js'
+import { signInWithForm } from '../../helpers/sign-in.js'
 
 export const WEB_CB = 'https://web.example/cb'
 export const SPA_CB = 'https://spa.example/cb'
@@ -70,12 +71,9 @@ export function located(res: { headers: Record<string, unknown> }): URL {
 
 /** Signs in on the sign-in page the authorization request sent us to; returns cookies and where it sends us. */
 export async function signInAt(t: TestApp, signInLocation: string, username = 'alice', password = 'alice-pw', cookie = '') {
-  const page = await t.app.inject({ method: 'GET', url: signInLocation, headers: cookie ? { cookie } : {} })
-  expect(page.statusCode).toBe(200)
-  const jar = withCookies(cookie, page.headers['set-cookie'])
-  const res = await t.app.inject({ method: 'POST', url: signInLocation, headers: { ...FORM, cookie: jar }, payload: form({ csrf: csrfIn(page.body), username, password }) })
+  const { res, cookie: signedIn } = await signInWithForm(t.app, { location: signInLocation }, username, password, cookie)
   expect(res.statusCode).toBe(303)
-  return { cookie: withCookies(jar, res.headers['set-cookie']), next: String(res.headers.location) }
+  return { cookie: signedIn, next: String(res.headers.location) }
 }
 
 /** A session for `username` (signed in through the account page). */
@@ -109,8 +107,5 @@ export async function codeFor(t: TestApp, cookie: string, params: Record<string,
 }
 
 export function redeem(t: TestApp, params: Record<string, string>, auth: Record<string, string> = { client_id: 'web', client_secret: 'web-secret' }) {
-  return t.app.inject({
-    method: 'POST', url: '/connect/token', headers: FORM,
-    payload: form({ grant_type: 'authorization_code', redirect_uri: WEB_CB, ...auth, ...params }),
-  })
+  return postForm(t.app, '/connect/token', { grant_type: 'authorization_code', redirect_uri: WEB_CB, ...auth, ...params })
 }

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
 import { handleHash } from '../../../src/stores/columns.postgres.js'
 import type { TestApp } from '../../helpers/app.js'
-import { FORM, form, TEST_ISSUER } from '../../helpers/app.js'
+import { TEST_ISSUER } from '../../helpers/app.js'
+import { postForm } from '../../helpers/http.js'
 import { authorizeSeed, codeFor, createAuthorizeTestApp, located, redeem, session, SPA_CB, WEB_CB } from './harness.js'
 
 const TURNCOAT_CB = 'https://turncoat.example/cb'
@@ -45,7 +46,7 @@ async function refreshTokenFor(clientId: string): Promise<string> {
   return res.json().refresh_token
 }
 const refresh = (clientId: string, token: string) =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ grant_type: 'refresh_token', ...auth(clientId), refresh_token: token }) })
+  postForm(t.app, '/connect/token', { grant_type: 'refresh_token', ...auth(clientId), refresh_token: token })
 async function errorOf(p: ReturnType<typeof refresh>) {
   const res = await p
   return { status: res.statusCode, ...res.json() }

@@ -7,7 +7,7 @@ import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
 import type { TestApp } from '../../helpers/app.js'
-import { FORM, form } from '../../helpers/app.js'
+import { postForm } from '../../helpers/http.js'
 import { authorizeSeed, codeFor, createAuthorizeTestApp, redeem, session, SPA_CB } from './harness.js'
 
 let t: TestApp
@@ -39,7 +39,7 @@ async function refreshTokenFor(clientId: string, scope = 'openid orders.read off
   return res.json().refresh_token
 }
 const refresh = (clientId: string, token: string, extra: Record<string, string> = {}) =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ grant_type: 'refresh_token', ...auth(clientId), refresh_token: token, ...extra }) })
+  postForm(t.app, '/connect/token', { grant_type: 'refresh_token', ...auth(clientId), refresh_token: token, ...extra })
 const errorOf = async (p: ReturnType<typeof refresh>) => {
   const res = await p
   return { status: res.statusCode, ...res.json() }

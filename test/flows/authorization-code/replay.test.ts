@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
 import type { TestApp } from '../../helpers/app.js'
-import { basic, FORM, form } from '../../helpers/app.js'
+import { postForm, postFormBasic } from '../../helpers/http.js'
 import { authorizeSeed, codeFor, createAuthorizeTestApp, pkcePair, redeem, session, SPA_CB } from './harness.js'
 
 /** web's current secret, and an older one still valid during a rotation (the one that leaked). */
@@ -31,9 +31,9 @@ afterAll(() => t?.close())
 
 const SCOPE = 'openid orders.read offline_access'
 const introspect = (token: string) =>
-  t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('orders-api', 'api-secret') }, payload: form({ token }) })
+  postFormBasic(t.app, '/connect/introspect', { token }, 'orders-api', 'api-secret')
 const refresh = (token: string, auth: Record<string, string>) =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ grant_type: 'refresh_token', refresh_token: token, ...auth }) })
+  postForm(t.app, '/connect/token', { grant_type: 'refresh_token', refresh_token: token, ...auth })
 
 function expectError(res: Awaited<ReturnType<typeof redeem>>, description: string) {
   expect(res.statusCode).toBe(400)

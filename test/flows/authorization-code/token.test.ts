@@ -6,7 +6,8 @@ import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { atHash } from '../../../src/tokens/issuer.js'
 import type { TestApp } from '../../helpers/app.js'
-import { basic, FORM, form, TEST_ISSUER } from '../../helpers/app.js'
+import { TEST_ISSUER } from '../../helpers/app.js'
+import { postForm, postFormBasic } from '../../helpers/http.js'
 import { codeFor, createAuthorizeTestApp, pkcePair, redeem, session, SPA_CB, WEB_CB } from './harness.js'
 
 let t: TestApp
@@ -22,7 +23,7 @@ afterAll(() => t?.close())
 
 const jwks = async () => createLocalJWKSet((await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
 const introspect = (token: string) =>
-  t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('web', 'web-secret') }, payload: form({ token }) })
+  postFormBasic(t.app, '/connect/introspect', { token }, 'web', 'web-secret')
 
 function expectError(res: Awaited<ReturnType<typeof redeem>>, error: string, description: string) {
   expect(res.statusCode).toBe(400)
@@ -80,9 +81,9 @@ describe('a successful redemption', () => {
 describe('invalid_request and invalid_grant', () => {
   it('code or redirect_uri missing: invalid_request', async () => {
     const { code, verifier } = await codeFor(t, alice)
-    const noCode = await t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ grant_type: 'authorization_code', client_id: 'web', client_secret: 'web-secret', redirect_uri: WEB_CB, code_verifier: verifier }) })
+    const noCode = await postForm(t.app, '/connect/token', { grant_type: 'authorization_code', client_id: 'web', client_secret: 'web-secret', redirect_uri: WEB_CB, code_verifier: verifier })
     expectError(noCode, 'invalid_request', 'code is missing or invalid')
-    const noRedirect = await t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ grant_type: 'authorization_code', client_id: 'web', client_secret: 'web-secret', code, code_verifier: verifier }) })
+    const noRedirect = await postForm(t.app, '/connect/token', { grant_type: 'authorization_code', client_id: 'web', client_secret: 'web-secret', code, code_verifier: verifier })
     expectError(noRedirect, 'invalid_request', 'redirect_uri is missing or invalid')
     expect((await redeem(t, { code, code_verifier: verifier })).statusCode).toBe(200) // neither consumed it
   })
@@ -141,7 +142,7 @@ describe('used once', () => {
     t.clock.advance(2)
     expectError(await redeem(t, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'authorization code already used')
     expect((await introspect(first.access_token)).json()).toEqual({ active: false })
-    const refresh = await t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: 'web', client_secret: 'web-secret' }) })
+    const refresh = await postForm(t.app, '/connect/token', { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: 'web', client_secret: 'web-secret' })
     expectError(refresh, 'invalid_grant', 'unknown refresh token')
   })
 

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed, SeedError } from '../../../src/seed/apply.js'
 import { seedJsonSchema } from '../../../src/seed/schema.js'
 import { createPgClientStore } from '../../../src/stores/clients.postgres.js'
-import { BANK, createCibaTestApp, FORM, form, NO_STORE, startCiba, type CibaTestApp } from './harness.js'
+import { postForm } from '../../helpers/http.js'
+import { BANK, createCibaTestApp, NO_STORE, startCiba, type CibaTestApp } from './harness.js'
 
 let t: CibaTestApp
 beforeAll(async () => {
@@ -27,9 +28,8 @@ const NOT_ALLOWED_IDP = invalid('acr_values holds an idp this client may not ass
 const UNPRINTABLE = invalid('acr_values holds control or format characters')
 
 async function token(clientId: string, acrValues: string) {
-  return t.app.inject({
-    method: 'POST', url: '/connect/token', headers: FORM,
-    payload: form({ grant_type: 'client_credentials', client_id: clientId, client_secret: `${clientId}-secret`, scope: 'orders.read', acr_values: acrValues }),
+  return postForm(t.app, '/connect/token', {
+    grant_type: 'client_credentials', client_id: clientId, client_secret: `${clientId}-secret`, scope: 'orders.read', acr_values: acrValues,
   })
 }
 

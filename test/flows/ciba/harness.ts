@@ -8,10 +8,10 @@ import { createManualClock } from '../../../src/domain/clock.js'
 import { applySeed } from '../../../src/seed/apply.js'
 import type { CibaNotification, CibaNotifier } from '../../../src/flows/ciba/notifier.js'
 import { captureLogs, testConfig, TEST_ISSUER } from '../../helpers/app.js'
+import { postForm } from '../../helpers/http.js'
 import { createTestDb, type TestDb } from '../../helpers/db.js'
 
 export const CIBA = 'urn:openid:params:grant-type:ciba'
-export const FORM = { 'content-type': 'application/x-www-form-urlencoded' }
 export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
 
 export interface CibaKeys {
@@ -110,10 +110,6 @@ export async function createCibaTestApp(
   }
 }
 
-export function form(params: Record<string, string>): string {
-  return new URLSearchParams(params).toString()
-}
-
 export const BANK = { client_id: 'bank', client_secret: 'bank-secret' }
 
 /** A JWT signed with a test key, times from the app's clock. */
@@ -125,11 +121,11 @@ export async function signJwt(t: CibaTestApp, key: CibaKeys, claims: JWTPayload,
 }
 
 export function startCiba(t: CibaTestApp, params: Record<string, string>, headers: Record<string, string> = {}) {
-  return t.app.inject({ method: 'POST', url: '/connect/ciba', headers: { ...FORM, ...headers }, payload: form(params) })
+  return postForm(t.app, '/connect/ciba', params, headers)
 }
 
 export function poll(t: CibaTestApp, authReqId: string, client = BANK) {
-  return t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ ...client, grant_type: CIBA, auth_req_id: authReqId }) })
+  return postForm(t.app, '/connect/token', { ...client, grant_type: CIBA, auth_req_id: authReqId })
 }
 
 export { TEST_ISSUER }

@@ -4,8 +4,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { PAGE_HEADERS } from '../../../src/pages/html.js'
 import { SIGN_IN_FAILED } from '../../../src/pages/sign-in.js'
 import { handleHash } from '../../../src/stores/columns.postgres.js'
-import { approvalPath, cookieValue, csrfIn, decide, decideWith, lastRequestId, signIn, signInPath, withCookies } from './approve-helper.js'
-import { BANK, createCibaTestApp, FORM, form, startCiba, type CibaTestApp } from './harness.js'
+import { approvalPath, decide, decideWith, lastRequestId, signIn } from './approve-helper.js'
+import { FORM, form } from '../../helpers/app.js'
+import { BANK, createCibaTestApp, startCiba, type CibaTestApp } from './harness.js'
+import { cookieValue, csrfIn, withCookies } from '../../helpers/http.js'
+import { signInPath } from '../../helpers/sign-in.js'
 
 let t: CibaTestApp
 beforeAll(async () => {

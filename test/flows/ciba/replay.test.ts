@@ -8,8 +8,9 @@ import { REDEMPTION_GRACE_MS } from '../../../src/flows/ciba/grant.js'
 import { applySeed } from '../../../src/seed/apply.js'
 import { createPgCibaRequestStore } from '../../../src/stores/ciba-requests.postgres.js'
 import { captureLogs } from '../../helpers/app.js'
+import { postForm } from '../../helpers/http.js'
 import { lastRequestId } from './approve-helper.js'
-import { BANK, CIBA, createCibaTestApp, FORM, form, NO_STORE, poll, startCiba, type CibaTestApp } from './harness.js'
+import { BANK, CIBA, createCibaTestApp, NO_STORE, poll, startCiba, type CibaTestApp } from './harness.js'
 
 let t: CibaTestApp
 const FAST = { client_id: 'fast', client_secret: 'fast-secret' }
@@ -40,7 +41,7 @@ async function redeem(authReqId: string, client = BANK) {
 }
 
 const introspect = (app: CibaTestApp['app'], token: string, who: { client_id: string; client_secret: string }) =>
-  app.inject({ method: 'POST', url: '/connect/introspect', headers: FORM, payload: form({ ...who, token }) })
+  postForm(app, '/connect/introspect', { ...who, token })
 const API = { client_id: 'orders-api', client_secret: 'api-secret' }
 
 /** Whether any of the tokens still works: the access token for the API, the refresh token for its client. */
@@ -102,7 +103,7 @@ describe('redemption racing a replay on another replica', () => {
         t.clock.advance(30)
         const authReqId = await approved()
         const pollAt = (app: typeof b) =>
-          app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ ...BANK, grant_type: CIBA, auth_req_id: authReqId }) })
+          postForm(app, '/connect/token', { ...BANK, grant_type: CIBA, auth_req_id: authReqId })
         const replay = new Promise((r) => setTimeout(r, trial % 5)).then(() => pollAt(b))
         const [onA, onB] = await Promise.all([pollAt(t.app), replay])
         const answers = [{ app: t.app, res: onA }, { app: b, res: onB }]

@@ -7,7 +7,8 @@ import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CIBA_RETENTION_SECONDS, createCleanup } from '../../../src/jobs/cleanup.js'
 import { createPgDeviceAuthorizationStore } from '../../../src/stores/device-authorizations.postgres.js'
-import { basic, form, FORM, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { basic, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { postForm } from '../../helpers/http.js'
 import { applySeed } from '../../../src/seed/apply.js'
 import { CONSOLE, createDeviceTestApp, decide, DEVICE, deviceSeed, NO_STORE, poll, start, TV, type Started } from './harness.js'
 
@@ -25,9 +26,9 @@ async function expectPollError(deviceCode: string, error: string, description?: 
 
 const API = { client_id: 'orders-api', client_secret: 'api-secret' }
 const active = async (token: string) =>
-  (await t.app.inject({ method: 'POST', url: '/connect/introspect', headers: FORM, payload: form({ ...API, token }) })).json().active as boolean
+  (await postForm(t.app, '/connect/introspect', { ...API, token })).json().active as boolean
 const refresh = (refreshToken: string) =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ ...TV, grant_type: 'refresh_token', refresh_token: refreshToken }) })
+  postForm(t.app, '/connect/token', { ...TV, grant_type: 'refresh_token', refresh_token: refreshToken })
 
 async function approved(scope = 'openid profile orders.read offline_access'): Promise<Started> {
   const s = await start(t, { ...TV, scope })
@@ -124,7 +125,7 @@ describe('device_code grant', () => {
   })
 
   it('a missing or over-long device_code: invalid_request; a client without the grant: unauthorized_client', async () => {
-    const missing = await t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ ...TV, grant_type: DEVICE }) })
+    const missing = await postForm(t.app, '/connect/token', { ...TV, grant_type: DEVICE })
     expect({ status: missing.statusCode, body: missing.json() }).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'device_code is missing or invalid' } })
     const long = await poll(t, 'x'.repeat(300))
     expect({ status: long.statusCode, error: long.json().error }).toEqual({ status: 400, error: 'invalid_request' })

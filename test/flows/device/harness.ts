@@ -4,8 +4,9 @@
 import { createHash } from 'node:crypto'
 import { expect } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
-import { csrfIn, signInTo, withCookies } from '../ciba/approve-helper.js'
 import { basic, createTestApp, form, FORM, type TestApp } from '../../helpers/app.js'
+import { csrfIn, postForm, withCookies } from '../../helpers/http.js'
+import { signInWithForm } from '../../helpers/sign-in.js'
 
 export const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code'
 export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }
@@ -69,7 +70,7 @@ export async function start(t: TestApp, params: Record<string, string> = { ...TV
 }
 
 export function poll(t: TestApp, deviceCode: string, client: Record<string, string> = TV, headers: Record<string, string> = {}) {
-  return t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, ...headers }, payload: form({ ...client, grant_type: DEVICE, device_code: deviceCode }) })
+  return postForm(t.app, '/connect/token', { ...client, grant_type: DEVICE, device_code: deviceCode }, headers)
 }
 
 export const devicePath = (userCode: string) => `/device?user_code=${encodeURIComponent(userCode)}`
@@ -82,7 +83,7 @@ export async function requestIdOf(t: TestApp, userCode: string): Promise<string>
 
 /** Signs in through the shared sign-in page, returning to the device page of `userCode`. */
 export async function signInForDevice(t: TestApp, userCode: string, user = { username: 'alice', password: 'alice-pw' }) {
-  const { res, cookie } = await signInTo(t, devicePath(userCode), user.username, user.password)
+  const { res, cookie } = await signInWithForm(t.app, { returnTo: devicePath(userCode) }, user.username, user.password)
   expect(res.statusCode).toBe(303)
   return cookie
 }

@@ -5,7 +5,7 @@
 // source address (§5.1), a blocked address learning nothing about any code.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PAGE_CSP } from '../../../src/pages/html.js'
-import { csrfIn, withCookies } from '../ciba/approve-helper.js'
+import { csrfIn, withCookies } from '../../helpers/http.js'
 import { form, FORM, type TestApp } from '../../helpers/app.js'
 import { createDeviceTestApp, decideWith, devicePath, requestIdOf, signInForDevice, start, TV } from './harness.js'
 

@@ -1,6 +1,7 @@
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { basic, createTestApp, form, FORM, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { basic, createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { postForm, postFormBasic } from '../../helpers/http.js'
 import { CC, seedTokens } from '../token/token-fixtures.js'
 
 let t: TestApp
@@ -15,13 +16,13 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 async function token(id: string, secret: string, params: Record<string, string>) {
-  const res = await t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic(id, secret) }, payload: form({ grant_type: CC, ...params }) })
+  const res = await postFormBasic(t.app, '/connect/token', { grant_type: CC, ...params }, id, secret)
   expect(res.statusCode).toBe(200)
   return res.json<{ access_token: string }>()
 }
 
 const introspect = (params: Record<string, string>, headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, ...headers }, payload: form(params) })
+  postForm(t.app, '/connect/introspect', params, headers)
 const asOrders = { authorization: basic('orders-api', 'orders-secret') }
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>
 

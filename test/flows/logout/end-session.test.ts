@@ -3,7 +3,7 @@
 // post_logout_redirect_uri with state; without proof a confirmation page comes first; an
 // unregistered URI or a foreign hint is a page, never a redirect; no URI: the signed-out page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { csrfIn, withCookies } from '../ciba/approve-helper.js'
+import { csrfIn, withCookies } from '../../helpers/http.js'
 import type { TestApp } from '../../helpers/app.js'
 import { FORM, form } from '../../helpers/app.js'
 import { applySeed } from '../../../src/seed/apply.js'

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { basic, createTestApp, form, FORM, type TestApp } from '../../helpers/app.js'
+import { basic, createTestApp, type TestApp } from '../../helpers/app.js'
+import { postForm, postFormBasic } from '../../helpers/http.js'
 import { CC, seedTokens } from '../token/token-fixtures.js'
 
 let t: TestApp
@@ -15,14 +16,14 @@ afterAll(async () => {
 })
 
 async function token(id: string, secret: string, scope = 'orders.read') {
-  const res = await t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic(id, secret) }, payload: form({ grant_type: CC, scope }) })
+  const res = await postFormBasic(t.app, '/connect/token', { grant_type: CC, scope }, id, secret)
   expect(res.statusCode).toBe(200)
   return res.json().access_token as string
 }
 const revoke = (params: Record<string, string>, headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'POST', url: '/connect/revocation', headers: { ...FORM, ...headers }, payload: form(params) })
+  postForm(t.app, '/connect/revocation', params, headers)
 const introspect = (app: TestApp, tok: string) =>
-  app.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('orders-api', 'orders-secret') }, payload: form({ token: tok }) })
+  postFormBasic(app.app, '/connect/introspect', { token: tok }, 'orders-api', 'orders-secret')
 
 /** Waits (bounded) for the NOTIFY to reach the other replica; real time, not protocol time. */
 async function eventually(fn: () => Promise<boolean>) {

@@ -3,11 +3,13 @@
 // form, sign-out, idle expiry, and cookie names and flags by scheme (including behind a proxy).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { PAGE_HEADERS } from '../../../src/pages/html.js'
-import { unknownUsernameDigest } from '../../helpers/app.js'
+import { unknownUsernameDigest, FORM, form } from '../../helpers/app.js'
 import { SIGN_IN_FAILED } from '../../../src/pages/sign-in.js'
 import { handleHash } from '../../../src/stores/columns.postgres.js'
-import { approvalPath, cookieValue, csrfIn, lastRequestId, signInPath, signInTo, withCookies } from '../ciba/approve-helper.js'
-import { BANK, createCibaTestApp, FORM, form, startCiba, TEST_ISSUER, type CibaTestApp } from '../ciba/harness.js'
+import { approvalPath, lastRequestId } from '../ciba/approve-helper.js'
+import { BANK, createCibaTestApp, startCiba, TEST_ISSUER, type CibaTestApp } from '../ciba/harness.js'
+import { cookieValue, csrfIn, withCookies } from '../../helpers/http.js'
+import { signInPath, signInWithForm } from '../../helpers/sign-in.js'
 
 const SESSION = '__Host-authz-session'
 let t: CibaTestApp
@@ -32,7 +34,7 @@ describe('return target', () => {
     const id = await pendingRequest()
     const page = await t.app.inject({ method: 'GET', url: signInPath(approvalPath(id)) })
     expect(page.body).toContain('to continue to <strong id="client-name">Bank &lt;App&gt;</strong>')
-    const { res } = await signInTo(t, approvalPath(id), 'alice', 'alice-pw')
+    const { res } = await signInWithForm(t.app, { returnTo: approvalPath(id) }, 'alice', 'alice-pw')
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe(approvalPath(id))
   })
@@ -47,7 +49,7 @@ describe('return target', () => {
     expect(page.body).toContain('<p class="lead">to your account</p>')
     expect(page.body).toContain('<form method="post" action="/account/sign-in">')
     expect(page.body).not.toContain('evil')
-    const { res } = await signInTo(t, target, 'alice', 'alice-pw')
+    const { res } = await signInWithForm(t.app, { returnTo: target }, 'alice', 'alice-pw')
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe('/account')
   })
@@ -57,7 +59,7 @@ describe('failures', () => {
   it('shows one page for an unknown user, a wrong password, a disabled account and a locked one', async () => {
     const returnTo = approvalPath(await pendingRequest())
     const page = async (username: string, password: string) => {
-      const { res } = await signInTo(t, returnTo, username, password)
+      const { res } = await signInWithForm(t.app, { returnTo: returnTo }, username, password)
       expect(res.headers['set-cookie']).toBeUndefined() // no session
       return { status: res.statusCode, body: res.body.replace(/name="csrf" value="[^"]+"/, '').replace(/name="username" type="text" value="[^"]*"/, '') }
     }
@@ -79,13 +81,13 @@ describe('failures', () => {
 describe('session', () => {
   it('gets a new id at every sign-in, never the one the browser brought, and the old one stops working', async () => {
     const planted = `${SESSION}=${'p'.repeat(43)}`
-    const first = await signInTo(t, '/account', 'alice', 'alice-pw', planted)
+    const first = await signInWithForm(t.app, { returnTo: '/account' }, 'alice', 'alice-pw', planted)
     const a = cookieValue(first.cookie, SESSION)!
     expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(a).not.toBe('p'.repeat(43))
     const again = await t.app.inject({ method: 'GET', url: signInPath('/account'), headers: { cookie: first.cookie } })
     expect(again.body).toContain('You are signed in as <strong>alice</strong>. Signing in here replaces that session.')
-    const second = await signInTo(t, '/account', 'alice', 'alice-pw', first.cookie)
+    const second = await signInWithForm(t.app, { returnTo: '/account' }, 'alice', 'alice-pw', first.cookie)
     expect(second.res.statusCode).toBe(303)
     const b = cookieValue(second.cookie, SESSION)!
     expect(b).not.toBe(a)
@@ -96,7 +98,7 @@ describe('session', () => {
   })
 
   it('ends after SESSION_IDLE_TIMEOUT without use (clock moved)', async () => {
-    const { cookie } = await signInTo(t, '/account', 'alice', 'alice-pw')
+    const { cookie } = await signInWithForm(t.app, { returnTo: '/account' }, 'alice', 'alice-pw')
     t.clock.advance(1799)
     expect((await account(cookie)).statusCode).toBe(200)
     t.clock.advance(1799)
@@ -108,7 +110,7 @@ describe('session', () => {
   })
 
   it('signs out: the session is gone, its cookie cleared, the page says so', async () => {
-    const { cookie } = await signInTo(t, '/account', 'alice', 'alice-pw')
+    const { cookie } = await signInWithForm(t.app, { returnTo: '/account' }, 'alice', 'alice-pw')
     const ask = await t.app.inject({ method: 'GET', url: '/account/sign-out', headers: { cookie } })
     expect(ask.body).toContain('<h1>Sign out?</h1>')
     const res = await t.app.inject({ method: 'POST', url: '/account/sign-out', headers: { ...FORM, cookie }, payload: form({ csrf: csrfIn(ask.body) }) })
@@ -125,7 +127,7 @@ describe('form POSTs: Origin and CSRF token', () => {
   /** A signed-in browser's cookies and the token of its open approval page. */
   async function approvalForm() {
     const id = await pendingRequest()
-    const { cookie } = await signInTo(t, approvalPath(id), 'alice', 'alice-pw')
+    const { cookie } = await signInWithForm(t.app, { returnTo: approvalPath(id) }, 'alice', 'alice-pw')
     const page = await t.app.inject({ method: 'GET', url: approvalPath(id), headers: { cookie } })
     return { id, cookie, csrf: csrfIn(page.body) }
   }

@@ -10,7 +10,8 @@ import { createPgGrantStore } from '../../../src/stores/grants.postgres.js'
 import { createPgResourceStore } from '../../../src/stores/resources.postgres.js'
 import { createPgUserStore } from '../../../src/stores/users.postgres.js'
 import { createTokenIssuer } from '../../../src/tokens/issuer.js'
-import { basic, createTestApp, form, FORM, type TestApp } from '../../helpers/app.js'
+import { createTestApp, type TestApp } from '../../helpers/app.js'
+import { postForm, postFormBasic } from '../../helpers/http.js'
 
 const TRIALS = 30
 const CLIENTS = {
@@ -62,8 +63,8 @@ afterAll(() => t.close())
 
 const post = (url: string, who: Who, params: Record<string, string>) =>
   who.secret === undefined
-    ? t.app.inject({ method: 'POST', url, headers: FORM, payload: form({ ...params, client_id: who.id }) })
-    : t.app.inject({ method: 'POST', url, headers: { ...FORM, authorization: basic(who.id, who.secret) }, payload: form(params) })
+    ? postForm(t.app, url, { ...params, client_id: who.id })
+    : postFormBasic(t.app, url, params, who.id, who.secret)
 const refresh = (who: Who, token: string) => post('/connect/token', who, { grant_type: 'refresh_token', refresh_token: token })
 const introspect = (who: Who, token: string) => post('/connect/introspect', who, { token })
 const API = { id: 'orders-api', secret: 'orders-secret' }

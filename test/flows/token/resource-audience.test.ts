@@ -9,7 +9,8 @@ import { createPgClientStore } from '../../../src/stores/clients.postgres.js'
 import { createPgGrantStore } from '../../../src/stores/grants.postgres.js'
 import { createPgResourceStore } from '../../../src/stores/resources.postgres.js'
 import { createTokenIssuer } from '../../../src/tokens/issuer.js'
-import { basic, createTestApp, form, FORM, type TestApp } from '../../helpers/app.js'
+import { createTestApp, type TestApp } from '../../helpers/app.js'
+import { postFormBasic } from '../../helpers/http.js'
 
 let t: TestApp
 let firstRefreshToken: (clientId: string, scope: string, resource?: string) => Promise<string>
@@ -46,11 +47,9 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const post = (url: string, id: string, secret: string, params: Record<string, string>) =>
-  t.app.inject({ method: 'POST', url, headers: { ...FORM, authorization: basic(id, secret) }, payload: form(params) })
-const token = (clientId: string, params: Record<string, string>) => post('/connect/token', clientId, `${clientId}-secret`, params)
+const token = (clientId: string, params: Record<string, string>) => postFormBasic(t.app, '/connect/token', params, clientId, `${clientId}-secret`)
 const seenBy = async (api: 'orders' | 'shared' | 'billing', accessToken: string) =>
-  (await post('/connect/introspect', `${api}-api`, `${api}-secret`, { token: accessToken })).json<Record<string, unknown>>()
+  (await postFormBasic(t.app, '/connect/introspect', { token: accessToken }, `${api}-api`, `${api}-secret`)).json<Record<string, unknown>>()
 
 describe('introspection by an API resource checks the audience', () => {
   for (const clientId of ['cc', 'cc-ref']) {

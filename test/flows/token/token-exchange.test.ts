@@ -4,7 +4,8 @@
 import { createLocalJWKSet, decodeJwt, generateKeyPair, jwtVerify, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
-import { basic, createTestApp, form, FORM, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { postForm, postFormBasic } from '../../helpers/http.js'
 
 const TE = 'urn:ietf:params:oauth:grant-type:token-exchange'
 const AT = 'urn:ietf:params:oauth:token-type:access_token'
@@ -46,7 +47,7 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 const token = (params: Record<string, string>, id: string, secret: string) =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic(id, secret) }, payload: form(params) })
+  postFormBasic(t.app, '/connect/token', params, id, secret)
 const GATEWAY = ['gateway', 'gateway-secret'] as const
 const exchange = (params: Record<string, string>, [id, secret]: readonly [string, string] = GATEWAY) => token({ grant_type: TE, ...params }, id, secret)
 
@@ -66,7 +67,7 @@ const claimsOf = async (jwt: string) => {
   return (await jwtVerify(jwt, jwks, { issuer: TEST_ISSUER, typ: 'at+jwt', currentDate: new Date(t.clock.now()) })).payload
 }
 const introspect = async (tok: string) =>
-  (await t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('orders-api', 'orders-secret') }, payload: form({ token: tok }) })).json()
+  (await postFormBasic(t.app, '/connect/introspect', { token: tok }, 'orders-api', 'orders-secret')).json()
 
 function expectError(res: Awaited<ReturnType<typeof exchange>>, status: number, body: Record<string, string>) {
   expect({ status: res.statusCode, body: res.json() }).toEqual({ status, body })
@@ -175,7 +176,7 @@ describe('token exchange: errors', () => {
     const revokedJwt = (await userToken()).access_token
     const revokedRef = (await userToken('web-ref', 'orders.read')).access_token
     for (const [tok, owner] of [[revokedJwt, 'web'], [revokedRef, 'web-ref']] as const) {
-      const r = await t.app.inject({ method: 'POST', url: '/connect/revocation', headers: { ...FORM, authorization: basic(owner, `${owner}-secret`) }, payload: form({ token: tok }) })
+      const r = await postFormBasic(t.app, '/connect/revocation', { token: tok }, owner, `${owner}-secret`)
       expect(r.statusCode).toBe(200)
     }
     const { privateKey } = await generateKeyPair('ES256')
@@ -233,7 +234,7 @@ describe('token exchange: errors', () => {
     const subject = (await userToken()).access_token
     expectError(await exchange({ subject_token: subject, subject_token_type: AT }, ['no-exchange', 'ne-secret']), 400,
       { error: 'unauthorized_client', error_description: 'the client may not use this grant type' })
-    const res = await t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ grant_type: TE, client_id: 'spa', subject_token: subject, subject_token_type: AT }) })
+    const res = await postForm(t.app, '/connect/token', { grant_type: TE, client_id: 'spa', subject_token: subject, subject_token_type: AT })
     expectError(res, 400, { error: 'unauthorized_client', error_description: 'public clients may not use this grant type' })
   })
 

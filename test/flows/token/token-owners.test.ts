@@ -10,7 +10,8 @@
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
-import { basic, createTestApp, form, FORM, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { basic, createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { postForm } from '../../helpers/http.js'
 
 const TTL = 5
 const TE = 'urn:ietf:params:oauth:grant-type:token-exchange'
@@ -43,17 +44,15 @@ beforeAll(async () => {
 })
 afterAll(() => t?.close())
 
-const post = (url: string, params: Record<string, string>, headers: Record<string, string>) =>
-  t.app.inject({ method: 'POST', url, headers: { ...FORM, ...headers }, payload: form(params) })
 const as = (clientId: string) => ({ authorization: basic(clientId, `${clientId}-secret`) })
 
 async function passwordTokens(clientId: string, username: string) {
-  const res = await post('/connect/token', { grant_type: 'password', username, password: `${username}-pw`, scope: USER_SCOPE }, as(clientId))
+  const res = await postForm(t.app, '/connect/token', { grant_type: 'password', username, password: `${username}-pw`, scope: USER_SCOPE }, as(clientId))
   expect(res.statusCode).toBe(200)
   return res.json<{ access_token: string; refresh_token: string }>()
 }
 async function serviceToken(): Promise<string> {
-  const res = await post('/connect/token', { grant_type: 'client_credentials', scope: 'orders.read' }, as('svc'))
+  const res = await postForm(t.app, '/connect/token', { grant_type: 'client_credentials', scope: 'orders.read' }, as('svc'))
   expect(res.statusCode).toBe(200)
   return res.json().access_token
 }
@@ -62,12 +61,12 @@ const sql = (text: string) => t.db.query(text)
 const afterTtl = () => t.clock.advance(TTL)
 
 const introspect = async (token: string, caller = { authorization: basic('orders-api', 'orders-secret') }) => {
-  const res = await post('/connect/introspect', { token }, caller)
+  const res = await postForm(t.app, '/connect/introspect', { token }, caller)
   return res.statusCode === 200 ? res.json() : { status: res.statusCode, ...res.json() }
 }
 /** RFC 9701: the token_introspection member of the signed answer. */
 const introspectAsJwt = async (token: string) => {
-  const res = await post('/connect/introspect', { token }, { authorization: basic('orders-api', 'orders-secret'), accept: 'application/token-introspection+jwt' })
+  const res = await postForm(t.app, '/connect/introspect', { token }, { authorization: basic('orders-api', 'orders-secret'), accept: 'application/token-introspection+jwt' })
   expect(res.headers['content-type']).toBe('application/token-introspection+jwt')
   return decodeJwt(res.body).token_introspection
 }
@@ -76,7 +75,7 @@ const userinfo = async (token: string) => {
   return { status: res.statusCode, challenge: res.headers['www-authenticate'], body: res.json() }
 }
 const exchange = async (params: Record<string, string>) => {
-  const res = await post('/connect/token', { grant_type: TE, subject_token_type: AT, ...params, ...(params.actor_token ? { actor_token_type: AT } : {}) }, as('gateway'))
+  const res = await postForm(t.app, '/connect/token', { grant_type: TE, subject_token_type: AT, ...params, ...(params.actor_token ? { actor_token_type: AT } : {}) }, as('gateway'))
   return { status: res.statusCode, body: res.json() }
 }
 
@@ -109,7 +108,7 @@ const DEAD = {
 }
 
 const refresh = async (clientId: string, token: string) => {
-  const res = await post('/connect/token', { grant_type: 'refresh_token', refresh_token: token }, as(clientId))
+  const res = await postForm(t.app, '/connect/token', { grant_type: 'refresh_token', refresh_token: token }, as(clientId))
   return { status: res.statusCode, body: res.json() }
 }
 const INVALID_CLIENT = { status: 401, body: { error: 'invalid_client', error_description: 'client authentication failed' } }
@@ -129,7 +128,7 @@ describe('tokens of a disabled or deleted client', () => {
     // The client itself cannot use its refresh token, introspect it or revoke anything (RFC 7009 §2.1: it must authenticate).
     expect(await refresh('web-off', jwt.refresh_token)).toEqual(INVALID_CLIENT)
     expect(await introspect(jwt.refresh_token, as('web-off'))).toEqual({ status: 401, error: 'invalid_client', error_description: 'caller authentication failed' })
-    const revoke = await post('/connect/revocation', { token: jwt.access_token }, as('web-off'))
+    const revoke = await postForm(t.app, '/connect/revocation', { token: jwt.access_token }, as('web-off'))
     expect({ status: revoke.statusCode, body: revoke.json() }).toEqual(INVALID_CLIENT)
 
     await sql(`UPDATE clients SET enabled = true WHERE client_id IN ('web-off', 'web-ref')`)

@@ -5,6 +5,7 @@ import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
 import { basic, createTestApp, form, FORM, TEST_ISSUER, unknownUsernameDigest, type TestApp } from '../../helpers/app.js'
+import { postForm } from '../../helpers/http.js'
 
 const PASSPHRASE = 'correct horse battery staple '.repeat(17) // 493 characters
 
@@ -34,7 +35,7 @@ afterAll(() => t.close())
 
 const LEGACY = { authorization: basic('legacy', 'legacy-secret') }
 const post = (params: Record<string, string>, headers: Record<string, string> = LEGACY) =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, ...headers }, payload: form({ grant_type: 'password', ...params }) })
+  postForm(t.app, '/connect/token', { grant_type: 'password', ...params }, headers)
 
 type Res = Awaited<ReturnType<typeof post>>
 function expectError(res: Res, status: number, body: Record<string, string>) {

@@ -8,7 +8,8 @@ import { createPgGrantStore } from '../../../src/stores/grants.postgres.js'
 import { createPgResourceStore } from '../../../src/stores/resources.postgres.js'
 import { createPgClientStore } from '../../../src/stores/clients.postgres.js'
 import { createPgUserStore } from '../../../src/stores/users.postgres.js'
-import { basic, createTestApp, form, FORM, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { basic, createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { postForm, postFormBasic } from '../../helpers/http.js'
 
 let t: TestApp
 let issue: (clientId: string, scope: string) => Promise<Record<string, string>>
@@ -43,7 +44,7 @@ beforeAll(async () => {
 afterAll(() => t.close())
 
 const refresh = (params: Record<string, string>, headers: Record<string, string> = { authorization: basic('app', 'app-secret') }) =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, ...headers }, payload: form({ grant_type: 'refresh_token', ...params }) })
+  postForm(t.app, '/connect/token', { grant_type: 'refresh_token', ...params }, headers)
 
 describe('token issuer', () => {
   it('issues an ID token (OIDC Core §2) with at_hash and the claims of the granted identity scopes', async () => {
@@ -79,7 +80,7 @@ describe('refresh_token grant', () => {
     expect(replay.json()).toEqual({ error: 'invalid_grant', error_description: 'refresh token already used' })
     // The whole family is gone: the rotated token and the JWTs issued with it.
     expect((await refresh({ refresh_token: body.refresh_token })).json()).toEqual({ error: 'invalid_grant', error_description: 'unknown refresh token' })
-    const intro = await t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('orders-api', 'orders-secret') }, payload: form({ token: body.access_token }) })
+    const intro = await postFormBasic(t.app, '/connect/introspect', { token: body.access_token }, 'orders-api', 'orders-secret')
     expect(intro.body).toBe('{"active":false}')
   })
 
@@ -106,7 +107,7 @@ describe('refresh_token grant', () => {
     const narrow = await refresh({ refresh_token: first.refresh_token!, scope: 'orders.read offline_access' })
     expect(narrow.statusCode).toBe(200)
     expect(narrow.json()).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'orders.read offline_access', refresh_token: expect.stringMatching(/^[\w-]{43}$/) })
-    const seen = await t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('app', 'app-secret') }, payload: form({ token: narrow.json().refresh_token }) })
+    const seen = await postFormBasic(t.app, '/connect/introspect', { token: narrow.json().refresh_token }, 'app', 'app-secret')
     expect(seen.json()).toMatchObject({ active: true, scope: 'openid orders.read offline_access' })
     const full = await refresh({ refresh_token: narrow.json().refresh_token })
     expect(full.statusCode).toBe(200)
@@ -148,7 +149,7 @@ describe('refresh_token grant', () => {
 
 describe('refresh tokens at introspection and revocation', () => {
   const introspect = (token: string, authorization: string, hint?: string) =>
-    t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization }, payload: form({ token, ...(hint ? { token_type_hint: hint } : {}) }) })
+    postForm(t.app, '/connect/introspect', { token, ...(hint ? { token_type_hint: hint } : {}) }, { authorization })
 
   it('shows a refresh token only to the client that owns it, never to an API', async () => {
     const res = await issue('app', 'orders.read offline_access')
@@ -161,10 +162,10 @@ describe('refresh tokens at introspection and revocation', () => {
 
   it('revoking a refresh token revokes its family, JWT access tokens included', async () => {
     const res = await issue('app', 'orders.read offline_access')
-    const other = await t.app.inject({ method: 'POST', url: '/connect/revocation', headers: { ...FORM, authorization: basic('reuser', 'reuser-secret') }, payload: form({ token: res.refresh_token! }) })
+    const other = await postFormBasic(t.app, '/connect/revocation', { token: res.refresh_token! }, 'reuser', 'reuser-secret')
     expect(other.statusCode).toBe(200)
     expect((await introspect(res.refresh_token!, basic('app', 'app-secret'))).json().active).toBe(true)
-    const rev = await t.app.inject({ method: 'POST', url: '/connect/revocation', headers: { ...FORM, authorization: basic('app', 'app-secret') }, payload: form({ token: res.refresh_token!, token_type_hint: 'refresh_token' }) })
+    const rev = await postFormBasic(t.app, '/connect/revocation', { token: res.refresh_token!, token_type_hint: 'refresh_token' }, 'app', 'app-secret')
     expect(rev.statusCode).toBe(200)
     expect((await introspect(res.refresh_token!, basic('app', 'app-secret'))).body).toBe('{"active":false}')
     // The JWT of that family reaches this replica's revocation list through NOTIFY.

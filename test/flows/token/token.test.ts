@@ -1,6 +1,7 @@
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { basic, createTestApp, form, FORM, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { basic, createTestApp, FORM, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
+import { postForm } from '../../helpers/http.js'
 import { CC, seedTokens } from './token-fixtures.js'
 
 let t: TestApp
@@ -10,8 +11,7 @@ beforeAll(async () => {
 })
 afterAll(() => t.close())
 
-const post = (params: Record<string, string>, headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, ...headers }, payload: form(params) })
+const post = (params: Record<string, string>, headers: Record<string, string> = {}) => postForm(t.app, '/connect/token', params, headers)
 
 function expectError(res: Awaited<ReturnType<typeof post>>, status: number, body: Record<string, string>) {
   expect({ status: res.statusCode, body: res.json() }).toEqual({ status, body })

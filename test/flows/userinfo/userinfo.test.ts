@@ -6,7 +6,8 @@ import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
 import type { TestApp } from '../../helpers/app.js'
-import { basic, FORM, form, TEST_ISSUER } from '../../helpers/app.js'
+import { FORM, form, TEST_ISSUER } from '../../helpers/app.js'
+import { postForm, postFormBasic } from '../../helpers/http.js'
 import { authorizeSeed, codeFor, createAuthorizeTestApp, redeem, session } from '../authorization-code/harness.js'
 
 let t: TestApp
@@ -57,7 +58,7 @@ describe('userinfo', () => {
   it('POST with the token in the form, a reference token', async () => {
     const token = await accessToken('openid email', 'web-ref')
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/)
-    const res = await t.app.inject({ method: 'POST', url: '/connect/userinfo', headers: FORM, payload: form({ access_token: token }) })
+    const res = await postForm(t.app, '/connect/userinfo', { access_token: token })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ sub: 'u-alice', email: 'alice@example.com', email_verified: true })
   })
@@ -78,7 +79,7 @@ describe('userinfo', () => {
 
   it('expired, revoked, forged and foreign tokens: 401 invalid_token', async () => {
     const revoked = await accessToken('openid')
-    expect((await t.app.inject({ method: 'POST', url: '/connect/revocation', headers: { ...FORM, authorization: basic('web', 'web-secret') }, payload: form({ token: revoked }) })).statusCode).toBe(200)
+    expect((await postFormBasic(t.app, '/connect/revocation', { token: revoked }, 'web', 'web-secret')).statusCode).toBe(200)
     const forged = `${revoked.slice(0, -4)}AAAA`
     const idToken = (await redeem(t, await codeFor(t, alice).then((c) => ({ code: c.code, code_verifier: c.verifier })))).json().id_token
     const expired = await accessToken('openid')
@@ -93,7 +94,7 @@ describe('userinfo', () => {
   })
 
   it('a token without openid: 403 insufficient_scope', async () => {
-    const cc = await t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic('cc-only', 'cc-secret') }, payload: form({ grant_type: 'client_credentials' }) })
+    const cc = await postFormBasic(t.app, '/connect/token', { grant_type: 'client_credentials' }, 'cc-only', 'cc-secret')
     const res = await get({ authorization: `Bearer ${cc.json().access_token}` })
     expect(res.statusCode).toBe(403)
     expect(res.headers['www-authenticate']).toBe(`${challenge('insufficient_scope')}, scope="openid"`)
@@ -115,7 +116,7 @@ describe('userinfo', () => {
 describe('the user\'s claims in ID tokens: alwaysIncludeUserClaimsInIdToken', () => {
   const PROFILE_AND_EMAIL = { name: 'Alice Example', family_name: 'Example', email: 'alice@example.com', email_verified: true }
   const token = (client: string, params: Record<string, string>) =>
-    t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ client_id: client, client_secret: `${client}-secret`, ...params }) })
+    postForm(t.app, '/connect/token', { client_id: client, client_secret: `${client}-secret`, ...params })
 
   it('by default (true) the ID token carries the claims of the granted identity scopes, as userinfo does', async () => {
     alice = await session(t) // the clock may have moved past the session's idle timeout
