@@ -14,12 +14,12 @@ import { createTestApp, FORM, type TestApp } from '../helpers/app.js'
 
 const T0 = Date.UTC(2026, 2, 1, 12)
 const clock = createManualClock(T0)
-let t: TestApp
+let authz: TestApp
 let out: string[] = []
 let err: string[] = []
 const ctx = (): CliContext => ({
   out: (l) => void out.push(l), err: (l) => void err.push(l), stdin: process.stdin, clock,
-  config: () => { throw new Error('not needed') }, db: async () => t.db,
+  config: () => { throw new Error('not needed') }, db: async () => authz.db,
 })
 async function run(command: typeof clientsCommand, ...args: string[]) {
   out = []
@@ -31,7 +31,7 @@ const clients = (...args: string[]) => run(clientsCommand, ...args)
 const users = (...args: string[]) => run(usersCommand, ...args)
 
 async function token(clientId: string, secret: string, body = 'grant_type=client_credentials') {
-  const res = await t.app.inject({
+  const res = await authz.app.inject({
     method: 'POST', url: '/connect/token',
     headers: { ...FORM, authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` }, payload: body,
   })
@@ -39,8 +39,8 @@ async function token(clientId: string, secret: string, body = 'grant_type=client
 }
 
 beforeAll(async () => {
-  t = await createTestApp()
-  await applySeed(t.db, {
+  authz = await createTestApp()
+  await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }],
     clients: [{ clientId: 'legacy', secrets: [{ value: 'legacy-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['orders.read'] }],
     users: [
@@ -49,7 +49,7 @@ beforeAll(async () => {
     ],
   })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 describe('authz clients add', () => {
   it('creates a client with the flags given and prints its generated secret once, on stdout', async () => {
@@ -57,7 +57,7 @@ describe('authz clients add', () => {
     const secret = out[0]!
     expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(err).toEqual(['created client "reports"; its secret (shown once; only its hash is stored):'])
-    const stored = await createPgClientStore(t.db).findById('reports')
+    const stored = await createPgClientStore(authz.db).findById('reports')
     expect(stored).toMatchObject({
       clientName: 'Reports', enabled: true, requireClientSecret: true, allowedGrantTypes: ['client_credentials'],
       allowedScopes: ['orders.read'], accessTokenType: 'reference', redirectUris: [], allowOfflineAccess: false,
@@ -71,7 +71,7 @@ describe('authz clients add', () => {
 
   it('adds a public client without a secret', async () => {
     expect(await clients('add', 'spa', '--public', '--grant', 'password', '--scope', 'orders.read')).toEqual(['created public client "spa"'])
-    expect(await createPgClientStore(t.db).findById('spa')).toMatchObject({ requireClientSecret: false, secrets: [], allowedGrantTypes: ['password'] })
+    expect(await createPgClientStore(authz.db).findById('spa')).toMatchObject({ requireClientSecret: false, secrets: [], allowedGrantTypes: ['password'] })
   })
 
   it('refuses an existing client, an unknown scope and a bad token type, changing nothing', async () => {
@@ -80,8 +80,8 @@ describe('authz clients add', () => {
     expect(unknown).toBeInstanceOf(SeedError)
     expect((unknown as Error).message).toMatch(/^cannot add client "x":\n {2}clients\[0\]\.allowedScopes\[0\]: /)
     await expect(clients('add', 'y', '--token-type', 'opaque')).rejects.toBeInstanceOf(UsageError)
-    expect(await createPgClientStore(t.db).findById('x')).toBeUndefined()
-    expect(await createPgClientStore(t.db).findById('y')).toBeUndefined()
+    expect(await createPgClientStore(authz.db).findById('x')).toBeUndefined()
+    expect(await createPgClientStore(authz.db).findById('y')).toBeUndefined()
   })
 
   it('refuses a code-flow client without a redirect URI, or with one that would hand the code to script', async () => {
@@ -95,10 +95,10 @@ describe('authz clients add', () => {
     expect((script as SeedError).problems).toEqual([
       'clients[0].redirectUris[0]: client web: scheme "javascript:" is not allowed: use https, http only for localhost, 127.0.0.1 or [::1], or a native app\'s private-use scheme named after a domain it controls, such as com.example.app:/callback (RFC 8252 §7)',
     ])
-    expect(await createPgClientStore(t.db).findById('web')).toBeUndefined()
+    expect(await createPgClientStore(authz.db).findById('web')).toBeUndefined()
 
     expect(await clients('add', 'web', '--grant', 'authorization_code', '--redirect-uri', 'https://web.example/cb')).toHaveLength(1)
-    expect(await createPgClientStore(t.db).findById('web')).toMatchObject({ allowedGrantTypes: ['authorization_code'], redirectUris: ['https://web.example/cb'] })
+    expect(await createPgClientStore(authz.db).findById('web')).toMatchObject({ allowedGrantTypes: ['authorization_code'], redirectUris: ['https://web.example/cb'] })
   })
 })
 
@@ -120,7 +120,7 @@ describe('authz users', () => {
     token('legacy', 'legacy-secret', `grant_type=password&username=${username}&password=${pw}&scope=orders.read`)
 
   it('lists users with their lockout', async () => {
-    await t.db.query(
+    await authz.db.query(
       `INSERT INTO failure_counters (kind, name, source, failures, blocks, blocked_until, expires_at)
        VALUES ('user', 'u-bob', '', 10, 1, $1::timestamptz, $2::timestamptz)`,
       [new Date(T0 + 300_000).toISOString(), new Date(T0 + 86_400_000).toISOString()],
@@ -150,7 +150,7 @@ describe('authz users', () => {
 
   it('removes a user, who can no longer sign in', async () => {
     expect(await users('remove', 'bob')).toEqual(['removed user "bob" (subject u-bob)'])
-    expect(await createPgUserStore(t.db).findByUsername('bob')).toBeUndefined()
+    expect(await createPgUserStore(authz.db).findByUsername('bob')).toBeUndefined()
     expect(await password('bob', 'bob-password')).toMatchObject({ status: 400, body: { error: 'invalid_grant' } })
     await expect(users('remove', 'bob')).rejects.toThrow(new CliError('no user "bob"'))
     await expect(users('remove')).rejects.toBeInstanceOf(UsageError)

@@ -12,7 +12,7 @@ import { applySeed, SeedError } from '../../src/seed/apply.js'
 import { createPgClientStore } from '../../src/stores/clients.postgres.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 let dir: string
 let out: string[] = []
 let err: string[] = []
@@ -31,7 +31,7 @@ const ctx = (db: () => Promise<TestDb['db']>): CliContext => ({
   },
 })
 
-async function seed(content: unknown, db: () => Promise<TestDb['db']> = async () => t.db): Promise<unknown> {
+async function seed(content: unknown, db: () => Promise<TestDb['db']> = async () => authz.db): Promise<unknown> {
   out = []
   err = []
   const file = join(dir, `seed-${Math.random().toString(36).slice(2)}.json`)
@@ -43,15 +43,15 @@ async function seed(content: unknown, db: () => Promise<TestDb['db']> = async ()
 }
 
 beforeAll(async () => {
-  t = await createTestDb()
+  authz = await createTestDb()
   dir = await mkdtemp(join(tmpdir(), 'authz-seed-cli-'))
-  await applySeed(t.db, {
+  await applySeed(authz.db, {
     identityResources: ['openid'],
     users: [{ subjectId: 'alice-0001', username: 'alice' }],
   })
 })
 afterAll(async () => {
-  await t.close()
+  await authz.close()
   await rm(dir, { recursive: true, force: true })
 })
 
@@ -83,7 +83,7 @@ describe('authz seed FILE', () => {
       '  users[0].subjectId: user "alice" has subject "alice-0001", and a subject never changes (OpenID Connect Core §2): write "alice-0001" here, or another username for another user',
     ])
     expect(out).toEqual([])
-    expect(await createPgClientStore(t.db).findById('web')).toBeUndefined()
+    expect(await createPgClientStore(authz.db).findById('web')).toBeUndefined()
   })
 
   it("still reports the file's own problems when the database cannot be opened", async () => {
@@ -119,6 +119,6 @@ describe('authz seed FILE', () => {
       ],
     })
     expect(out).toEqual([`seed applied from ${String(file)}: 0 api scopes, 0 api resources, 0 identity resources, 1 clients, 0 users`])
-    expect(await createPgClientStore(t.db).findById('web')).toMatchObject({ redirectUris: ['http://localhost:3000/cb'] })
+    expect(await createPgClientStore(authz.db).findById('web')).toMatchObject({ redirectUris: ['http://localhost:3000/cb'] })
   })
 })

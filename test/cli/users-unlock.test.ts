@@ -11,18 +11,18 @@ import { hashPassword } from '../../src/interaction/passwords.js'
 import { captureLogs } from '../helpers/app.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 const clock = createManualClock()
 beforeAll(async () => {
-  t = await createTestDb()
+  authz = await createTestDb()
   const passwordHash = await hashPassword('alice-pw')
-  await createPgUserStore(t.db).upsert({ subjectId: 'u-alice', username: 'alice', passwordHash, enabled: true, claims: {}, cibaUserCodeHash: undefined })
+  await createPgUserStore(authz.db).upsert({ subjectId: 'u-alice', username: 'alice', passwordHash, enabled: true, claims: {}, cibaUserCodeHash: undefined })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 async function run(args: string[]) {
   const out: string[] = []
-  const ctx = createContext({ out: (l) => out.push(l), err: () => {}, stdin: new PassThrough(), clock }, {}, { db: t.db })
+  const ctx = createContext({ out: (l) => out.push(l), err: () => {}, stdin: new PassThrough(), clock }, {}, { db: authz.db })
   await usersCommand.run(args, ctx)
   return out
 }
@@ -30,15 +30,15 @@ async function run(args: string[]) {
 describe('authz users unlock', () => {
   it('ends a lockout at once, and says when there was nothing to clear', async () => {
     const check = createPasswordCheck({
-      users: createPgUserStore(t.db), failures: createPgFailureCounterStore(t.db), clock, logger: captureLogs({ logLevel: 'silent' }).logger,
+      users: createPgUserStore(authz.db), failures: createPgFailureCounterStore(authz.db), clock, logger: captureLogs({ logLevel: 'silent' }).logger,
       policy: { limit: 3, baseSeconds: 300, maxSeconds: 86_400 }, usernameKey: Buffer.alloc(32),
     })
     const ctx = { address: '192.0.2.1' }
     for (let i = 0; i < 3; i++) await check.check('alice', 'nope', ctx)
     expect(await check.check('alice', 'alice-pw', ctx)).toMatchObject({ ok: false, reason: 'locked' })
-    await createPgFailureCounterStore(t.db).recordFailure({ kind: 'user_code', name: 'u-alice', source: 'bank' }, { limit: 1, baseSeconds: 60, maxSeconds: 60 }, clock.now())
+    await createPgFailureCounterStore(authz.db).recordFailure({ kind: 'user_code', name: 'u-alice', source: 'bank' }, { limit: 1, baseSeconds: 60, maxSeconds: 60 }, clock.now())
     expect(await run(['unlock', 'alice'])).toEqual(['unlocked user "alice"'])
-    const { rows } = await t.db.query(`SELECT 1 FROM failure_counters WHERE name = 'u-alice'`)
+    const { rows } = await authz.db.query(`SELECT 1 FROM failure_counters WHERE name = 'u-alice'`)
     expect(rows).toHaveLength(0)
     expect(await check.check('alice', 'alice-pw', ctx)).toMatchObject({ ok: true })
     expect(await run(['unlock', 'alice'])).toEqual(['user "alice" had no failed attempts to clear'])

@@ -7,14 +7,14 @@ import { createTestApp, type TestApp } from '../helpers/app.js'
 import { postFormBasic } from '../helpers/http.js'
 
 const TTL = 60
-let t: TestApp
+let authz: TestApp
 let expiresAt: number
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { CLIENT_CACHE_TTL: String(TTL) } })
-  expiresAt = Math.ceil(t.clock.now() / 1000) * 1000 + 30_000
+  authz = await createTestApp({ env: { CLIENT_CACHE_TTL: String(TTL) } })
+  expiresAt = Math.ceil(authz.clock.now() / 1000) * 1000 + 30_000
   const expiration = new Date(expiresAt).toISOString()
-  await applySeed(t.db, {
+  await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'api-soon', expiration }, { value: 'api-kept' }] }],
     identityResources: [],
@@ -23,12 +23,12 @@ beforeAll(async () => {
     ],
   })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const token = (secret: string) =>
-  postFormBasic(t.app, '/connect/token', { grant_type: 'client_credentials' }, 'svc', secret)
+  postFormBasic(authz.app, '/connect/token', { grant_type: 'client_credentials' }, 'svc', secret)
 const introspect = (id: string, secret: string) =>
-  postFormBasic(t.app, '/connect/introspect', { token: 'x' }, id, secret)
+  postFormBasic(authz.app, '/connect/introspect', { token: 'x' }, id, secret)
 
 const INVALID_CLIENT = { error: 'invalid_client', error_description: 'client authentication failed' }
 const INVALID_CALLER = { error: 'invalid_client', error_description: 'caller authentication failed' }
@@ -48,17 +48,17 @@ describe('remembered secret matches', () => {
     }
 
     // Expired secrets fail at their expiry, although the cached records still list them.
-    t.clock.set(expiresAt)
+    authz.clock.set(expiresAt)
     expect((await token('svc-soon')).json()).toEqual(INVALID_CLIENT)
     expect((await introspect('orders-api', 'api-soon')).json()).toEqual(INVALID_CALLER)
     expect((await token('svc-kept')).statusCode).toBe(200)
 
     // Removed secrets work until the cache reloads (CLIENT_CACHE_TTL), then never again.
-    await t.db.query(`DELETE FROM client_secrets WHERE client_id = 'svc'`)
-    await t.db.query(`DELETE FROM api_resource_secrets WHERE api_resource_name = 'orders-api'`)
+    await authz.db.query(`DELETE FROM client_secrets WHERE client_id = 'svc'`)
+    await authz.db.query(`DELETE FROM api_resource_secrets WHERE api_resource_name = 'orders-api'`)
     expect((await token('svc-kept')).statusCode).toBe(200)
     expect((await introspect('orders-api', 'api-kept')).statusCode).toBe(200)
-    t.clock.advance(TTL)
+    authz.clock.advance(TTL)
     const removed = await token('svc-kept')
     expect([removed.statusCode, removed.headers['www-authenticate'], removed.json()]).toEqual([401, 'Basic realm="https://authz.test"', INVALID_CLIENT])
     expect((await introspect('orders-api', 'api-kept')).json()).toEqual(INVALID_CALLER)

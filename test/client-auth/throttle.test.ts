@@ -7,16 +7,16 @@ import type { FailureCounterStore } from '../../src/stores/failure-counters.js'
 import { captureLogs } from '../helpers/app.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 const clock = createManualClock()
 const { logs, logger } = captureLogs({ logLevel: 'info' })
 const policy = { limit: 2, baseSeconds: 60, maxSeconds: 3600 }
 beforeAll(async () => {
-  t = await createTestDb()
+  authz = await createTestDb()
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
-function replica(failures: FailureCounterStore = createPgFailureCounterStore(t.db)) {
+function replica(failures: FailureCounterStore = createPgFailureCounterStore(authz.db)) {
   const throttle = createClientAuthThrottle({ failures, clock, logger, policy, staleSeconds: 5 })
   return {
     throttle,
@@ -49,7 +49,7 @@ describe('client authentication throttle', () => {
   })
 
   it('asks the database nothing on a success unless it counted failures for that pair', async () => {
-    const store = createPgFailureCounterStore(t.db)
+    const store = createPgFailureCounterStore(authz.db)
     const calls: string[] = []
     const spy: FailureCounterStore = {
       ...store,
@@ -73,7 +73,7 @@ describe('client authentication throttle', () => {
   })
 
   it('keeps the blocks it knows when a reload fails, and logs it', async () => {
-    const store = createPgFailureCounterStore(t.db)
+    const store = createPgFailureCounterStore(authz.db)
     let broken = false
     const r = replica({ ...store, listBlocked: (...args) => (broken ? Promise.reject(new Error('db down')) : store.listBlocked(...args)) })
     await r.throttle.recordFailure('c4', '192.0.2.4', 'bad_secret')
@@ -85,7 +85,7 @@ describe('client authentication throttle', () => {
   })
 
   it('answers a failure without a block when it cannot be counted, and logs that', async () => {
-    const store = createPgFailureCounterStore(t.db)
+    const store = createPgFailureCounterStore(authz.db)
     const r = replica({ ...store, recordFailure: () => Promise.reject(new Error('db down')) })
     expect(await r.throttle.recordFailure('c5', '192.0.2.5', 'bad_secret')).toBe(0)
     expect(logs.some((l) => l.includes('counting a failed client authentication failed') && l.includes('"client_id":"c5"'))).toBe(true)

@@ -13,9 +13,9 @@ afterEach(async () => {
 })
 
 async function emptyDb(): Promise<TestDb> {
-  const t = await createEmptyTestDb()
-  cleanups.push(() => t.close())
-  return t
+  const authz = await createEmptyTestDb()
+  cleanups.push(() => authz.close())
+  return authz
 }
 
 async function migrationsDir(files: Record<string, string>): Promise<string> {
@@ -78,22 +78,22 @@ describe('migrate', () => {
 
 describe('readiness', () => {
   it('is ready only while the database answers and every migration is recorded', async () => {
-    const t = await createTestDb()
-    cleanups.push(() => t.close())
-    const app = await buildApp({ config: testConfig({ LOG_LEVEL: 'silent' }), db: t.db })
+    const authz = await createTestDb()
+    cleanups.push(() => authz.close())
+    const app = await buildApp({ config: testConfig({ LOG_LEVEL: 'silent' }), db: authz.db })
     cleanups.push(() => app.close())
     const ready = () => app.inject({ method: 'GET', url: '/health/ready' })
 
     expect((await ready()).json()).toEqual({ status: 'ready' })
 
-    const { rows } = await t.db.query<{ checksum: string }>(`DELETE FROM schema_migrations WHERE version = '0001' RETURNING checksum`)
+    const { rows } = await authz.db.query<{ checksum: string }>(`DELETE FROM schema_migrations WHERE version = '0001' RETURNING checksum`)
     const missing = await ready()
     expect(missing.statusCode).toBe(503)
     expect(missing.json()).toEqual({ status: 'not_ready', reason: 'migrations not applied: 0001' })
-    await t.db.query(`INSERT INTO schema_migrations (version, name, checksum) VALUES ('0001', 'initial_schema', $1)`, [rows[0]!.checksum])
+    await authz.db.query(`INSERT INTO schema_migrations (version, name, checksum) VALUES ('0001', 'initial_schema', $1)`, [rows[0]!.checksum])
     expect((await ready()).statusCode).toBe(200)
 
-    await t.db.close()
+    await authz.db.close()
     const down = await ready()
     expect(down.statusCode).toBe(503)
     expect(down.json()).toEqual({ status: 'not_ready', reason: 'database unavailable' })

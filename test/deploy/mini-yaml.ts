@@ -31,9 +31,9 @@ function stripComment(line: string): string {
 }
 
 function scalar(text: string): string {
-  const t = text.trim()
-  if ((t.startsWith('"') && t.endsWith('"')) || (t.startsWith("'") && t.endsWith("'"))) return t.slice(1, -1)
-  return t
+  const authz = text.trim()
+  if ((authz.startsWith('"') && authz.endsWith('"')) || (authz.startsWith("'") && authz.endsWith("'"))) return authz.slice(1, -1)
+  return authz
 }
 
 /** Parses the block starting at lines[i] (indent `indent`); returns the node and the next index. */

@@ -9,20 +9,20 @@ import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the CIBA browser test')
 
-let t: CibaTestApp
+let authz: CibaTestApp
 let browser: Browser
 beforeAll(async () => {
   if (!haveChromium) return
-  t = await createCibaTestApp({ listen: true })
+  authz = await createCibaTestApp({ listen: true })
   browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
-  await t?.close()
+  await authz?.close()
 })
 
 async function post(path: string, params: Record<string, string>) {
-  const res = await fetch(`${t.baseUrl}${path}`, { method: 'POST', body: new URLSearchParams(params) })
+  const res = await fetch(`${authz.baseUrl}${path}`, { method: 'POST', body: new URLSearchParams(params) })
   return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> }
 }
 const poll = (authReqId: string) => post('/connect/token', { ...BANK, grant_type: CIBA, auth_req_id: authReqId })
@@ -37,16 +37,16 @@ describe.skipIf(!haveChromium)('CIBA in a browser', () => {
 
     expect(await poll(authReqId)).toMatchObject({ status: 400, body: { error: 'authorization_pending' } })
     expect(await poll(authReqId)).toMatchObject({ status: 400, body: { error: 'slow_down', error_description: 'poll at most every 10 seconds' } })
-    const { rows } = await t.db.query('SELECT interval_seconds FROM ciba_requests')
+    const { rows } = await authz.db.query('SELECT interval_seconds FROM ciba_requests')
     expect(rows).toEqual([{ interval_seconds: 10 }])
 
     const page = await browser.newPage()
     const consoleErrors: string[] = [] // a CSP violation (e.g. the style block) shows up here
     page.on('console', (m) => void (m.type() === 'error' && consoleErrors.push(m.text())))
-    const approvalUrl = t.notifications.at(-1)!.approval_url
-    expect(approvalUrl.startsWith(`${t.baseUrl}/ciba/approve?request=`)).toBe(true)
+    const approvalUrl = authz.notifications.at(-1)!.approval_url
+    expect(approvalUrl.startsWith(`${authz.baseUrl}/ciba/approve?request=`)).toBe(true)
     await page.goto(approvalUrl) // no session yet: the shared sign-in page, which names the client
-    expect(page.url()).toBe(`${t.baseUrl}/account/sign-in?return_to=${encodeURIComponent(approvalUrl.slice(t.baseUrl.length))}`)
+    expect(page.url()).toBe(`${authz.baseUrl}/account/sign-in?return_to=${encodeURIComponent(approvalUrl.slice(authz.baseUrl.length))}`)
     expect(await page.locator('h1').textContent()).toBe('Sign in')
     expect(await page.locator('#client-name').textContent()).toBe('Bank <App>')
     await page.getByLabel('Username').fill('alice')
@@ -68,13 +68,13 @@ describe.skipIf(!haveChromium)('CIBA in a browser', () => {
     expect(consoleErrors).toEqual([])
     await page.close()
 
-    t.clock.advance(10)
+    authz.clock.advance(10)
     const tokens = await poll(authReqId)
     expect(tokens.status).toBe(200)
     expect(Object.keys(tokens.body).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'refresh_token', 'scope', 'token_type'])
     expect(tokens.body.scope).toBe('openid profile email offline_access')
-    const jwks = createRemoteJWKSet(new URL(`${t.baseUrl}/.well-known/openid-configuration/jwks`))
-    const verifyOpts = { issuer: t.baseUrl, currentDate: new Date(t.clock.now()) }
+    const jwks = createRemoteJWKSet(new URL(`${authz.baseUrl}/.well-known/openid-configuration/jwks`))
+    const verifyOpts = { issuer: authz.baseUrl, currentDate: new Date(authz.clock.now()) }
     const { payload: id } = await jwtVerify(tokens.body.id_token as string, jwks, { ...verifyOpts, audience: 'bank' })
     expect(id).toMatchObject({ sub: 'u-alice', aud: 'bank', name: 'Alice Example', email: 'alice@example.com', amr: ['pwd'] })
     expect(typeof id.auth_time).toBe('number')

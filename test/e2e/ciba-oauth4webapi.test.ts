@@ -7,18 +7,18 @@ import { cibaCommand } from '../../src/cli/ciba.js'
 import type { CliContext } from '../../src/cli/context.js'
 import { createCibaTestApp, type CibaTestApp } from '../flows/ciba/harness.js'
 
-let t: CibaTestApp
+let authz: CibaTestApp
 let as: oauth.AuthorizationServer
 const insecure = { [oauth.allowInsecureRequests]: true }
 const client: oauth.Client = { client_id: 'bank' }
 const auth = oauth.ClientSecretPost('bank-secret')
 
 beforeAll(async () => {
-  t = await createCibaTestApp({ listen: true })
-  const issuer = new URL(t.baseUrl)
+  authz = await createCibaTestApp({ listen: true })
+  const issuer = new URL(authz.baseUrl)
   as = await oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { ...insecure, algorithm: 'oidc' }))
 })
-afterAll(() => t?.close())
+afterAll(() => authz?.close())
 
 async function grant(authReqId: string) {
   const res = await oauth.backchannelAuthenticationGrantRequest(as, client, auth, authReqId, insecure)
@@ -27,7 +27,7 @@ async function grant(authReqId: string) {
 
 describe('oauth4webapi CIBA', () => {
   it('runs the poll flow end to end', async () => {
-    expect(as.backchannel_authentication_endpoint).toBe(`${t.baseUrl}/connect/ciba`)
+    expect(as.backchannel_authentication_endpoint).toBe(`${authz.baseUrl}/connect/ciba`)
     const started = await oauth.processBackchannelAuthenticationResponse(as, client,
       await oauth.backchannelAuthenticationRequest(as, client, auth, new URLSearchParams({ scope: 'openid email', login_hint: 'alice', binding_message: 'OK-1' }), insecure))
     expect(started).toMatchObject({ expires_in: 120, interval: 5 })
@@ -38,16 +38,16 @@ describe('oauth4webapi CIBA', () => {
 
     // The operator approves from the CLI (same decision as the page).
     const out: string[] = []
-    const ctx = { out: (l: string) => void out.push(l), err: () => {}, clock: t.clock, db: async () => t.db } as unknown as CliContext
-    await cibaCommand.run(['approve', t.notifications.at(-1)!.request_id], ctx)
+    const ctx = { out: (l: string) => void out.push(l), err: () => {}, clock: authz.clock, db: async () => authz.db } as unknown as CliContext
+    await cibaCommand.run(['approve', authz.notifications.at(-1)!.request_id], ctx)
     expect(out[0]).toMatch(/^approved request /)
 
-    t.clock.advance(5)
+    authz.clock.advance(5)
     const tokens = await grant(started.auth_req_id)
     expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'openid email', expires_in: 3600 })
-    expect(oauth.getValidatedIdTokenClaims(tokens)).toMatchObject({ iss: t.baseUrl, sub: 'u-alice', aud: 'bank', email: 'alice@example.com' })
+    expect(oauth.getValidatedIdTokenClaims(tokens)).toMatchObject({ iss: authz.baseUrl, sub: 'u-alice', aud: 'bank', email: 'alice@example.com' })
 
-    t.clock.advance(5)
+    authz.clock.advance(5)
     const replay = await grant(started.auth_req_id).catch((e: unknown) => e)
     expect((replay as oauth.ResponseBodyError).error).toBe('invalid_grant')
   })

@@ -20,7 +20,7 @@ warnIfNoChromium('the CORS browser test')
 const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code'
 const RATE_LIMIT = 50
 
-let t: TestApp
+let testApp: TestApp
 let site: Server
 let browser: Browser
 let page: Page
@@ -29,14 +29,14 @@ let authz: string
 beforeAll(async () => {
   if (!haveChromium) return
   // A limit the other tests stay far below; the last test goes over it on purpose.
-  t = await createTestApp({ env: { RATE_LIMIT_API: String(RATE_LIMIT) } })
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  authz = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`
+  testApp = await createTestApp({ env: { RATE_LIMIT_API: String(RATE_LIMIT) } })
+  await testApp.app.listen({ port: 0, host: '127.0.0.1' })
+  authz = `http://127.0.0.1:${(testApp.app.server.address() as AddressInfo).port}`
   // The app's origin: another host name and port than ours.
   site = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>app</title>'))
   await new Promise<void>((r) => site.listen(0, '127.0.0.1', r))
   const appOrigin = `http://localhost:${(site.address() as AddressInfo).port}`
-  await applySeed(t.db, {
+  await applySeed(testApp.db, {
     apiScopes: [{ name: 'orders.read' }],
     clients: [
       { clientId: 'spa', secrets: [{ value: 'spa-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'], allowedCorsOrigins: [appOrigin] },
@@ -59,7 +59,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
   await new Promise((r) => (site ? site.close(r) : r(undefined)))
-  await t?.close()
+  await testApp?.close()
 })
 
 interface Init { method?: string; client?: [string, string]; bearer?: string; body?: Record<string, string> }
@@ -154,7 +154,7 @@ describe.skipIf(!haveChromium)('answers made before the client is known', () => 
     expect(await call('/connect/token', huge, unlisted)).toEqual({ refused: expect.stringContaining('Failed to fetch') })
 
     // Over the limit from Node (inject's address is the page's), with requests refused at once.
-    for (let i = 0; i < RATE_LIMIT; i++) await t.app.inject({ method: 'POST', url: '/connect/token', headers: { 'content-type': 'application/json' }, payload: '{' })
+    for (let i = 0; i < RATE_LIMIT; i++) await testApp.app.inject({ method: 'POST', url: '/connect/token', headers: { 'content-type': 'application/json' }, payload: '{' })
     const limited = await call('/connect/token', { method: 'POST', body: { grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'x' } })
     expect(limited).toMatchObject({ status: 429, json: { error: 'temporarily_unavailable' }, retryAfter: expect.stringMatching(/^[1-9][0-9]*$/) })
     expect(await call('/connect/token', { method: 'POST', body: { grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'x' } }, unlisted))

@@ -17,7 +17,7 @@ import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the sign-in browser tests')
 
-let t: CibaTestApp
+let authz: CibaTestApp
 let browser: Browser
 let other: Server
 let otherOrigin: string
@@ -56,22 +56,22 @@ beforeAll(async () => {
   other = createServer(otherSite)
   await new Promise<void>((r) => other.listen(0, '127.0.0.1', () => r()))
   otherOrigin = `http://localhost:${(other.address() as { port: number }).port}`
-  t = await createCibaTestApp({ listen: true, env: { LOCKOUT_THRESHOLD: '3' }, beforeReady: testFlow })
+  authz = await createCibaTestApp({ listen: true, env: { LOCKOUT_THRESHOLD: '3' }, beforeReady: testFlow })
   browser = await launchChromium()
 })
 afterAll(async () => {
   await browser?.close()
-  await t?.close()
+  await authz?.close()
   await new Promise((r) => other?.close(r))
 })
 
 async function start(params: Record<string, string> = {}) {
-  const res = await startCiba(t, { ...BANK, scope: 'openid profile', login_hint: 'alice', ...params })
+  const res = await startCiba(authz, { ...BANK, scope: 'openid profile', login_hint: 'alice', ...params })
   expect(res.statusCode).toBe(200)
-  return { id: t.notifications.at(-1)!.request_id, authReqId: res.json().auth_req_id as string }
+  return { id: authz.notifications.at(-1)!.request_id, authReqId: res.json().auth_req_id as string }
 }
-const approval = (id: string) => `${t.baseUrl}/ciba/approve?request=${id}`
-const status = async (id: string) => (await t.db.query('SELECT status FROM ciba_requests WHERE id = $1', [id])).rows[0]
+const approval = (id: string) => `${authz.baseUrl}/ciba/approve?request=${id}`
+const status = async (id: string) => (await authz.db.query('SELECT status FROM ciba_requests WHERE id = $1', [id])).rows[0]
 const h1 = (page: Page) => page.locator('h1').textContent()
 const sessionCookie = async (ctx: BrowserContext) => (await ctx.cookies()).find((c) => c.name === 'authz-session')?.value
 
@@ -106,13 +106,13 @@ describe.skipIf(!haveChromium)('sign-in in a browser', () => {
     const r2 = await start()
     const ctx = await browser.newContext()
     const planted = 'p'.repeat(43)
-    await ctx.addCookies([{ name: 'authz-session', value: planted, url: t.baseUrl }])
+    await ctx.addCookies([{ name: 'authz-session', value: planted, url: authz.baseUrl }])
     const { page, errors } = await watchedPage(ctx)
     await page.goto(approval(r1.id))
-    expect(page.url()).toBe(`${t.baseUrl}/account/sign-in?return_to=${encodeURIComponent(`/ciba/approve?request=${r1.id}`)}`)
+    expect(page.url()).toBe(`${authz.baseUrl}/account/sign-in?return_to=${encodeURIComponent(`/ciba/approve?request=${r1.id}`)}`)
     expect(await page.locator('#client-name').textContent()).toBe('Bank <App>') // before any password is typed
     await signInHere(page, 'alice', 'alice-pw')
-    const signedInAt = t.clock.now()
+    const signedInAt = authz.clock.now()
     await page.waitForURL(approval(r1.id))
     const first = (await sessionCookie(ctx))!
     expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/)
@@ -121,7 +121,7 @@ describe.skipIf(!haveChromium)('sign-in in a browser', () => {
     await page.waitForLoadState()
     expect(await h1(page)).toBe('Approved')
 
-    t.clock.advance(30) // the second approval comes later; auth_time stays the sign-in's
+    authz.clock.advance(30) // the second approval comes later; auth_time stays the sign-in's
     await page.goto(approval(r2.id))
     expect(await h1(page)).toBe('Bank <App> asks for your approval')
     expect(await page.locator('input[type=password]').count()).toBe(0)
@@ -132,18 +132,18 @@ describe.skipIf(!haveChromium)('sign-in in a browser', () => {
     expect(await sessionCookie(ctx)).toBe(first)
 
     for (const r of [r1, r2]) {
-      const res = await t.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ ...BANK, grant_type: CIBA, auth_req_id: r.authReqId }) })
+      const res = await authz.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ ...BANK, grant_type: CIBA, auth_req_id: r.authReqId }) })
       expect(res.statusCode).toBe(200)
       expect(decodeJwt(res.json().id_token as string)).toMatchObject({ sub: 'u-alice', auth_time: Math.floor(signedInAt / 1000), amr: ['pwd'] })
     }
 
-    await page.goto(`${t.baseUrl}/account/sign-in?return_to=%2Faccount`)
+    await page.goto(`${authz.baseUrl}/account/sign-in?return_to=%2Faccount`)
     expect(await page.locator('.notice').textContent()).toBe('You are signed in as alice. Signing in here replaces that session.')
     await signInHere(page, 'alice', 'alice-pw')
-    expect(page.url()).toBe(`${t.baseUrl}/account`)
+    expect(page.url()).toBe(`${authz.baseUrl}/account`)
     const second = (await sessionCookie(ctx))!
     expect(second).not.toBe(first)
-    const { rows } = await t.db.query('SELECT id_hash FROM user_sessions WHERE id_hash = ANY($1)', [[handleHash(first), handleHash(second), handleHash(planted)]])
+    const { rows } = await authz.db.query('SELECT id_hash FROM user_sessions WHERE id_hash = ANY($1)', [[handleHash(first), handleHash(second), handleHash(planted)]])
     expect(rows).toEqual([{ id_hash: handleHash(second) }])
     expect(errors).toEqual([])
     await ctx.close()
@@ -191,10 +191,10 @@ describe.skipIf(!haveChromium)('sign-in in a browser', () => {
     for (const target of ['https://evil.example/', '//evil.example/', '/\\evil.example/']) {
       const ctx = await browser.newContext()
       const page = await ctx.newPage()
-      await page.goto(`${t.baseUrl}/account/sign-in?return_to=${encodeURIComponent(target)}`)
+      await page.goto(`${authz.baseUrl}/account/sign-in?return_to=${encodeURIComponent(target)}`)
       expect(await page.locator('.lead').textContent()).toBe('to your account')
       await signInHere(page, 'alice', 'alice-pw')
-      expect(page.url()).toBe(`${t.baseUrl}/account`)
+      expect(page.url()).toBe(`${authz.baseUrl}/account`)
       expect(await h1(page)).toBe('You are signed in')
       await ctx.close()
     }
@@ -224,7 +224,7 @@ describe.skipIf(!haveChromium)('sign-in in a browser', () => {
   it('lets a flow redirect to a client right after sign-in (the origin joins the form-action CSP)', async () => {
     const ctx = await browser.newContext()
     const { page, errors } = await watchedPage(ctx)
-    await page.goto(`${t.baseUrl}/test/continue`)
+    await page.goto(`${authz.baseUrl}/test/continue`)
     expect(await page.locator('#client-name').textContent()).toBe('Web App')
     await signInHere(page, 'alice', 'alice-pw')
     await page.waitForURL(`${otherOrigin}/cb?user=alice`)

@@ -10,16 +10,16 @@ import { postFormBasic } from '../helpers/http.js'
 
 const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer'
 
-let t: TestApp
+let authz: TestApp
 let key: CryptoKey
 let otherKey: CryptoKey
 beforeAll(async () => {
-  t = await createTestApp({ grants: [createJwtBearerGrant] })
+  authz = await createTestApp({ grants: [createJwtBearerGrant] })
   const pair = await generateKeyPair('ES256')
   key = pair.privateKey
   otherKey = (await generateKeyPair('ES256')).privateKey
   const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'partner-1' }
-  await applySeed(t.db, {
+  await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'] }],
     clients: [
@@ -30,16 +30,16 @@ beforeAll(async () => {
     users: [{ subjectId: 'alice-1', username: 'alice' }, { subjectId: 'bob-1', username: 'bob', enabled: false }],
   })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 function assertion(claims: Record<string, unknown> = {}, signWith: CryptoKey = key): Promise<string> {
-  const now = Math.floor(t.clock.now() / 1000)
+  const now = Math.floor(authz.clock.now() / 1000)
   return new SignJWT({ iss: 'partner', sub: 'alice-1', aud: `${TEST_ISSUER}/connect/token`, iat: now, exp: now + 60, ...claims })
     .setProtectedHeader({ alg: 'ES256', kid: 'partner-1' })
     .sign(signWith)
 }
 const post = (params: Record<string, string>, client = 'partner') =>
-  postFormBasic(t.app, '/connect/token', { grant_type: JWT_BEARER, ...params }, client, `${client}-secret`)
+  postFormBasic(authz.app, '/connect/token', { grant_type: JWT_BEARER, ...params }, client, `${client}-secret`)
 
 describe('the docs/extending.md example: a JWT bearer assertion grant (RFC 7523)', () => {
   it('is printed in docs/extending.md exactly as the file is', async () => {
@@ -48,7 +48,7 @@ describe('the docs/extending.md example: a JWT bearer assertion grant (RFC 7523)
   })
 
   it('is listed in discovery once registered', async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
+    const doc = (await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
     expect(doc.grant_types_supported).toEqual(['client_credentials', 'refresh_token', 'password', 'urn:openid:params:grant-type:ciba', 'urn:ietf:params:oauth:grant-type:device_code',
       'authorization_code', 'urn:ietf:params:oauth:grant-type:token-exchange', JWT_BEARER])
   })
@@ -62,7 +62,7 @@ describe('the docs/extending.md example: a JWT bearer assertion grant (RFC 7523)
   })
 
   it('refuses a bad assertion with invalid_grant and a missing one with invalid_request', async () => {
-    const now = Math.floor(t.clock.now() / 1000)
+    const now = Math.floor(authz.clock.now() / 1000)
     const bad = {
       otherKey: await assertion({}, otherKey),
       otherIssuer: await assertion({ iss: 'backend' }),

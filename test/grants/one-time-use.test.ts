@@ -9,17 +9,17 @@ import { createPgGrantStore } from '../../src/stores/grants.postgres.js'
 import type { TokenResponse } from '../../src/tokens/issuer.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 beforeAll(async () => {
-  t = await createTestDb()
+  authz = await createTestDb()
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const T0 = Date.UTC(2026, 0, 1)
 const RESPONSE: TokenResponse = { access_token: 'at', token_type: 'Bearer', expires_in: 60, scope: 's' }
 
 function setup() {
-  const grants = createPgGrantStore(t.db)
+  const grants = createPgGrantStore(authz.db)
   const revoked: Array<[string, number]> = []
   const once = createOneTimeUse({ clock: createManualClock(T0), grants, revokedJwts: { add: (jti, exp) => void revoked.push([jti, exp]) } })
   const issueJwt = (familyId: string, jti: string) =>
@@ -52,7 +52,7 @@ describe('createOneTimeUse', () => {
     expect(err).toEqual({ code: 'invalid_grant', description: 'code already used' })
     expect(issuedAgain).toBe(false)
     expect(revoked).toEqual([['jti-lost', T0 + 60_000]])
-    expect((await t.db.query('SELECT jti FROM revoked_tokens WHERE jti = $1', ['jti-lost'])).rows).toEqual([{ jti: 'jti-lost' }])
+    expect((await authz.db.query('SELECT jti FROM revoked_tokens WHERE jti = $1', ['jti-lost'])).rows).toEqual([{ jti: 'jti-lost' }])
     // Nothing can be issued into the family any more.
     expect(await issueJwt('f-lost', 'jti-late')).toBe(false)
   })

@@ -9,19 +9,19 @@ const T0 = Date.UTC(2026, 0, 1)
 const web = { clientId: 'web', requireConsent: true }
 const trusted = { clientId: 'trusted', requireConsent: false }
 
-let t: TestDb
+let authz: TestDb
 let consent: ConsentService
 const clock = createManualClock(T0)
 
 beforeAll(async () => {
-  t = await createTestDb()
-  await applySeed(t.db, {
+  authz = await createTestDb()
+  await applySeed(authz.db, {
     clients: [{ clientId: 'web', requireConsent: true }, { clientId: 'trusted' }],
     users: [{ subjectId: 'alice-1', username: 'alice' }, { subjectId: 'bob-1', username: 'bob' }],
   })
-  consent = createConsentService({ clock, consents: createPgConsentStore(t.db) })
+  consent = createConsentService({ clock, consents: createPgConsentStore(authz.db) })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 describe('consent service', () => {
   it('never asks for a client without requireConsent, whatever was granted', async () => {

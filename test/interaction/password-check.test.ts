@@ -9,7 +9,7 @@ import { hashPassword, verifyPassword } from '../../src/interaction/passwords.js
 import { captureLogs } from '../helpers/app.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 let passwordHash: string
 const clock = createManualClock()
 const { logs, logger } = captureLogs({ logLevel: 'info' })
@@ -21,11 +21,11 @@ let n = 0
 /** A fresh user and a PasswordCheck (or two: two replicas) counting their scrypt runs. */
 async function setup(instances = 1) {
   const username = `user${++n}`
-  await createPgUserStore(t.db).upsert({ subjectId: `sub-${n}`, username, passwordHash, enabled: true, claims: {}, cibaUserCodeHash: undefined })
+  await createPgUserStore(authz.db).upsert({ subjectId: `sub-${n}`, username, passwordHash, enabled: true, claims: {}, cibaUserCodeHash: undefined })
   const scrypt = { runs: 0 }
   const make = (): PasswordCheck =>
     createPasswordCheck({
-      users: createPgUserStore(t.db), failures: createPgFailureCounterStore(t.db), clock, logger, policy, usernameKey: USERNAME_KEY,
+      users: createPgUserStore(authz.db), failures: createPgFailureCounterStore(authz.db), clock, logger, policy, usernameKey: USERNAME_KEY,
       verify: (p, h) => (scrypt.runs++, verifyPassword(p, h)),
     })
   return { username, scrypt, checks: Array.from({ length: instances }, make) }
@@ -36,10 +36,10 @@ async function failTimes(check: PasswordCheck, username: string, times: number) 
 }
 
 beforeAll(async () => {
-  t = await createTestDb()
+  authz = await createTestDb()
   passwordHash = await hashPassword('right-password')
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 describe('PasswordCheck lockout', () => {
   it('locks after 10 failures: the right password fails with locked at once, without scrypt, until the period ends; the next lock lasts twice as long', async () => {
@@ -92,12 +92,12 @@ describe('PasswordCheck lockout', () => {
 
   it('counts unknown usernames and disabled accounts like accounts, spends scrypt on each, and locks them after as many failures', async () => {
     const { scrypt, checks: [check] } = await setup()
-    await createPgUserStore(t.db).upsert({ subjectId: 'off-1', username: 'off', passwordHash, enabled: false, claims: {}, cibaUserCodeHash: undefined })
+    await createPgUserStore(authz.db).upsert({ subjectId: 'off-1', username: 'off', passwordHash, enabled: false, claims: {}, cibaUserCodeHash: undefined })
     expect(await check!.check('nobody', 'x', ctx)).toEqual({ ok: false, reason: 'unknown_user' })
     expect(await check!.check('off', 'right-password', ctx)).toMatchObject({ ok: false, reason: 'disabled' })
     expect(scrypt.runs).toBe(2)
     const nobody = createHmac('sha256', USERNAME_KEY).update('nobody').digest('base64url')
-    const { rows } = await t.db.query(`SELECT kind, name, source, failures FROM failure_counters WHERE name IN ('off-1', $1) ORDER BY source`, [nobody])
+    const { rows } = await authz.db.query(`SELECT kind, name, source, failures FROM failure_counters WHERE name IN ('off-1', $1) ORDER BY source`, [nobody])
     expect(rows).toEqual([
       { kind: 'user', name: 'off-1', source: '', failures: 1 },
       { kind: 'user', name: nobody, source: UNKNOWN_USERNAME, failures: 1 },
@@ -113,7 +113,7 @@ describe('PasswordCheck lockout', () => {
     expect(await check!.check('off', 'right-password', ctx)).toMatchObject({ ok: false, reason: 'locked' })
     expect(scrypt.runs).toBe(20)
     // An account named like a counted unknown username has its own counter (by subject id).
-    await createPgUserStore(t.db).upsert({ subjectId: 'sub-nobody', username: 'nobody', passwordHash, enabled: true, claims: {}, cibaUserCodeHash: undefined })
+    await createPgUserStore(authz.db).upsert({ subjectId: 'sub-nobody', username: 'nobody', passwordHash, enabled: true, claims: {}, cibaUserCodeHash: undefined })
     expect(await check!.check('nobody', 'right-password', ctx)).toMatchObject({ ok: true, user: { subjectId: 'sub-nobody' } })
   })
 
@@ -125,7 +125,7 @@ describe('PasswordCheck lockout', () => {
     logs.length = 0
     expect(await check!.check(typed, 'x', ctx)).toEqual({ ok: false, reason: 'unknown_user' })
     const digest = createHmac('sha256', USERNAME_KEY).update(typed).digest('base64url')
-    const { rows } = await t.db.query(`SELECT kind, name, source, failures FROM failure_counters WHERE source = $1 AND name IN ($2, $3)`, [UNKNOWN_USERNAME, typed, digest])
+    const { rows } = await authz.db.query(`SELECT kind, name, source, failures FROM failure_counters WHERE source = $1 AND name IN ($2, $3)`, [UNKNOWN_USERNAME, typed, digest])
     expect(rows).toEqual([{ kind: 'user', name: digest, source: UNKNOWN_USERNAME, failures: 1 }])
     const lines = logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed')
     expect(lines).toEqual([expect.objectContaining({ level: 30, username_hash: digest, client_id: 'web-app', address: '198.51.100.7', reason: 'unknown_user' })])
@@ -135,10 +135,10 @@ describe('PasswordCheck lockout', () => {
 
   it('does not count an empty username, and still spends scrypt on it', async () => {
     const { scrypt, checks: [check] } = await setup()
-    const before = await t.db.query('SELECT count(*)::int AS n FROM failure_counters')
+    const before = await authz.db.query('SELECT count(*)::int AS n FROM failure_counters')
     expect(await check!.check('', 'x', ctx)).toEqual({ ok: false, reason: 'unknown_user' })
     expect(scrypt.runs).toBe(1)
-    expect((await t.db.query('SELECT count(*)::int AS n FROM failure_counters')).rows).toEqual(before.rows)
+    expect((await authz.db.query('SELECT count(*)::int AS n FROM failure_counters')).rows).toEqual(before.rows)
   })
 
   it('logs every failure with username, client and address, the lock with its end, and never the password', async () => {

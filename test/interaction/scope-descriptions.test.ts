@@ -5,11 +5,11 @@ import { createPgResourceStore } from '../../src/stores/resources.postgres.js'
 import type { ResourceCatalogue } from '../../src/stores/resources.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 let catalogue: ResourceCatalogue
 beforeAll(async () => {
-  t = await createTestDb()
-  await applySeed(t.db, {
+  authz = await createTestDb()
+  await applySeed(authz.db, {
     apiScopes: [
       { name: 'orders.read', displayName: 'Read your orders', description: 'See the orders you placed and their status' },
       { name: 'orders.write' },
@@ -22,9 +22,9 @@ beforeAll(async () => {
       { name: 'loyalty', displayName: 'Your loyalty number', claims: ['loyalty_no'] },
     ],
   })
-  catalogue = await createPgResourceStore(t.db).loadCatalogue()
+  catalogue = await createPgResourceStore(authz.db).loadCatalogue()
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 describe('describeScopes', () => {
   it('uses the seeded displayName and description of API scopes and identity resources', () => {

@@ -14,16 +14,16 @@ const T0 = Date.UTC(2026, 0, 1)
 const IDLE = 600
 const LIFETIME = 3600
 const clock = createManualClock(T0)
-let t: TestDb
+let authz: TestDb
 let sessions: SessionService
 const alice = { subjectId: 'alice-1', username: 'alice', amr: ['pwd'] }
 
 beforeAll(async () => {
-  t = await createTestDb()
-  await applySeed(t.db, { users: [{ subjectId: 'alice-1', username: 'alice' }, { subjectId: 'bob-1', username: 'bob' }] })
-  sessions = createSessionService({ clock, store: createPgUserSessionStore(t.db), idleSeconds: IDLE, lifetimeSeconds: LIFETIME })
+  authz = await createTestDb()
+  await applySeed(authz.db, { users: [{ subjectId: 'alice-1', username: 'alice' }, { subjectId: 'bob-1', username: 'bob' }] })
+  sessions = createSessionService({ clock, store: createPgUserSessionStore(authz.db), idleSeconds: IDLE, lifetimeSeconds: LIFETIME })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 describe('session service', () => {
   it('stores only the hash of a fresh 256-bit handle, with user, auth_time, amr and both deadlines', async () => {
@@ -34,7 +34,7 @@ describe('session service', () => {
       sid: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), subjectId: 'alice-1', username: 'alice', authTime: T0, amr: ['pwd'],
       clientIds: [], expiresAt: T0 + IDLE * 1000, endsAt: T0 + LIFETIME * 1000,
     })
-    const { rows } = await t.db.query('SELECT id_hash, sid FROM user_sessions WHERE subject_id = $1', ['alice-1'])
+    const { rows } = await authz.db.query('SELECT id_hash, sid FROM user_sessions WHERE subject_id = $1', ['alice-1'])
     expect(rows).toEqual([{ id_hash: handleHash(handle), sid: session.sid }])
     expect(await sessions.use(handle)).toEqual(session)
     expect(await sessions.use('not-a-handle')).toBeUndefined()
@@ -80,9 +80,9 @@ describe('session service', () => {
   it("a disabled user's session is dead at once", async () => {
     clock.set(T0)
     const { handle } = await sessions.start(undefined, { subjectId: 'bob-1', username: 'bob', amr: ['pwd'] })
-    await t.db.query(`UPDATE users SET enabled = false WHERE subject_id = 'bob-1'`)
+    await authz.db.query(`UPDATE users SET enabled = false WHERE subject_id = 'bob-1'`)
     expect(await sessions.use(handle)).toBeUndefined()
-    await t.db.query(`UPDATE users SET enabled = true WHERE subject_id = 'bob-1'`)
+    await authz.db.query(`UPDATE users SET enabled = true WHERE subject_id = 'bob-1'`)
   })
 
   it('records each client once and returns them when the session ends', async () => {
@@ -101,17 +101,17 @@ describe('session service', () => {
     // A subject never changes (OIDC Core §2): moved, the session would follow carol to a subject
     // the apps she signed in to do not know, and carol-1 would be free for someone else.
     clock.set(T0)
-    await applySeed(t.db, { users: [{ subjectId: 'carol-1', username: 'carol' }] })
+    await applySeed(authz.db, { users: [{ subjectId: 'carol-1', username: 'carol' }] })
     const { handle } = await sessions.start(undefined, { subjectId: 'carol-1', username: 'carol', amr: ['pwd'] })
-    await expect(applySeed(t.db, { users: [{ subjectId: 'carol-2', username: 'carol' }] })).rejects.toMatchObject({
+    await expect(applySeed(authz.db, { users: [{ subjectId: 'carol-2', username: 'carol' }] })).rejects.toMatchObject({
       problems: ['users[0].subjectId: user "carol" has subject "carol-1", and a subject never changes (OpenID Connect Core §2): write "carol-1" here, or another username for another user'],
     })
     expect((await sessions.use(handle))?.subjectId).toBe('carol-1')
   })
 
   it('removes sessions past either deadline in the cleanup', async () => {
-    const store = createPgUserSessionStore(t.db)
-    await t.db.query('DELETE FROM user_sessions')
+    const store = createPgUserSessionStore(authz.db)
+    await authz.db.query('DELETE FROM user_sessions')
     clock.set(T0)
     await sessions.start(undefined, alice)
     expect(await store.removeExpired(T0 + IDLE * 1000, 10)).toBe(0)
@@ -135,14 +135,14 @@ describe('sessionSatisfies (max_age, prompt=login)', () => {
 
 describe('ending a session when the wake-up notice fails', () => {
   it('still ends the session and queues its back-channel logouts (the workers poll for them)', async () => {
-    await applySeed(t.db, {
+    await applySeed(authz.db, {
       clients: [{ clientId: 'notified', secrets: [{ value: 's' }], backChannelLogoutUri: 'https://app.example.com/bcl' }],
     })
     // The same database, except that NOTIFY fails (a connection lost right after the DELETE).
     const failingNotify: Queryable = {
       query: (sql, params, opts) =>
-        sql.includes('pg_notify') ? Promise.reject(new Error('connection terminated')) : t.db.query(sql, params, opts),
-      exec: (sql) => t.db.exec(sql),
+        sql.includes('pg_notify') ? Promise.reject(new Error('connection terminated')) : authz.db.query(sql, params, opts),
+      exec: (sql) => authz.db.exec(sql),
     }
     const withFailingNotify = createSessionService({
       clock, store: createPgUserSessionStore(failingNotify), idleSeconds: IDLE, lifetimeSeconds: LIFETIME,
@@ -152,7 +152,7 @@ describe('ending a session when the wake-up notice fails', () => {
     await withFailingNotify.addClient(session, 'notified')
     expect((await withFailingNotify.end(handle))?.sid).toBe(session.sid)
     expect(await sessions.use(handle)).toBeUndefined()
-    const { rows } = await t.db.query<{ client_id: string; status: string }>(
+    const { rows } = await authz.db.query<{ client_id: string; status: string }>(
       'SELECT client_id, status FROM backchannel_logouts WHERE sid = $1', [session.sid])
     expect(rows).toEqual([{ client_id: 'notified', status: 'pending' }])
   })

@@ -7,18 +7,18 @@ import { createPgGrantStore } from '../../src/stores/grants.postgres.js'
 import { createPgRevocationStore } from '../../src/stores/revocations.postgres.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 beforeAll(async () => {
-  t = await createTestDb()
+  authz = await createTestDb()
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 describe('cleanup', () => {
   it('removes expired grants and revocations in batches, keeps the rest, and reports the counts', async () => {
     const clock = createManualClock()
     const now = clock.now()
-    const grants = createPgGrantStore(t.db)
-    const revocations = createPgRevocationStore(t.db)
+    const grants = createPgGrantStore(authz.db)
+    const revocations = createPgRevocationStore(authz.db)
     for (let i = 0; i < 5; i++) {
       await grants.store({
         handle: `expired-${i}`, kind: 'reference_token', clientId: 'c', subjectId: undefined, familyId: `f${i}`,
@@ -43,8 +43,8 @@ describe('cleanup', () => {
     })
     expect(await cleanup.runOnce()).toEqual({ persistedGrants: 5, revokedTokens: 5 })
     expect(logged).toEqual([{ removed: { persistedGrants: 5, revokedTokens: 5 } }])
-    expect((await t.db.query('SELECT kind FROM persisted_grants')).rows).toEqual([{ kind: 'refresh_token' }])
-    expect((await t.db.query('SELECT jti FROM revoked_tokens')).rows).toEqual([{ jti: 'still-revoked' }])
+    expect((await authz.db.query('SELECT kind FROM persisted_grants')).rows).toEqual([{ kind: 'refresh_token' }])
+    expect((await authz.db.query('SELECT jti FROM revoked_tokens')).rows).toEqual([{ jti: 'still-revoked' }])
     expect(await cleanup.runOnce()).toEqual({ persistedGrants: 0, revokedTokens: 0 })
     clock.advance(61)
     expect(await cleanup.runOnce()).toEqual({ persistedGrants: 1, revokedTokens: 1 })
@@ -64,18 +64,18 @@ async function insertExpired(db: TestDb['db'], tag: string, count: number, expir
 describe('cleanup under sustained issuance', () => {
   it('removes each minute everything that expired in it, far beyond 10,000 rows a minute', { timeout: 60_000 }, async () => {
     const clock = createManualClock()
-    const grants = createPgGrantStore(t.db)
+    const grants = createPgGrantStore(authz.db)
     await grants.store({ handle: 'live-2', kind: 'refresh_token', clientId: 'c', subjectId: 's', familyId: 'f-live-2', data: {}, createdAt: clock.now(), expiresAt: clock.now() + 3600_000 })
     const cleanup = createCleanup({ clock, logger: { info: () => {}, warn: () => {} }, tasks: [{ name: 'persistedGrants', remove: grants.removeExpired }] })
-    const backlog = async () => Number((await t.db.query<{ n: string }>('SELECT count(*) AS n FROM persisted_grants WHERE expires_at < $1', [new Date(clock.now()).toISOString()])).rows[0]!.n)
+    const backlog = async () => Number((await authz.db.query<{ n: string }>('SELECT count(*) AS n FROM persisted_grants WHERE expires_at < $1', [new Date(clock.now()).toISOString()])).rows[0]!.n)
     // 25,000 tokens a minute (about 420 a second) expire for three minutes; cleanup runs once a minute.
     for (let minute = 0; minute < 3; minute++) {
-      await insertExpired(t.db, `m${minute}`, 25_000, clock.now() - 1000)
+      await insertExpired(authz.db, `m${minute}`, 25_000, clock.now() - 1000)
       expect(await cleanup.runOnce()).toEqual({ persistedGrants: 25_000 })
       expect(await backlog()).toBe(0)
       clock.advance(60)
     }
-    expect((await t.db.query('SELECT handle_hash FROM persisted_grants WHERE expires_at > $1', [new Date(clock.now()).toISOString()])).rowCount).toBe(1)
+    expect((await authz.db.query('SELECT handle_hash FROM persisted_grants WHERE expires_at > $1', [new Date(clock.now()).toISOString()])).rowCount).toBe(1)
   })
 })
 

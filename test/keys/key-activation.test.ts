@@ -36,11 +36,11 @@ async function walkRotation(delay: number) {
   const end = delay + KEY_RELOAD_SECONDS + 5
   const published: string[][] = []
   const signing: string[] = []
-  for (let t = 1; t <= end; t++) {
-    clock.set(T0 + t * 1000)
-    if (t % KEY_RELOAD_SECONDS === 0) await replica.refresh() // the replica's reload timer
-    published[t] = (await replica.jwks()).keys.map((k) => k.kid!)
-    signing[t] = decodeProtectedHeader(await replica.sign({}, { alg: 'ES256', typ: 'at+jwt' })).kid!
+  for (let authz = 1; authz <= end; authz++) {
+    clock.set(T0 + authz * 1000)
+    if (authz % KEY_RELOAD_SECONDS === 0) await replica.refresh() // the replica's reload timer
+    published[authz] = (await replica.jwks()).keys.map((k) => k.kid!)
+    signing[authz] = decodeProtectedHeader(await replica.sign({}, { alg: 'ES256', typ: 'at+jwt' })).kid!
   }
   replica.close()
   cli.close()
@@ -50,12 +50,12 @@ async function walkRotation(delay: number) {
   for (let start = 1; start <= end; start++) {
     let cached: string[] = []
     let expiresAt = -1
-    for (let t = start; t <= end; t++) {
-      if (t >= expiresAt) {
-        cached = published[t]!
-        expiresAt = t + maxAge
+    for (let authz = start; authz <= end; authz++) {
+      if (authz >= expiresAt) {
+        cached = published[authz]!
+        expiresAt = authz + maxAge
       }
-      if (!cached.includes(signing[t]!)) misses.push(`verifier from ${start} s misses the key signing at ${t} s`)
+      if (!cached.includes(signing[authz]!)) misses.push(`verifier from ${start} s misses the key signing at ${authz} s`)
     }
   }
   return { maxAge, misses, rotatedTo: signing[end] }

@@ -176,9 +176,9 @@ describe('start-up maintenance', () => {
     // What the old keys signed stays valid until it expires; then the old keys are gone, and a token
     // forged with a stolen copy of one of them is refused.
     clock.set(retireAt - 1)
-    for (const t of oldTokens) await withSecret.verify(t)
+    for (const authz of oldTokens) await withSecret.verify(authz)
     clock.set(retireAt)
-    for (const t of oldTokens) await expect(withSecret.verify(t)).rejects.toThrow('invalid JWT: unknown kid')
+    for (const authz of oldTokens) await expect(withSecret.verify(authz)).rejects.toThrow('invalid JWT: unknown kid')
     for (const s of stolen) {
       const forged = await new SignJWT({ sub: 'admin' }).setProtectedHeader({ alg: s.alg, kid: s.kid, typ: 'at+jwt' }).sign(await importJWK(s.jwk, s.alg))
       await expect(withSecret.verify(forged)).rejects.toThrow('invalid JWT: unknown kid')

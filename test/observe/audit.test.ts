@@ -21,25 +21,25 @@ const SCHEMA_FIELDS = new Set([
   'ciba_request_id', 'sid', 'attempts', 'session_end', 'http_status',
 ])
 
-let t: CibaTestApp
+let authz: CibaTestApp
 const issued: string[] = [] // every token, auth_req_id and cookie the server handed out
 
 beforeAll(async () => {
-  t = await createCibaTestApp({ env: { LOCKOUT_THRESHOLD: '3', CLIENT_AUTH_FAILURE_LIMIT: '2', METRICS_PORT: '0' } })
-  await applySeed(t.db, {
+  authz = await createCibaTestApp({ env: { LOCKOUT_THRESHOLD: '3', CLIENT_AUTH_FAILURE_LIMIT: '2', METRICS_PORT: '0' } })
+  await applySeed(authz.db, {
     clients: [{
       clientId: 'auditor', secrets: [{ value: AUDITOR.client_secret }], allowedGrantTypes: [CIBA, 'refresh_token', 'password'],
       allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'], allowOfflineAccess: true,
     }],
   })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 type Line = Record<string, unknown>
-const audit = (): Line[] => t.logs.map((l) => JSON.parse(l) as Line).filter((l) => l.log === 'audit')
+const audit = (): Line[] => authz.logs.map((l) => JSON.parse(l) as Line).filter((l) => l.log === 'audit')
 
 async function token(params: Record<string, string>, headers: Record<string, string> = {}) {
-  const res = await t.app.inject({ method: 'POST', url: '/connect/token', remoteAddress: FROM, headers: { ...FORM, ...headers }, payload: form(params) })
+  const res = await authz.app.inject({ method: 'POST', url: '/connect/token', remoteAddress: FROM, headers: { ...FORM, ...headers }, payload: form(params) })
   const body = res.json<Record<string, string>>()
   for (const k of ['access_token', 'refresh_token', 'id_token']) if (body[k]) issued.push(body[k])
   return { res, body }
@@ -47,9 +47,9 @@ async function token(params: Record<string, string>, headers: Record<string, str
 
 /** Runs `fn` and returns the audit lines it wrote (the log is kept whole for the final check). */
 async function during(fn: () => Promise<unknown>): Promise<Line[]> {
-  const from = t.logs.length
+  const from = authz.logs.length
   await fn()
-  return t.logs.slice(from).map((l) => JSON.parse(l) as Line).filter((l) => l.log === 'audit')
+  return authz.logs.slice(from).map((l) => JSON.parse(l) as Line).filter((l) => l.log === 'audit')
 }
 
 describe('audit events', () => {
@@ -82,13 +82,13 @@ describe('audit events', () => {
     expect(events.map((e) => [e.event, e.reason])).toEqual([['client.auth_failed', 'bad_secret'], ['client.blocked', 'too_many_failures'], ['client.auth_failed', 'blocked']])
     expect(events[1]).toMatchObject({
       level: 40, msg: 'client authentication blocked', outcome: 'failure', client_id: 'cc-only', address: FROM, lockouts: 1,
-      locked_until: new Date(t.clock.now() + 60_000).toISOString(),
+      locked_until: new Date(authz.clock.now() + 60_000).toISOString(),
     })
     expect(events[2]).toMatchObject({ client_id: 'cc-only', address: FROM, retry_after: 60 })
   })
 
   it('CIBA: requested, sign-in, approved or denied, the tokens; then refresh rotated, and the family revoked on reuse', async () => {
-    const start = () => t.app.inject({ method: 'POST', url: '/connect/ciba', remoteAddress: FROM, headers: FORM, payload: form({ ...AUDITOR, scope: 'openid offline_access orders.read', login_hint: 'alice' }) })
+    const start = () => authz.app.inject({ method: 'POST', url: '/connect/ciba', remoteAddress: FROM, headers: FORM, payload: form({ ...AUDITOR, scope: 'openid offline_access orders.read', login_hint: 'alice' }) })
     let authReqId = ''
     const requested = await during(async () => {
       const res = await start()
@@ -96,21 +96,21 @@ describe('audit events', () => {
       authReqId = res.json().auth_req_id
       issued.push(authReqId)
     })
-    const id = await lastRequestId(t)
+    const id = await lastRequestId(authz)
     expect(requested).toEqual([expect.objectContaining({
       event: 'ciba.requested', outcome: 'success', client_id: 'auditor', subject: 'u-alice', grant_type: CIBA, address: FROM,
       scope: 'openid orders.read offline_access', ciba_request_id: id,
     })])
 
-    const approved = await during(async () => expect((await decide(t, id, 'approve')).statusCode).toBe(200))
+    const approved = await during(async () => expect((await decide(authz, id, 'approve')).statusCode).toBe(200))
     expect(approved).toEqual([
       expect.objectContaining({ event: 'signin.succeeded', outcome: 'success', username: 'alice', subject: 'u-alice', client_id: 'auditor', address: '127.0.0.1' }),
       expect.objectContaining({ event: 'ciba.approved', outcome: 'success', client_id: 'auditor', subject: 'u-alice', grant_type: CIBA, address: '127.0.0.1', ciba_request_id: id }),
     ])
 
     await start()
-    const denyId = await lastRequestId(t)
-    const denied = await during(async () => expect((await decide(t, denyId, 'deny')).statusCode).toBe(200))
+    const denyId = await lastRequestId(authz)
+    const denied = await during(async () => expect((await decide(authz, denyId, 'deny')).statusCode).toBe(200))
     expect(denied.map((e) => e.event)).toEqual(['signin.succeeded', 'ciba.denied'])
     expect(denied[1]).toMatchObject({ outcome: 'failure', client_id: 'auditor', subject: 'u-alice', reason: 'user_denied', ciba_request_id: denyId })
 
@@ -146,15 +146,15 @@ describe('audit events', () => {
   })
 
   it('a sign-in failure on the page: the username typed, the client, the address', async () => {
-    await t.app.inject({ method: 'POST', url: '/connect/ciba', headers: FORM, payload: form({ ...AUDITOR, scope: 'openid', login_hint: 'alice' }) })
-    const id = await lastRequestId(t)
-    const events = await during(async () => expect((await signIn(t, id, 'alice', 'Mallory-Guess-0c3d')).res.statusCode).toBe(401))
+    await authz.app.inject({ method: 'POST', url: '/connect/ciba', headers: FORM, payload: form({ ...AUDITOR, scope: 'openid', login_hint: 'alice' }) })
+    const id = await lastRequestId(authz)
+    const events = await during(async () => expect((await signIn(authz, id, 'alice', 'Mallory-Guess-0c3d')).res.statusCode).toBe(401))
     expect(events).toEqual([expect.objectContaining({ event: 'signin.failed', outcome: 'failure', username: 'alice', subject: 'u-alice', client_id: 'auditor', address: '127.0.0.1', reason: 'bad_password' })])
   })
 
   it('revocation of an access token and of a refresh token', async () => {
     const { body } = await token({ ...AUDITOR, grant_type: 'password', username: 'alice', password: 'alice-pw', scope: 'openid offline_access' })
-    const revoke = (tok: string) => t.app.inject({ method: 'POST', url: '/connect/revocation', remoteAddress: FROM, headers: FORM, payload: form({ ...AUDITOR, token: tok }) })
+    const revoke = (tok: string) => authz.app.inject({ method: 'POST', url: '/connect/revocation', remoteAddress: FROM, headers: FORM, payload: form({ ...AUDITOR, token: tok }) })
     const events = await during(async () => {
       expect((await revoke(body.access_token!)).statusCode).toBe(200)
       expect((await revoke(body.refresh_token!)).statusCode).toBe(200)
@@ -181,10 +181,10 @@ describe('audit events', () => {
     expect(events[0]).not.toHaveProperty('grant_type')
     expect(events[2]).toMatchObject({
       level: 40, msg: 'account locked', event: 'user.locked_out', outcome: 'failure', username: 'bob', subject: 'u-bob', client_id: 'auditor', address: FROM,
-      lockouts: 1, locked_until: new Date(t.clock.now() + 300_000).toISOString(),
+      lockouts: 1, locked_until: new Date(authz.clock.now() + 300_000).toISOString(),
     })
     // A name no account has may be a password typed into the wrong field: only its keyed digest.
-    expect(events[5]).toEqual(expect.objectContaining({ username_hash: await unknownUsernameDigest(t.db, 'mallory'), client_id: 'auditor', address: FROM }))
+    expect(events[5]).toEqual(expect.objectContaining({ username_hash: await unknownUsernameDigest(authz.db, 'mallory'), client_id: 'auditor', address: FROM }))
     expect(events[5]).not.toHaveProperty('subject')
     expect(events[5]).not.toHaveProperty('username')
   })
@@ -192,7 +192,7 @@ describe('audit events', () => {
   it('a signing key rotated', async () => {
     let kid = ''
     const events = await during(async () => {
-      kid = (await t.app.authz.keys.rotate('ES256'))[0]!.kid
+      kid = (await authz.app.authz.keys.rotate('ES256'))[0]!.kid
     })
     expect(events).toEqual([expect.objectContaining({ level: 30, msg: 'signing key created', event: 'key.rotated', outcome: 'success', alg: 'ES256', kid, reason: 'rotation' })])
   })
@@ -206,13 +206,13 @@ describe('audit events', () => {
       expect(Object.keys(e).filter((k) => !SCHEMA_FIELDS.has(k)), String(e.event)).toEqual([])
       expect(e).toMatchObject({ log: 'audit', audit_version: 1, outcome: AUDIT_EVENTS[e.event as keyof typeof AUDIT_EVENTS] })
     }
-    const everything = t.logs.join('\n')
+    const everything = authz.logs.join('\n')
     expect(issued.length).toBeGreaterThan(8)
     for (const secret of [...SECRETS, ...issued]) expect(everything).not.toContain(secret)
   })
 
   it('are counted in the metrics', async () => {
-    const listener = await t.app.authz.listenMetrics()
+    const listener = await authz.app.authz.listenMetrics()
     const res = await fetch(`http://127.0.0.1:${(listener!.address() as AddressInfo).port}/metrics`)
     const m = parseMetrics(await res.text())
     expect(m.get(series('authz_sign_in_failures_total', { reason: 'bad_password' }))).toBe(4)

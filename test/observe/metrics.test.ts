@@ -9,20 +9,20 @@ import { usingServer } from '../helpers/db.js'
 import { seedTokens } from '../flows/token/token-fixtures.js'
 import { parseMetrics, series } from './prometheus.js'
 
-let t: TestApp
+let authz: TestApp
 let publicUrl: string
 let metricsUrl: string
 
 beforeAll(async () => {
-  t = await createTestApp({ env: { METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' } })
-  await seedTokens(t)
-  const address = await t.app.listen({ port: 0, host: '127.0.0.1' })
+  authz = await createTestApp({ env: { METRICS_PORT: '0', METRICS_HOST: '127.0.0.1' } })
+  await seedTokens(authz)
+  const address = await authz.app.listen({ port: 0, host: '127.0.0.1' })
   publicUrl = address
-  const listener = await t.app.authz.listenMetrics()
+  const listener = await authz.app.authz.listenMetrics()
   const { port } = listener!.address() as AddressInfo
   metricsUrl = `http://127.0.0.1:${port}`
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 async function post(path: string, params: Record<string, string>, authorization?: string) {
   const res = await fetch(`${publicUrl}${path}`, { method: 'POST', headers: { ...FORM, ...(authorization ? { authorization } : {}) }, body: form(params) })
@@ -80,7 +80,7 @@ describe('metrics', () => {
   it('reports expired rows awaiting cleanup, by table', async () => {
     const before = await scrape()
     expect(before.get(series('authz_expired_rows', { table: 'persisted_grants' }))).toBe(0)
-    t.clock.advance(601) // ref-client's reference token lives 600 s
+    authz.clock.advance(601) // ref-client's reference token lives 600 s
     const after = await scrape()
     expect(after.get(series('authz_expired_rows', { table: 'persisted_grants' }))).toBe(1)
     for (const table of ['ciba_requests', 'grant_families', 'revoked_tokens', 'user_sessions', 'used_jtis']) {

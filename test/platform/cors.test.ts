@@ -14,10 +14,10 @@ const NOBODY = 'https://evil.example'
 const CC = 'client_credentials'
 const DEVICE = 'urn:ietf:params:oauth:grant-type:device_code'
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createTestApp()
-  await applySeed(t.db, {
+  authz = await createTestApp()
+  await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] }],
     clients: [
@@ -34,12 +34,12 @@ beforeAll(async () => {
     users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example' } }],
   })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const preflight = (url: string, origin: string, extra: Record<string, string> = {}) =>
-  t.app.inject({ method: 'OPTIONS', url, headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type', ...extra } })
+  authz.app.inject({ method: 'OPTIONS', url, headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type', ...extra } })
 const tokenFrom = (origin: string | undefined, id: string, secret: string, params: Record<string, string> = { grant_type: CC }) =>
-  t.app.inject({
+  authz.app.inject({
     method: 'POST', url: '/connect/token',
     headers: { ...FORM, authorization: basic(id, secret), ...(origin ? { origin } : {}) },
     payload: form(params),
@@ -49,7 +49,7 @@ const vary = (h: LightMyRequestResponse['headers']) => String(h.vary ?? '').toLo
 describe('discovery and JWKS: readable from any origin', () => {
   for (const url of ['/.well-known/openid-configuration', '/.well-known/openid-configuration/jwks']) {
     it(`GET ${url}`, async () => {
-      const res = await t.app.inject({ url, headers: { origin: NOBODY } })
+      const res = await authz.app.inject({ url, headers: { origin: NOBODY } })
       expect(res.statusCode).toBe(200)
       expect(res.headers['access-control-allow-origin']).toBe('*')
       expect(res.headers['access-control-allow-credentials']).toBeUndefined()
@@ -94,7 +94,7 @@ describe('token endpoint', () => {
   })
 
   it('names the client of the request from client_id in the form too (public and post clients)', async () => {
-    const res = await t.app.inject({
+    const res = await authz.app.inject({
       method: 'POST', url: '/connect/token', headers: { ...FORM, origin: SPA },
       payload: form({ grant_type: CC, client_id: 'spa', client_secret: 'spa-secret' }),
     })
@@ -149,7 +149,7 @@ describe('revocation endpoint', () => {
     const access = (await tokenFrom(undefined, 'spa', 'spa-secret')).json().access_token as string
     expect((await preflight('/connect/revocation', SPA)).headers['access-control-allow-origin']).toBe(SPA)
     const revoke = (origin: string) =>
-      t.app.inject({ method: 'POST', url: '/connect/revocation', headers: { ...FORM, origin, authorization: basic('spa', 'spa-secret') }, payload: form({ token: access }) })
+      authz.app.inject({ method: 'POST', url: '/connect/revocation', headers: { ...FORM, origin, authorization: basic('spa', 'spa-secret') }, payload: form({ token: access }) })
     const mine = await revoke(SPA)
     expect(mine.statusCode).toBe(200)
     expect(mine.headers['access-control-allow-origin']).toBe(SPA)
@@ -160,7 +160,7 @@ describe('revocation endpoint', () => {
 describe('introspection is for APIs, not browsers', () => {
   it('answers no preflight and sends no CORS headers, whatever the origin', async () => {
     expect((await preflight('/connect/introspect', SPA)).headers['access-control-allow-origin']).toBeUndefined()
-    const res = await t.app.inject({
+    const res = await authz.app.inject({
       method: 'POST', url: '/connect/introspect', headers: { ...FORM, origin: SPA, authorization: basic('orders-api', 'orders-secret') }, payload: form({ token: 'x' }),
     })
     expect(res.statusCode).toBe(200)
@@ -180,14 +180,14 @@ describe('seed: allowedCorsOrigins', () => {
 })
 
 const userToken = async () => {
-  const res = await t.app.inject({
+  const res = await authz.app.inject({
     method: 'POST', url: '/connect/token', headers: FORM,
     payload: form({ grant_type: 'password', client_id: 'spa-user', username: 'alice', password: 'alice-pw', scope: 'openid profile' }),
   })
   return res.json().access_token as string
 }
 const userinfo = (origin: string, token?: string) =>
-  t.app.inject({ url: '/connect/userinfo', headers: { origin, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) } })
+  authz.app.inject({ url: '/connect/userinfo', headers: { origin, ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) } })
 
 describe('userinfo: the origins of the client the token was issued to', () => {
   it('lets that origin read the claims; nobody else, even an origin another client lists', async () => {
@@ -223,10 +223,10 @@ describe('userinfo: the origins of the client the token was issued to', () => {
   // anyone's, so it is readable where the preflight was, by the origins some enabled client lists.
   it('an expired, revoked, unknown or missing token: a listed origin reads invalid_token and its challenge; others nothing', async () => {
     const revoked = await userToken()
-    await t.app.inject({ method: 'POST', url: '/connect/revocation', headers: FORM, payload: form({ client_id: 'spa-user', token: revoked }) })
+    await authz.app.inject({ method: 'POST', url: '/connect/revocation', headers: FORM, payload: form({ client_id: 'spa-user', token: revoked }) })
     const expired = await userToken()
-    const now = t.clock.now()
-    t.clock.advance(3601)
+    const now = authz.clock.now()
+    authz.clock.advance(3601)
     try {
       for (const [what, token] of [['expired', expired], ['revoked', revoked], ['unknown', 'not-a-token'], ['missing', undefined]] as const) {
         const res = await userinfo(SPA, token)
@@ -240,7 +240,7 @@ describe('userinfo: the origins of the client the token was issued to', () => {
         expect((await userinfo('https://gone.example', token)).headers['access-control-allow-origin'], what).toBeUndefined()
       }
     } finally {
-      t.clock.set(now)
+      authz.clock.set(now)
     }
   })
 })
@@ -249,8 +249,8 @@ describe('every endpoint a browser app calls', () => {
   // For each: a request that succeeds and one that fails, for the client 'spa-user' (origin SPA).
   type Req = (origin: string | undefined) => Promise<LightMyRequestResponse>
   const h = (origin: string | undefined) => (origin === undefined ? {} : { origin })
-  const post = (url: string, params: Record<string, string>): Req => (origin) => t.app.inject({ method: 'POST', url, headers: { ...FORM, ...h(origin) }, payload: form(params) })
-  const get = (url: string, headers: Record<string, string> = {}): Req => (origin) => t.app.inject({ url, headers: { ...headers, ...h(origin) } })
+  const post = (url: string, params: Record<string, string>): Req => (origin) => authz.app.inject({ method: 'POST', url, headers: { ...FORM, ...h(origin) }, payload: form(params) })
+  const get = (url: string, headers: Record<string, string> = {}): Req => (origin) => authz.app.inject({ url, headers: { ...headers, ...h(origin) } })
   let token = ''
   beforeAll(async () => {
     token = await userToken()
@@ -333,13 +333,13 @@ describe('every endpoint a browser app calls', () => {
 describe('answers made before the client of the request is known', () => {
   let limited: TestApp // RATE_LIMIT_API=1: the second request from an address to an endpoint within a minute is refused
   beforeAll(async () => {
-    limited = await createTestApp({ env: { RATE_LIMIT_API: '1' }, testDb: t.testDb })
+    limited = await createTestApp({ env: { RATE_LIMIT_API: '1' }, testDb: authz.testDb })
   })
   afterAll(() => limited?.close())
 
   type Send = (headers: Record<string, string>) => Promise<LightMyRequestResponse>
   const token = (payload: string, headers: Record<string, string> = FORM, url = '/connect/token'): Send => (h) =>
-    t.app.inject({ method: 'POST', url, headers: { ...headers, ...h }, payload })
+    authz.app.inject({ method: 'POST', url, headers: { ...headers, ...h }, payload })
   const cc = form({ grant_type: CC })
   const MALFORMED = ['null', `${SPA}/`, 'HTTPS://SPA.EXAMPLE', 'spa.example', 'https://spa.example:99999', 'javascript:alert(1)', 'x'.repeat(5000)]
   const invalid = (error_description: string) => ({ error: 'invalid_request', error_description })
@@ -415,19 +415,19 @@ describe('answers made before the client of the request is known', () => {
   it('the public documents: readable from any origin, an opaque one (null) included', async () => {
     for (const url of ['/.well-known/openid-configuration?x=%01', '/.well-known/openid-configuration/jwks?x=%01']) {
       for (const origin of [NOBODY, 'null']) {
-        const res = await t.app.inject({ url, headers: { origin } })
+        const res = await authz.app.inject({ url, headers: { origin } })
         expect({ status: res.statusCode, body: res.json() }, url).toEqual({ status: 400, body: invalid('a parameter contains control characters') })
         expect(res.headers['access-control-allow-origin'], url).toBe('*')
         expect(vary(res.headers), url).toContain('origin')
       }
-      const malformed = await t.app.inject({ url, headers: { origin: 'HTTPS://SPA.EXAMPLE' } })
+      const malformed = await authz.app.inject({ url, headers: { origin: 'HTTPS://SPA.EXAMPLE' } })
       expect(malformed.statusCode).toBe(400)
       expect(malformed.headers['access-control-allow-origin']).toBeUndefined()
     }
   })
 
   it('introspection still sends no CORS headers, not even on its early answers', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { 'content-type': 'application/json', origin: SPA }, payload: '{' })
+    const res = await authz.app.inject({ method: 'POST', url: '/connect/introspect', headers: { 'content-type': 'application/json', origin: SPA }, payload: '{' })
     expect(res.statusCode).toBe(400)
     expect(res.headers['access-control-allow-origin']).toBeUndefined()
     expect(res.headers['access-control-expose-headers']).toBeUndefined()

@@ -12,14 +12,14 @@ import { postFormBasic } from '../helpers/http.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 import { createFreezableDb, type FreezableDb } from '../helpers/faulty-db.js'
 
-let t: TestApp
+let authz: TestApp
 let tdb: TestDb
 let fdb: FreezableDb
 
 beforeAll(async () => {
   tdb = await createTestDb()
   fdb = createFreezableDb(tdb.db)
-  t = await createTestApp({
+  authz = await createTestApp({
     testDb: { ...tdb, db: fdb.db },
     env: { DATABASE_QUERY_TIMEOUT: '0.3', DATABASE_CONNECT_TIMEOUT: '1', CLIENT_CACHE_TTL: '5', CLIENT_CACHE_MAX_STALE: '60' },
   })
@@ -39,15 +39,15 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   fdb.thaw()
-  await t.close()
+  await authz.close()
   await tdb.close()
 })
 
 const token = (id: string, secret: string) =>
-  postFormBasic(t.app, '/connect/token', { grant_type: 'client_credentials', scope: 'orders.read' }, id, secret)
+  postFormBasic(authz.app, '/connect/token', { grant_type: 'client_credentials', scope: 'orders.read' }, id, secret)
 
 const introspect = (tok: string) =>
-  postFormBasic(t.app, '/connect/introspect', { token: tok }, 'orders-api', 'api-secret')
+  postFormBasic(authz.app, '/connect/introspect', { token: tok }, 'orders-api', 'api-secret')
 
 async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
   const t0 = Date.now()
@@ -69,7 +69,7 @@ describe('a frozen database', { timeout: 30_000 }, () => {
     const jwt = (await token('jwt-client', 'jwt-secret')).json<{ access_token: string }>().access_token
     expect((await introspect(jwt)).json()).toMatchObject({ active: true, client_id: 'jwt-client' })
     expect((await token('ref-client', 'ref-secret')).statusCode).toBe(200)
-    const logsBefore = t.logs.length
+    const logsBefore = authz.logs.length
 
     fdb.freeze()
     // A reference token must be stored: 503 within the query bound, not a hang.
@@ -82,20 +82,20 @@ describe('a frozen database', { timeout: 30_000 }, () => {
     // A JWT for a cached client needs no database: issued now, and after the cache TTL from the
     // stale record, until CLIENT_CACHE_MAX_STALE past the TTL.
     expect((await token('jwt-client', 'jwt-secret')).statusCode).toBe(200)
-    t.clock.advance(6)
+    authz.clock.advance(6)
     const [stale, staleMs] = await timed(() => token('jwt-client', 'jwt-secret'))
     expect(stale.statusCode).toBe(200)
     expect(staleMs).toBeLessThan(1500)
-    t.clock.advance(30)
+    authz.clock.advance(30)
     expect((await token('jwt-client', 'jwt-secret')).statusCode).toBe(200)
     expect((await token('jwt-client', 'wrong-secret')).statusCode).toBe(401) // the cached record still checks the secret
     const during = await introspect(jwt) // a JWT is still introspected by a cached API
     expect([during.statusCode, during.json().active]).toEqual([200, true])
-    t.clock.advance(30) // 66 s after the load: past TTL + max stale
+    authz.clock.advance(30) // 66 s after the load: past TTL + max stale
     expectUnavailable(await token('jwt-client', 'jwt-secret'))
 
     // Readiness answers within a second.
-    const [ready, readyMs] = await timed(() => t.app.inject({ method: 'GET', url: '/health/ready' }))
+    const [ready, readyMs] = await timed(() => authz.app.inject({ method: 'GET', url: '/health/ready' }))
     expect(readyMs).toBeLessThan(1000)
     expect(ready.statusCode).toBe(503)
     expect(ready.json()).toEqual({ status: 'not_ready', reason: 'database unavailable' })
@@ -104,10 +104,10 @@ describe('a frozen database', { timeout: 30_000 }, () => {
     fdb.thaw()
     // Within a second, the next request that probes the database finds it back.
     await vi.waitFor(async () => expect((await token('cold-client', 'cold-secret')).statusCode).toBe(200), { timeout: 3000, interval: 100 })
-    expect((await t.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200)
+    expect((await authz.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200)
 
     // One line when it began, one when it ended (with the count), nothing per request.
-    const lines = t.logs.slice(logsBefore).map((l) => JSON.parse(l) as { level: number; msg: string; failures?: number; err?: { stack?: string } })
+    const lines = authz.logs.slice(logsBefore).map((l) => JSON.parse(l) as { level: number; msg: string; failures?: number; err?: { stack?: string } })
     const loud = lines.filter((l) => l.level >= 40)
     expect(loud.map((l) => l.msg)).toEqual([
       'database unavailable: answering 503 until it answers again; failures are counted, not logged',
@@ -118,22 +118,22 @@ describe('a frozen database', { timeout: 30_000 }, () => {
 
   it('logs nothing per request when a browser app calls during the outage (CORS cannot load its client)', async () => {
     const fromBrowser = (id: string, secret: string) =>
-      t.app.inject({
+      authz.app.inject({
         method: 'POST', url: '/connect/token',
         headers: { ...FORM, origin: 'https://app.example.com', authorization: basic(id, secret) },
         payload: form({ grant_type: 'client_credentials', scope: 'orders.read' }),
       })
-    const logsBefore = t.logs.length
+    const logsBefore = authz.logs.length
     fdb.freeze()
     try {
-      t.clock.advance(120) // past CLIENT_CACHE_TTL + CLIENT_CACHE_MAX_STALE: nothing cached is usable
+      authz.clock.advance(120) // past CLIENT_CACHE_TTL + CLIENT_CACHE_MAX_STALE: nothing cached is usable
       for (let i = 0; i < 5; i++) expectUnavailable(await fromBrowser('cold-client', 'cold-secret'))
       expectUnavailable(await fromBrowser('cold-client', '')) // names no usable client: the origins list is needed
     } finally {
       fdb.thaw()
     }
     await vi.waitFor(async () => expect((await token('cold-client', 'cold-secret')).statusCode).toBe(200), { timeout: 3000, interval: 100 })
-    const loud = t.logs.slice(logsBefore).map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level >= 40)
+    const loud = authz.logs.slice(logsBefore).map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level >= 40)
     expect(loud.map((l) => l.msg)).toEqual([
       'database unavailable: answering 503 until it answers again; failures are counted, not logged',
       'database available again',
@@ -142,7 +142,7 @@ describe('a frozen database', { timeout: 30_000 }, () => {
 
   it('introspects a user JWT from the cached user for a bounded time; a user never looked up is 503, not active', async () => {
     const userJwt = async (username: string) => {
-      const res = await t.app.inject({
+      const res = await authz.app.inject({
         method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic('app', 'app-secret') },
         payload: form({ grant_type: 'password', username, password: `${username}-pw`, scope: 'orders.read' }),
       })
@@ -158,7 +158,7 @@ describe('a frozen database', { timeout: 30_000 }, () => {
     try {
       // Its subject is its client's id: judged from the cached client, as no user can be asked.
       expect((await introspect(own)).json()).toMatchObject({ active: true, sub: 'warm-client', client_id: 'warm-client' })
-      t.clock.advance(30) // past CLIENT_CACHE_TTL, within CLIENT_CACHE_MAX_STALE
+      authz.clock.advance(30) // past CLIENT_CACHE_TTL, within CLIENT_CACHE_MAX_STALE
       expect((await introspect(known)).json()).toMatchObject({ active: true, sub: 'u-known' })
       // Whether that user is still enabled cannot be known: never answered active on a guess.
       expectUnavailable(await introspect(cold))

@@ -12,14 +12,14 @@ import { expectNoServerError, expectOAuthError } from '../helpers/error-shape.js
 import { csrfIn, withCookies } from '../helpers/http.js'
 import { signInPath } from '../helpers/sign-in.js'
 
-let t: CibaTestApp
+let authz: CibaTestApp
 beforeAll(async () => {
-  t = await createCibaTestApp({
+  authz = await createCibaTestApp({
     // Nothing blocks the fuzz from reaching deep: no throttles; the password check fails fast after one failure.
     env: { LOG_LEVEL: 'warn', CLIENT_AUTH_FAILURE_LIMIT: '1000', RATE_LIMIT_SIGN_IN: '0', LOCKOUT_THRESHOLD: '1' },
   })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const OAUTH_ENDPOINTS = ['/connect/token', '/connect/introspect', '/connect/revocation', '/connect/ciba']
 const raw = (params: Record<string, string>) => Object.entries(params).map(([k, v]) => `${k}=${v}`).join('&')
@@ -27,11 +27,11 @@ const invalid = (description: string) => ({ error: 'invalid_request', error_desc
 
 /** No request was answered with a 5xx: nothing was logged as a failed request. */
 function expectNoFailureLogged() {
-  expect(t.logs.filter((l) => l.includes('"msg":"request failed"'))).toEqual([])
+  expect(authz.logs.filter((l) => l.includes('"msg":"request failed"'))).toEqual([])
 }
 
 async function post(url: string, payload: string, headers: Record<string, string> = {}) {
-  return t.app.inject({ method: 'POST', url, headers: { ...FORM, ...headers }, payload })
+  return authz.app.inject({ method: 'POST', url, headers: { ...FORM, ...headers }, payload })
 }
 
 describe('control characters at the edge', () => {
@@ -49,7 +49,7 @@ describe('control characters at the edge', () => {
   })
 
   it('refuses a NUL in login_hint and acr_values, at the CIBA and token endpoints, storing nothing', async () => {
-    await t.db.query('DELETE FROM ciba_requests')
+    await authz.db.query('DELETE FROM ciba_requests')
     const ciba = raw({ client_id: 'bank', client_secret: 'bank-secret', scope: 'openid' })
     for (const [extra, name] of [['login_hint=alice%00', 'login_hint'], ['login_hint=alice&acr_values=tenant:acme%00', 'acr_values']]) {
       const res = await post('/connect/ciba', `${ciba}&${extra}`)
@@ -58,26 +58,26 @@ describe('control characters at the edge', () => {
     }
     const token = await post('/connect/token', raw({ grant_type: 'client_credentials', client_id: 'cc-only', client_secret: 'cc-secret', acr_values: 'tenant:a%00' }))
     expect({ status: token.statusCode, body: token.json() }).toEqual({ status: 400, body: invalid('acr_values contains control characters') })
-    expect((await t.db.query('SELECT count(*)::int AS n FROM ciba_requests')).rows).toEqual([{ n: 0 }])
+    expect((await authz.db.query('SELECT count(*)::int AS n FROM ciba_requests')).rows).toEqual([{ n: 0 }])
     expectNoFailureLogged()
   })
 
   it('refuses control characters and unpaired surrogates inside a request object and a login_hint_token', async () => {
     const object = (claims: Record<string, unknown>) =>
-      signJwt(t, t.clientKey, { iss: 'bank', aud: TEST_ISSUER, jti: randomUUID(), scope: 'openid', login_hint: 'alice', ...claims })
+      signJwt(authz, authz.clientKey, { iss: 'bank', aud: TEST_ISSUER, jti: randomUUID(), scope: 'openid', login_hint: 'alice', ...claims })
     const cases: Array<[Record<string, string>, string]> = [
       [{ ...BANK, request: await object({ jti: 'j\u0000' }) }, 'invalid request object: jti contains control characters'],
       [{ ...BANK, request: await object({ login_hint: 'alice\u0000' }) }, 'login_hint contains control characters'],
       [{ ...BANK, request: await object({ binding_message: 'ok', acr_values: '\ud800' }) }, 'acr_values contains control characters'],
-      [{ ...BANK, scope: 'openid', login_hint_token: await signJwt(t, t.clientKey, { aud: TEST_ISSUER, jti: randomUUID(), sub: 'alice\u0000' }) },
+      [{ ...BANK, scope: 'openid', login_hint_token: await signJwt(authz, authz.clientKey, { aud: TEST_ISSUER, jti: randomUUID(), sub: 'alice\u0000' }) },
         'invalid login_hint_token: sub contains control characters'],
     ]
     for (const [params, description] of cases) {
-      const res = await startCiba(t, params)
+      const res = await startCiba(authz, params)
       expectOAuthError(res, description)
       expect(res.json()).toEqual(invalid(description))
     }
-    expect((await t.db.query('SELECT count(*)::int AS n FROM used_jtis')).rows).toEqual([{ n: 0 }])
+    expect((await authz.db.query('SELECT count(*)::int AS n FROM used_jtis')).rows).toEqual([{ n: 0 }])
     expectNoFailureLogged()
   })
 
@@ -85,11 +85,11 @@ describe('control characters at the edge', () => {
     const token = await post('/connect/token?client_id=x%00', raw({ grant_type: 'client_credentials', client_id: 'cc-only', client_secret: 'cc-secret' }))
     expect({ status: token.statusCode, body: token.json() }).toEqual({ status: 400, body: invalid('client_id contains control characters') })
     expectOAuthError(token, 'query')
-    const discovery = await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration?x=%1b' })
+    const discovery = await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration?x=%1b' })
     expect({ status: discovery.statusCode, body: discovery.json() }).toEqual({ status: 400, body: invalid('a parameter contains control characters') })
     // The page routes answer the same error (as JSON today, as a page where a route renders errors).
     for (const [url, cookie] of [['/ciba/approve?request=x%00', ''], ['/ciba/approve?request=abc', 'other=1; __Host-authz-session=%00']]) {
-      const res = await t.app.inject({ method: 'GET', url: url!, headers: cookie ? { cookie } : {} })
+      const res = await authz.app.inject({ method: 'GET', url: url!, headers: cookie ? { cookie } : {} })
       expect(res.statusCode, url).toBe(400)
       expectNoServerError(res, url!)
       if (String(res.headers['content-type']).startsWith('application/json')) {
@@ -97,17 +97,17 @@ describe('control characters at the edge', () => {
       }
     }
     // Another application's cookie on the same site is never read, so it is never refused.
-    const foreign = await t.app.inject({ method: 'GET', url: '/ciba/approve?request=abc', headers: { cookie: 'prefs=a%0Ab; __Host-authz-csrf=ok' } })
+    const foreign = await authz.app.inject({ method: 'GET', url: '/ciba/approve?request=abc', headers: { cookie: 'prefs=a%0Ab; __Host-authz-csrf=ok' } })
     expect(foreign.statusCode).toBe(404)
     expect(foreign.headers['content-type']).toBe('text/html; charset=utf-8')
     expectNoFailureLogged()
   })
 
   it('answers a NUL in the sign-in form with the sign-in page, signing nobody in', async () => {
-    await t.db.query('DELETE FROM ciba_requests')
-    expect((await startCiba(t, { ...BANK, scope: 'openid', login_hint: 'alice' })).statusCode).toBe(200)
-    const id = await lastRequestId(t)
-    const page = await t.app.inject({ method: 'GET', url: signInPath(approvalPath(id)) })
+    await authz.db.query('DELETE FROM ciba_requests')
+    expect((await startCiba(authz, { ...BANK, scope: 'openid', login_hint: 'alice' })).statusCode).toBe(200)
+    const id = await lastRequestId(authz)
+    const page = await authz.app.inject({ method: 'GET', url: signInPath(approvalPath(id)) })
     const cookie = withCookies('', page.headers['set-cookie'])
     for (const [username, password] of [['alice%00', 'alice-pw'], ['alice', 'alice-pw%00']]) {
       const res = await post(signInPath(approvalPath(id)), raw({ csrf: csrfIn(page.body), username: username!, password: password! }), { cookie })
@@ -115,8 +115,8 @@ describe('control characters at the edge', () => {
       expect(res.statusCode).toBeGreaterThanOrEqual(400)
       expect(res.headers['set-cookie'] ?? '').not.toContain('authz-session=')
     }
-    expect((await t.db.query('SELECT count(*)::int AS n FROM user_sessions')).rows).toEqual([{ n: 0 }])
-    expect((await t.db.query('SELECT status FROM ciba_requests WHERE id = $1', [id])).rows).toEqual([{ status: 'pending' }])
+    expect((await authz.db.query('SELECT count(*)::int AS n FROM user_sessions')).rows).toEqual([{ n: 0 }])
+    expect((await authz.db.query('SELECT status FROM ciba_requests WHERE id = $1', [id])).rows).toEqual([{ status: 'pending' }])
     expectNoFailureLogged()
   })
 })
@@ -149,10 +149,10 @@ interface Target {
 
 /** Tokens from a whole CIBA flow, so that the refresh and token exchange targets reach the grants themselves. */
 async function userTokens(): Promise<{ access_token: string; refresh_token: string }> {
-  await applySeed(t.db, { clients: [EDGE_CLIENT] })
-  const started = await startCiba(t, { ...EDGE, scope: 'openid offline_access', login_hint: 'alice' })
-  expect((await decide(t, await lastRequestId(t), 'approve')).statusCode).toBe(200)
-  const tokens = await poll(t, started.json().auth_req_id, EDGE)
+  await applySeed(authz.db, { clients: [EDGE_CLIENT] })
+  const started = await startCiba(authz, { ...EDGE, scope: 'openid offline_access', login_hint: 'alice' })
+  expect((await decide(authz, await lastRequestId(authz), 'approve')).statusCode).toBe(200)
+  const tokens = await poll(authz, started.json().auth_req_id, EDGE)
   expect(tokens.statusCode).toBe(200)
   return tokens.json()
 }
@@ -165,12 +165,12 @@ const EDGE_CLIENT = {
 }
 
 async function targets(): Promise<Target[]> {
-  await t.db.query('DELETE FROM ciba_requests')
+  await authz.db.query('DELETE FROM ciba_requests')
   const user = await userTokens()
-  const started = await startCiba(t, { ...BANK, scope: 'openid email', login_hint: 'alice' })
+  const started = await startCiba(authz, { ...BANK, scope: 'openid email', login_hint: 'alice' })
   const authReqId = started.json().auth_req_id as string
-  const requestId = await lastRequestId(t)
-  const page = await t.app.inject({ method: 'GET', url: signInPath(approvalPath(requestId)) })
+  const requestId = await lastRequestId(authz)
+  const page = await authz.app.inject({ method: 'GET', url: signInPath(approvalPath(requestId)) })
   const cookie = withCookies('', page.headers['set-cookie'])
   const cc = { client_id: 'cc-only', client_secret: 'cc-secret' }
   const token = (await post('/connect/token', raw({ ...cc, grant_type: 'client_credentials' }))).json().access_token as string
@@ -237,15 +237,15 @@ describe('fuzz: malformed input at every endpoint', () => {
       const rotated = ROTATED.map((value, i) => [...variants(target, value)].filter((_, j, all) => j === i % all.length))
       const everywhere = EVERYWHERE.map((value) => [...variants(target, value)])
       for (const v of [...rotated, ...everywhere].flat()) {
-        const res = await t.app.inject({ method: v.method, url: v.url, headers: v.headers, ...(v.payload !== undefined ? { payload: v.payload } : {}) })
+        const res = await authz.app.inject({ method: v.method, url: v.url, headers: v.headers, ...(v.payload !== undefined ? { payload: v.payload } : {}) })
         collect(failures, () => expectNoServerError(res, `${target.name}, ${v.where}`, MARK))
         sent++
       }
       for (const key of Object.keys(target.params)) {
         const repeated = `${raw(target.params)}&${key}=${MARK}`
         const res = target.method === 'GET'
-          ? await t.app.inject({ method: 'GET', url: `${target.url}?${repeated}`, headers: target.headers ?? {} })
-          : await t.app.inject({ method: 'POST', url: target.url, headers: { ...FORM, ...target.headers }, payload: repeated })
+          ? await authz.app.inject({ method: 'GET', url: `${target.url}?${repeated}`, headers: target.headers ?? {} })
+          : await authz.app.inject({ method: 'POST', url: target.url, headers: { ...FORM, ...target.headers }, payload: repeated })
         collect(failures, () => expectNoServerError(res, `${target.name}, ${key} repeated`, MARK))
         sent++
       }

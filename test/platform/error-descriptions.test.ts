@@ -10,14 +10,14 @@ import { lastRequestId } from '../flows/ciba/approve-helper.js'
 import { BANK, CIBA, createCibaTestApp, signJwt, startCiba, TEST_ISSUER, type CibaTestApp } from '../flows/ciba/harness.js'
 import { expectOAuthError } from '../helpers/error-shape.js'
 
-let t: CibaTestApp
+let authz: CibaTestApp
 beforeAll(async () => {
-  t = await createCibaTestApp({ env: { LOG_LEVEL: 'warn', CLIENT_AUTH_FAILURE_LIMIT: '1000' } })
-  await applySeed(t.db, {
+  authz = await createCibaTestApp({ env: { LOG_LEVEL: 'warn', CLIENT_AUTH_FAILURE_LIMIT: '1000' } })
+  await applySeed(authz.db, {
     clients: [{ clientId: 'rt', secrets: [{ value: 'rt-secret' }], allowedGrantTypes: ['refresh_token', 'client_credentials', 'password', TX], allowedScopes: ['orders.read'], allowOfflineAccess: true }],
   })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const M = 'ZqMark'
 const TX = 'urn:ietf:params:oauth:grant-type:token-exchange'
@@ -38,13 +38,13 @@ interface Case {
 }
 
 async function cases(): Promise<Case[]> {
-  await t.db.query('DELETE FROM ciba_requests')
-  const pending = (await startCiba(t, { ...BANK, scope: 'openid', login_hint: 'alice' })).json().auth_req_id as string
-  await lastRequestId(t)
+  await authz.db.query('DELETE FROM ciba_requests')
+  const pending = (await startCiba(authz, { ...BANK, scope: 'openid', login_hint: 'alice' })).json().auth_req_id as string
+  await lastRequestId(authz)
   const token = (p: Record<string, string>, error: string, name: string, headers?: Record<string, string>): Case => ({ name: `token: ${name}`, url: '/connect/token', params: p, error, ...(headers ? { headers } : {}) })
   const ciba = (p: Record<string, string>, error: string, name: string): Case => ({ name: `ciba: ${name}`, url: '/connect/ciba', params: { ...BANK, ...p }, error })
   const ok = { scope: 'openid', login_hint: 'alice' }
-  const jwt = (claims: Record<string, unknown>) => signJwt(t, t.clientKey, { iss: 'bank', aud: TEST_ISSUER, jti: randomUUID(), ...claims })
+  const jwt = (claims: Record<string, unknown>) => signJwt(authz, authz.clientKey, { iss: 'bank', aud: TEST_ISSUER, jti: randomUUID(), ...claims })
   return [
     // Client authentication, at the token endpoint (the same code serves every endpoint).
     token({ grant_type: 'client_credentials' }, 'invalid_client', 'no credentials'),
@@ -119,7 +119,7 @@ async function cases(): Promise<Case[]> {
     ciba({ ...ok, resource: M }, 'invalid_target', 'unknown resource'),
     ciba({ scope: 'openid', id_token_hint: M }, 'invalid_request', 'id_token_hint'),
     ciba({ scope: 'openid', login_hint_token: M }, 'invalid_request', 'login_hint_token'),
-    ciba({ scope: 'openid', login_hint_token: await signJwt(t, t.otherKey, { sub: M }) }, 'invalid_request', 'login_hint_token foreign key'),
+    ciba({ scope: 'openid', login_hint_token: await signJwt(authz, authz.otherKey, { sub: M }) }, 'invalid_request', 'login_hint_token foreign key'),
     ciba({ request: M }, 'invalid_request', 'request object'),
     ciba({ request: await jwt({ scope: 'openid', login_hint: 'alice', binding_message: 7 }) }, 'invalid_request', 'request object claim type'),
     ciba({ request: await jwt({ scope: 'openid', login_hint: M, [M]: [M] }) }, 'unknown_user_id', 'request object unknown claim'),
@@ -142,7 +142,7 @@ describe('error_description', () => {
     for (const c of all) {
       const method = c.method ?? 'POST'
       const payload = c.payload ?? (c.params ? form(c.params) : undefined)
-      const res = await t.app.inject({
+      const res = await authz.app.inject({
         method, url: c.url, headers: { ...(method === 'POST' ? FORM : {}), ...c.headers }, ...(payload !== undefined && method === 'POST' ? { payload } : {}),
       })
       try {

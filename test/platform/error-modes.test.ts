@@ -32,13 +32,13 @@ async function testRoutes(app: FastifyInstance) {
   })
 }
 
-let t: CibaTestApp
+let authz: CibaTestApp
 beforeAll(async () => {
-  t = await createCibaTestApp({ beforeReady: testRoutes })
+  authz = await createCibaTestApp({ beforeReady: testRoutes })
 })
-afterAll(() => t?.close())
+afterAll(() => authz?.close())
 
-const get = (url: string) => t.app.inject({ method: 'GET', url })
+const get = (url: string) => authz.app.inject({ method: 'GET', url })
 
 describe('error modes', () => {
   it('API routes (the default) answer OAuth JSON', async () => {
@@ -62,23 +62,23 @@ describe('error modes', () => {
     expect(res.headers).toMatchObject(PAGE_HEADERS)
     expect(res.body).toContain('<h1>Something went wrong</h1>')
     expect(res.body).not.toContain('boom')
-    expect(t.logs.some((l) => l.includes('boom: secret detail') && l.includes('request failed'))).toBe(true)
+    expect(authz.logs.some((l) => l.includes('boom: secret detail') && l.includes('request failed'))).toBe(true)
   })
 
   it('errors Fastify raises itself on a page route are pages too', async () => {
-    const json = await t.app.inject({ method: 'POST', url: '/account/sign-in', headers: { 'content-type': 'application/json' }, payload: '{"username":"a"}' })
+    const json = await authz.app.inject({ method: 'POST', url: '/account/sign-in', headers: { 'content-type': 'application/json' }, payload: '{"username":"a"}' })
     expect(json.statusCode).toBe(400)
     expect(json.headers).toMatchObject(PAGE_HEADERS)
     expect(json.body).toContain('Details: the request body must be application/x-www-form-urlencoded.')
-    const text = await t.app.inject({ method: 'POST', url: '/account/sign-in', headers: { 'content-type': 'application/xml' }, payload: '<x/>' })
+    const text = await authz.app.inject({ method: 'POST', url: '/account/sign-in', headers: { 'content-type': 'application/xml' }, payload: '<x/>' })
     expect(text.statusCode).toBe(400)
     expect(text.headers).toMatchObject(PAGE_HEADERS)
     expect(text.body).toContain('Details: unsupported content type: use application/x-www-form-urlencoded.')
-    const huge = await t.app.inject({ method: 'POST', url: '/account/sign-in', headers: FORM, payload: `username=${'a'.repeat(70 * 1024)}` })
+    const huge = await authz.app.inject({ method: 'POST', url: '/account/sign-in', headers: FORM, payload: `username=${'a'.repeat(70 * 1024)}` })
     expect(huge.statusCode).toBe(400)
     expect(huge.headers).toMatchObject(PAGE_HEADERS)
     expect(huge.body).toContain('Details: request body too large.')
-    const repeated = await t.app.inject({ method: 'POST', url: '/account/sign-in', headers: FORM, payload: 'csrf=a&csrf=b' })
+    const repeated = await authz.app.inject({ method: 'POST', url: '/account/sign-in', headers: FORM, payload: 'csrf=a&csrf=b' })
     expect(repeated.statusCode).toBe(400)
     expect(repeated.body).toContain('Details: parameter csrf is repeated.')
   })

@@ -9,14 +9,14 @@ import { BODY_LIMIT } from '../../src/app.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { expectOAuthErrorBody } from '../helpers/error-shape.js'
 
-let t: TestApp
+let authz: TestApp
 let port: number
 beforeAll(async () => {
-  t = await createTestApp()
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  port = (t.app.server.address() as { port: number }).port
+  authz = await createTestApp()
+  await authz.app.listen({ port: 0, host: '127.0.0.1' })
+  port = (authz.app.server.address() as { port: number }).port
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 interface RawResponse {
   status: number
@@ -137,7 +137,7 @@ describe('errors raised below the routes', () => {
     const responses = await exchange([form('/connect/token', body).slice(0, -10), `${body.slice(-10)}GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n`], {
       between: async () => {
         await new Promise((r) => setTimeout(r, 200)) // transport timing only: let the head arrive
-        closing = t.app.close()
+        closing = authz.app.close()
         await new Promise((r) => setTimeout(r, 100)) // and the close begin
       },
     })

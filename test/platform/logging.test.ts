@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REDACTED_FIELDS, redactUrl } from '../../src/http/logger.js'
 import { createTestApp, FORM, type TestApp } from '../helpers/app.js'
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createTestApp({ env: { LOG_LEVEL: 'trace' } })
+  authz = await createTestApp({ env: { LOG_LEVEL: 'trace' } })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const secret = (field: string) => `SECRET-${field}-8f3a1c`
 
@@ -23,14 +23,14 @@ describe('log redaction', () => {
     }
     const urls = ['/connect/token', '/connect/introspect', '/connect/revocation', '/no-such-route']
     for (const url of urls) {
-      const res = await t.app.inject({ method: 'POST', url, headers, payload: body.toString() })
+      const res = await authz.app.inject({ method: 'POST', url, headers, payload: body.toString() })
       expect(res.statusCode).toBeGreaterThanOrEqual(400)
       expect(res.statusCode).toBeLessThan(500)
-      const q = await t.app.inject({ method: 'GET', url: `${url}?client_secret=${secret('query')}&token=${secret('query-token')}` })
+      const q = await authz.app.inject({ method: 'GET', url: `${url}?client_secret=${secret('query')}&token=${secret('query-token')}` })
       expect(q.statusCode).toBeLessThan(500)
     }
-    const output = t.logs.join('\n')
-    expect(t.logs.length).toBeGreaterThan(urls.length * 2) // trace level: the requests were logged
+    const output = authz.logs.join('\n')
+    expect(authz.logs.length).toBeGreaterThan(urls.length * 2) // trace level: the requests were logged
     expect(output).toContain('"reqId"')
     for (const field of [...REDACTED_FIELDS, 'basic', 'cookie', 'query', 'query-token']) {
       expect(output).not.toContain(secret(field))

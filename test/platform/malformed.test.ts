@@ -3,11 +3,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, FORM, type TestApp } from '../helpers/app.js'
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createTestApp()
+  authz = await createTestApp()
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const ENDPOINTS = ['/connect/token', '/connect/introspect', '/connect/revocation', '/connect/ciba']
 const NOT_FORM = { error: 'invalid_request', error_description: 'the request body must be application/x-www-form-urlencoded' }
@@ -32,7 +32,7 @@ describe('malformed requests', () => {
   for (const c of CASES) {
     it(`answers a ${c.name} with ${c.status} at every endpoint`, async () => {
       for (const url of ENDPOINTS) {
-        const res = await t.app.inject({ method: 'POST', url, headers: c.headers, payload: c.payload })
+        const res = await authz.app.inject({ method: 'POST', url, headers: c.headers, payload: c.payload })
         expect({ url, status: res.statusCode }).toEqual({ url, status: c.status })
         expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
         expect(res.headers['cache-control']).toBe('no-store')

@@ -11,16 +11,16 @@ import { BANK, createCibaTestApp, startCiba, type CibaTestApp } from '../flows/c
 import { csrfIn } from '../helpers/http.js'
 import { signInWithForm } from '../helpers/sign-in.js'
 
-let t: CibaTestApp
+let authz: CibaTestApp
 beforeAll(async () => {
-  t = await createCibaTestApp({
+  authz = await createCibaTestApp({
     env: { RATE_LIMIT_SIGN_IN: '20' },
     beforeReady: async (app) => {
       app.get('/test/bare-html', async (_req, reply) => reply.type('text/html; charset=utf-8').send('<!doctype html><p>bare</p>'))
     },
   })
 })
-afterAll(() => t?.close())
+afterAll(() => authz?.close())
 
 const EXPECTED = {
   'content-type': 'text/html; charset=utf-8',
@@ -33,21 +33,21 @@ const EXPECTED = {
 
 async function start(user = 'alice') {
   const userCode: Record<string, string> = user === 'bob' ? { user_code: '4711' } : {}
-  expect((await startCiba(t, { ...BANK, scope: 'openid email', login_hint: user, ...userCode })).statusCode).toBe(200)
-  return lastRequestId(t)
+  expect((await startCiba(authz, { ...BANK, scope: 'openid email', login_hint: user, ...userCode })).statusCode).toBe(200)
+  return lastRequestId(authz)
 }
 
 /** Every page state, by name, with its expected status. */
 async function everyPage(): Promise<Array<[string, number, LightMyRequestResponse]>> {
-  const get = (url: string, cookie = '') => t.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} })
+  const get = (url: string, cookie = '') => authz.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} })
   const post = (url: string, cookie: string, fields: Record<string, string>, address = '127.0.0.1') =>
-    t.app.inject({ method: 'POST', url, remoteAddress: address, headers: { ...FORM, cookie }, payload: form(fields) })
+    authz.app.inject({ method: 'POST', url, remoteAddress: address, headers: { ...FORM, cookie }, payload: form(fields) })
   const pages: Array<[string, number, LightMyRequestResponse]> = []
   const id = await start()
   const signInPage = await get(`/account/sign-in?return_to=${encodeURIComponent(approvalPath(id))}`)
   pages.push(['sign-in', 200, signInPage])
-  pages.push(['sign-in failed', 401, (await signInWithForm(t.app, { returnTo: approvalPath(id) }, 'alice', 'wrong')).res])
-  const { cookie } = await signInWithForm(t.app, { returnTo: approvalPath(id) }, 'alice', 'alice-pw')
+  pages.push(['sign-in failed', 401, (await signInWithForm(authz.app, { returnTo: approvalPath(id) }, 'alice', 'wrong')).res])
+  const { cookie } = await signInWithForm(authz.app, { returnTo: approvalPath(id) }, 'alice', 'alice-pw')
   const decision = await get(approvalPath(id), cookie)
   pages.push(['decision', 200, decision])
   pages.push(['decision unanswered', 400, await post(approvalPath(id), cookie, { csrf: csrfIn(decision.body) })])
@@ -60,13 +60,13 @@ async function everyPage(): Promise<Array<[string, number, LightMyRequestRespons
   const lateForm = await get(approvalPath(late), cookie)
   const withoutSession = cookie.split('; ').filter((c) => !c.startsWith('__Host-authz-session=')).join('; ')
   pages.push(['signed out on post', 401, await post(approvalPath(late), withoutSession, { csrf: csrfIn(lateForm.body) })])
-  t.clock.advance(121)
+  authz.clock.advance(121)
   pages.push(['expired', 410, await get(approvalPath(late), cookie)])
   pages.push(['account', 200, await get('/account', cookie)])
   const ask = await get('/account/sign-out', cookie)
   pages.push(['sign out?', 200, ask])
   pages.push(['signed out', 200, await post('/account/sign-out', cookie, { csrf: csrfIn(ask.body) })])
-  pages.push(['error page', 400, await t.app.inject({ method: 'POST', url: '/account/sign-in', headers: { 'content-type': 'application/xml' }, payload: '<x/>' })])
+  pages.push(['error page', 400, await authz.app.inject({ method: 'POST', url: '/account/sign-in', headers: { 'content-type': 'application/xml' }, payload: '<x/>' })])
   let limited = await post('/account/sign-in', '', {}, '192.0.2.9')
   for (let i = 0; i < 20; i++) limited = await post('/account/sign-in', '', {}, '192.0.2.9')
   pages.push(['too many attempts', 429, limited])
@@ -89,14 +89,14 @@ describe('every page', () => {
   })
 
   it('serves the stylesheet as CSS, cacheable for good at its content-addressed path', async () => {
-    const res = await t.app.inject({ method: 'GET', url: STYLESHEET_PATH })
+    const res = await authz.app.inject({ method: 'GET', url: STYLESHEET_PATH })
     expect(res.statusCode).toBe(200)
     expect(res.headers).toMatchObject({ 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' })
     expect(res.body).toContain('.button{')
   })
 
   it('adds the headers to HTML sent by any route that forgot them', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/test/bare-html' })
+    const res = await authz.app.inject({ method: 'GET', url: '/test/bare-html' })
     expect(res.headers).toMatchObject(EXPECTED)
   })
 })

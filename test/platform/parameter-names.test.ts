@@ -12,11 +12,11 @@ import { FORM } from '../helpers/app.js'
 import { BANK, createCibaTestApp, type CibaTestApp } from '../flows/ciba/harness.js'
 import { expectOAuthError } from '../helpers/error-shape.js'
 
-let t: CibaTestApp
+let authz: CibaTestApp
 beforeAll(async () => {
-  t = await createCibaTestApp({ env: { LOG_LEVEL: 'warn', CLIENT_AUTH_FAILURE_LIMIT: '1000' } })
+  authz = await createCibaTestApp({ env: { LOG_LEVEL: 'warn', CLIENT_AUTH_FAILURE_LIMIT: '1000' } })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 /** Names every plain object inherits from Object.prototype. */
 const INHERITED = ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']
@@ -74,7 +74,7 @@ const OAUTH_ENDPOINTS: Endpoint[] = [
 ]
 
 async function post(url: string, payload: string, headers: Record<string, string> = {}) {
-  return t.app.inject({ method: 'POST', url, headers: { ...FORM, ...headers }, payload })
+  return authz.app.inject({ method: 'POST', url, headers: { ...FORM, ...headers }, payload })
 }
 
 /** The answer as one value, so that a failure names the endpoint and the parameter. */
@@ -99,7 +99,7 @@ describe('parameter names inherited from Object.prototype', () => {
   it('are refused in a query string too, with invalid_request', async () => {
     for (const name of INHERITED) {
       for (const url of [`/.well-known/openid-configuration?${name}=%01`, `/connect/userinfo?${name}=a%7f`]) {
-        const res = await t.app.inject({ method: 'GET', url })
+        const res = await authz.app.inject({ method: 'GET', url })
         expect(answer(url, res)).toEqual({ where: url, status: 400, body: CONTROL })
         expectOAuthError(res, url)
       }
@@ -110,7 +110,7 @@ describe('parameter names inherited from Object.prototype', () => {
     for (const name of INHERITED) {
       for (const [value, description] of [['a%01b', 'a parameter contains control characters'], [LONG, 'a parameter is too long']] as const) {
         const form = await post('/connect/endsession', `${name}=${value}`)
-        const query = await t.app.inject({ method: 'GET', url: `/connect/endsession?${name}=${value}` })
+        const query = await authz.app.inject({ method: 'GET', url: `/connect/endsession?${name}=${value}` })
         for (const [how, res] of [['POST', form], ['GET', query]] as const) {
           const where = `endsession ${how} ${name}=${value.slice(0, 5)}`
           expect({ where, status: res.statusCode, type: res.headers['content-type'] }).toEqual({ where, status: 400, type: 'text/html; charset=utf-8' })

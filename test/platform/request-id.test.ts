@@ -5,17 +5,17 @@ import { createTestApp, type TestApp } from '../helpers/app.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createTestApp()
+  authz = await createTestApp()
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 async function idFor(header: string | undefined) {
-  t.logs.length = 0
-  const res = await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration', headers: header === undefined ? {} : { 'x-request-id': header } })
+  authz.logs.length = 0
+  const res = await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration', headers: header === undefined ? {} : { 'x-request-id': header } })
   expect(res.statusCode).toBe(200)
-  const logged = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'incoming request').map((l) => l.reqId)
+  const logged = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'incoming request').map((l) => l.reqId)
   return { answered: res.headers['x-request-id'], logged }
 }
 
@@ -32,7 +32,7 @@ describe('X-Request-Id', () => {
       const seen = await idFor(id)
       expect(seen.answered, id).toMatch(UUID)
       expect(seen.logged).toEqual([seen.answered])
-      if (id.length > 3) expect(t.logs.join('\n')).not.toContain(id)
+      if (id.length > 3) expect(authz.logs.join('\n')).not.toContain(id)
     }
   })
 
@@ -47,9 +47,9 @@ describe('X-Request-Id', () => {
 
 describe('health probes', () => {
   it('write no request lines at info, and write them at debug', async () => {
-    t.logs.length = 0
-    for (const url of ['/health/live', '/health/ready', '/health/live?x=1']) expect((await t.app.inject({ method: 'GET', url })).statusCode).toBe(200)
-    expect(t.logs).toEqual([])
+    authz.logs.length = 0
+    for (const url of ['/health/live', '/health/ready', '/health/live?x=1']) expect((await authz.app.inject({ method: 'GET', url })).statusCode).toBe(200)
+    expect(authz.logs).toEqual([])
     const d = await createTestApp({ env: { LOG_LEVEL: 'debug' } })
     try {
       d.logs.length = 0
@@ -63,10 +63,10 @@ describe('health probes', () => {
   })
 
   it('leave every other request at info', async () => {
-    t.logs.length = 0
-    await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })
-    await t.app.inject({ method: 'GET', url: '/health/livez' })
-    const lines = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'incoming request' || l.msg === 'request completed')
+    authz.logs.length = 0
+    await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })
+    await authz.app.inject({ method: 'GET', url: '/health/livez' })
+    const lines = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'incoming request' || l.msg === 'request completed')
     expect(lines.map((l) => l.level)).toEqual([30, 30, 30, 30])
   })
 })

@@ -6,18 +6,18 @@ import { connect, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 
-let t: TestApp | undefined
+let authz: TestApp | undefined
 const sockets: Socket[] = []
 afterEach(async () => {
   for (const s of sockets.splice(0)) s.destroy()
-  await t?.close()
-  t = undefined
+  await authz?.close()
+  authz = undefined
 })
 
 async function listen(env: Record<string, string>): Promise<number> {
-  t = await createTestApp({ env })
-  await t.app.listen({ port: 0, host: '127.0.0.1' })
-  return (t.app.server.address() as { port: number }).port
+  authz = await createTestApp({ env })
+  await authz.app.listen({ port: 0, host: '127.0.0.1' })
+  return (authz.app.server.address() as { port: number }).port
 }
 
 interface Held {

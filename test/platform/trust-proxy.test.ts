@@ -7,22 +7,22 @@ import { createTestApp } from '../helpers/app.js'
 
 /** The address the server logged for a request from `peer` carrying X-Forwarded-For, and the scheme it saw. */
 async function seenFrom(trustProxy: string, peers: string[]): Promise<Array<{ address: unknown; secure: unknown }>> {
-  const t = await createTestApp({ env: { TRUST_PROXY: trustProxy } })
+  const authz = await createTestApp({ env: { TRUST_PROXY: trustProxy } })
   try {
     const out = []
     for (const peer of peers) {
-      t.logs.length = 0
-      const res = await t.app.inject({
+      authz.logs.length = 0
+      const res = await authz.app.inject({
         method: 'GET', url: '/.well-known/openid-configuration', remoteAddress: peer,
         headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https' },
       })
       expect(res.statusCode).toBe(200)
-      const incoming = t.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'incoming request')
+      const incoming = authz.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'incoming request')
       out.push({ address: incoming?.req?.remoteAddress, secure: res.headers['strict-transport-security'] !== undefined || undefined })
     }
     return out.map((o) => ({ address: o.address, secure: o.secure }))
   } finally {
-    await t.close()
+    await authz.close()
   }
 }
 

@@ -4,23 +4,23 @@ import type { ClientStore } from '../../src/stores/clients.js'
 import { secretHash } from '../../src/tokens/handles.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 let store: ClientStore
 beforeAll(async () => {
-  t = await createTestDb()
-  store = createPgClientStore(t.db)
-  await t.db.query(`INSERT INTO clients (client_id, client_name, allowed_grant_types, allowed_scopes, access_token_type,
+  authz = await createTestDb()
+  store = createPgClientStore(authz.db)
+  await authz.db.query(`INSERT INTO clients (client_id, client_name, allowed_grant_types, allowed_scopes, access_token_type,
       access_token_lifetime, ciba_lifetime, polling_interval, identity_provider_restrictions, require_consent, jwks, allowed_tenants,
       allowed_cors_origins, always_include_user_claims_in_id_token, back_channel_logout_uri, back_channel_logout_session_required,
       allowed_subject_token_clients, allowed_exchange_audiences)
     VALUES ('full', 'Full client', '{client_credentials,urn:openid:params:grant-type:ciba}', '{openid,orders.read}', 'reference',
       600, 120, 7, '{corp-ad}', true, '{"keys":[{"kty":"EC","kid":"k1"}]}', '{acme,globex}',
       '{https://app.example}', false, 'https://app.example/backchannel-logout', false, '{web,web-ref}', '{orders-api}')`)
-  await t.db.query(`INSERT INTO clients (client_id) VALUES ('bare')`)
-  await t.db.query(`INSERT INTO client_secrets (client_id, value_hash, expires_at, description)
+  await authz.db.query(`INSERT INTO clients (client_id) VALUES ('bare')`)
+  await authz.db.query(`INSERT INTO client_secrets (client_id, value_hash, expires_at, description)
     VALUES ('full', $1, '2030-01-01T00:00:00Z', 'primary'), ('full', $2, NULL, NULL)`, [secretHash('a'), secretHash('b')])
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const bareClient = {
   clientId: 'bare',
@@ -88,10 +88,10 @@ describe('PgClientStore', () => {
   })
 
   it('lists the CORS origins of enabled clients only, once each', async () => {
-    await t.db.query(`INSERT INTO clients (client_id, allowed_cors_origins) VALUES ('twin', '{https://app.example,https://b.example}')`)
-    await t.db.query(`INSERT INTO clients (client_id, enabled, allowed_cors_origins) VALUES ('off', false, '{https://off.example}')`)
+    await authz.db.query(`INSERT INTO clients (client_id, allowed_cors_origins) VALUES ('twin', '{https://app.example,https://b.example}')`)
+    await authz.db.query(`INSERT INTO clients (client_id, enabled, allowed_cors_origins) VALUES ('off', false, '{https://off.example}')`)
     expect((await store.corsOrigins()).sort()).toEqual(['https://app.example', 'https://b.example'])
-    await t.db.query(`DELETE FROM clients WHERE client_id IN ('twin', 'off')`)
+    await authz.db.query(`DELETE FROM clients WHERE client_id IN ('twin', 'off')`)
   })
 
   it('returns undefined for an unknown client', async () => {
@@ -114,7 +114,7 @@ describe('PgClientStore', () => {
     expect(await store.remove('full')).toBe(true)
     expect(await store.remove('full')).toBe(false)
     expect(await store.findById('full')).toBeUndefined()
-    const { rows } = await t.db.query(`SELECT 1 FROM client_secrets WHERE client_id = 'full'`)
+    const { rows } = await authz.db.query(`SELECT 1 FROM client_secrets WHERE client_id = 'full'`)
     expect(rows).toEqual([])
   })
 })

@@ -8,19 +8,19 @@ import { createTestDb, type TestDb } from '../helpers/db.js'
 const T0 = Date.UTC(2026, 0, 1)
 const T1 = T0 + 60_000
 
-let t: TestDb
+let authz: TestDb
 let store: ConsentStore
 const user = (subjectId: string, username: string) =>
-  createPgUserStore(t.db).upsert({ subjectId, username, passwordHash: undefined, enabled: true, claims: {}, cibaUserCodeHash: undefined })
+  createPgUserStore(authz.db).upsert({ subjectId, username, passwordHash: undefined, enabled: true, claims: {}, cibaUserCodeHash: undefined })
 
 beforeAll(async () => {
-  t = await createTestDb()
-  store = createPgConsentStore(t.db)
+  authz = await createTestDb()
+  store = createPgConsentStore(authz.db)
   await user('alice-1', 'alice')
   await user('bob-1', 'bob')
-  await t.db.exec(`INSERT INTO clients (client_id) VALUES ('web'), ('mobile'), ('Zeta'), ('gone')`)
+  await authz.db.exec(`INSERT INTO clients (client_id) VALUES ('web'), ('mobile'), ('Zeta'), ('gone')`)
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 describe('PgConsentStore', () => {
   it('grants, then merges new scopes into the stored ones (union, stored order first)', async () => {
@@ -30,7 +30,7 @@ describe('PgConsentStore', () => {
     const merged = await store.grant('alice-1', 'web', ['email', 'openid', 'offline_access'], T1)
     expect(merged).toEqual({ subjectId: 'alice-1', clientId: 'web', scopes: ['openid', 'profile', 'email', 'offline_access'], createdAt: T0, updatedAt: T1 })
     expect(await store.find('alice-1', 'web')).toEqual(merged)
-    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM consents WHERE subject_id = 'alice-1' AND client_id = 'web'`)
+    const { rows } = await authz.db.query(`SELECT count(*)::int AS n FROM consents WHERE subject_id = 'alice-1' AND client_id = 'web'`)
     expect(rows).toEqual([{ n: 1 }])
   })
 
@@ -69,7 +69,7 @@ describe('PgConsentStore', () => {
     await store.grant('carol-1', 'web', ['openid'], T0)
     await store.grant('carol-1', 'gone', ['openid'], T0)
     await store.grant('bob-1', 'gone', ['openid'], T0)
-    expect(await createPgClientStore(t.db).remove('gone')).toBe(true)
+    expect(await createPgClientStore(authz.db).remove('gone')).toBe(true)
     expect((await store.list('carol-1')).map((c) => c.clientId)).toEqual(['web'])
     expect((await store.list('bob-1')).map((c) => c.clientId)).toEqual(['mobile'])
 
@@ -78,8 +78,8 @@ describe('PgConsentStore', () => {
     expect((await store.list('carol-1')).map((c) => c.clientId)).toEqual(['web'])
     expect(await store.list('carol-2')).toEqual([])
 
-    await t.db.query(`DELETE FROM users WHERE subject_id = 'carol-1'`)
-    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM consents WHERE subject_id IN ('carol-1', 'carol-2')`)
+    await authz.db.query(`DELETE FROM users WHERE subject_id = 'carol-1'`)
+    const { rows } = await authz.db.query(`SELECT count(*)::int AS n FROM consents WHERE subject_id IN ('carol-1', 'carol-2')`)
     expect(rows).toEqual([{ n: 0 }])
   })
 

@@ -3,7 +3,7 @@ import { createPgFailureCounterStore } from '../../src/stores/failure-counters.p
 import type { FailureCounterStore, FailureKey } from '../../src/stores/failure-counters.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 let store: FailureCounterStore
 const T0 = Date.UTC(2026, 0, 1)
 const policy = { limit: 3, baseSeconds: 60, maxSeconds: 300 }
@@ -11,10 +11,10 @@ let n = 0
 const freshKey = (): FailureKey => ({ kind: 'client', name: `c${++n}`, source: '192.0.2.1' })
 
 beforeAll(async () => {
-  t = await createTestDb()
-  store = createPgFailureCounterStore(t.db)
+  authz = await createTestDb()
+  store = createPgFailureCounterStore(authz.db)
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 describe('PgFailureCounterStore', () => {
   it('blocks at the limit, counts nothing while blocked, and doubles the block next time', async () => {
@@ -95,7 +95,7 @@ describe('PgFailureCounterStore', () => {
     expect(await store.clearName(['user', 'user_code'], 'sub-x')).toBe(2)
     const before = T0 + 10 * 365 * 86_400_000
     expect(await store.removeExpired(before, 1000)).toBeGreaterThan(0)
-    const { rows } = await t.db.query<{ n: string }>('SELECT count(*) AS n FROM failure_counters')
+    const { rows } = await authz.db.query<{ n: string }>('SELECT count(*) AS n FROM failure_counters')
     expect(Number(rows[0]!.n)).toBe(0)
   })
 })

@@ -6,11 +6,11 @@ import { createPgGrantStore, REVOKED_FAMILY_RETENTION_MS } from '../../src/store
 import type { FamilyGrant } from '../../src/stores/grants.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 beforeAll(async () => {
-  t = await createTestDb()
+  authz = await createTestDb()
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const T0 = Date.UTC(2026, 0, 1)
 const HOUR = 3600_000
@@ -20,18 +20,18 @@ const refreshRow = (handle: string, expiresAt = T0 + 24 * HOUR): FamilyGrant =>
   ({ handle, kind: 'refresh_token', clientId: 'c1', subjectId: 'u1', data: {}, createdAt: T0, expiresAt })
 
 async function family(id: string) {
-  const { rows } = await t.db.query<{ expires_ms: number | null; revoked_ms: number | null }>(
+  const { rows } = await authz.db.query<{ expires_ms: number | null; revoked_ms: number | null }>(
     `SELECT (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms, (extract(epoch FROM revoked_at) * 1000)::float8 AS revoked_ms
      FROM grant_families WHERE family_id = $1`, [id])
   return rows[0] && { expiresAt: rows[0].expires_ms, revokedAt: rows[0].revoked_ms }
 }
 const familyRows = async (id: string) =>
-  (await t.db.query<{ kind: string }>('SELECT kind FROM persisted_grants WHERE family_id = $1 ORDER BY kind', [id])).rows.map((r) => r.kind)
-const revokedJti = async (jti: string) => (await t.db.query('SELECT 1 FROM revoked_tokens WHERE jti = $1', [jti])).rows.length === 1
+  (await authz.db.query<{ kind: string }>('SELECT kind FROM persisted_grants WHERE family_id = $1 ORDER BY kind', [id])).rows.map((r) => r.kind)
+const revokedJti = async (jti: string) => (await authz.db.query('SELECT 1 FROM revoked_tokens WHERE jti = $1', [jti])).rows.length === 1
 
 describe('GrantStore families (postgres)', () => {
   it('issues every token of a response into the family in one go and creates the family', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     expect(await store.issueIntoFamily('f-new', [jwtRow('j-new'), refreshRow('r-new')], T0)).toBe(true)
     expect(await familyRows('f-new')).toEqual(['jwt_access_token', 'refresh_token'])
     expect((await store.find('r-new'))?.familyId).toBe('f-new')
@@ -46,7 +46,7 @@ describe('GrantStore families (postgres)', () => {
   })
 
   it("finds a JWT access token's family by jti, and once the family is revoked says so rather than 'no family'", async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     expect(await store.issueIntoFamily('f-jwt', [jwtRow('j-fam'), refreshRow('r-fam')], T0)).toBe(true)
     expect(await store.findJwtFamily('j-fam')).toEqual({ familyId: 'f-jwt', revoked: false })
     // A JWT of no family (client_credentials) has no row and no revocation.
@@ -58,7 +58,7 @@ describe('GrantStore families (postgres)', () => {
   })
 
   it('refuses to issue into a revoked family and stores nothing', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     expect(await store.issueIntoFamily('f-rev', [jwtRow('j-rev-1'), refreshRow('r-rev-1')], T0)).toBe(true)
     expect(await store.revokeFamily('f-rev', T0 + 1000)).toEqual({ removed: 2, revokedJtis: [{ jti: 'j-rev-1', expiresAt: T0 + HOUR }] })
     expect(await store.issueIntoFamily('f-rev', [jwtRow('j-rev-2'), refreshRow('r-rev-2')], T0 + 2000)).toBe(false)
@@ -69,7 +69,7 @@ describe('GrantStore families (postgres)', () => {
   })
 
   it('a revocation that comes before the first issuance still wins', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     expect(await store.revokeFamily('f-early', T0)).toEqual({ removed: 0, revokedJtis: [] })
     expect(await store.issueIntoFamily('f-early', [jwtRow('j-early')], T0)).toBe(false)
     expect(await family('f-early')).toEqual({ expiresAt: T0 + REVOKED_FAMILY_RETENTION_MS, revokedAt: T0 })
@@ -79,7 +79,7 @@ describe('GrantStore families (postgres)', () => {
   })
 
   it('families without a row (issued before families had one) are revoked as before', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     await store.store({ ...refreshRow('r-old'), familyId: 'f-old' })
     expect(await family('f-old')).toBeUndefined()
     expect(await store.issueIntoFamily('f-old', [jwtRow('j-old')], T0)).toBe(true)
@@ -88,7 +88,7 @@ describe('GrantStore families (postgres)', () => {
   })
 
   it('removeExpiredFamilies removes only families past their expiry, bounded by limit', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     await store.issueIntoFamily('f-x1', [jwtRow('j-x1', T0 - 2)], T0 - HOUR)
     await store.issueIntoFamily('f-x2', [jwtRow('j-x2', T0 - 1)], T0 - HOUR)
     await store.issueIntoFamily('f-live', [jwtRow('j-live', T0 + 10)], T0 - HOUR)
@@ -100,7 +100,7 @@ describe('GrantStore families (postgres)', () => {
   })
 
   it('issuing and revoking at the same time: whatever was issued is revoked, 50 trials', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     const survivors: string[] = []
     for (let trial = 0; trial < 50; trial++) {
       const f = `f-race-${trial}`

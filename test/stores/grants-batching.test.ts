@@ -7,11 +7,11 @@ import type { NewGrant } from '../../src/stores/grants.js'
 import { handleHash } from '../../src/stores/columns.postgres.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 beforeAll(async () => {
-  t = await createTestDb()
+  authz = await createTestDb()
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const T0 = Date.UTC(2026, 0, 1)
 const grant = (handle: string, over: Partial<NewGrant> = {}): NewGrant => ({
@@ -29,20 +29,20 @@ function counting(db: Db): { db: Db; statements: string[] } {
 }
 
 async function storedHashes(prefix: string): Promise<string[]> {
-  const { rows } = await t.db.query<{ handle_hash: string }>(
+  const { rows } = await authz.db.query<{ handle_hash: string }>(
     'SELECT handle_hash FROM persisted_grants WHERE family_id LIKE $1 ORDER BY handle_hash', [`f-${prefix}%`])
   return rows.map((r) => r.handle_hash)
 }
 
 describe('GrantStore batching (postgres)', () => {
   it('commits concurrent store() calls in one INSERT, each resolving only once its row is visible', async () => {
-    const c = counting(t.db)
+    const c = counting(authz.db)
     const store = createPgGrantStore(c.db)
     const handles = Array.from({ length: 25 }, (_, i) => `many-${i}`)
     // On resolve, a separate statement (another pooled connection on pg) must already see the row.
     const seen = await Promise.all(
       handles.map((h) => store.store(grant(h)).then(() =>
-        t.db.query('SELECT 1 FROM persisted_grants WHERE handle_hash = $1', [handleHash(h)]).then((r) => r.rowCount))),
+        authz.db.query('SELECT 1 FROM persisted_grants WHERE handle_hash = $1', [handleHash(h)]).then((r) => r.rowCount))),
     )
     expect(seen).toEqual(handles.map(() => 1))
     expect(c.statements).toEqual(['INSERT'])
@@ -50,7 +50,7 @@ describe('GrantStore batching (postgres)', () => {
   })
 
   it('stores what it was given, field for field, through the batched path', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     await Promise.all([
       store.store(grant('exact-1')),
       store.store(grant('exact-2', { kind: 'refresh_token', subjectId: undefined, expiresAt: undefined, createdAt: T0 + 1 })),
@@ -64,7 +64,7 @@ describe('GrantStore batching (postgres)', () => {
   })
 
   it('fails only the caller whose row is bad: a duplicate of a stored handle, or of one in the same batch', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     await store.store(grant('dup-existing'))
     const results = await Promise.allSettled([
       store.store(grant('dup-a')),
@@ -80,9 +80,9 @@ describe('GrantStore batching (postgres)', () => {
   })
 
   it('answers concurrent find() calls from one lookup, each its own row, kind filter preserved', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     await Promise.all([store.store(grant('find-ref')), store.store(grant('find-rt', { kind: 'refresh_token' }))])
-    const c = counting(t.db)
+    const c = counting(authz.db)
     const reader = createPgGrantStore(c.db)
     const [ref, rt, missing, refAsRt, rtAsRt, refAgain] = await Promise.all([
       reader.find('find-ref'),
@@ -102,7 +102,7 @@ describe('GrantStore batching (postgres)', () => {
   })
 
   it('a find() after a store() resolved sees the row; a consumed grant shows its consumption time', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     await store.store(grant('seq', { kind: 'refresh_token' }))
     expect((await store.find('seq', 'refresh_token'))?.consumedAt).toBeUndefined()
     expect((await store.consume('seq', 'refresh_token', T0 + 5))?.consumedAt).toBe(T0 + 5)
@@ -110,9 +110,9 @@ describe('GrantStore batching (postgres)', () => {
   })
 
   it('never batches consume(): each redemption is its own UPDATE and exactly one wins', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     await store.store(grant('once', { kind: 'refresh_token' }))
-    const c = counting(t.db)
+    const c = counting(authz.db)
     const racer = createPgGrantStore(c.db)
     const results = await Promise.all(Array.from({ length: 10 }, () => racer.consume('once', 'refresh_token', T0 + 9)))
     expect(results.filter(Boolean)).toHaveLength(1)
@@ -120,7 +120,7 @@ describe('GrantStore batching (postgres)', () => {
   })
 
   it('keeps batches within maxBatch', async () => {
-    const c = counting(t.db)
+    const c = counting(authz.db)
     const store = createPgGrantStore(c.db, { maxBatch: 4 })
     await Promise.all(Array.from({ length: 10 }, (_, i) => store.store(grant(`small-${i}`))))
     expect(c.statements).toEqual(['INSERT', 'INSERT', 'INSERT'])
@@ -131,8 +131,8 @@ describe('GrantStore batching (postgres)', () => {
 describe('Db named statements', () => {
   it('run the same named statement repeatedly, with different values, outside and inside a transaction', async () => {
     const q = 'SELECT $1::int * 2 AS n'
-    expect((await t.db.query(q, [1], { name: 'test_double' })).rows).toEqual([{ n: 2 }])
-    expect((await t.db.query(q, [21], { name: 'test_double' })).rows).toEqual([{ n: 42 }])
-    expect(await t.db.transaction(async (tx) => (await tx.query(q, [5], { name: 'test_double' })).rows)).toEqual([{ n: 10 }])
+    expect((await authz.db.query(q, [1], { name: 'test_double' })).rows).toEqual([{ n: 2 }])
+    expect((await authz.db.query(q, [21], { name: 'test_double' })).rows).toEqual([{ n: 42 }])
+    expect(await authz.db.transaction(async (tx) => (await tx.query(q, [5], { name: 'test_double' })).rows)).toEqual([{ n: 10 }])
   })
 })

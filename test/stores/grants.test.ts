@@ -4,20 +4,20 @@ import { createPgRevocationStore, parseRevocationPayload, revocationPayload } fr
 import { handleHash } from '../../src/stores/columns.postgres.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 beforeAll(async () => {
-  t = await createTestDb()
+  authz = await createTestDb()
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const T0 = Date.UTC(2026, 0, 1)
 const base = { clientId: 'c1', subjectId: 'u1', data: { a: 1 }, createdAt: T0, expiresAt: T0 + 3600_000 }
 
 describe('GrantStore (postgres)', () => {
   it('stores by hash and finds by handle, with or without kind', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     await store.store({ ...base, handle: 'h-find', kind: 'refresh_token', familyId: 'f-find' })
-    const { rows } = await t.db.query('SELECT handle_hash FROM persisted_grants WHERE family_id = $1', ['f-find'])
+    const { rows } = await authz.db.query('SELECT handle_hash FROM persisted_grants WHERE family_id = $1', ['f-find'])
     expect(rows).toEqual([{ handle_hash: handleHash('h-find') }])
     expect(await store.find('h-find')).toEqual({
       handleHash: handleHash('h-find'), kind: 'refresh_token', clientId: 'c1', subjectId: 'u1', familyId: 'f-find',
@@ -28,7 +28,7 @@ describe('GrantStore (postgres)', () => {
   })
 
   it('consume succeeds exactly once under concurrent redemption', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     await store.store({ ...base, handle: 'h-race', kind: 'refresh_token', familyId: 'f-race' })
     const results = await Promise.all(Array.from({ length: 8 }, () => store.consume('h-race', 'refresh_token', T0 + 1000)))
     expect(results.filter(Boolean)).toHaveLength(1)
@@ -36,7 +36,7 @@ describe('GrantStore (postgres)', () => {
   })
 
   it('consume records the winner\'s redemption digest with consumed_at; a losing consume changes neither', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     await store.store({ ...base, handle: 'h-digest', kind: 'authorization_code', familyId: 'f-digest' })
     const results = await Promise.all(['d-1', 'd-2', 'd-3'].map((d) => store.consume('h-digest', 'authorization_code', T0 + 1000, d)))
     const won = results.filter((r) => r !== undefined)
@@ -49,7 +49,7 @@ describe('GrantStore (postgres)', () => {
   })
 
   it('remove only removes the owner’s grant of that kind', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     await store.store({ ...base, handle: 'h-rm', kind: 'reference_token', familyId: 'f-rm' })
     expect(await store.remove('h-rm', 'reference_token', 'someone-else')).toBe(false)
     expect(await store.remove('h-rm', 'refresh_token', 'c1')).toBe(false)
@@ -57,14 +57,14 @@ describe('GrantStore (postgres)', () => {
   })
 
   it('revokeFamily deletes the family and records its live JWT jtis as revoked', async () => {
-    const store = createPgGrantStore(t.db)
-    const revocations = createPgRevocationStore(t.db)
+    const store = createPgGrantStore(authz.db)
+    const revocations = createPgRevocationStore(authz.db)
     await store.store({ ...base, handle: 'h-fam-rt', kind: 'refresh_token', familyId: 'fam' })
     await store.store({ ...base, handle: 'jti-live', kind: 'jwt_access_token', familyId: 'fam', data: { jti: 'jti-live' } })
     await store.store({ ...base, handle: 'jti-old', kind: 'jwt_access_token', familyId: 'fam', data: { jti: 'jti-old' }, expiresAt: T0 + 1000 })
     await store.store({ ...base, handle: 'h-other', kind: 'refresh_token', familyId: 'other-fam' })
     const heard: Array<string | undefined> = []
-    const unlisten = await t.db.listen('authz_revocations', (p) => heard.push(p))
+    const unlisten = await authz.db.listen('authz_revocations', (p) => heard.push(p))
     expect(await store.revokeFamily('fam', T0 + 2000)).toEqual({ removed: 3, revokedJtis: [{ jti: 'jti-live', expiresAt: T0 + 3600_000 }] })
     expect(await store.find('h-fam-rt')).toBeUndefined()
     expect(await store.find('h-other')).toBeDefined()
@@ -75,7 +75,7 @@ describe('GrantStore (postgres)', () => {
   })
 
   it('removeExpired removes only expired rows, bounded by limit', async () => {
-    const store = createPgGrantStore(t.db)
+    const store = createPgGrantStore(authz.db)
     await store.store({ ...base, handle: 'h-exp1', kind: 'reference_token', familyId: 'x1', expiresAt: T0 - 2 })
     await store.store({ ...base, handle: 'h-exp2', kind: 'reference_token', familyId: 'x2', expiresAt: T0 - 1 })
     expect(await store.removeExpired(T0, 1)).toBe(1)

@@ -4,12 +4,12 @@ import type { ResourceStore } from '../../src/stores/resources.js'
 import { secretHash } from '../../src/tokens/handles.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 let store: ResourceStore
 beforeAll(async () => {
-  t = await createTestDb()
-  store = createPgResourceStore(t.db)
-  await t.db.exec(`
+  authz = await createTestDb()
+  store = createPgResourceStore(authz.db)
+  await authz.db.exec(`
     INSERT INTO api_scopes (name, display_name, description) VALUES ('orders.read', 'Read orders', 'Lets you read');
     INSERT INTO api_scopes (name, enabled) VALUES ('orders.write', false);
     INSERT INTO api_resources (name, display_name) VALUES ('orders-api', 'Orders');
@@ -18,11 +18,11 @@ beforeAll(async () => {
     INSERT INTO identity_resources (name, claims) VALUES ('email', '{email,email_verified}');
     INSERT INTO identity_resources (name, display_name, description, claims) VALUES ('openid', 'Sign-in', 'Lets the app know who you are', '{sub}');
   `)
-  await t.db.query(`INSERT INTO api_resource_secrets (api_resource_name, value_hash, expires_at) VALUES ('orders-api', $1, '2030-01-01T00:00:00Z')`, [
+  await authz.db.query(`INSERT INTO api_resource_secrets (api_resource_name, value_hash, expires_at) VALUES ('orders-api', $1, '2030-01-01T00:00:00Z')`, [
     secretHash('api-secret'),
   ])
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const ordersApi = {
   name: 'orders-api',

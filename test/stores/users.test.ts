@@ -3,7 +3,7 @@ import { createPgUserStore } from '../../src/stores/users.postgres.js'
 import type { UserStore } from '../../src/stores/users.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 let store: UserStore
 const alice = {
   subjectId: 'alice-0001',
@@ -14,12 +14,12 @@ const alice = {
   cibaUserCodeHash: undefined,
 }
 beforeAll(async () => {
-  t = await createTestDb()
-  store = createPgUserStore(t.db)
+  authz = await createTestDb()
+  store = createPgUserStore(authz.db)
   await store.upsert(alice)
   await store.upsert({ subjectId: 'bob-1', username: 'bob', passwordHash: undefined, enabled: false, claims: {}, cibaUserCodeHash: 'scrypt$x' })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 describe('PgUserStore', () => {
   it('finds users by subject id and by username', async () => {
@@ -54,19 +54,19 @@ describe('PgUserStore', () => {
     await expect(store.upsert({ ...alice, subjectId: 'mallory-1', passwordHash: 'scrypt$16384$8$1$salt$other' })).rejects.toMatchObject({ code: '23514' })
     expect(await store.findByUsername('alice')).toEqual(alice)
     expect(await store.findBySubjectId('mallory-1')).toBeUndefined()
-    await expect(t.db.query(`UPDATE users SET subject_id = 'mallory-1' WHERE username = 'alice'`)).rejects.toMatchObject({ code: '23514' })
+    await expect(authz.db.query(`UPDATE users SET subject_id = 'mallory-1' WHERE username = 'alice'`)).rejects.toMatchObject({ code: '23514' })
     expect(await store.findByUsername('alice')).toEqual(alice)
   })
 
   it('upsert replaces the user with the same username and keeps updated_at when nothing changed', async () => {
-    const before = await t.db.query<{ updated_at: Date }>(`SELECT updated_at FROM users WHERE username = 'alice'`)
+    const before = await authz.db.query<{ updated_at: Date }>(`SELECT updated_at FROM users WHERE username = 'alice'`)
     await store.upsert(alice)
-    const same = await t.db.query<{ updated_at: Date }>(`SELECT updated_at FROM users WHERE username = 'alice'`)
+    const same = await authz.db.query<{ updated_at: Date }>(`SELECT updated_at FROM users WHERE username = 'alice'`)
     expect(same.rows).toEqual(before.rows)
     const changed = { ...alice, enabled: false, claims: { name: 'Alice' }, passwordHash: undefined }
     await store.upsert(changed)
     expect(await store.findByUsername('alice')).toEqual(changed)
-    const { rows } = await t.db.query(`SELECT count(*)::int AS n FROM users WHERE username = 'alice'`)
+    const { rows } = await authz.db.query(`SELECT count(*)::int AS n FROM users WHERE username = 'alice'`)
     expect(rows).toEqual([{ n: 1 }])
   })
 })

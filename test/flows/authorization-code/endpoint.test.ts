@@ -9,13 +9,13 @@ import type { TestApp } from '../../helpers/app.js'
 import { FORM, form, TEST_ISSUER } from '../../helpers/app.js'
 import { authorizeUrl, codeFor, consent, createAuthorizeTestApp, located, pkcePair, session, signInAt, SPA_CB, WEB_CB } from './harness.js'
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createAuthorizeTestApp()
+  authz = await createAuthorizeTestApp()
 })
-afterAll(() => t?.close())
+afterAll(() => authz?.close())
 
-const get = (url: string, cookie = '') => t.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} })
+const get = (url: string, cookie = '') => authz.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} })
 
 /** The error redirect's parameters, after checking it goes to `redirectUri`. */
 function errorAt(res: Awaited<ReturnType<typeof get>>, redirectUri = WEB_CB) {
@@ -69,7 +69,7 @@ describe('errors redirected with state and iss', () => {
     ['a request object', { request: 'eyJ.x.y' }, 'invalid_request', 'request objects are not supported'],
     ['an id_token_hint that is not ours', { id_token_hint: 'not-a-jwt' }, 'invalid_request', 'id_token_hint is not an ID token issued to this client'],
   ])('%s', async (_name, params, error, description) => {
-    const cookie = 'id_token_hint' in params ? await session(t) : ''
+    const cookie = 'id_token_hint' in params ? await session(authz) : ''
     expect(errorAt(await get(authorizeUrl(params as Record<string, string | undefined>), cookie))).toEqual({ error, error_description: description, state: 'st-1', iss: TEST_ISSUER })
   })
 
@@ -96,7 +96,7 @@ describe('errors redirected with state and iss', () => {
   })
 
   it('keeps a query the redirect URI has', async () => {
-    await t.app.inject({ method: 'GET', url: '/health/live' })
+    await authz.app.inject({ method: 'GET', url: '/health/live' })
     const res = await get(authorizeUrl({ client_id: 'nopkce', redirect_uri: 'https://nopkce.example/cb', response_type: 'token' }))
     expect(located(res).href).toBe(`https://nopkce.example/cb?error=unsupported_response_type&error_description=response_type+must+be+code&state=st-1&iss=${encodeURIComponent(TEST_ISSUER)}`)
   })
@@ -106,13 +106,13 @@ describe('errors redirected with state and iss', () => {
   })
 
   it('prompt=none with a session but no consent yet: consent_required', async () => {
-    const cookie = await session(t, 'bob', 'bob-pw')
+    const cookie = await session(authz, 'bob', 'bob-pw')
     expect(errorAt(await get(authorizeUrl({ prompt: 'none' }), cookie))).toEqual({ error: 'consent_required', error_description: 'the user must consent', state: 'st-1', iss: TEST_ISSUER })
   })
 
   it('the person denies: access_denied', async () => {
-    const cookie = await session(t, 'bob', 'bob-pw')
-    const res = await consent(t, authorizeUrl(), cookie, 'deny')
+    const cookie = await session(authz, 'bob', 'bob-pw')
+    const res = await consent(authz, authorizeUrl(), cookie, 'deny')
     expect(errorAt(res)).toEqual({ error: 'access_denied', error_description: 'the user denied the request', state: 'st-1', iss: TEST_ISSUER })
   })
 
@@ -137,7 +137,7 @@ describe('sign-in, consent, code', () => {
     const page = await get(`${signIn.pathname}${signIn.search}`)
     expect(page.body).toContain('to continue to <strong id="client-name">Web &lt;App&gt;</strong>')
     expect(page.headers['content-security-policy']).toContain("form-action 'self' https://web.example;")
-    const { cookie, next } = await signInAt(t, `${signIn.pathname}${signIn.search}`)
+    const { cookie, next } = await signInAt(authz, `${signIn.pathname}${signIn.search}`)
     expect(next.startsWith('/connect/authorize?')).toBe(true)
     const shown = await get(next, cookie)
     expect(shown.statusCode).toBe(200)
@@ -146,7 +146,7 @@ describe('sign-in, consent, code', () => {
     expect(shown.body).toContain('data-scope="profile"')
     expect(shown.body).toContain('Remember this decision for Web &lt;App&gt;')
     expect(shown.headers['content-security-policy']).toContain("form-action 'self' https://web.example;")
-    const res = await consent(t, next, cookie, 'approve')
+    const res = await consent(authz, next, cookie, 'approve')
     expect(res.statusCode).toBe(303)
     const back = located(res)
     expect(`${back.origin}${back.pathname}`).toBe(WEB_CB)
@@ -154,16 +154,16 @@ describe('sign-in, consent, code', () => {
     expect(back.searchParams.get('state')).toBe('st-1')
     expect(back.searchParams.get('iss')).toBe(TEST_ISSUER)
     const code = back.searchParams.get('code')!
-    const row = (await t.db.query('SELECT kind, client_id, subject_id, data, expires_at - created_at AS life FROM persisted_grants WHERE handle_hash = $1', [handleHash(code)])).rows[0]
+    const row = (await authz.db.query('SELECT kind, client_id, subject_id, data, expires_at - created_at AS life FROM persisted_grants WHERE handle_hash = $1', [handleHash(code)])).rows[0]
     expect(row).toMatchObject({ kind: 'authorization_code', client_id: 'web', subject_id: 'u-alice', data: { redirectUri: WEB_CB, nonce: 'n-1', scope: 'openid profile' } })
     expect(JSON.stringify(row)).not.toContain(code) // stored only as a hash
   })
 
   it('without remember, asks again next time; with remember, goes straight to the code', async () => {
-    const cookie = await session(t, 'bob', 'bob-pw')
-    expect((await consent(t, authorizeUrl(), cookie, 'approve')).statusCode).toBe(303)
+    const cookie = await session(authz, 'bob', 'bob-pw')
+    expect((await consent(authz, authorizeUrl(), cookie, 'approve')).statusCode).toBe(303)
     expect((await get(authorizeUrl(), cookie)).statusCode).toBe(200) // asked again
-    expect((await consent(t, authorizeUrl(), cookie, 'approve', true)).statusCode).toBe(303)
+    expect((await consent(authz, authorizeUrl(), cookie, 'approve', true)).statusCode).toBe(303)
     const again = await get(authorizeUrl(), cookie)
     expect(again.statusCode).toBe(303)
     expect(located(again).searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/)
@@ -173,28 +173,28 @@ describe('sign-in, consent, code', () => {
   })
 
   it('requireConsent false: no consent screen', async () => {
-    const cookie = await session(t)
+    const cookie = await session(authz)
     const res = await get(authorizeUrl({ client_id: 'spa', redirect_uri: SPA_CB }), cookie)
     expect(res.statusCode).toBe(303)
     expect(located(res).searchParams.has('code')).toBe(true)
   })
 
   it('a redirect URI may be omitted when the client registered exactly one', async () => {
-    const cookie = await session(t)
+    const cookie = await session(authz)
     const res = await get(authorizeUrl({ client_id: 'spa', redirect_uri: undefined }), cookie)
     expect(`${located(res).origin}${located(res).pathname}`).toBe(SPA_CB)
   })
 
   it('POST /connect/authorize takes the parameters from the form', async () => {
-    const cookie = await session(t)
+    const cookie = await session(authz)
     const q = new URL(authorizeUrl({ client_id: 'spa', redirect_uri: SPA_CB }), TEST_ISSUER).searchParams
-    const res = await t.app.inject({ method: 'POST', url: '/connect/authorize', headers: { ...FORM, cookie }, payload: q.toString() })
+    const res = await authz.app.inject({ method: 'POST', url: '/connect/authorize', headers: { ...FORM, cookie }, payload: q.toString() })
     expect(res.statusCode).toBe(303)
     expect(located(res).searchParams.get('state')).toBe('st-1')
   })
 
   it('form_post: the code is posted by a form', async () => {
-    const cookie = await session(t)
+    const cookie = await session(authz)
     const res = await get(authorizeUrl({ client_id: 'spa', redirect_uri: SPA_CB, response_mode: 'form_post' }), cookie)
     expect(res.statusCode).toBe(200)
     expect(res.body).toContain(`<form method="post" action="${SPA_CB}">`)
@@ -203,12 +203,12 @@ describe('sign-in, consent, code', () => {
   })
 
   it('prompt=login signs the person in again once, then issues the code (no loop)', async () => {
-    const cookie = await session(t)
+    const cookie = await session(authz)
     const url = authorizeUrl({ client_id: 'spa', redirect_uri: SPA_CB, prompt: 'login' })
     const res = await get(url, cookie)
     expect(located(res).pathname).toBe('/account/sign-in')
-    t.clock.advance(1)
-    const again = await signInAt(t, `${located(res).pathname}${located(res).search}`, 'alice', 'alice-pw', cookie)
+    authz.clock.advance(1)
+    const again = await signInAt(authz, `${located(res).pathname}${located(res).search}`, 'alice', 'alice-pw', cookie)
     const done = await get(again.next, again.cookie)
     expect(done.statusCode).toBe(303)
     expect(located(done).searchParams.has('code')).toBe(true)
@@ -219,28 +219,28 @@ describe('sign-in, consent, code', () => {
   })
 
   it('max_age: an older sign-in is asked again; max_age=0 does not loop', async () => {
-    const cookie = await session(t)
-    t.clock.advance(120)
+    const cookie = await session(authz)
+    authz.clock.advance(120)
     const url = authorizeUrl({ client_id: 'spa', redirect_uri: SPA_CB, max_age: '60' })
     expect(located(await get(url, cookie)).pathname).toBe('/account/sign-in')
     expect(located(await get(authorizeUrl({ client_id: 'spa', redirect_uri: SPA_CB, max_age: '600' }), cookie)).searchParams.has('code')).toBe(true)
     const zero = await get(authorizeUrl({ client_id: 'spa', redirect_uri: SPA_CB, max_age: '0' }), cookie)
-    const again = await signInAt(t, `${located(zero).pathname}${located(zero).search}`, 'alice', 'alice-pw', cookie)
-    t.clock.advance(5)
+    const again = await signInAt(authz, `${located(zero).pathname}${located(zero).search}`, 'alice', 'alice-pw', cookie)
+    authz.clock.advance(5)
     expect(located(await get(again.next, again.cookie)).searchParams.has('code')).toBe(true)
   })
 
   it('a consent form without a CSRF token is refused with a page and issues nothing', async () => {
-    const cookie = await session(t, 'bob', 'bob-pw')
+    const cookie = await session(authz, 'bob', 'bob-pw')
     const url = authorizeUrl().replace('/connect/authorize?', '/connect/authorize/consent?')
-    const res = await t.app.inject({ method: 'POST', url, headers: { ...FORM, cookie }, payload: form({ decision: 'approve' }) })
+    const res = await authz.app.inject({ method: 'POST', url, headers: { ...FORM, cookie }, payload: form({ decision: 'approve' }) })
     expect(res.statusCode).toBe(403)
     expect(res.headers.location).toBeUndefined()
     expect(res.body).toContain('Form not accepted')
   })
 
   it('codeFor helper sanity: a public client gets its code', async () => {
-    const { back } = await codeFor(t, await session(t), {}, 'spa')
+    const { back } = await codeFor(authz, await session(authz), {}, 'spa')
     expect(back.searchParams.get('iss')).toBe(TEST_ISSUER)
     expect(pkcePair().verifier).toHaveLength(43)
   })
@@ -274,20 +274,20 @@ describe('discovery and logs', () => {
     const res = await get(authorizeUrl({ id_token_hint: hint }))
     const signIn = located(res)
     await get(`${signIn.pathname}${signIn.search}`)
-    expect(t.logs.join('\n')).not.toContain('c2lnbmF0dXJlLWhlcmU')
+    expect(authz.logs.join('\n')).not.toContain('c2lnbmF0dXJlLWhlcmU')
   })
 })
 
 describe('bad input in a POSTed authorization request', () => {
   it('a control character in client_id is a page, not a server error', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/connect/authorize', headers: FORM, payload: 'client_id=we%00b&response_type=code' })
+    const res = await authz.app.inject({ method: 'POST', url: '/connect/authorize', headers: FORM, payload: 'client_id=we%00b&response_type=code' })
     expect(res.statusCode).toBe(400)
     expect(res.headers.location).toBeUndefined()
     expect(res.body).toContain('client_id contains control characters')
   })
 
   it('and at the logout endpoint', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/connect/endsession', headers: FORM, payload: 'client_id=we%00b' })
+    const res = await authz.app.inject({ method: 'POST', url: '/connect/endsession', headers: FORM, payload: 'client_id=we%00b' })
     expect(res.statusCode).toBe(400)
     expect(res.body).toContain('client_id contains control characters')
   })

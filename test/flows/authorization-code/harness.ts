@@ -43,9 +43,9 @@ export function authorizeSeed() {
 }
 
 export async function createAuthorizeTestApp(env: Record<string, string> = {}): Promise<TestApp> {
-  const t = await createTestApp({ env })
-  await applySeed(t.db, authorizeSeed())
-  return t
+  const authz = await createTestApp({ env })
+  await applySeed(authz.db, authorizeSeed())
+  return authz
 }
 
 export function pkcePair(): { verifier: string; challenge: string } {
@@ -70,35 +70,35 @@ export function located(res: { headers: Record<string, unknown> }): URL {
 }
 
 /** Signs in on the sign-in page the authorization request sent us to; returns cookies and where it sends us. */
-export async function signInAt(t: TestApp, signInLocation: string, username = 'alice', password = 'alice-pw', cookie = '') {
-  const { res, cookie: signedIn } = await signInWithForm(t.app, { location: signInLocation }, username, password, cookie)
+export async function signInAt(authz: TestApp, signInLocation: string, username = 'alice', password = 'alice-pw', cookie = '') {
+  const { res, cookie: signedIn } = await signInWithForm(authz.app, { location: signInLocation }, username, password, cookie)
   expect(res.statusCode).toBe(303)
   return { cookie: signedIn, next: String(res.headers.location) }
 }
 
 /** A session for `username` (signed in through the account page). */
-export async function session(t: TestApp, username = 'alice', password = 'alice-pw'): Promise<string> {
-  return (await signInAt(t, '/account/sign-in?return_to=%2Faccount', username, password)).cookie
+export async function session(authz: TestApp, username = 'alice', password = 'alice-pw'): Promise<string> {
+  return (await signInAt(authz, '/account/sign-in?return_to=%2Faccount', username, password)).cookie
 }
 
 /** Answers the consent page shown at `url` with `decision`. */
-export async function consent(t: TestApp, url: string, cookie: string, decision: 'approve' | 'deny', remember = false) {
-  const page = await t.app.inject({ method: 'GET', url, headers: { cookie } })
+export async function consent(authz: TestApp, url: string, cookie: string, decision: 'approve' | 'deny', remember = false) {
+  const page = await authz.app.inject({ method: 'GET', url, headers: { cookie } })
   expect(page.statusCode).toBe(200)
   const jar = withCookies(cookie, page.headers['set-cookie'])
   const action = /<form method="post" action="([^"]+)"/.exec(page.body)![1]!.replace(/&amp;/g, '&')
-  return t.app.inject({
+  return authz.app.inject({
     method: 'POST', url: action, headers: { ...FORM, cookie: jar },
     payload: form({ csrf: csrfIn(page.body), decision, ...(remember ? { remember: 'yes' } : {}) }),
   })
 }
 
 /** Runs the flow for `web` with a signed-in `cookie` and consent given; returns the code and the verifier. */
-export async function codeFor(t: TestApp, cookie: string, params: Record<string, string | undefined> = {}, client = 'web') {
+export async function codeFor(authz: TestApp, cookie: string, params: Record<string, string | undefined> = {}, client = 'web') {
   const { verifier, challenge } = pkcePair()
   const url = authorizeUrl({ ...(client === 'spa' ? { client_id: 'spa', redirect_uri: SPA_CB } : {}), ...params }, challenge)
-  let res = await t.app.inject({ method: 'GET', url, headers: { cookie } })
-  if (res.statusCode === 200) res = await consent(t, url, cookie, 'approve')
+  let res = await authz.app.inject({ method: 'GET', url, headers: { cookie } })
+  if (res.statusCode === 200) res = await consent(authz, url, cookie, 'approve')
   expect(res.statusCode).toBe(303)
   const back = located(res)
   const code = back.searchParams.get('code')
@@ -106,6 +106,6 @@ export async function codeFor(t: TestApp, cookie: string, params: Record<string,
   return { code: code!, verifier, back }
 }
 
-export function redeem(t: TestApp, params: Record<string, string>, auth: Record<string, string> = { client_id: 'web', client_secret: 'web-secret' }) {
-  return postForm(t.app, '/connect/token', { grant_type: 'authorization_code', redirect_uri: WEB_CB, ...auth, ...params })
+export function redeem(authz: TestApp, params: Record<string, string>, auth: Record<string, string> = { client_id: 'web', client_secret: 'web-secret' }) {
+  return postForm(authz.app, '/connect/token', { grant_type: 'authorization_code', redirect_uri: WEB_CB, ...auth, ...params })
 }

@@ -10,12 +10,12 @@ import type { TestApp } from '../../helpers/app.js'
 import { postForm } from '../../helpers/http.js'
 import { authorizeSeed, codeFor, createAuthorizeTestApp, redeem, session, SPA_CB } from './harness.js'
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createAuthorizeTestApp()
+  authz = await createAuthorizeTestApp()
   const seed = authorizeSeed()
   const spa = seed.clients.find((c) => c.clientId === 'spa')!
-  await applySeed(t.db, {
+  await applySeed(authz.db, {
     ...seed,
     clients: [
       ...seed.clients,
@@ -26,20 +26,20 @@ beforeAll(async () => {
     ],
   })
 })
-afterAll(() => t?.close())
+afterAll(() => authz?.close())
 
 /** The client's credentials in the form: client_id alone for the public ones. */
 const auth = (clientId: string): Record<string, string> => (clientId === 'reuse' ? { client_id: clientId, client_secret: 'reuse-secret' } : { client_id: clientId })
 
 async function refreshTokenFor(clientId: string, scope = 'openid orders.read offline_access'): Promise<string> {
-  const cookie = await session(t)
-  const { code, verifier } = await codeFor(t, cookie, { client_id: clientId, redirect_uri: SPA_CB, scope }, 'spa')
-  const res = await redeem(t, { code, code_verifier: verifier, redirect_uri: SPA_CB }, auth(clientId))
+  const cookie = await session(authz)
+  const { code, verifier } = await codeFor(authz, cookie, { client_id: clientId, redirect_uri: SPA_CB, scope }, 'spa')
+  const res = await redeem(authz, { code, code_verifier: verifier, redirect_uri: SPA_CB }, auth(clientId))
   expect(res.statusCode).toBe(200)
   return res.json().refresh_token
 }
 const refresh = (clientId: string, token: string, extra: Record<string, string> = {}) =>
-  postForm(t.app, '/connect/token', { grant_type: 'refresh_token', ...auth(clientId), refresh_token: token, ...extra })
+  postForm(authz.app, '/connect/token', { grant_type: 'refresh_token', ...auth(clientId), refresh_token: token, ...extra })
 const errorOf = async (p: ReturnType<typeof refresh>) => {
   const res = await p
   return { status: res.statusCode, ...res.json() }
@@ -53,7 +53,7 @@ describe('refresh tokens of the code flow', () => {
     expect(res.statusCode).toBe(200)
     expect(res.json().refresh_token).not.toBe(token)
     // The refreshed ID token still names the session it came from (sid) and the sign-in's auth_time.
-    const sid = (await t.db.query<{ sid: string }>(`SELECT sid FROM user_sessions ORDER BY created_at DESC LIMIT 1`)).rows[0]!.sid
+    const sid = (await authz.db.query<{ sid: string }>(`SELECT sid FROM user_sessions ORDER BY created_at DESC LIMIT 1`)).rows[0]!.sid
     expect(decodeJwt(res.json().id_token)).toMatchObject({ sub: 'u-alice', aud: 'spa', sid })
   })
 
@@ -73,40 +73,40 @@ describe('refresh tokens of the code flow', () => {
   it('absolute: counted from the first issue, kept across rotations', async () => {
     let token = await refreshTokenFor('absolute')
     for (let i = 0; i < 2; i++) {
-      t.clock.advance(100)
+      authz.clock.advance(100)
       const res = await refresh('absolute', token)
       expect(res.statusCode).toBe(200)
       token = res.json().refresh_token
     }
-    t.clock.advance(50) // 250 s after the first issue
+    authz.clock.advance(50) // 250 s after the first issue
     expect(await errorOf(refresh('absolute', token))).toEqual({ status: 400, error: 'invalid_grant', error_description: 'refresh token expired' })
   })
 
   it('sliding: each use extends it, never past the absolute lifetime', async () => {
     let token = await refreshTokenFor('sliding')
     for (let i = 0; i < 2; i++) {
-      t.clock.advance(90) // within the 100 s window: extended
+      authz.clock.advance(90) // within the 100 s window: extended
       const res = await refresh('sliding', token)
       expect(res.statusCode).toBe(200)
       token = res.json().refresh_token
     }
-    t.clock.advance(70) // 250 s after the first issue: the absolute bound, though the window had 30 s left
+    authz.clock.advance(70) // 250 s after the first issue: the absolute bound, though the window had 30 s left
     expect(await errorOf(refresh('sliding', token))).toEqual({ status: 400, error: 'invalid_grant', error_description: 'refresh token expired' })
     const idle = await refreshTokenFor('sliding')
-    t.clock.advance(100) // unused for the whole window
+    authz.clock.advance(100) // unused for the whole window
     expect(await errorOf(refresh('sliding', idle))).toEqual({ status: 400, error: 'invalid_grant', error_description: 'refresh token expired' })
   })
 
   it('a disabled user, or a client that lost allowOfflineAccess: invalid_grant', async () => {
     const token = await refreshTokenFor('spa')
-    await t.db.query(`UPDATE users SET enabled = false WHERE username = 'alice'`)
+    await authz.db.query(`UPDATE users SET enabled = false WHERE username = 'alice'`)
     expect(await errorOf(refresh('spa', token))).toEqual({ status: 400, error: 'invalid_grant', error_description: 'the user is no longer active' })
-    await t.db.query(`UPDATE users SET enabled = true WHERE username = 'alice'`)
-    await t.db.query(`UPDATE clients SET allow_offline_access = false WHERE client_id = 'spa'`)
+    await authz.db.query(`UPDATE users SET enabled = true WHERE username = 'alice'`)
+    await authz.db.query(`UPDATE clients SET allow_offline_access = false WHERE client_id = 'spa'`)
     try {
       expect(await errorOf(refresh('spa', token))).toEqual({ status: 400, error: 'invalid_grant', error_description: 'the client may no longer use refresh tokens' })
     } finally {
-      await t.db.query(`UPDATE clients SET allow_offline_access = true WHERE client_id = 'spa'`)
+      await authz.db.query(`UPDATE clients SET allow_offline_access = true WHERE client_id = 'spa'`)
     }
   })
 })

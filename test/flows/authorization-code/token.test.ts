@@ -10,20 +10,20 @@ import { TEST_ISSUER } from '../../helpers/app.js'
 import { postForm, postFormBasic } from '../../helpers/http.js'
 import { codeFor, createAuthorizeTestApp, pkcePair, redeem, session, SPA_CB, WEB_CB } from './harness.js'
 
-let t: TestApp
+let authz: TestApp
 let alice: string
 beforeAll(async () => {
-  t = await createAuthorizeTestApp()
-  alice = await session(t)
+  authz = await createAuthorizeTestApp()
+  alice = await session(authz)
   // alice remembers her consent for web, so codes come without the consent screen.
-  await t.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at)
+  await authz.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at)
     VALUES ('u-alice', 'web', '{openid,profile,email,orders.read,offline_access}', now(), now())`)
 })
-afterAll(() => t?.close())
+afterAll(() => authz?.close())
 
-const jwks = async () => createLocalJWKSet((await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
+const jwks = async () => createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
 const introspect = (token: string) =>
-  postFormBasic(t.app, '/connect/introspect', { token }, 'web', 'web-secret')
+  postFormBasic(authz.app, '/connect/introspect', { token }, 'web', 'web-secret')
 
 function expectError(res: Awaited<ReturnType<typeof redeem>>, error: string, description: string) {
   expect(res.statusCode).toBe(400)
@@ -33,8 +33,8 @@ function expectError(res: Awaited<ReturnType<typeof redeem>>, error: string, des
 
 describe('a successful redemption', () => {
   it('returns an access token for the API, an ID token and a refresh token', async () => {
-    const { code, verifier } = await codeFor(t, alice, { scope: 'openid profile email orders.read offline_access', nonce: 'n-42' })
-    const res = await redeem(t, { code, code_verifier: verifier })
+    const { code, verifier } = await codeFor(authz, alice, { scope: 'openid profile email orders.read offline_access', nonce: 'n-42' })
+    const res = await redeem(authz, { code, code_verifier: verifier })
     expect(res.statusCode).toBe(200)
     expect(res.headers['cache-control']).toBe('no-store')
     const body = res.json()
@@ -42,11 +42,11 @@ describe('a successful redemption', () => {
     expect(body.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/)
     const at = decodeJwt(body.access_token)
     expect(at).toMatchObject({ iss: TEST_ISSUER, sub: 'u-alice', client_id: 'web', aud: 'orders-api', amr: ['pwd'], acr: '1' })
-    const session = (await t.db.query<{ sid: string; auth_time: Date }>(`SELECT sid, auth_time FROM user_sessions WHERE subject_id = 'u-alice' ORDER BY created_at DESC LIMIT 1`)).rows[0]!
+    const session = (await authz.db.query<{ sid: string; auth_time: Date }>(`SELECT sid, auth_time FROM user_sessions WHERE subject_id = 'u-alice' ORDER BY created_at DESC LIMIT 1`)).rows[0]!
     const authTime = Math.floor(new Date(session.auth_time).getTime() / 1000)
-    const { payload, protectedHeader } = await jwtVerify(body.id_token, await jwks(), { issuer: TEST_ISSUER, audience: 'web', currentDate: new Date(t.clock.now()) })
+    const { payload, protectedHeader } = await jwtVerify(body.id_token, await jwks(), { issuer: TEST_ISSUER, audience: 'web', currentDate: new Date(authz.clock.now()) })
     expect(protectedHeader.alg).toBe('RS256')
-    const now = Math.floor(t.clock.now() / 1000)
+    const now = Math.floor(authz.clock.now() / 1000)
     expect(payload).toEqual({
       iss: TEST_ISSUER, sub: 'u-alice', aud: 'web', iat: now, exp: now + 300, auth_time: authTime, nonce: 'n-42', sid: session.sid,
       acr: '1', amr: ['pwd'], at_hash: atHash(body.access_token),
@@ -55,37 +55,37 @@ describe('a successful redemption', () => {
   })
 
   it('an access token with identity scopes only has the issuer as aud; no refresh token without offline_access', async () => {
-    const { code, verifier } = await codeFor(t, alice, { scope: 'openid' })
-    const body = (await redeem(t, { code, code_verifier: verifier })).json()
+    const { code, verifier } = await codeFor(authz, alice, { scope: 'openid' })
+    const body = (await redeem(authz, { code, code_verifier: verifier })).json()
     expect(decodeJwt(body.access_token).aud).toBe(TEST_ISSUER)
     expect(body.refresh_token).toBeUndefined()
     expect(decodeJwt(body.id_token)).not.toHaveProperty('name') // profile not granted
   })
 
   it('a public client redeems with client_id and its verifier', async () => {
-    const { code, verifier } = await codeFor(t, alice, {}, 'spa')
-    const res = await redeem(t, { code, code_verifier: verifier, redirect_uri: SPA_CB }, { client_id: 'spa' })
+    const { code, verifier } = await codeFor(authz, alice, {}, 'spa')
+    const res = await redeem(authz, { code, code_verifier: verifier, redirect_uri: SPA_CB }, { client_id: 'spa' })
     expect(res.statusCode).toBe(200)
     expect(decodeJwt(res.json().id_token)).toMatchObject({ aud: 'spa', nonce: 'n-1' })
   })
 
   it('a client without requirePkce may leave PKCE out', async () => {
-    await t.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES ('u-alice', 'nopkce', '{openid}', now(), now()) ON CONFLICT DO NOTHING`)
-    const res = await t.app.inject({ method: 'GET', url: `/connect/authorize?client_id=nopkce&response_type=code&scope=openid`, headers: { cookie: alice } })
+    await authz.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES ('u-alice', 'nopkce', '{openid}', now(), now()) ON CONFLICT DO NOTHING`)
+    const res = await authz.app.inject({ method: 'GET', url: `/connect/authorize?client_id=nopkce&response_type=code&scope=openid`, headers: { cookie: alice } })
     const code = new URL(String(res.headers.location)).searchParams.get('code')!
-    const ok = await redeem(t, { code, redirect_uri: 'https://nopkce.example/cb' }, { client_id: 'nopkce', client_secret: 'nopkce-secret' })
+    const ok = await redeem(authz, { code, redirect_uri: 'https://nopkce.example/cb' }, { client_id: 'nopkce', client_secret: 'nopkce-secret' })
     expect(ok.statusCode).toBe(200)
   })
 })
 
 describe('invalid_request and invalid_grant', () => {
   it('code or redirect_uri missing: invalid_request', async () => {
-    const { code, verifier } = await codeFor(t, alice)
-    const noCode = await postForm(t.app, '/connect/token', { grant_type: 'authorization_code', client_id: 'web', client_secret: 'web-secret', redirect_uri: WEB_CB, code_verifier: verifier })
+    const { code, verifier } = await codeFor(authz, alice)
+    const noCode = await postForm(authz.app, '/connect/token', { grant_type: 'authorization_code', client_id: 'web', client_secret: 'web-secret', redirect_uri: WEB_CB, code_verifier: verifier })
     expectError(noCode, 'invalid_request', 'code is missing or invalid')
-    const noRedirect = await postForm(t.app, '/connect/token', { grant_type: 'authorization_code', client_id: 'web', client_secret: 'web-secret', code, code_verifier: verifier })
+    const noRedirect = await postForm(authz.app, '/connect/token', { grant_type: 'authorization_code', client_id: 'web', client_secret: 'web-secret', code, code_verifier: verifier })
     expectError(noRedirect, 'invalid_request', 'redirect_uri is missing or invalid')
-    expect((await redeem(t, { code, code_verifier: verifier })).statusCode).toBe(200) // neither consumed it
+    expect((await redeem(authz, { code, code_verifier: verifier })).statusCode).toBe(200) // neither consumed it
   })
 
   it.each([
@@ -96,68 +96,68 @@ describe('invalid_request and invalid_grant', () => {
     ['a verifier too short', (c: { code: string; verifier: string }) => ({ code: c.code, code_verifier: 'a'.repeat(42) }), 'code_verifier is malformed'],
     ['a verifier outside the alphabet', (c: { code: string; verifier: string }) => ({ code: c.code, code_verifier: `${c.verifier.slice(0, 42)}+` }), 'code_verifier is malformed'],
   ])('%s', async (_name, params, description) => {
-    const c = await codeFor(t, alice)
-    expectError(await redeem(t, params(c)), 'invalid_grant', description)
-    expect((await redeem(t, { code: c.code, code_verifier: c.verifier })).statusCode).toBe(200) // the code still works once
+    const c = await codeFor(authz, alice)
+    expectError(await redeem(authz, params(c)), 'invalid_grant', description)
+    expect((await redeem(authz, { code: c.code, code_verifier: c.verifier })).statusCode).toBe(200) // the code still works once
   })
 
   it('another client\'s code', async () => {
-    const c = await codeFor(t, alice, {}, 'spa')
-    expectError(await redeem(t, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'unknown authorization code')
+    const c = await codeFor(authz, alice, {}, 'spa')
+    expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'unknown authorization code')
   })
 
   it('a verifier where no challenge was stored', async () => {
-    const res = await t.app.inject({ method: 'GET', url: `/connect/authorize?client_id=nopkce&response_type=code&scope=openid`, headers: { cookie: alice } })
+    const res = await authz.app.inject({ method: 'GET', url: `/connect/authorize?client_id=nopkce&response_type=code&scope=openid`, headers: { cookie: alice } })
     const code = new URL(String(res.headers.location)).searchParams.get('code')!
-    expectError(await redeem(t, { code, redirect_uri: 'https://nopkce.example/cb', code_verifier: pkcePair().verifier }, { client_id: 'nopkce', client_secret: 'nopkce-secret' }),
+    expectError(await redeem(authz, { code, redirect_uri: 'https://nopkce.example/cb', code_verifier: pkcePair().verifier }, { client_id: 'nopkce', client_secret: 'nopkce-secret' }),
       'invalid_grant', 'code_verifier sent for a code issued without code_challenge')
   })
 
   it('an expired code (AUTHORIZATION_CODE_LIFETIME, 300 s)', async () => {
-    const c = await codeFor(t, alice)
-    t.clock.advance(300)
-    expectError(await redeem(t, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'authorization code expired')
+    const c = await codeFor(authz, alice)
+    authz.clock.advance(300)
+    expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'authorization code expired')
   })
 
   it('a disabled user', async () => {
-    const bob = await session(t, 'bob', 'bob-pw')
-    const c = await codeFor(t, bob, {}, 'spa')
-    await t.db.query(`UPDATE users SET enabled = false WHERE username = 'bob'`)
+    const bob = await session(authz, 'bob', 'bob-pw')
+    const c = await codeFor(authz, bob, {}, 'spa')
+    await authz.db.query(`UPDATE users SET enabled = false WHERE username = 'bob'`)
     try {
-      expectError(await redeem(t, { code: c.code, code_verifier: c.verifier, redirect_uri: SPA_CB }, { client_id: 'spa' }), 'invalid_grant', 'the user is no longer active')
+      expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier, redirect_uri: SPA_CB }, { client_id: 'spa' }), 'invalid_grant', 'the user is no longer active')
     } finally {
-      await t.db.query(`UPDATE users SET enabled = true WHERE username = 'bob'`)
+      await authz.db.query(`UPDATE users SET enabled = true WHERE username = 'bob'`)
     }
   })
 })
 
 describe('used once', () => {
   it('a second redemption is invalid_grant and revokes every token issued from the code', async () => {
-    const c = await codeFor(t, alice, { scope: 'openid orders.read offline_access' })
-    const first = (await redeem(t, { code: c.code, code_verifier: c.verifier })).json()
+    const c = await codeFor(authz, alice, { scope: 'openid orders.read offline_access' })
+    const first = (await redeem(authz, { code: c.code, code_verifier: c.verifier })).json()
     expect((await introspect(first.access_token)).json()).toMatchObject({ active: true })
     // Within CONCURRENT_REDEMPTION_MS: a duplicate in flight, refused without revoking.
-    expectError(await redeem(t, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'authorization code is being redeemed by another request')
+    expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'authorization code is being redeemed by another request')
     expect((await introspect(first.access_token)).json()).toMatchObject({ active: true })
-    t.clock.advance(2)
-    expectError(await redeem(t, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'authorization code already used')
+    authz.clock.advance(2)
+    expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'authorization code already used')
     expect((await introspect(first.access_token)).json()).toEqual({ active: false })
-    const refresh = await postForm(t.app, '/connect/token', { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: 'web', client_secret: 'web-secret' })
+    const refresh = await postForm(authz.app, '/connect/token', { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: 'web', client_secret: 'web-secret' })
     expectError(refresh, 'invalid_grant', 'unknown refresh token')
   })
 
   it('ten concurrent redemptions of one code: exactly one succeeds, 20 trials', { timeout: 120_000 }, async () => {
     for (let trial = 0; trial < 20; trial++) {
-      const c = await codeFor(t, alice, { scope: 'openid orders.read offline_access' })
-      const results = await Promise.all(Array.from({ length: 10 }, () => redeem(t, { code: c.code, code_verifier: c.verifier })))
+      const c = await codeFor(authz, alice, { scope: 'openid orders.read offline_access' })
+      const results = await Promise.all(Array.from({ length: 10 }, () => redeem(authz, { code: c.code, code_verifier: c.verifier })))
       const ok = results.filter((r) => r.statusCode === 200)
       expect(ok).toHaveLength(1)
       for (const r of results.filter((r) => r.statusCode !== 200)) expect(r.json()).toMatchObject({ error: 'invalid_grant' })
       // The winner's tokens work; a use after the concurrency window revokes them (RFC 6749 §4.1.2).
       const winner = ok[0]!.json()
       expect((await introspect(winner.access_token)).json()).toMatchObject({ active: true })
-      t.clock.advance(2)
-      expectError(await redeem(t, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'authorization code already used')
+      authz.clock.advance(2)
+      expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'authorization code already used')
       expect((await introspect(winner.access_token)).json()).toEqual({ active: false })
     }
   })

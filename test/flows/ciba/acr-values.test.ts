@@ -10,17 +10,17 @@ import { createPgClientStore } from '../../../src/stores/clients.postgres.js'
 import { postForm } from '../../helpers/http.js'
 import { BANK, createCibaTestApp, NO_STORE, startCiba, type CibaTestApp } from './harness.js'
 
-let t: CibaTestApp
+let authz: CibaTestApp
 beforeAll(async () => {
-  t = await createCibaTestApp()
-  await applySeed(t.db, {
+  authz = await createCibaTestApp()
+  await applySeed(authz.db, {
     clients: [
       { clientId: 'multi', secrets: [{ value: 'multi-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'], allowedTenants: ['acme', 'globex'] },
       { clientId: 'single', secrets: [{ value: 'single-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
     ],
   })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const invalid = (description: string) => ({ error: 'invalid_request', error_description: description })
 const NOT_ALLOWED_TENANT = invalid('acr_values holds a tenant this client may not assert')
@@ -28,7 +28,7 @@ const NOT_ALLOWED_IDP = invalid('acr_values holds an idp this client may not ass
 const UNPRINTABLE = invalid('acr_values holds control or format characters')
 
 async function token(clientId: string, acrValues: string) {
-  return postForm(t.app, '/connect/token', {
+  return postForm(authz.app, '/connect/token', {
     grant_type: 'client_credentials', client_id: clientId, client_secret: `${clientId}-secret`, scope: 'orders.read', acr_values: acrValues,
   })
 }
@@ -62,35 +62,35 @@ describe('tenant: and idp: at the CIBA endpoint', () => {
   const ok = { ...BANK, scope: 'openid', login_hint: 'alice' }
 
   it('refuses what the approval page would show: bidi overrides, zero-width characters, a tenant or idp not configured', async () => {
-    await t.db.query('DELETE FROM ciba_requests')
+    await authz.db.query('DELETE FROM ciba_requests')
     const cases: Array<[string, object]> = [
       ['tenant:ac\u202eme', UNPRINTABLE], ['tenant:acme\u200b', UNPRINTABLE], ['idp:corp\u200d-ad', UNPRINTABLE], ['idp:\u061ccorp-ad', UNPRINTABLE],
       ['tenant:any-other-tenant', NOT_ALLOWED_TENANT], ['idp:google', NOT_ALLOWED_IDP], ['idp:corp-ad idp:corp-ad', invalid('acr_values holds more than one idp')],
       [`idp:${'c'.repeat(101)}`, invalid('acr_values holds a value that is too long')],
     ]
     for (const [acr, body] of cases) {
-      const res = await startCiba(t, { ...ok, acr_values: acr })
+      const res = await startCiba(authz, { ...ok, acr_values: acr })
       expect({ acr, status: res.statusCode, body: res.json() }).toEqual({ acr, status: 400, body })
     }
     // A client without identityProviderRestrictions asserts no idp at all.
-    const plain = await startCiba(t, { client_id: 'plain', client_secret: 'plain-secret', scope: 'openid', login_hint: 'alice', acr_values: 'idp:corp-ad' })
+    const plain = await startCiba(authz, { client_id: 'plain', client_secret: 'plain-secret', scope: 'openid', login_hint: 'alice', acr_values: 'idp:corp-ad' })
     expect({ status: plain.statusCode, body: plain.json() }).toEqual({ status: 400, body: NOT_ALLOWED_IDP })
-    expect((await t.db.query('SELECT count(*)::int AS n FROM ciba_requests')).rows).toEqual([{ n: 0 }])
-    expect(t.notifications.filter((n) => n.acr_values.length > 0)).toEqual([])
+    expect((await authz.db.query('SELECT count(*)::int AS n FROM ciba_requests')).rows).toEqual([{ n: 0 }])
+    expect(authz.notifications.filter((n) => n.acr_values.length > 0)).toEqual([])
   })
 
   it('stores a configured tenant and idp', async () => {
-    const res = await startCiba(t, { ...ok, acr_values: 'tenant:acme idp:corp-ad' })
+    const res = await startCiba(authz, { ...ok, acr_values: 'tenant:acme idp:corp-ad' })
     expect(res.statusCode).toBe(200)
-    const { rows } = await t.db.query('SELECT tenant, idp FROM ciba_requests ORDER BY created_at DESC LIMIT 1')
+    const { rows } = await authz.db.query('SELECT tenant, idp FROM ciba_requests ORDER BY created_at DESC LIMIT 1')
     expect(rows).toEqual([{ tenant: 'acme', idp: 'corp-ad' }])
   })
 })
 
 describe('allowedTenants in the seed file', () => {
   it('is stored, read back and published in the JSON Schema', async () => {
-    expect((await createPgClientStore(t.db).findById('multi'))!.allowedTenants).toEqual(['acme', 'globex'])
-    expect((await createPgClientStore(t.db).findById('single'))!.allowedTenants).toEqual([])
+    expect((await createPgClientStore(authz.db).findById('multi'))!.allowedTenants).toEqual(['acme', 'globex'])
+    expect((await createPgClientStore(authz.db).findById('single'))!.allowedTenants).toEqual([])
     type Schema = { description?: string; items: Schema; properties: Record<string, Schema> }
     const property = (seedJsonSchema() as Schema).properties.clients!.items.properties.allowedTenants!
     expect(property).toMatchObject({ type: 'array', items: { type: 'string', minLength: 1, maxLength: 100 } })
@@ -99,11 +99,11 @@ describe('allowedTenants in the seed file', () => {
 
   it('refuses a tenant name a client could never assert', async () => {
     for (const [name, problem] of [['', 'Too small'], ['two words', 'must not contain whitespace'], ['ac\u202eme', 'must not contain control or format characters'], ['a'.repeat(101), 'Too big']]) {
-      const err = await applySeed(t.db, { clients: [{ clientId: 'bad', allowedTenants: ['ok', name] }] }).then(() => undefined, (e: unknown) => e)
+      const err = await applySeed(authz.db, { clients: [{ clientId: 'bad', allowedTenants: ['ok', name] }] }).then(() => undefined, (e: unknown) => e)
       expect(err).toBeInstanceOf(SeedError)
       expect((err as SeedError).message).toContain('clients[0].allowedTenants[1]')
       expect((err as SeedError).message).toContain(problem)
     }
-    expect(await createPgClientStore(t.db).findById('bad')).toBeUndefined()
+    expect(await createPgClientStore(authz.db).findById('bad')).toBeUndefined()
   })
 })

@@ -9,30 +9,30 @@ import { signInPath, signInWithForm } from '../../helpers/sign-in.js'
 export const approvalPath = (requestId: string) => `/ciba/approve?request=${requestId}`
 
 /** GET the approval page (it sends the person to sign-in), sign in, and return the cookies. */
-export async function signIn(t: CibaTestApp, requestId: string, username: string, password: string) {
-  const page = await t.app.inject({ method: 'GET', url: approvalPath(requestId) })
+export async function signIn(authz: CibaTestApp, requestId: string, username: string, password: string) {
+  const page = await authz.app.inject({ method: 'GET', url: approvalPath(requestId) })
   expect(page.statusCode).toBe(303)
   expect(page.headers.location).toBe(signInPath(approvalPath(requestId)))
-  return signInWithForm(t.app, { returnTo: approvalPath(requestId) }, username, password)
+  return signInWithForm(authz.app, { returnTo: approvalPath(requestId) }, username, password)
 }
 
 /** Posts a decision from the approval page shown with `cookie`. */
-export async function decideWith(t: CibaTestApp, requestId: string, decision: 'approve' | 'deny', cookie: string) {
-  const shown = await t.app.inject({ method: 'GET', url: approvalPath(requestId), headers: { cookie } })
+export async function decideWith(authz: CibaTestApp, requestId: string, decision: 'approve' | 'deny', cookie: string) {
+  const shown = await authz.app.inject({ method: 'GET', url: approvalPath(requestId), headers: { cookie } })
   expect(shown.statusCode).toBe(200)
-  return t.app.inject({
+  return authz.app.inject({
     method: 'POST', url: approvalPath(requestId), headers: { ...FORM, cookie: withCookies(cookie, shown.headers['set-cookie']) },
     payload: form({ csrf: csrfIn(shown.body), decision }),
   })
 }
 
-export async function decide(t: CibaTestApp, requestId: string, decision: 'approve' | 'deny', user = { username: 'alice', password: 'alice-pw' }) {
-  const { res, cookie } = await signIn(t, requestId, user.username, user.password)
+export async function decide(authz: CibaTestApp, requestId: string, decision: 'approve' | 'deny', user = { username: 'alice', password: 'alice-pw' }) {
+  const { res, cookie } = await signIn(authz, requestId, user.username, user.password)
   expect(res.statusCode).toBe(303)
   expect(res.headers.location).toBe(approvalPath(requestId))
-  return decideWith(t, requestId, decision, cookie)
+  return decideWith(authz, requestId, decision, cookie)
 }
 
-export async function lastRequestId(t: CibaTestApp): Promise<string> {
-  return t.notifications.at(-1)!.request_id
+export async function lastRequestId(authz: CibaTestApp): Promise<string> {
+  return authz.notifications.at(-1)!.request_id
 }

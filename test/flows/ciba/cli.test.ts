@@ -9,13 +9,13 @@ import { createPgCibaRequestStore } from '../../../src/stores/ciba-requests.post
 import type { NewCibaRequest } from '../../../src/stores/ciba-requests.js'
 import { createTestDb, type TestDb } from '../../helpers/db.js'
 
-let t: TestDb
+let authz: TestDb
 const T0 = Date.UTC(2026, 2, 1, 12)
 const clock = createManualClock(T0)
 let out: string[] = []
 const ctx = (): CliContext => ({
   out: (l) => void out.push(l), err: () => {}, stdin: process.stdin, clock,
-  config: () => { throw new Error('not needed') }, db: async () => t.db,
+  config: () => { throw new Error('not needed') }, db: async () => authz.db,
 })
 const run = async (...args: string[]) => {
   out = []
@@ -31,14 +31,14 @@ function req(id: string, over: Partial<NewCibaRequest> = {}): NewCibaRequest {
 }
 
 beforeAll(async () => {
-  t = await createTestDb()
-  await applySeed(t.db, { users: [{ subjectId: 'u-alice', username: 'alice' }] })
-  const store = createPgCibaRequestStore(t.db)
+  authz = await createTestDb()
+  await applySeed(authz.db, { users: [{ subjectId: 'u-alice', username: 'alice' }] })
+  const store = createPgCibaRequestStore(authz.db)
   await store.create(req('r1'))
   await store.create(req('r2', { createdAt: T0 + 1, bindingMessage: undefined }))
   await store.create(req('old', { expiresAt: T0 - 1 }))
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 describe('authz ciba', () => {
   it('lists pending, unexpired requests with the username asked, as a table and as JSON lines', async () => {
@@ -56,7 +56,7 @@ describe('authz ciba', () => {
   it('approves and denies pending requests, once', async () => {
     clock.advance(5)
     expect(await run('approve', 'r1')).toEqual(['approved request "r1" (client bank, subject u-alice)'])
-    const r1 = await createPgCibaRequestStore(t.db).findById('r1')
+    const r1 = await createPgCibaRequestStore(authz.db).findById('r1')
     expect(r1).toMatchObject({ status: 'approved', approvedScopes: ['openid', 'email'], authTime: T0 + 5000 })
     expect(await run('deny', 'r2')).toEqual(['denied request "r2" (client bank, subject u-alice)'])
     await expect(run('deny', 'r1')).rejects.toThrow(new CliError('request "r1" was already approved'))

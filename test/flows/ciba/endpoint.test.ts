@@ -4,23 +4,23 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { basic } from '../../helpers/app.js'
 import { BANK, createCibaTestApp, NO_STORE, signJwt, startCiba, TEST_ISSUER, type CibaTestApp } from './harness.js'
 
-let t: CibaTestApp
+let authz: CibaTestApp
 beforeAll(async () => {
-  t = await createCibaTestApp()
+  authz = await createCibaTestApp()
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 // The pending limit (CIBA_MAX_PENDING_PER_USER, 10 per client and user) would otherwise refuse later tests.
 beforeEach(async () => {
-  await t.db.query('DELETE FROM ciba_requests')
+  await authz.db.query('DELETE FROM ciba_requests')
 })
 
 const ok = { ...BANK, scope: 'openid profile', login_hint: 'alice' }
 /** A login_hint_token: signed by the client, for us, used once. */
 const lht = (key: CibaTestApp['clientKey'], claims: Record<string, unknown>, opts: { lifetime?: number } = {}) =>
-  signJwt(t, key, { aud: TEST_ISSUER, jti: randomUUID(), ...claims }, opts)
+  signJwt(authz, key, { aud: TEST_ISSUER, jti: randomUUID(), ...claims }, opts)
 
 async function expectError(params: Record<string, string>, status: number, error: string, description?: string, headers: Record<string, string> = {}) {
-  const res = await startCiba(t, params, headers)
+  const res = await startCiba(authz, params, headers)
   expect({ status: res.statusCode, body: res.json() }).toEqual({
     status,
     body: { error, ...(description !== undefined ? { error_description: description } : {}) },
@@ -31,7 +31,7 @@ async function expectError(params: Record<string, string>, status: number, error
 
 describe('POST /connect/ciba success', () => {
   it('answers {auth_req_id, expires_in, interval} with no-store and stores the request hashed', async () => {
-    const res = await startCiba(t, { ...ok, binding_message: 'W4SCT', acr_values: 'tenant:acme idp:corp-ad 1' })
+    const res = await startCiba(authz, { ...ok, binding_message: 'W4SCT', acr_values: 'tenant:acme idp:corp-ad 1' })
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
     expect(res.headers).toMatchObject(NO_STORE)
@@ -39,7 +39,7 @@ describe('POST /connect/ciba success', () => {
     expect(Object.keys(body).sort()).toEqual(['auth_req_id', 'expires_in', 'interval'])
     expect(body.auth_req_id).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(body).toMatchObject({ expires_in: 120, interval: 5 })
-    const { rows } = await t.db.query<Record<string, unknown> & { id: string }>('SELECT * FROM ciba_requests ORDER BY created_at DESC LIMIT 1')
+    const { rows } = await authz.db.query<Record<string, unknown> & { id: string }>('SELECT * FROM ciba_requests ORDER BY created_at DESC LIMIT 1')
     expect(rows[0]).toMatchObject({
       client_id: 'bank', subject_id: 'u-alice', requested_scopes: ['openid', 'profile'], acr_values: ['1'],
       tenant: 'acme', idp: 'corp-ad', binding_message: 'W4SCT', status: 'pending', interval_seconds: 5, last_polled_at: null,
@@ -47,32 +47,32 @@ describe('POST /connect/ciba success', () => {
     expect(JSON.stringify(rows[0])).not.toContain(body.auth_req_id)
     // 128 random bits in hex: never starts with '-', so `authz ciba approve ID` cannot read it as an option.
     expect(rows[0]!.id).toMatch(/^[0-9a-f]{32}$/)
-    const n = t.notifications.at(-1)!
+    const n = authz.notifications.at(-1)!
     expect(n).toEqual({
       request_id: rows[0]!.id, subject: 'u-alice', username: 'alice', client_id: 'bank', client_name: 'Bank <App>',
       scopes: ['openid', 'profile'], binding_message: 'W4SCT', acr_values: ['1', 'tenant:acme', 'idp:corp-ad'],
-      expires_at: Math.floor(t.clock.now() / 1000) + 120, approval_url: `${TEST_ISSUER}/ciba/approve?request=${rows[0]!.id}`,
+      expires_at: Math.floor(authz.clock.now() / 1000) + 120, approval_url: `${TEST_ISSUER}/ciba/approve?request=${rows[0]!.id}`,
     })
   })
 
   it('honours requested_expiry up to the cap, uses the server defaults for a client without its own, and accepts Basic', async () => {
-    expect((await startCiba(t, { ...ok, requested_expiry: '30' })).json()).toMatchObject({ expires_in: 30, interval: 5 })
-    expect((await startCiba(t, { ...ok, requested_expiry: '120' })).json()).toMatchObject({ expires_in: 120 })
-    const res = await startCiba(t, { scope: 'openid', login_hint: 'alice@EXAMPLE.com' }, { authorization: basic('plain', 'plain-secret') })
+    expect((await startCiba(authz, { ...ok, requested_expiry: '30' })).json()).toMatchObject({ expires_in: 30, interval: 5 })
+    expect((await startCiba(authz, { ...ok, requested_expiry: '120' })).json()).toMatchObject({ expires_in: 120 })
+    const res = await startCiba(authz, { scope: 'openid', login_hint: 'alice@EXAMPLE.com' }, { authorization: basic('plain', 'plain-secret') })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toMatchObject({ expires_in: 300, interval: 5 })
   })
 
   it('refuses an idp: value the client may not use, resolves login_hint by subject id', async () => {
     await expectError({ ...ok, login_hint: 'u-alice', acr_values: 'idp:google' }, 400, 'invalid_request', 'acr_values holds an idp this client may not assert')
-    expect((await startCiba(t, { ...ok, login_hint: 'u-alice', acr_values: 'idp:corp-ad' })).statusCode).toBe(200)
-    const { rows } = await t.db.query<{ subject_id: string; idp: string | null; acr_values: string[] }>(
+    expect((await startCiba(authz, { ...ok, login_hint: 'u-alice', acr_values: 'idp:corp-ad' })).statusCode).toBe(200)
+    const { rows } = await authz.db.query<{ subject_id: string; idp: string | null; acr_values: string[] }>(
       'SELECT subject_id, idp, acr_values FROM ciba_requests ORDER BY created_at DESC, id LIMIT 1')
     expect(rows).toEqual([{ subject_id: 'u-alice', idp: 'corp-ad', acr_values: [] }])
   })
 
   it('publishes the CIBA metadata in discovery', async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
+    const doc = (await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
     expect(doc).toMatchObject({
       backchannel_authentication_endpoint: `${TEST_ISSUER}/connect/ciba`,
       backchannel_token_delivery_modes_supported: ['poll'],
@@ -108,13 +108,13 @@ describe('POST /connect/ciba errors', () => {
   it('binding_message', async () => {
     await expectError({ ...ok, binding_message: 'x'.repeat(65) }, 400, 'invalid_binding_message', 'binding_message is longer than 64 characters')
     await expectError({ ...ok, binding_message: 'a\nb' }, 400, 'invalid_binding_message', 'binding_message contains control characters')
-    expect((await startCiba(t, { ...ok, binding_message: '🙂'.repeat(64) })).statusCode).toBe(200)
+    expect((await startCiba(authz, { ...ok, binding_message: '🙂'.repeat(64) })).statusCode).toBe(200)
   })
 
   it('user_code', async () => {
     await expectError({ ...ok, login_hint: 'bob' }, 400, 'missing_user_code', 'this user requires a user_code')
     await expectError({ ...ok, login_hint: 'bob', user_code: '0000' }, 400, 'invalid_user_code', 'the user_code is wrong')
-    expect((await startCiba(t, { ...ok, login_hint: 'bob', user_code: '4711' })).statusCode).toBe(200)
+    expect((await startCiba(authz, { ...ok, login_hint: 'bob', user_code: '4711' })).statusCode).toBe(200)
   })
 
   it('requested_expiry', async () => {
@@ -125,28 +125,28 @@ describe('POST /connect/ciba errors', () => {
 
   it('resource', async () => {
     await expectError({ ...ok, resource: 'https://nope.example' }, 400, 'invalid_target', 'unknown resource')
-    expect((await startCiba(t, { ...ok, scope: 'openid orders.read', resource: 'orders-api' })).statusCode).toBe(200)
+    expect((await startCiba(authz, { ...ok, scope: 'openid orders.read', resource: 'orders-api' })).statusCode).toBe(200)
   })
 
   it('a request refused by policy is 403 access_denied (too many pending requests from one client for one user)', async () => {
-    await t.db.query(`DELETE FROM ciba_requests`)
+    await authz.db.query(`DELETE FROM ciba_requests`)
     // 12 s apart, within the rate of 5 a minute (CIBA_RATE_LIMIT_PER_USER); all 10 still pending at the 11th.
     for (let i = 0; i < 10; i++) {
-      if (i > 0) t.clock.advance(12)
-      expect((await startCiba(t, { ...ok, login_hint: 'alice' })).statusCode).toBe(200)
+      if (i > 0) authz.clock.advance(12)
+      expect((await startCiba(authz, { ...ok, login_hint: 'alice' })).statusCode).toBe(200)
     }
     await expectError(ok, 403, 'access_denied', 'too many pending requests from this client for this user')
-    await t.db.query(`DELETE FROM ciba_requests`)
+    await authz.db.query(`DELETE FROM ciba_requests`)
   })
 
   it('id_token_hint: ours, for this client, expired accepted; foreign or for another client refused', async () => {
-    const keys = t.app.authz.keys
-    const now = Math.floor(t.clock.now() / 1000)
+    const keys = authz.app.authz.keys
+    const now = Math.floor(authz.clock.now() / 1000)
     const idt = (claims: Record<string, unknown>) => keys.sign({ iss: TEST_ISSUER, sub: 'u-alice', aud: 'bank', iat: now - 7200, exp: now - 3600, ...claims }, { alg: 'RS256', typ: 'JWT' })
-    expect((await startCiba(t, { ...BANK, scope: 'openid', id_token_hint: await idt({}) })).statusCode).toBe(200)
+    expect((await startCiba(authz, { ...BANK, scope: 'openid', id_token_hint: await idt({}) })).statusCode).toBe(200)
     await expectError({ ...BANK, scope: 'openid', id_token_hint: await idt({ aud: 'plain' }) }, 400, 'invalid_request', 'id_token_hint was not issued to this client')
     await expectError({ ...BANK, scope: 'openid', id_token_hint: await idt({ sub: 'u-nobody' }) }, 400, 'unknown_user_id', 'the hint names no known user')
-    const foreign = await signJwt(t, t.clientKey, { iss: TEST_ISSUER, sub: 'u-alice', aud: 'bank' })
+    const foreign = await signJwt(authz, authz.clientKey, { iss: TEST_ISSUER, sub: 'u-alice', aud: 'bank' })
     await expectError({ ...BANK, scope: 'openid', id_token_hint: foreign }, 400, 'invalid_request', 'id_token_hint is not an ID token issued by this server')
     // Another JWT we signed whose claims would pass (an access token naming the client) is no ID token.
     const accessToken = await keys.sign({ iss: TEST_ISSUER, sub: 'u-alice', aud: 'bank', iat: now, exp: now + 60 }, { alg: 'ES256', typ: 'at+jwt' })
@@ -154,20 +154,20 @@ describe('POST /connect/ciba errors', () => {
   })
 
   it('login_hint_token: signed with the client key, sub or login_hint; expired; wrong key', async () => {
-    expect((await startCiba(t, { ...BANK, scope: 'openid', login_hint_token: await lht(t.clientKey, { sub: 'alice@example.com' }) })).statusCode).toBe(200)
-    expect((await startCiba(t, { ...BANK, scope: 'openid', login_hint_token: await lht(t.clientKey, { login_hint: 'alice' }) })).statusCode).toBe(200)
-    const expired = await lht(t.clientKey, { sub: 'alice' }, { lifetime: 10 })
-    t.clock.advance(100)
+    expect((await startCiba(authz, { ...BANK, scope: 'openid', login_hint_token: await lht(authz.clientKey, { sub: 'alice@example.com' }) })).statusCode).toBe(200)
+    expect((await startCiba(authz, { ...BANK, scope: 'openid', login_hint_token: await lht(authz.clientKey, { login_hint: 'alice' }) })).statusCode).toBe(200)
+    const expired = await lht(authz.clientKey, { sub: 'alice' }, { lifetime: 10 })
+    authz.clock.advance(100)
     await expectError({ ...BANK, scope: 'openid', login_hint_token: expired }, 400, 'expired_login_hint_token', 'the login_hint_token has expired')
-    await expectError({ ...BANK, scope: 'openid', login_hint_token: await lht(t.otherKey, { sub: 'alice' }) }, 400, 'invalid_request', 'invalid login_hint_token: no registered key matches')
-    await expectError({ ...BANK, scope: 'openid', login_hint_token: await lht(t.clientKey, { sub: 'nobody' }) }, 400, 'unknown_user_id', 'the hint names no known user')
-    await expectError({ ...BANK, scope: 'openid', login_hint_token: await lht(t.clientKey, { foo: 'x' }) }, 400, 'invalid_request', 'invalid login_hint_token: it names no user (sub or login_hint)')
-    await expectError({ client_id: 'plain', client_secret: 'plain-secret', scope: 'openid', login_hint_token: await lht(t.clientKey, { sub: 'alice' }) }, 400, 'invalid_request', 'invalid login_hint_token: the client has no registered public keys')
-    await t.db.query(`DELETE FROM ciba_requests`)
+    await expectError({ ...BANK, scope: 'openid', login_hint_token: await lht(authz.otherKey, { sub: 'alice' }) }, 400, 'invalid_request', 'invalid login_hint_token: no registered key matches')
+    await expectError({ ...BANK, scope: 'openid', login_hint_token: await lht(authz.clientKey, { sub: 'nobody' }) }, 400, 'unknown_user_id', 'the hint names no known user')
+    await expectError({ ...BANK, scope: 'openid', login_hint_token: await lht(authz.clientKey, { foo: 'x' }) }, 400, 'invalid_request', 'invalid login_hint_token: it names no user (sub or login_hint)')
+    await expectError({ client_id: 'plain', client_secret: 'plain-secret', scope: 'openid', login_hint_token: await lht(authz.clientKey, { sub: 'alice' }) }, 400, 'invalid_request', 'invalid login_hint_token: the client has no registered public keys')
+    await authz.db.query(`DELETE FROM ciba_requests`)
   })
 
   it('not a form POST', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/connect/ciba', headers: { 'content-type': 'application/json' }, payload: '{}' })
+    const res = await authz.app.inject({ method: 'POST', url: '/connect/ciba', headers: { 'content-type': 'application/json' }, payload: '{}' })
     expect(res.statusCode).toBe(400)
     expect(res.json().error).toBe('invalid_request')
   })

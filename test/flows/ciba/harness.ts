@@ -113,19 +113,19 @@ export async function createCibaTestApp(
 export const BANK = { client_id: 'bank', client_secret: 'bank-secret' }
 
 /** A JWT signed with a test key, times from the app's clock. */
-export async function signJwt(t: CibaTestApp, key: CibaKeys, claims: JWTPayload, opts: { lifetime?: number } = {}) {
-  const now = Math.floor(t.clock.now() / 1000)
+export async function signJwt(authz: CibaTestApp, key: CibaKeys, claims: JWTPayload, opts: { lifetime?: number } = {}) {
+  const now = Math.floor(authz.clock.now() / 1000)
   return new SignJWT({ iat: now, nbf: now, exp: now + (opts.lifetime ?? 60), ...claims })
     .setProtectedHeader({ alg: key.alg, kid: key.kid })
     .sign(key.privateKey)
 }
 
-export function startCiba(t: CibaTestApp, params: Record<string, string>, headers: Record<string, string> = {}) {
-  return postForm(t.app, '/connect/ciba', params, headers)
+export function startCiba(authz: CibaTestApp, params: Record<string, string>, headers: Record<string, string> = {}) {
+  return postForm(authz.app, '/connect/ciba', params, headers)
 }
 
-export function poll(t: CibaTestApp, authReqId: string, client = BANK) {
-  return postForm(t.app, '/connect/token', { ...client, grant_type: CIBA, auth_req_id: authReqId })
+export function poll(authz: CibaTestApp, authReqId: string, client = BANK) {
+  return postForm(authz.app, '/connect/token', { ...client, grant_type: CIBA, auth_req_id: authReqId })
 }
 
 export { TEST_ISSUER }

@@ -14,8 +14,8 @@ const OTHER = { client_id: 'other', client_secret: 'other-secret' }
 const TOO_FAST = { error: 'access_denied', error_description: 'too many requests from this client for this user, retry later' }
 
 async function appWith(env: Record<string, string>): Promise<CibaTestApp> {
-  const t = await createCibaTestApp({ env })
-  await applySeed(t.db, {
+  const authz = await createCibaTestApp({ env })
+  await applySeed(authz.db, {
     clients: [
       {
         clientId: 'other',
@@ -26,14 +26,14 @@ async function appWith(env: Record<string, string>): Promise<CibaTestApp> {
     ],
     users: [{ subjectId: 'u-dave', username: 'dave', password: 'dave-pw' }],
   })
-  return t
+  return authz
 }
 
-const start = (t: CibaTestApp, client: Record<string, string>, extra: Record<string, string> = {}) =>
-  startCiba(t, { ...client, scope: 'openid', login_hint: 'alice', ...extra })
-const stored = async (t: CibaTestApp) =>
+const start = (authz: CibaTestApp, client: Record<string, string>, extra: Record<string, string> = {}) =>
+  startCiba(authz, { ...client, scope: 'openid', login_hint: 'alice', ...extra })
+const stored = async (authz: CibaTestApp) =>
   (
-    await t.db.query<{ client_id: string; subject_id: string; n: number }>(
+    await authz.db.query<{ client_id: string; subject_id: string; n: number }>(
       'SELECT client_id, subject_id, count(*)::int AS n FROM ciba_requests GROUP BY client_id, subject_id ORDER BY client_id, subject_id',
     )
   ).rows
@@ -59,58 +59,58 @@ describe('CIBA_RATE_LIMIT_PER_USER and CIBA_MIN_REQUESTED_EXPIRY', () => {
 })
 
 describe('a client flooding one user with short-lived requests (defaults: 5 a minute, at least 10 s)', () => {
-  let t: CibaTestApp
+  let authz: CibaTestApp
   beforeAll(async () => {
-    t = await appWith({})
+    authz = await appWith({})
   })
-  afterAll(() => t.close())
+  afterAll(() => authz.close())
   beforeEach(async () => {
-    await t.db.query('DELETE FROM ciba_requests')
-    t.notifications.length = 0
+    await authz.db.query('DELETE FROM ciba_requests')
+    authz.notifications.length = 0
   })
 
   it('cannot ask for requested_expiry=1 (or anything under 10 s) to slip past the pending cap', async () => {
     for (const v of ['1', '9']) {
-      const res = await start(t, BANK, { requested_expiry: v })
+      const res = await start(authz, BANK, { requested_expiry: v })
       expect({ status: res.statusCode, body: res.json() }).toEqual({
         status: 400,
         body: { error: 'invalid_request', error_description: 'requested_expiry must be at least 10 seconds' },
       })
       expect(res.headers).toMatchObject(NO_STORE)
     }
-    expect(t.notifications).toEqual([])
-    expect(await stored(t)).toEqual([])
-    expect((await start(t, BANK, { requested_expiry: '10' })).json()).toMatchObject({ expires_in: 10 })
+    expect(authz.notifications).toEqual([])
+    expect(await stored(authz)).toEqual([])
+    expect((await start(authz, BANK, { requested_expiry: '10' })).json()).toMatchObject({ expires_in: 10 })
   })
 
   it('gets 5 notifications to the user a minute, even when each request lapses before the next', async () => {
     // One request every 11 s, each expired before the next: the pending cap (10) never binds.
     const statuses: number[] = []
     for (let i = 0; i < 5; i++) {
-      statuses.push((await start(t, BANK, { requested_expiry: '10' })).statusCode)
-      t.clock.advance(11)
+      statuses.push((await start(authz, BANK, { requested_expiry: '10' })).statusCode)
+      authz.clock.advance(11)
     }
     expect(statuses).toEqual([200, 200, 200, 200, 200])
     // 55 s after the first: the sixth in the same minute is refused, and says when to come back.
-    const refused = await start(t, BANK, { requested_expiry: '10' })
+    const refused = await start(authz, BANK, { requested_expiry: '10' })
     expect({ status: refused.statusCode, body: refused.json() }).toEqual({ status: 403, body: TOO_FAST })
     expect(refused.headers).toMatchObject({ ...NO_STORE, 'retry-after': '5' })
-    expect(t.notifications).toHaveLength(5)
-    expect(await stored(t)).toEqual([{ client_id: 'bank', subject_id: 'u-alice', n: 5 }])
+    expect(authz.notifications).toHaveLength(5)
+    expect(await stored(authz)).toEqual([{ client_id: 'bank', subject_id: 'u-alice', n: 5 }])
     // Still refused 4 s later (Retry-After counts down); accepted once the first request is a minute old.
-    t.clock.advance(4)
-    expect((await start(t, BANK)).headers['retry-after']).toBe('1')
-    t.clock.advance(1)
-    expect((await start(t, BANK)).statusCode).toBe(200)
-    expect(t.notifications).toHaveLength(6)
+    authz.clock.advance(4)
+    expect((await start(authz, BANK)).headers['retry-after']).toBe('1')
+    authz.clock.advance(1)
+    expect((await start(authz, BANK)).statusCode).toBe(200)
+    expect(authz.notifications).toHaveLength(6)
   })
 
   it('counts per client and user: a flooding client keeps no other client from the user, nor itself from other users', async () => {
-    for (let i = 0; i < 5; i++) expect((await start(t, BANK)).statusCode).toBe(200)
-    expect((await start(t, BANK)).statusCode).toBe(403)
-    for (let i = 0; i < 5; i++) expect((await start(t, OTHER)).statusCode).toBe(200)
-    expect((await start(t, BANK, { login_hint: 'dave' })).statusCode).toBe(200)
-    expect(await stored(t)).toEqual([
+    for (let i = 0; i < 5; i++) expect((await start(authz, BANK)).statusCode).toBe(200)
+    expect((await start(authz, BANK)).statusCode).toBe(403)
+    for (let i = 0; i < 5; i++) expect((await start(authz, OTHER)).statusCode).toBe(200)
+    expect((await start(authz, BANK, { login_hint: 'dave' })).statusCode).toBe(200)
+    expect(await stored(authz)).toEqual([
       { client_id: 'bank', subject_id: 'u-alice', n: 5 },
       { client_id: 'bank', subject_id: 'u-dave', n: 1 },
       { client_id: 'other', subject_id: 'u-alice', n: 5 },
@@ -118,9 +118,9 @@ describe('a client flooding one user with short-lived requests (defaults: 5 a mi
   })
 
   it('counts requests whatever became of them: denied, approved or expired ones still count', async () => {
-    for (let i = 0; i < 5; i++) expect((await start(t, BANK)).statusCode).toBe(200)
-    await t.db.query(`UPDATE ciba_requests SET status = 'denied'`)
-    expect((await start(t, BANK)).json()).toEqual(TOO_FAST)
+    for (let i = 0; i < 5; i++) expect((await start(authz, BANK)).statusCode).toBe(200)
+    await authz.db.query(`UPDATE ciba_requests SET status = 'denied'`)
+    expect((await start(authz, BANK)).json()).toEqual(TOO_FAST)
   })
 })
 
@@ -129,42 +129,42 @@ describe('the rate under concurrency and with other settings', () => {
     'holds exactly: of 8 simultaneous requests 3 are accepted, in every trial (rate 3, no pending cap)',
     { timeout: 120_000 },
     async () => {
-      const t = await appWith({ CIBA_RATE_LIMIT_PER_USER: '3', CIBA_MAX_PENDING_PER_USER: '0' })
+      const authz = await appWith({ CIBA_RATE_LIMIT_PER_USER: '3', CIBA_MAX_PENDING_PER_USER: '0' })
       try {
         const over: number[] = []
         for (let trial = 0; trial < 10; trial++) {
-          await t.db.query('DELETE FROM ciba_requests')
-          const statuses = (await Promise.all(Array.from({ length: 8 }, () => start(t, BANK)))).map((r) => r.statusCode)
-          const n = (await stored(t))[0]?.n ?? 0
+          await authz.db.query('DELETE FROM ciba_requests')
+          const statuses = (await Promise.all(Array.from({ length: 8 }, () => start(authz, BANK)))).map((r) => r.statusCode)
+          const n = (await stored(authz))[0]?.n ?? 0
           if (statuses.filter((s) => s === 200).length !== 3 || statuses.filter((s) => s === 403).length !== 5 || n !== 3) over.push(trial)
         }
         expect(over).toEqual([])
       } finally {
-        await t.close()
+        await authz.close()
       }
     },
   )
 
   it('CIBA_RATE_LIMIT_PER_USER=0 turns the rate off (the pending cap still holds)', async () => {
-    const t = await appWith({ CIBA_RATE_LIMIT_PER_USER: '0', CIBA_MAX_PENDING_PER_USER: '0' })
+    const authz = await appWith({ CIBA_RATE_LIMIT_PER_USER: '0', CIBA_MAX_PENDING_PER_USER: '0' })
     try {
-      for (let i = 0; i < 25; i++) expect((await start(t, BANK)).statusCode).toBe(200)
-      expect(await stored(t)).toEqual([{ client_id: 'bank', subject_id: 'u-alice', n: 25 }])
+      for (let i = 0; i < 25; i++) expect((await start(authz, BANK)).statusCode).toBe(200)
+      expect(await stored(authz)).toEqual([{ client_id: 'bank', subject_id: 'u-alice', n: 25 }])
     } finally {
-      await t.close()
+      await authz.close()
     }
   })
 
   it('CIBA_MIN_REQUESTED_EXPIRY is never more than the client lifetime, which stays reachable', async () => {
-    const t = await appWith({ CIBA_MIN_REQUESTED_EXPIRY: '200' })
+    const authz = await appWith({ CIBA_MIN_REQUESTED_EXPIRY: '200' })
     try {
       // bank's requests live at most 120 s: then 120 is both the least and the most it may ask for.
-      const res = await start(t, BANK, { requested_expiry: '119' })
+      const res = await start(authz, BANK, { requested_expiry: '119' })
       expect(res.json()).toEqual({ error: 'invalid_request', error_description: 'requested_expiry must be at least 120 seconds' })
-      expect((await start(t, BANK, { requested_expiry: '120' })).json()).toMatchObject({ expires_in: 120 })
-      expect((await start(t, OTHER)).json()).toMatchObject({ expires_in: 300 })
+      expect((await start(authz, BANK, { requested_expiry: '120' })).json()).toMatchObject({ expires_in: 120 })
+      expect((await start(authz, OTHER)).json()).toMatchObject({ expires_in: 300 })
     } finally {
-      await t.close()
+      await authz.close()
     }
   })
 })

@@ -2,17 +2,17 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { BANK, createCibaTestApp, startCiba, type CibaTestApp } from './harness.js'
 
-let t: CibaTestApp
+let authz: CibaTestApp
 beforeAll(async () => {
-  t = await createCibaTestApp({ env: { USER_CODE_FAILURE_LIMIT: '3', USER_CODE_BLOCK_DURATION: '60' } })
+  authz = await createCibaTestApp({ env: { USER_CODE_FAILURE_LIMIT: '3', USER_CODE_BLOCK_DURATION: '60' } })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 beforeEach(async () => {
-  await t.db.query('DELETE FROM ciba_requests') // the per-user pending limit would refuse later requests
+  await authz.db.query('DELETE FROM ciba_requests') // the per-user pending limit would refuse later requests
 })
 
 const PLAIN = { client_id: 'plain', client_secret: 'plain-secret' }
-const bob = (client: Record<string, string>, code: string) => startCiba(t, { ...client, scope: 'openid', login_hint: 'bob', user_code: code })
+const bob = (client: Record<string, string>, code: string) => startCiba(authz, { ...client, scope: 'openid', login_hint: 'bob', user_code: code })
 const WRONG = { error: 'invalid_user_code', error_description: 'the user_code is wrong' }
 const BLOCKED = { error: 'invalid_user_code', error_description: 'too many wrong user_code values from this client for this user, retry later' }
 const answer = async (p: ReturnType<typeof bob>) => {
@@ -25,30 +25,30 @@ describe('CIBA user_code throttling', () => {
     for (let i = 0; i < 3; i++) expect(await answer(bob(BANK, `000${i}`))).toEqual({ status: 400, body: WRONG })
     expect(await answer(bob(BANK, '4711'))).toEqual({ status: 400, body: BLOCKED })
     expect(await answer(bob(PLAIN, '4711'))).toBe(200)
-    t.clock.advance(59)
+    authz.clock.advance(59)
     expect(await answer(bob(BANK, '4711'))).toEqual({ status: 400, body: BLOCKED })
-    t.clock.advance(1)
+    authz.clock.advance(1)
     for (let i = 0; i < 3; i++) expect(await answer(bob(BANK, `000${i}`))).toEqual({ status: 400, body: WRONG })
-    t.clock.advance(60)
+    authz.clock.advance(60)
     expect(await answer(bob(BANK, '4711'))).toEqual({ status: 400, body: BLOCKED })
-    t.clock.advance(60)
-    await t.db.query('DELETE FROM ciba_requests')
+    authz.clock.advance(60)
+    await authz.db.query('DELETE FROM ciba_requests')
     expect(await answer(bob(BANK, '4711'))).toBe(200)
   })
 
   it('a right code forgets the wrong ones', async () => {
     for (let round = 0; round < 3; round++) {
-      await t.db.query('DELETE FROM ciba_requests')
+      await authz.db.query('DELETE FROM ciba_requests')
       for (let i = 0; i < 2; i++) expect(await answer(bob(PLAIN, '1234'))).toEqual({ status: 400, body: WRONG })
       expect(await answer(bob(PLAIN, '4711'))).toBe(200)
     }
   })
 
   it('logs each wrong code with client and user, never the code', async () => {
-    t.logs.length = 0
+    authz.logs.length = 0
     await bob(PLAIN, '98765')
-    const lines = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'user_code rejected')
+    const lines = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'user_code rejected')
     expect(lines).toEqual([expect.objectContaining({ level: 30, client_id: 'plain', subject: 'u-bob', reason: 'wrong_code' })])
-    expect(t.logs.join('\n')).not.toContain('98765')
+    expect(authz.logs.join('\n')).not.toContain('98765')
   })
 })

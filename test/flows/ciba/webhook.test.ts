@@ -55,28 +55,28 @@ async function until(cond: () => boolean, ms = 5000) {
 }
 
 describe('CIBA notification webhook', () => {
-  let t: CibaTestApp
+  let authz: CibaTestApp
   beforeAll(async () => {
-    t = await createCibaTestApp({ env: { CIBA_NOTIFICATION_URL: url, CIBA_NOTIFICATION_SECRET: SECRET }, notifier: false })
+    authz = await createCibaTestApp({ env: { CIBA_NOTIFICATION_URL: url, CIBA_NOTIFICATION_SECRET: SECRET }, notifier: false })
   })
-  afterAll(() => t.close())
+  afterAll(() => authz.close())
 
   it('POSTs the signed JSON body to CIBA_NOTIFICATION_URL', async () => {
     received.length = 0
     respond = () => 204
-    const res = await startCiba(t, { ...BANK, scope: 'openid', login_hint: 'alice', binding_message: 'K9' })
+    const res = await startCiba(authz, { ...BANK, scope: 'openid', login_hint: 'alice', binding_message: 'K9' })
     expect(res.statusCode).toBe(200)
     await until(() => received.length === 1)
     const r = received[0]!
     expect(r.headers['content-type']).toBe('application/json')
     expect(r.headers['webhook-id']).toMatch(/^msg_[0-9a-f-]{36}$/)
-    expect(verify(r, KEY, Math.floor(t.clock.now() / 1000))).toBe(true)
-    expect(verify(r, Buffer.from('wrong'), Math.floor(t.clock.now() / 1000))).toBe(false)
+    expect(verify(r, KEY, Math.floor(authz.clock.now() / 1000))).toBe(true)
+    expect(verify(r, Buffer.from('wrong'), Math.floor(authz.clock.now() / 1000))).toBe(false)
     const body = JSON.parse(r.body) as CibaNotification
-    const { rows } = await t.db.query<{ id: string }>('SELECT id FROM ciba_requests')
+    const { rows } = await authz.db.query<{ id: string }>('SELECT id FROM ciba_requests')
     expect(body).toEqual({
       request_id: rows[0]!.id, subject: 'u-alice', username: 'alice', client_id: 'bank', client_name: 'Bank <App>', scopes: ['openid'],
-      binding_message: 'K9', acr_values: [], expires_at: Math.floor(t.clock.now() / 1000) + 120,
+      binding_message: 'K9', acr_values: [], expires_at: Math.floor(authz.clock.now() / 1000) + 120,
       approval_url: `${TEST_ISSUER}/ciba/approve?request=${rows[0]!.id}`,
     })
     expect(r.body).not.toContain(res.json().auth_req_id)

@@ -41,17 +41,17 @@ export const deviceSeed = {
 }
 
 export async function createDeviceTestApp(opts: { env?: Record<string, string> } = {}): Promise<TestApp> {
-  const t = await createTestApp(opts)
-  await applySeed(t.db, deviceSeed)
-  return t
+  const authz = await createTestApp(opts)
+  await applySeed(authz.db, deviceSeed)
+  return authz
 }
 
 export const TV = { client_id: 'tv' }
 export const CONSOLE = { authorization: basic('console', 'console-secret') }
 
 /** POST /connect/deviceauthorization with form `params` (and headers, e.g. Basic). */
-export function authorize(t: TestApp, params: Record<string, string>, headers: Record<string, string> = {}, remoteAddress = '127.0.0.1') {
-  return t.app.inject({ method: 'POST', url: '/connect/deviceauthorization', headers: { ...FORM, ...headers }, payload: form(params), remoteAddress })
+export function authorize(authz: TestApp, params: Record<string, string>, headers: Record<string, string> = {}, remoteAddress = '127.0.0.1') {
+  return authz.app.inject({ method: 'POST', url: '/connect/deviceauthorization', headers: { ...FORM, ...headers }, payload: form(params), remoteAddress })
 }
 
 export interface Started {
@@ -63,36 +63,36 @@ export interface Started {
   interval: number
 }
 
-export async function start(t: TestApp, params: Record<string, string> = { ...TV, scope: 'openid profile orders.read offline_access' }, headers: Record<string, string> = {}): Promise<Started> {
-  const res = await authorize(t, params, headers)
+export async function start(authz: TestApp, params: Record<string, string> = { ...TV, scope: 'openid profile orders.read offline_access' }, headers: Record<string, string> = {}): Promise<Started> {
+  const res = await authorize(authz, params, headers)
   expect(res.statusCode).toBe(200)
   return res.json()
 }
 
-export function poll(t: TestApp, deviceCode: string, client: Record<string, string> = TV, headers: Record<string, string> = {}) {
-  return postForm(t.app, '/connect/token', { ...client, grant_type: DEVICE, device_code: deviceCode }, headers)
+export function poll(authz: TestApp, deviceCode: string, client: Record<string, string> = TV, headers: Record<string, string> = {}) {
+  return postForm(authz.app, '/connect/token', { ...client, grant_type: DEVICE, device_code: deviceCode }, headers)
 }
 
 export const devicePath = (userCode: string) => `/device?user_code=${encodeURIComponent(userCode)}`
 
 /** The stored id of the request of `userCode` (found by the code's hash, as the store keeps it). */
-export async function requestIdOf(t: TestApp, userCode: string): Promise<string> {
+export async function requestIdOf(authz: TestApp, userCode: string): Promise<string> {
   const hash = createHash('sha256').update(userCode.replace('-', '')).digest('base64url')
-  return (await t.db.query<{ id: string }>('SELECT id FROM device_authorizations WHERE user_code_hash = $1', [hash])).rows[0]!.id
+  return (await authz.db.query<{ id: string }>('SELECT id FROM device_authorizations WHERE user_code_hash = $1', [hash])).rows[0]!.id
 }
 
 /** Signs in through the shared sign-in page, returning to the device page of `userCode`. */
-export async function signInForDevice(t: TestApp, userCode: string, user = { username: 'alice', password: 'alice-pw' }) {
-  const { res, cookie } = await signInWithForm(t.app, { returnTo: devicePath(userCode) }, user.username, user.password)
+export async function signInForDevice(authz: TestApp, userCode: string, user = { username: 'alice', password: 'alice-pw' }) {
+  const { res, cookie } = await signInWithForm(authz.app, { returnTo: devicePath(userCode) }, user.username, user.password)
   expect(res.statusCode).toBe(303)
   return cookie
 }
 
 /** Opens the device page with `cookie` and posts a decision from it. */
-export async function decideWith(t: TestApp, userCode: string, decision: string, cookie: string, remoteAddress = '127.0.0.1') {
-  const shown = await t.app.inject({ method: 'GET', url: devicePath(userCode), headers: { cookie }, remoteAddress })
+export async function decideWith(authz: TestApp, userCode: string, decision: string, cookie: string, remoteAddress = '127.0.0.1') {
+  const shown = await authz.app.inject({ method: 'GET', url: devicePath(userCode), headers: { cookie }, remoteAddress })
   expect(shown.statusCode).toBe(200)
-  return t.app.inject({
+  return authz.app.inject({
     method: 'POST', url: devicePath(userCode), remoteAddress,
     headers: { ...FORM, cookie: withCookies(cookie, shown.headers['set-cookie']) },
     payload: form({ csrf: csrfIn(shown.body), decision }),
@@ -100,9 +100,9 @@ export async function decideWith(t: TestApp, userCode: string, decision: string,
 }
 
 /** Signs in as `user` and approves or denies the request of `userCode`. */
-export async function decide(t: TestApp, userCode: string, decision: 'approve' | 'deny', user?: { username: string; password: string }) {
-  const cookie = await signInForDevice(t, userCode, user)
-  const res = await decideWith(t, userCode, decision, cookie)
+export async function decide(authz: TestApp, userCode: string, decision: 'approve' | 'deny', user?: { username: string; password: string }) {
+  const cookie = await signInForDevice(authz, userCode, user)
+  const res = await decideWith(authz, userCode, decision, cookie)
   expect(res.statusCode).toBe(200)
   return res
 }

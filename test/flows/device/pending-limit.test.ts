@@ -9,8 +9,8 @@ import { authorize, CONSOLE, createDeviceTestApp, NO_STORE, TV } from './harness
 
 const FULL = { error: 'temporarily_unavailable', error_description: 'too many pending device authorizations for this client, retry later' }
 
-const pending = async (t: TestApp) =>
-  (await t.db.query<{ client_id: string; n: number }>(
+const pending = async (authz: TestApp) =>
+  (await authz.db.query<{ client_id: string; n: number }>(
     `SELECT client_id, count(*)::int AS n FROM device_authorizations WHERE status = 'pending' GROUP BY client_id ORDER BY client_id`)).rows
 
 describe('DEVICE_MAX_PENDING_PER_CLIENT', () => {
@@ -24,42 +24,42 @@ describe('DEVICE_MAX_PENDING_PER_CLIENT', () => {
 })
 
 describe('a cap of 3', () => {
-  let t: TestApp
+  let authz: TestApp
   beforeAll(async () => {
-    t = await createDeviceTestApp({ env: { DEVICE_MAX_PENDING_PER_CLIENT: '3' } })
+    authz = await createDeviceTestApp({ env: { DEVICE_MAX_PENDING_PER_CLIENT: '3' } })
   })
-  afterAll(() => t.close())
+  afterAll(() => authz.close())
   beforeEach(async () => {
-    await t.db.query('DELETE FROM device_authorizations')
+    await authz.db.query('DELETE FROM device_authorizations')
   })
 
   it('refuses the fourth pending request of a client with 429 temporarily_unavailable; other clients are unaffected', async () => {
-    for (let i = 0; i < 3; i++) expect((await authorize(t, TV)).statusCode).toBe(200)
-    t.clock.advance(20)
-    const refused = await authorize(t, TV)
+    for (let i = 0; i < 3; i++) expect((await authorize(authz, TV)).statusCode).toBe(200)
+    authz.clock.advance(20)
+    const refused = await authorize(authz, TV)
     expect({ status: refused.statusCode, body: refused.json() }).toEqual({ status: 429, body: FULL })
     expect(refused.headers).toMatchObject(NO_STORE)
     // The oldest pending request expires 300 s after it was made, 20 s ago: a place frees then.
     expect(refused.headers['retry-after']).toBe('280')
-    for (let i = 0; i < 3; i++) expect((await authorize(t, { scope: 'openid' }, CONSOLE)).statusCode).toBe(200)
-    expect(await pending(t)).toEqual([{ client_id: 'console', n: 3 }, { client_id: 'tv', n: 3 }])
+    for (let i = 0; i < 3; i++) expect((await authorize(authz, { scope: 'openid' }, CONSOLE)).statusCode).toBe(200)
+    expect(await pending(authz)).toEqual([{ client_id: 'console', n: 3 }, { client_id: 'tv', n: 3 }])
   })
 
   it('frees a place when a request is decided or expires', async () => {
-    for (let i = 0; i < 3; i++) expect((await authorize(t, TV)).statusCode).toBe(200)
-    await t.db.query(`UPDATE device_authorizations SET status = 'denied' WHERE id = (SELECT id FROM device_authorizations LIMIT 1)`)
-    expect((await authorize(t, TV)).statusCode).toBe(200)
-    expect((await authorize(t, TV)).statusCode).toBe(429)
-    t.clock.advance(301) // DEVICE_CODE_LIFETIME is 300 s
-    expect((await authorize(t, TV)).statusCode).toBe(200)
+    for (let i = 0; i < 3; i++) expect((await authorize(authz, TV)).statusCode).toBe(200)
+    await authz.db.query(`UPDATE device_authorizations SET status = 'denied' WHERE id = (SELECT id FROM device_authorizations LIMIT 1)`)
+    expect((await authorize(authz, TV)).statusCode).toBe(200)
+    expect((await authorize(authz, TV)).statusCode).toBe(429)
+    authz.clock.advance(301) // DEVICE_CODE_LIFETIME is 300 s
+    expect((await authorize(authz, TV)).statusCode).toBe(200)
   })
 
   it('holds under concurrency: of 8 simultaneous requests exactly 3 are accepted, in every trial', { timeout: 60_000 }, async () => {
     const off: string[] = []
     for (let trial = 0; trial < 10; trial++) {
-      await t.db.query('DELETE FROM device_authorizations')
-      const statuses = (await Promise.all(Array.from({ length: 8 }, () => authorize(t, TV)))).map((r) => r.statusCode)
-      const stored = (await pending(t))[0]?.n ?? 0
+      await authz.db.query('DELETE FROM device_authorizations')
+      const statuses = (await Promise.all(Array.from({ length: 8 }, () => authorize(authz, TV)))).map((r) => r.statusCode)
+      const stored = (await pending(authz))[0]?.n ?? 0
       const accepted = statuses.filter((s) => s === 200).length
       if (accepted !== 3 || statuses.filter((s) => s === 429).length !== 5 || stored !== 3) off.push(`trial ${trial}: ${statuses.join(' ')}, ${stored} stored`)
     }
@@ -67,7 +67,7 @@ describe('a cap of 3', () => {
   })
 
   it('counts with an index on the pending requests of a client', async () => {
-    const { rows } = await t.db.query<{ indexdef: string }>(
+    const { rows } = await authz.db.query<{ indexdef: string }>(
       `SELECT indexdef FROM pg_indexes WHERE tablename = 'device_authorizations' AND indexname = 'device_authorizations_pending_idx'`)
     expect(rows.map((r) => r.indexdef)).toEqual([
       'CREATE INDEX device_authorizations_pending_idx ON public.device_authorizations USING btree (client_id, expires_at) WHERE (status = \'pending\'::text)',
@@ -78,12 +78,12 @@ describe('a cap of 3', () => {
 describe('no cap', () => {
   it('DEVICE_MAX_PENDING_PER_CLIENT=0 accepts any number of pending requests', async () => {
     // All from one address: the per-address cap (pending-per-address.test.ts) is off too.
-    const t = await createDeviceTestApp({ env: { DEVICE_MAX_PENDING_PER_CLIENT: '0', DEVICE_MAX_PENDING_PER_ADDRESS: '0' } })
+    const authz = await createDeviceTestApp({ env: { DEVICE_MAX_PENDING_PER_CLIENT: '0', DEVICE_MAX_PENDING_PER_ADDRESS: '0' } })
     try {
-      for (let i = 0; i < 25; i++) expect((await authorize(t, TV)).statusCode).toBe(200)
-      expect(await pending(t)).toEqual([{ client_id: 'tv', n: 25 }])
+      for (let i = 0; i < 25; i++) expect((await authorize(authz, TV)).statusCode).toBe(200)
+      expect(await pending(authz)).toEqual([{ client_id: 'tv', n: 25 }])
     } finally {
-      await t.close()
+      await authz.close()
     }
   })
 })

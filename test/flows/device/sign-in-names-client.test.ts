@@ -8,13 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp } from '../../helpers/app.js'
 import { createDeviceTestApp, devicePath, requestIdOf, signInForDevice, start } from './harness.js'
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createDeviceTestApp()
+  authz = await createDeviceTestApp()
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
-const get = (url: string, address = '127.0.0.1') => t.app.inject({ method: 'GET', url, remoteAddress: address })
+const get = (url: string, address = '127.0.0.1') => authz.app.inject({ method: 'GET', url, remoteAddress: address })
 const lead = (body: string) => /<p class="lead">(.*?)<\/p>/.exec(body)?.[1]
 const returnTo = (body: string) => /<form method="post" action="\/account\/sign-in\?return_to=([^"]*)"/.exec(body)?.[1]
 const signInPage = (target: string) => `/account/sign-in?return_to=${encodeURIComponent(target)}`
@@ -22,8 +22,8 @@ const NAMED = 'to continue to <strong id="client-name">Living Room &lt;TV&gt;</s
 
 describe('the sign-in page reached from /device', () => {
   it('names the device application; /device sends the request along with the code', async () => {
-    const s = await start(t)
-    const id = await requestIdOf(t, s.user_code)
+    const s = await start(authz)
+    const id = await requestIdOf(authz, s.user_code)
     const first = await get(devicePath(s.user_code.toLowerCase()), '10.1.0.1')
     expect(first.statusCode).toBe(303)
     expect(first.headers.location).toBe(signInPage(`/device?user_code=${s.user_code}&request=${id}`))
@@ -35,10 +35,10 @@ describe('the sign-in page reached from /device', () => {
   })
 
   it('names nothing for a code alone, another request id, or an id with another code, and still returns to /device', async () => {
-    const s = await start(t)
-    const other = await start(t, { client_id: 'console', client_secret: 'console-secret', scope: 'openid' })
-    const id = await requestIdOf(t, s.user_code)
-    const otherId = (await t.db.query<{ id: string }>(`SELECT id FROM device_authorizations WHERE client_id = 'console' ORDER BY created_at DESC LIMIT 1`)).rows[0]!.id
+    const s = await start(authz)
+    const other = await start(authz, { client_id: 'console', client_secret: 'console-secret', scope: 'openid' })
+    const id = await requestIdOf(authz, s.user_code)
+    const otherId = (await authz.db.query<{ id: string }>(`SELECT id FROM device_authorizations WHERE client_id = 'console' ORDER BY created_at DESC LIMIT 1`)).rows[0]!.id
     for (const target of [
       `/device?user_code=${s.user_code}`,
       `/device?user_code=${s.user_code}&request=${otherId}`,
@@ -53,10 +53,10 @@ describe('the sign-in page reached from /device', () => {
   })
 
   it('the decision screen links to a sign-in page (to switch accounts) that names the application too', async () => {
-    const s = await start(t)
-    const id = await requestIdOf(t, s.user_code)
-    const cookie = await signInForDevice(t, s.user_code)
-    const shown = await t.app.inject({ method: 'GET', url: devicePath(s.user_code), headers: { cookie }, remoteAddress: '10.1.0.2' })
+    const s = await start(authz)
+    const id = await requestIdOf(authz, s.user_code)
+    const cookie = await signInForDevice(authz, s.user_code)
+    const shown = await authz.app.inject({ method: 'GET', url: devicePath(s.user_code), headers: { cookie }, remoteAddress: '10.1.0.2' })
     expect(shown.statusCode).toBe(200)
     const href = signInPage(`/device?user_code=${s.user_code}&request=${id}`)
     expect(shown.body).toContain(`href="${href.replace(/&/g, '&amp;')}"`)

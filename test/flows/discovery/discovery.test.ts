@@ -2,17 +2,17 @@ import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createTestApp()
+  authz = await createTestApp()
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const PRIVATE_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'oth', 'k']
 
 describe('JWKS', () => {
   it('publishes the public parts of one RS256 and one ES256 key, cacheable', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })
+    const res = await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
     expect(res.headers['cache-control']).toBe('public, max-age=300')
@@ -32,12 +32,12 @@ describe('JWKS', () => {
   })
 
   it('verifies what sign() produces with jose against the published JWKS', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })
+    const res = await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })
     const jwks = createLocalJWKSet(res.json<JSONWebKeySet>())
-    const now = Math.floor(t.clock.now() / 1000)
+    const now = Math.floor(authz.clock.now() / 1000)
     for (const alg of ['ES256', 'RS256'] as const) {
-      const jwt = await t.app.authz.keys.sign({ iss: TEST_ISSUER, sub: 'backend', iat: now, exp: now + 60 }, { alg, typ: 'at+jwt' })
-      const { payload, protectedHeader } = await jwtVerify(jwt, jwks, { currentDate: new Date(t.clock.now()), typ: 'at+jwt' })
+      const jwt = await authz.app.authz.keys.sign({ iss: TEST_ISSUER, sub: 'backend', iat: now, exp: now + 60 }, { alg, typ: 'at+jwt' })
+      const { payload, protectedHeader } = await jwtVerify(jwt, jwks, { currentDate: new Date(authz.clock.now()), typ: 'at+jwt' })
       expect(payload).toEqual({ iss: TEST_ISSUER, sub: 'backend', iat: now, exp: now + 60 })
       expect(protectedHeader.alg).toBe(alg)
     }
@@ -46,11 +46,11 @@ describe('JWKS', () => {
 
 describe('discovery document', () => {
   it('names the issuer, endpoints, keys and catalogue; claims nothing unimplemented; cacheable', async () => {
-    await t.db.query(`INSERT INTO identity_resources (name, claims) VALUES ('openid', '{sub}'), ('email', '{email,email_verified}'),
+    await authz.db.query(`INSERT INTO identity_resources (name, claims) VALUES ('openid', '{sub}'), ('email', '{email,email_verified}'),
       ('disabled', '{secret_claim}')`)
-    await t.db.query(`UPDATE identity_resources SET enabled = false WHERE name = 'disabled'`)
-    await t.db.query(`INSERT INTO api_scopes (name) VALUES ('orders.read')`)
-    const res = await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })
+    await authz.db.query(`UPDATE identity_resources SET enabled = false WHERE name = 'disabled'`)
+    await authz.db.query(`INSERT INTO api_scopes (name) VALUES ('orders.read')`)
+    const res = await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
     expect(res.headers['cache-control']).toBe('public, max-age=300')

@@ -31,19 +31,19 @@ function setup(cacheSize: number) {
 
 describe('verified JWT cache', () => {
   it('holds at most cacheSize tokens, keeps those in use, and never outlives exp', async () => {
-    const t = setup(4)
-    for (const n of [1, 2, 3, 4, 5, 6]) expect(await t.active(n)).toBe(true)
-    expect(t.verified).toHaveLength(6)
-    for (const n of [5, 6, 6, 5]) expect(await t.active(n)).toBe(true) // cached
-    expect(t.verified).toHaveLength(6)
-    expect(await t.active(1)).toBe(true) // evicted: verified again
-    expect(t.verified.slice(6)).toEqual(['h.p1.s'])
-    expect(await t.active(5)).toBe(true) // in the older half: still cached, and kept
-    expect(await t.active(7)).toBe(true)
-    expect(await t.active(5)).toBe(true)
-    expect(t.verified.slice(6)).toEqual(['h.p1.s', 'h.p7.s'])
-    t.clock.advance(60)
-    expect(await t.active(5)).toBe(false) // cached, but expired
-    expect(t.verified).toHaveLength(8)
+    const authz = setup(4)
+    for (const n of [1, 2, 3, 4, 5, 6]) expect(await authz.active(n)).toBe(true)
+    expect(authz.verified).toHaveLength(6)
+    for (const n of [5, 6, 6, 5]) expect(await authz.active(n)).toBe(true) // cached
+    expect(authz.verified).toHaveLength(6)
+    expect(await authz.active(1)).toBe(true) // evicted: verified again
+    expect(authz.verified.slice(6)).toEqual(['h.p1.s'])
+    expect(await authz.active(5)).toBe(true) // in the older half: still cached, and kept
+    expect(await authz.active(7)).toBe(true)
+    expect(await authz.active(5)).toBe(true)
+    expect(authz.verified.slice(6)).toEqual(['h.p1.s', 'h.p7.s'])
+    authz.clock.advance(60)
+    expect(await authz.active(5)).toBe(false) // cached, but expired
+    expect(authz.verified).toHaveLength(8)
   })
 })

@@ -4,25 +4,25 @@ import { basic, createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/a
 import { postForm, postFormBasic } from '../../helpers/http.js'
 import { CC, seedTokens } from '../token/token-fixtures.js'
 
-let t: TestApp
+let authz: TestApp
 let jwt: string // backend: orders.read billing.read, tenant acme
 let ref: string // ref-client: orders.read
 beforeAll(async () => {
-  t = await createTestApp()
-  await seedTokens(t)
+  authz = await createTestApp()
+  await seedTokens(authz)
   jwt = (await token('backend', 's3cret', { scope: 'orders.read billing.read', acr_values: 'tenant:acme' })).access_token
   ref = (await token('ref-client', 'ref-secret', { scope: 'orders.read' })).access_token
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 async function token(id: string, secret: string, params: Record<string, string>) {
-  const res = await postFormBasic(t.app, '/connect/token', { grant_type: CC, ...params }, id, secret)
+  const res = await postFormBasic(authz.app, '/connect/token', { grant_type: CC, ...params }, id, secret)
   expect(res.statusCode).toBe(200)
   return res.json<{ access_token: string }>()
 }
 
 const introspect = (params: Record<string, string>, headers: Record<string, string> = {}) =>
-  postForm(t.app, '/connect/introspect', params, headers)
+  postForm(authz.app, '/connect/introspect', params, headers)
 const asOrders = { authorization: basic('orders-api', 'orders-secret') }
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>
 
@@ -79,11 +79,11 @@ describe('introspection answers (RFC 7662 §2.2)', () => {
     const short = (await token('ref-client', 'ref-secret', { scope: 'orders.read' })).access_token
     const long = (await token('other', 'other-secret', { scope: 'orders.read' })).access_token
     expect((await introspect({ token: long }, asOrders)).json().active).toBe(true)
-    t.clock.advance(600)
+    authz.clock.advance(600)
     expect((await introspect({ token: short }, asOrders)).body).toBe('{"active":false}')
-    t.clock.advance(3000)
+    authz.clock.advance(3000)
     expect((await introspect({ token: long }, asOrders)).body).toBe('{"active":false}')
-    t.clock.advance(-3600)
+    authz.clock.advance(-3600)
   })
 })
 
@@ -105,7 +105,7 @@ describe('introspection errors', () => {
     const missing = await introspect({}, asOrders)
     expect(missing.statusCode).toBe(400)
     expect(missing.json()).toEqual({ error: 'invalid_request', error_description: 'token is required' })
-    const json = await t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...asOrders, 'content-type': 'application/json' }, payload: '{}' })
+    const json = await authz.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...asOrders, 'content-type': 'application/json' }, payload: '{}' })
     expect(json.statusCode).toBe(400)
     expect(json.json()).toEqual({ error: 'invalid_request', error_description: 'the request body must be application/x-www-form-urlencoded' })
   })
@@ -118,16 +118,16 @@ describe('RFC 9701 JWT response', () => {
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toBe(JWT_TYPE)
     expect(res.headers['cache-control']).toBe('no-store')
-    const jwks = createLocalJWKSet((await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
+    const jwks = createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
     const { payload, protectedHeader } = await jwtVerify(res.body, jwks, { issuer: TEST_ISSUER, audience: 'orders-api', typ: 'token-introspection+jwt' })
     expect(protectedHeader).toEqual({ alg: 'ES256', typ: 'token-introspection+jwt', kid: expect.any(String) })
     const json = (await introspect({ token: jwt }, asOrders)).json()
-    expect(payload).toEqual({ iss: TEST_ISSUER, aud: 'orders-api', iat: Math.floor(t.clock.now() / 1000), token_introspection: json })
+    expect(payload).toEqual({ iss: TEST_ISSUER, aud: 'orders-api', iat: Math.floor(authz.clock.now() / 1000), token_introspection: json })
   })
 
   it('wraps an inactive answer and uses the client id as aud for a client caller', async () => {
     const res = await introspect({ token: 'nope' }, { authorization: basic('other', 'other-secret'), accept: JWT_TYPE })
-    const jwks = createLocalJWKSet((await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
+    const jwks = createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
     const { payload } = await compactVerify(res.body, jwks)
     const claims = JSON.parse(new TextDecoder().decode(payload))
     expect(claims).toEqual({ iss: TEST_ISSUER, aud: 'other', iat: expect.any(Number), token_introspection: { active: false } })
@@ -151,7 +151,7 @@ describe('RFC 9701 JWT response', () => {
   })
 
   it('discovery publishes the introspection and revocation members', async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
+    const doc = (await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
     expect(doc).toMatchObject({
       introspection_endpoint: `${TEST_ISSUER}/connect/introspect`,
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],

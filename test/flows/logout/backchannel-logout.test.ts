@@ -72,67 +72,67 @@ function createReceiver() {
 }
 
 const receiver = createReceiver()
-let t: TestApp
+let authz: TestApp
 let jwks: ReturnType<typeof createLocalJWKSet>
 
 beforeAll(async () => {
   const base = await receiver.listen()
   // 2 s per attempt: a receiver that answers at once does so well within it on a loaded machine too;
   // the one test that needs an attempt to time out waits it once.
-  t = await createTestApp({ backchannelLogout: { timeoutMs: 2000, maxAttempts: 3, backoffMs: [5_000, 30_000] } })
+  authz = await createTestApp({ backchannelLogout: { timeoutMs: 2000, maxAttempts: 3, backoffMs: [5_000, 30_000] } })
   const seed = authorizeSeed()
   const withUri: Record<string, string> = { web: `${base}/logout/web`, spa: `${base}/logout/spa` } // nopkce has none
   for (const c of seed.clients) if (withUri[c.clientId]) Object.assign(c, { backChannelLogoutUri: withUri[c.clientId] })
-  await applySeed(t.db, seed)
-  await t.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES ('u-alice', 'web', '{openid,profile}', now(), now()), ('u-bob', 'web', '{openid,profile}', now(), now())`)
-  jwks = createLocalJWKSet((await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json<JSONWebKeySet>())
+  await applySeed(authz.db, seed)
+  await authz.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES ('u-alice', 'web', '{openid,profile}', now(), now()), ('u-bob', 'web', '{openid,profile}', now(), now())`)
+  jwks = createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json<JSONWebKeySet>())
 })
 afterAll(async () => {
-  await t?.close()
+  await authz?.close()
   await receiver.close()
 })
 beforeEach(async () => {
-  await backchannelLogoutWorker(t.app).runOnce() // nothing left over from the test before
+  await backchannelLogoutWorker(authz.app).runOnce() // nothing left over from the test before
   receiver.reset()
 })
 
 async function cli(args: string[]) {
   const out: string[] = []
-  await usersCommand.run(args, createContext({ out: (l) => out.push(l), err: () => {}, stdin: new PassThrough(), clock: t.clock }, {}, { db: t.db }))
+  await usersCommand.run(args, createContext({ out: (l) => out.push(l), err: () => {}, stdin: new PassThrough(), clock: authz.clock }, {}, { db: authz.db }))
   return out
 }
 
-const worker = () => backchannelLogoutWorker(t.app)
+const worker = () => backchannelLogoutWorker(authz.app)
 const sidOf = (idToken: string) => decodeJwt(idToken).sid as string
 
 /** Alice signed in, a code (and ID token) for `web`, codes for the other clients given. */
 async function signedIn(clients: string[] = []) {
-  const cookie = await session(t)
-  const { code, verifier } = await codeFor(t, cookie)
-  const idToken = (await redeem(t, { code, code_verifier: verifier })).json().id_token as string
-  for (const c of clients) await codeFor(t, cookie, c === 'nopkce' ? { client_id: 'nopkce', redirect_uri: 'https://nopkce.example/cb', scope: 'openid' } : {}, c)
+  const cookie = await session(authz)
+  const { code, verifier } = await codeFor(authz, cookie)
+  const idToken = (await redeem(authz, { code, code_verifier: verifier })).json().id_token as string
+  for (const c of clients) await codeFor(authz, cookie, c === 'nopkce' ? { client_id: 'nopkce', redirect_uri: 'https://nopkce.example/cb', scope: 'openid' } : {}, c)
   return { cookie, idToken, sid: sidOf(idToken) }
 }
 
 const logout = (cookie: string, idToken: string) =>
-  t.app.inject({ method: 'GET', url: `/connect/endsession?${new URLSearchParams({ id_token_hint: idToken })}`, headers: { cookie } })
+  authz.app.inject({ method: 'GET', url: `/connect/endsession?${new URLSearchParams({ id_token_hint: idToken })}`, headers: { cookie } })
 
 const rows = async (sid: string) =>
-  (await t.db.query<{ client_id: string; status: string; attempts: number; last_error: string | null; http_status: number | null; reason: string }>(
+  (await authz.db.query<{ client_id: string; status: string; attempts: number; last_error: string | null; http_status: number | null; reason: string }>(
     'SELECT client_id, status, attempts, last_error, http_status, reason FROM backchannel_logouts WHERE sid = $1 ORDER BY client_id', [sid],
   )).rows
 
-const audits = (event: string) => t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === event)
+const audits = (event: string) => authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === event)
 
 describe('back-channel logout', () => {
   it('discovery says logout tokens are sent, with sid', async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
+    const doc = (await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
     expect(doc).toMatchObject({ backchannel_logout_supported: true, backchannel_logout_session_supported: true })
   })
 
   it('RP-initiated logout: every client used in the session with a URI gets one signed logout token, and no one else', async () => {
-    const bob = await session(t, 'bob', 'bob-pw')
-    await codeFor(t, bob) // another session's client use concerns another session
+    const bob = await session(authz, 'bob', 'bob-pw')
+    await codeFor(authz, bob) // another session's client use concerns another session
     const { cookie, idToken, sid } = await signedIn(['spa', 'nopkce'])
     const res = await logout(cookie, idToken)
     expect(res.statusCode).toBe(200)
@@ -145,10 +145,10 @@ describe('back-channel logout', () => {
       expect([...new URLSearchParams(r.body).keys()]).toEqual(['logout_token'])
       const aud = r.path.slice('/logout/'.length)
       const { payload, protectedHeader } = await jwtVerify(r.token, jwks, {
-        issuer: TEST_ISSUER, audience: aud, typ: 'logout+jwt', currentDate: new Date(t.clock.now()),
+        issuer: TEST_ISSUER, audience: aud, typ: 'logout+jwt', currentDate: new Date(authz.clock.now()),
       })
       expect(protectedHeader).toMatchObject({ alg: 'RS256', typ: 'logout+jwt' })
-      const iat = Math.floor(t.clock.now() / 1000)
+      const iat = Math.floor(authz.clock.now() / 1000)
       expect(payload).toEqual({
         iss: TEST_ISSUER, sub: 'u-alice', aud, iat, exp: iat + 120, jti: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
         sid, events: { [EVENT]: {} },
@@ -165,12 +165,12 @@ describe('back-channel logout', () => {
       expect.objectContaining({ level: 30, outcome: 'success', client_id: expect.any(String), subject: 'u-alice', attempts: 1, session_end: 'logout', http_status: 200 }),
       expect.objectContaining({ level: 30, outcome: 'success', client_id: expect.any(String), subject: 'u-alice', attempts: 1, session_end: 'logout', http_status: 200 }),
     ])
-    for (const r of receiver.received) expect(t.logs.join('\n')).not.toContain(r.token.split('.')[2])
+    for (const r of receiver.received) expect(authz.logs.join('\n')).not.toContain(r.token.split('.')[2])
   })
 
   it('a new sign-in in the same browser ends the previous session: its clients are told', async () => {
     const { cookie, sid } = await signedIn()
-    const again = await signInAt(t, '/account/sign-in?return_to=%2Faccount', 'alice', 'alice-pw', cookie)
+    const again = await signInAt(authz, '/account/sign-in?return_to=%2Faccount', 'alice', 'alice-pw', cookie)
     expect(again.next).toBe('/account')
     await worker().runOnce()
     expect(receiver.received.map((r) => r.path)).toEqual(['/logout/web'])
@@ -198,25 +198,25 @@ describe('back-channel logout', () => {
     await worker().runOnce()
     expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'pending', attempts: 1, last_error: 'http_status', http_status: 500, reason: 'logout' }])
     await worker().runOnce() // not due yet
-    t.clock.advance(4)
+    authz.clock.advance(4)
     await worker().runOnce()
     expect(receiver.received).toHaveLength(1)
 
-    t.clock.advance(1) // the first back-off: 5 s
+    authz.clock.advance(1) // the first back-off: 5 s
     await worker().runOnce() // held: the attempt times out
     expect(receiver.received).toHaveLength(2)
     expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'pending', attempts: 2, last_error: 'timeout', http_status: null, reason: 'logout' }])
     receiver.release()
 
-    t.clock.advance(30) // the second back-off
+    authz.clock.advance(30) // the second back-off
     await worker().runOnce()
     expect(receiver.received).toHaveLength(3)
     expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'failed', attempts: 3, last_error: 'http_status', http_status: 503, reason: 'logout' }])
-    t.clock.advance(3600)
+    authz.clock.advance(3600)
     await worker().runOnce()
     expect(receiver.received).toHaveLength(3) // bounded: nothing after the last attempt
 
-    const retries = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'back-channel logout attempt failed; will retry' && l.sid === sid)
+    const retries = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'back-channel logout attempt failed; will retry' && l.sid === sid)
     expect(retries).toEqual([
       expect.objectContaining({ level: 40, client_id: 'web', attempt: 1, error: 'http_status', http_status: 500, retry_in_seconds: 5 }),
       expect.objectContaining({ level: 40, client_id: 'web', attempt: 2, error: 'timeout', retry_in_seconds: 30 }),
@@ -227,7 +227,7 @@ describe('back-channel logout', () => {
         reason: 'http_status', http_status: 503, attempts: 3, session_end: 'logout',
       }),
     ])
-    for (const r of receiver.received) expect(t.logs.join('\n')).not.toContain(r.token.split('.')[2])
+    for (const r of receiver.received) expect(authz.logs.join('\n')).not.toContain(r.token.split('.')[2])
   })
 
   it('a 400 (the client rejected the token) is final at once: retrying cannot change it', async () => {
@@ -235,7 +235,7 @@ describe('back-channel logout', () => {
     const { cookie, idToken, sid } = await signedIn()
     await logout(cookie, idToken)
     await worker().runOnce()
-    t.clock.advance(3600)
+    authz.clock.advance(3600)
     await worker().runOnce()
     expect(receiver.received).toHaveLength(1)
     expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'failed', attempts: 1, last_error: 'http_status', http_status: 400, reason: 'logout' }])
@@ -247,14 +247,14 @@ describe('back-channel logout', () => {
     receiver.reset()
     const first = await signedIn()
     const second = await signedIn()
-    const bob = await session(t, 'bob', 'bob-pw')
-    await codeFor(t, bob)
+    const bob = await session(authz, 'bob', 'bob-pw')
+    await codeFor(authz, bob)
     expect(await cli(['sign-out', 'alice'])).toEqual(['ended 2 sessions of user "alice"'])
     await worker().runOnce()
     expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([first.sid, second.sid].sort())
     expect(await rows(first.sid)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'admin' }])
-    expect((await t.app.inject({ method: 'GET', url: '/account', headers: { cookie: first.cookie } })).statusCode).toBe(303) // signed out
-    expect((await t.app.inject({ method: 'GET', url: '/account', headers: { cookie: bob } })).statusCode).toBe(200) // bob untouched
+    expect((await authz.app.inject({ method: 'GET', url: '/account', headers: { cookie: first.cookie } })).statusCode).toBe(303) // signed out
+    expect((await authz.app.inject({ method: 'GET', url: '/account', headers: { cookie: bob } })).statusCode).toBe(200) // bob untouched
     expect(await cli(['sign-out', 'alice'])).toEqual(['user "alice" had no sessions'])
     await expect(cli(['sign-out', 'nobody'])).rejects.toThrow(new CliError('no user "nobody"'))
 
@@ -268,14 +268,14 @@ describe('back-channel logout', () => {
   describe("replicas (the app's own worker stopped, so that only those under test send)", () => {
     beforeAll(() => worker().stop())
     const replica = (options: Partial<BackchannelLogoutOptions> = {}) => createBackchannelLogoutWorker({
-      issuer: TEST_ISSUER, clock: t.clock, store: createPgBackchannelLogoutStore(t.db), clients: createPgClientStore(t.db),
-      keys: t.app.authz.keys, logger: t.app.log, audit: t.app.authz.audit, options,
+      issuer: TEST_ISSUER, clock: authz.clock, store: createPgBackchannelLogoutStore(authz.db), clients: createPgClientStore(authz.db),
+      keys: authz.app.authz.keys, logger: authz.app.log, audit: authz.app.authz.audit, options,
     })
     /** Queues `n` logouts for a client directly (as ended sessions would), `secondsAgo` before now. */
     let queued = 0
     const queue = async (clientId: string, n: number, secondsAgo = 0) => {
-      const at = new Date(t.clock.now() - secondsAgo * 1000)
-      const { rows: ids } = await t.db.query<{ sid: string }>(
+      const at = new Date(authz.clock.now() - secondsAgo * 1000)
+      const { rows: ids } = await authz.db.query<{ sid: string }>(
         `INSERT INTO backchannel_logouts (client_id, subject_id, sid, reason, created_at, next_attempt_at)
          SELECT $1, 'u-alice', 'queued-' || $1 || '-' || g || '-' || $4, 'replaced', $2::timestamptz, $2::timestamptz FROM generate_series(1, $3) g
          RETURNING sid`,
@@ -284,7 +284,7 @@ describe('back-channel logout', () => {
       return ids.map((r) => r.sid)
     }
     const statuses = async (sids: string[]) =>
-      (await t.db.query<{ status: string; last_error: string | null }>('SELECT status, last_error FROM backchannel_logouts WHERE sid = ANY ($1)', [sids])).rows
+      (await authz.db.query<{ status: string; last_error: string | null }>('SELECT status, last_error FROM backchannel_logouts WHERE sid = ANY ($1)', [sids])).rows
 
     it("one app's unanswering receiver does not hold up another app's logouts, however many of its own are queued", async () => {
       // An attacker who can sign in can queue many logouts for an app whose receiver hangs
@@ -309,9 +309,9 @@ describe('back-channel logout', () => {
       // token naming a user's session is signed for it. The row ends, recorded and audited.
       const [disabled] = await queue('spa', 1)
       const [moved] = await queue('web', 1)
-      await t.db.query(`UPDATE clients SET enabled = false WHERE client_id = 'spa'`)
-      const webUri = (await t.db.query<{ u: string }>(`SELECT back_channel_logout_uri AS u FROM clients WHERE client_id = 'web'`)).rows[0]!.u
-      await t.db.query(`UPDATE clients SET back_channel_logout_uri = $1 WHERE client_id = 'web'`, [webUri.replace('/logout/web', '/logout/web-moved')])
+      await authz.db.query(`UPDATE clients SET enabled = false WHERE client_id = 'spa'`)
+      const webUri = (await authz.db.query<{ u: string }>(`SELECT back_channel_logout_uri AS u FROM clients WHERE client_id = 'web'`)).rows[0]!.u
+      await authz.db.query(`UPDATE clients SET back_channel_logout_uri = $1 WHERE client_id = 'web'`, [webUri.replace('/logout/web', '/logout/web-moved')])
       try {
         await replica().runOnce()
         expect(receiver.received.map((r) => r.path)).toEqual(['/logout/web-moved'])
@@ -322,13 +322,13 @@ describe('back-channel logout', () => {
         ])
 
         const [unregistered] = await queue('web', 1)
-        await t.db.query(`UPDATE clients SET back_channel_logout_uri = NULL WHERE client_id = 'web'`)
+        await authz.db.query(`UPDATE clients SET back_channel_logout_uri = NULL WHERE client_id = 'web'`)
         await replica().runOnce()
         expect(receiver.received).toHaveLength(1)
         expect(await rows(unregistered!)).toEqual([{ client_id: 'web', status: 'failed', attempts: 1, last_error: 'client_gone', http_status: null, reason: 'replaced' }])
       } finally {
-        await t.db.query(`UPDATE clients SET enabled = true WHERE client_id = 'spa'`)
-        await t.db.query(`UPDATE clients SET back_channel_logout_uri = $1 WHERE client_id = 'web'`, [webUri])
+        await authz.db.query(`UPDATE clients SET enabled = true WHERE client_id = 'spa'`)
+        await authz.db.query(`UPDATE clients SET back_channel_logout_uri = $1 WHERE client_id = 'web'`, [webUri])
       }
     })
 
@@ -338,7 +338,7 @@ describe('back-channel logout', () => {
       const run = replica({ timeoutMs: 5000 }).runOnce()
       await receiver.arrivals(5)
       // Claimed (leased) rows: those in flight; the rest wait for a slot of this client.
-      expect((await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM backchannel_logouts WHERE sid = ANY ($1) AND attempts > 0', [sids])).rows[0]!.n).toBe(5)
+      expect((await authz.db.query<{ n: number }>('SELECT count(*)::int AS n FROM backchannel_logouts WHERE sid = ANY ($1) AND attempts > 0', [sids])).rows[0]!.n).toBe(5)
       expect(receiver.received).toHaveLength(5)
       receiver.answer('/logout/web')
       receiver.release()
@@ -348,11 +348,11 @@ describe('back-channel logout', () => {
     })
 
     it('the database going away after the POST: the outcome is lost, the lease runs out, the row is sent again (at least once), never lost', async () => {
-      const store = createPgBackchannelLogoutStore(t.db)
+      const store = createPgBackchannelLogoutStore(authz.db)
       const down = new UnavailableError('database unavailable')
       const flaky = createBackchannelLogoutWorker({
-        issuer: TEST_ISSUER, clock: t.clock, store: { ...store, finish: () => Promise.reject(down), retry: () => Promise.reject(down) },
-        clients: createPgClientStore(t.db), keys: t.app.authz.keys, logger: t.app.log, audit: t.app.authz.audit,
+        issuer: TEST_ISSUER, clock: authz.clock, store: { ...store, finish: () => Promise.reject(down), retry: () => Promise.reject(down) },
+        clients: createPgClientStore(authz.db), keys: authz.app.authz.keys, logger: authz.app.log, audit: authz.app.authz.audit,
       })
       const [sid] = await queue('web', 1)
       await flaky.runOnce()
@@ -360,7 +360,7 @@ describe('back-channel logout', () => {
       expect(await rows(sid!)).toEqual([{ client_id: 'web', status: 'pending', attempts: 1, last_error: null, http_status: null, reason: 'replaced' }])
       await replica().runOnce()
       expect(receiver.received).toHaveLength(1) // leased: not sent again while the lease holds
-      t.clock.advance(60)
+      authz.clock.advance(60)
       await replica().runOnce()
       expect(receiver.received.map((r) => decodeJwt(r.token).sid)).toEqual([sid, sid])
       expect(await rows(sid!)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 2, last_error: null, http_status: 200, reason: 'replaced' }])
@@ -371,10 +371,10 @@ describe('back-channel logout', () => {
       // outcomes could not be saved, so their rows kept the 60 s lease, counted against the
       // client's bound of 5 in flight: every logout of the client stalled for a minute, and then
       // those rows were sent again although the receiver had accepted them.
-      const faulty = createFreezableDb(t.db)
+      const faulty = createFreezableDb(authz.db)
       const w = createBackchannelLogoutWorker({
-        issuer: TEST_ISSUER, clock: t.clock, store: createPgBackchannelLogoutStore(faulty.db), clients: createPgClientStore(faulty.db),
-        keys: t.app.authz.keys, logger: t.app.log, audit: t.app.authz.audit,
+        issuer: TEST_ISSUER, clock: authz.clock, store: createPgBackchannelLogoutStore(faulty.db), clients: createPgClientStore(faulty.db),
+        keys: authz.app.authz.keys, logger: authz.app.log, audit: authz.app.authz.audit,
       })
       const inFlight = await queue('web', 5, 10)
       const later = await queue('web', 5)
@@ -386,16 +386,16 @@ describe('back-channel logout', () => {
       await run.catch(() => {}) // the run ends with the database away, however it reports it
       expect(faulty.refused).toBeGreaterThan(0)
       faulty.recover()
-      t.clock.advance(1) // the database answers again a moment later
+      authz.clock.advance(1) // the database answers again a moment later
 
       await w.runOnce()
       expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...inFlight, ...later].sort())
       expect(await statuses([...inFlight, ...later])).toEqual([...inFlight, ...later].map(() => ({ status: 'delivered', last_error: null })))
-      t.clock.advance(120) // past any lease: nothing is sent again
+      authz.clock.advance(120) // past any lease: nothing is sent again
       await w.runOnce()
       await replica().runOnce()
       expect(receiver.received).toHaveLength(10)
-      const { rows: attempts } = await t.db.query<{ attempts: number }>('SELECT attempts FROM backchannel_logouts WHERE sid = ANY ($1)', [[...inFlight, ...later]])
+      const { rows: attempts } = await authz.db.query<{ attempts: number }>('SELECT attempts FROM backchannel_logouts WHERE sid = ANY ($1)', [[...inFlight, ...later]])
       expect(attempts.map((r) => r.attempts)).toEqual(attempts.map(() => 1))
     })
 
@@ -415,11 +415,11 @@ describe('back-channel logout', () => {
       const w = replica() // timeoutMs 5000
       await w.runOnce()
       expect(receiver.received).toEqual([]) // within the attempt timeout the bound still holds: 5 in flight
-      t.clock.advance(11) // past the attempt timeout and its margin
+      authz.clock.advance(11) // past the attempt timeout and its margin
       await w.runOnce()
       expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...later].sort())
       expect(await statuses(inFlight)).toEqual(inFlight.map(() => ({ status: 'pending', last_error: null }))) // still leased
-      t.clock.advance(50) // the dead replica's leases run out: at least once, never lost
+      authz.clock.advance(50) // the dead replica's leases run out: at least once, never lost
       await w.runOnce()
       expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...inFlight, ...later].sort())
       expect(await statuses([...inFlight, ...later])).toEqual([...inFlight, ...later].map(() => ({ status: 'delivered', last_error: null })))
@@ -458,15 +458,15 @@ describe('back-channel logout', () => {
 
     it('an attempt that cannot even be made (the client cannot be read) counts as a failed one and is retried', async () => {
     const broken = createBackchannelLogoutWorker({
-      issuer: TEST_ISSUER, clock: t.clock, store: createPgBackchannelLogoutStore(t.db), clients: { findById: () => Promise.reject(new Error('boom')) },
-      keys: t.app.authz.keys, logger: t.app.log, audit: t.app.authz.audit,
+      issuer: TEST_ISSUER, clock: authz.clock, store: createPgBackchannelLogoutStore(authz.db), clients: { findById: () => Promise.reject(new Error('boom')) },
+      keys: authz.app.authz.keys, logger: authz.app.log, audit: authz.app.authz.audit,
     })
     const { cookie, idToken, sid } = await signedIn()
     await logout(cookie, idToken)
     await broken.runOnce()
     expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'pending', attempts: 1, last_error: 'internal_error', http_status: null, reason: 'logout' }])
-    expect(t.logs.some((l) => l.includes('back-channel logout attempt crashed') && l.includes('boom'))).toBe(true)
-    t.clock.advance(5)
+    expect(authz.logs.some((l) => l.includes('back-channel logout attempt crashed') && l.includes('boom'))).toBe(true)
+    authz.clock.advance(5)
     await replica().runOnce()
     expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 2, last_error: null, http_status: 200, reason: 'logout' }])
   })
@@ -481,7 +481,7 @@ describe('back-channel logout', () => {
       await one.stop()
       await run
       expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'pending', attempts: 0, last_error: null, http_status: null, reason: 'logout' }])
-      const { rows: [lease] } = await t.db.query<{ leased_until: Date | null }>('SELECT leased_until FROM backchannel_logouts WHERE sid = $1', [sid])
+      const { rows: [lease] } = await authz.db.query<{ leased_until: Date | null }>('SELECT leased_until FROM backchannel_logouts WHERE sid = $1', [sid])
       expect(lease!.leased_until).toBeNull()
       receiver.release()
     })

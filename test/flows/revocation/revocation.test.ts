@@ -3,25 +3,25 @@ import { basic, createTestApp, type TestApp } from '../../helpers/app.js'
 import { postForm, postFormBasic } from '../../helpers/http.js'
 import { CC, seedTokens } from '../token/token-fixtures.js'
 
-let t: TestApp
+let authz: TestApp
 let replica: TestApp // a second app on the same database: another replica
 beforeAll(async () => {
-  t = await createTestApp()
-  await seedTokens(t)
-  replica = await createTestApp({ testDb: t.testDb })
+  authz = await createTestApp()
+  await seedTokens(authz)
+  replica = await createTestApp({ testDb: authz.testDb })
 })
 afterAll(async () => {
   await replica.close()
-  await t.close()
+  await authz.close()
 })
 
 async function token(id: string, secret: string, scope = 'orders.read') {
-  const res = await postFormBasic(t.app, '/connect/token', { grant_type: CC, scope }, id, secret)
+  const res = await postFormBasic(authz.app, '/connect/token', { grant_type: CC, scope }, id, secret)
   expect(res.statusCode).toBe(200)
   return res.json().access_token as string
 }
 const revoke = (params: Record<string, string>, headers: Record<string, string> = {}) =>
-  postForm(t.app, '/connect/revocation', params, headers)
+  postForm(authz.app, '/connect/revocation', params, headers)
 const introspect = (app: TestApp, tok: string) =>
   postFormBasic(app.app, '/connect/introspect', { token: tok }, 'orders-api', 'orders-secret')
 
@@ -42,16 +42,16 @@ describe('revocation (RFC 7009)', () => {
     expect(res.statusCode).toBe(200)
     expect(res.body).toBe('')
     expect(res.headers['cache-control']).toBe('no-store')
-    expect((await introspect(t, jwt)).body).toBe('{"active":false}')
+    expect((await introspect(authz, jwt)).body).toBe('{"active":false}')
     expect(await eventually(async () => (await introspect(replica, jwt)).body === '{"active":false}')).toBe(true)
-    const { rows } = await t.db.query<{ client_id: string }>('SELECT client_id FROM revoked_tokens')
+    const { rows } = await authz.db.query<{ client_id: string }>('SELECT client_id FROM revoked_tokens')
     expect(rows).toEqual([{ client_id: 'backend' }])
   })
 
   it('a replica that starts later loads the revocations from the database', async () => {
     const jwt = await token('backend', 's3cret')
     await revoke({ token: jwt, client_id: 'backend', client_secret: 's3cret' })
-    const late = await (await import('../../helpers/app.js')).createTestApp({ testDb: t.testDb })
+    const late = await (await import('../../helpers/app.js')).createTestApp({ testDb: authz.testDb })
     try {
       expect((await introspect(late, jwt)).body).toBe('{"active":false}')
     } finally {
@@ -61,11 +61,11 @@ describe('revocation (RFC 7009)', () => {
 
   it('revokes a reference token and removes its row', async () => {
     const ref = await token('ref-client', 'ref-secret')
-    expect((await introspect(t, ref)).json().active).toBe(true)
+    expect((await introspect(authz, ref)).json().active).toBe(true)
     expect((await revoke({ token: ref }, { authorization: basic('ref-client', 'ref-secret') })).statusCode).toBe(200)
-    expect((await introspect(t, ref)).body).toBe('{"active":false}')
+    expect((await introspect(authz, ref)).body).toBe('{"active":false}')
     expect((await introspect(replica, ref)).body).toBe('{"active":false}')
-    const { rows } = await t.db.query(`SELECT 1 FROM persisted_grants WHERE kind = 'reference_token'`)
+    const { rows } = await authz.db.query(`SELECT 1 FROM persisted_grants WHERE kind = 'reference_token'`)
     expect(rows).toEqual([])
   })
 
@@ -76,8 +76,8 @@ describe('revocation (RFC 7009)', () => {
       const res = await revoke({ token: tok }, { authorization: basic('other', 'other-secret') })
       expect(res.statusCode).toBe(200)
     }
-    expect((await introspect(t, jwt)).json().active).toBe(true)
-    expect((await introspect(t, ref)).json().active).toBe(true)
+    expect((await introspect(authz, jwt)).json().active).toBe(true)
+    expect((await introspect(authz, ref)).json().active).toBe(true)
   })
 
   it('authenticates the client and requires token', async () => {

@@ -12,29 +12,29 @@ import { cookieValue, csrfIn, withCookies } from '../../helpers/http.js'
 import { signInPath, signInWithForm } from '../../helpers/sign-in.js'
 
 const SESSION = '__Host-authz-session'
-let t: CibaTestApp
+let authz: CibaTestApp
 beforeAll(async () => {
-  t = await createCibaTestApp({ env: { LOCKOUT_THRESHOLD: '2' } })
+  authz = await createCibaTestApp({ env: { LOCKOUT_THRESHOLD: '2' } })
 })
-afterAll(() => t?.close())
+afterAll(() => authz?.close())
 // At most 5 pending CIBA requests per user: each test starts from none.
 afterEach(async () => {
-  await t.db.query('DELETE FROM ciba_requests')
+  await authz.db.query('DELETE FROM ciba_requests')
 })
 
 async function pendingRequest() {
-  expect((await startCiba(t, { ...BANK, scope: 'openid', login_hint: 'alice' })).statusCode).toBe(200)
-  return lastRequestId(t)
+  expect((await startCiba(authz, { ...BANK, scope: 'openid', login_hint: 'alice' })).statusCode).toBe(200)
+  return lastRequestId(authz)
 }
 
-const account = (cookie: string) => t.app.inject({ method: 'GET', url: '/account', headers: { cookie } })
+const account = (cookie: string) => authz.app.inject({ method: 'GET', url: '/account', headers: { cookie } })
 
 describe('return target', () => {
   it('returns to a registered flow the flow recognises, and names its client', async () => {
     const id = await pendingRequest()
-    const page = await t.app.inject({ method: 'GET', url: signInPath(approvalPath(id)) })
+    const page = await authz.app.inject({ method: 'GET', url: signInPath(approvalPath(id)) })
     expect(page.body).toContain('to continue to <strong id="client-name">Bank &lt;App&gt;</strong>')
-    const { res } = await signInWithForm(t.app, { returnTo: approvalPath(id) }, 'alice', 'alice-pw')
+    const { res } = await signInWithForm(authz.app, { returnTo: approvalPath(id) }, 'alice', 'alice-pw')
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe(approvalPath(id))
   })
@@ -44,12 +44,12 @@ describe('return target', () => {
     'javascript:alert(1)', ' /account', '/account#x', `/ciba/approve?request=x${'y'.repeat(5000)}`, '/%2F/evil.example',
   ].map((target) => [target.length > 60 ? `${target.slice(0, 40)}… (${target.length} characters)` : target, target]))(
     'ignores %s: the page names no application and the person lands on /account', async (_name, target) => {
-    const page = await t.app.inject({ method: 'GET', url: signInPath(target) })
+    const page = await authz.app.inject({ method: 'GET', url: signInPath(target) })
     expect(page.statusCode).toBe(200)
     expect(page.body).toContain('<p class="lead">to your account</p>')
     expect(page.body).toContain('<form method="post" action="/account/sign-in">')
     expect(page.body).not.toContain('evil')
-    const { res } = await signInWithForm(t.app, { returnTo: target }, 'alice', 'alice-pw')
+    const { res } = await signInWithForm(authz.app, { returnTo: target }, 'alice', 'alice-pw')
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe('/account')
   })
@@ -59,7 +59,7 @@ describe('failures', () => {
   it('shows one page for an unknown user, a wrong password, a disabled account and a locked one', async () => {
     const returnTo = approvalPath(await pendingRequest())
     const page = async (username: string, password: string) => {
-      const { res } = await signInWithForm(t.app, { returnTo: returnTo }, username, password)
+      const { res } = await signInWithForm(authz.app, { returnTo: returnTo }, username, password)
       expect(res.headers['set-cookie']).toBeUndefined() // no session
       return { status: res.statusCode, body: res.body.replace(/name="csrf" value="[^"]+"/, '').replace(/name="username" type="text" value="[^"]*"/, '') }
     }
@@ -71,54 +71,54 @@ describe('failures', () => {
     expect(unknown.status).toBe(401)
     expect(unknown.body).toContain(SIGN_IN_FAILED)
     expect([wrong, locked, disabled]).toEqual([unknown, unknown, unknown])
-    const reasons = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed').map((l) => [l.username ?? l.username_hash, l.reason, l.client_id])
-    const mallory = await unknownUsernameDigest(t.db, 'mallory') // no account: only its keyed digest
+    const reasons = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed').map((l) => [l.username ?? l.username_hash, l.reason, l.client_id])
+    const mallory = await unknownUsernameDigest(authz.db, 'mallory') // no account: only its keyed digest
     expect(reasons.slice(-5)).toEqual([[mallory, 'unknown_user', 'bank'], ['bob', 'bad_password', 'bank'], ['bob', 'bad_password', 'bank'], ['bob', 'locked', 'bank'], ['carol', 'disabled', 'bank']])
-    expect(t.logs.join('\n')).not.toContain('bob-pw')
+    expect(authz.logs.join('\n')).not.toContain('bob-pw')
   })
 })
 
 describe('session', () => {
   it('gets a new id at every sign-in, never the one the browser brought, and the old one stops working', async () => {
     const planted = `${SESSION}=${'p'.repeat(43)}`
-    const first = await signInWithForm(t.app, { returnTo: '/account' }, 'alice', 'alice-pw', planted)
+    const first = await signInWithForm(authz.app, { returnTo: '/account' }, 'alice', 'alice-pw', planted)
     const a = cookieValue(first.cookie, SESSION)!
     expect(a).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(a).not.toBe('p'.repeat(43))
-    const again = await t.app.inject({ method: 'GET', url: signInPath('/account'), headers: { cookie: first.cookie } })
+    const again = await authz.app.inject({ method: 'GET', url: signInPath('/account'), headers: { cookie: first.cookie } })
     expect(again.body).toContain('You are signed in as <strong>alice</strong>. Signing in here replaces that session.')
-    const second = await signInWithForm(t.app, { returnTo: '/account' }, 'alice', 'alice-pw', first.cookie)
+    const second = await signInWithForm(authz.app, { returnTo: '/account' }, 'alice', 'alice-pw', first.cookie)
     expect(second.res.statusCode).toBe(303)
     const b = cookieValue(second.cookie, SESSION)!
     expect(b).not.toBe(a)
     expect((await account(`${SESSION}=${a}`)).statusCode).toBe(303)
     expect((await account(`${SESSION}=${b}`)).statusCode).toBe(200)
-    const { rows } = await t.db.query('SELECT count(*)::int AS n FROM user_sessions WHERE id_hash = $1', [handleHash(a)])
+    const { rows } = await authz.db.query('SELECT count(*)::int AS n FROM user_sessions WHERE id_hash = $1', [handleHash(a)])
     expect(rows).toEqual([{ n: 0 }])
   })
 
   it('ends after SESSION_IDLE_TIMEOUT without use (clock moved)', async () => {
-    const { cookie } = await signInWithForm(t.app, { returnTo: '/account' }, 'alice', 'alice-pw')
-    t.clock.advance(1799)
+    const { cookie } = await signInWithForm(authz.app, { returnTo: '/account' }, 'alice', 'alice-pw')
+    authz.clock.advance(1799)
     expect((await account(cookie)).statusCode).toBe(200)
-    t.clock.advance(1799)
+    authz.clock.advance(1799)
     expect((await account(cookie)).statusCode).toBe(200)
-    t.clock.advance(1801)
+    authz.clock.advance(1801)
     const res = await account(cookie)
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe('/account/sign-in?return_to=%2Faccount')
   })
 
   it('signs out: the session is gone, its cookie cleared, the page says so', async () => {
-    const { cookie } = await signInWithForm(t.app, { returnTo: '/account' }, 'alice', 'alice-pw')
-    const ask = await t.app.inject({ method: 'GET', url: '/account/sign-out', headers: { cookie } })
+    const { cookie } = await signInWithForm(authz.app, { returnTo: '/account' }, 'alice', 'alice-pw')
+    const ask = await authz.app.inject({ method: 'GET', url: '/account/sign-out', headers: { cookie } })
     expect(ask.body).toContain('<h1>Sign out?</h1>')
-    const res = await t.app.inject({ method: 'POST', url: '/account/sign-out', headers: { ...FORM, cookie }, payload: form({ csrf: csrfIn(ask.body) }) })
+    const res = await authz.app.inject({ method: 'POST', url: '/account/sign-out', headers: { ...FORM, cookie }, payload: form({ csrf: csrfIn(ask.body) }) })
     expect(res.statusCode).toBe(200)
     expect(res.body).toContain('<h1>You are signed out</h1>')
     expect([res.headers['set-cookie']].flat()).toContainEqual(expect.stringMatching(new RegExp(`^${SESSION}=; Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax$`)))
     expect((await account(cookie)).statusCode).toBe(303)
-    const { rows } = await t.db.query('SELECT count(*)::int AS n FROM user_sessions WHERE id_hash = $1', [handleHash(cookieValue(cookie, SESSION)!)])
+    const { rows } = await authz.db.query('SELECT count(*)::int AS n FROM user_sessions WHERE id_hash = $1', [handleHash(cookieValue(cookie, SESSION)!)])
     expect(rows).toEqual([{ n: 0 }])
   })
 })
@@ -127,16 +127,16 @@ describe('form POSTs: Origin and CSRF token', () => {
   /** A signed-in browser's cookies and the token of its open approval page. */
   async function approvalForm() {
     const id = await pendingRequest()
-    const { cookie } = await signInWithForm(t.app, { returnTo: approvalPath(id) }, 'alice', 'alice-pw')
-    const page = await t.app.inject({ method: 'GET', url: approvalPath(id), headers: { cookie } })
+    const { cookie } = await signInWithForm(authz.app, { returnTo: approvalPath(id) }, 'alice', 'alice-pw')
+    const page = await authz.app.inject({ method: 'GET', url: approvalPath(id), headers: { cookie } })
     return { id, cookie, csrf: csrfIn(page.body) }
   }
   const post = (f: { id: string; cookie: string; csrf?: string }, headers: Record<string, string> = {}) =>
-    t.app.inject({
+    authz.app.inject({
       method: 'POST', url: approvalPath(f.id), headers: { ...FORM, cookie: f.cookie, ...headers },
       payload: form({ ...(f.csrf ? { csrf: f.csrf } : {}), decision: 'approve' }),
     })
-  const status = async (id: string) => (await t.db.query('SELECT status FROM ciba_requests WHERE id = $1', [id])).rows[0]
+  const status = async (id: string) => (await authz.db.query('SELECT status FROM ciba_requests WHERE id = $1', [id])).rows[0]
 
   it.each([
     ['a foreign Origin', { origin: 'https://evil.example' }],

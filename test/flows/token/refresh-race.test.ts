@@ -27,11 +27,11 @@ interface Who {
   secret: string | undefined
 }
 
-let t: TestApp
+let authz: TestApp
 let firstRefreshToken: (who: Who) => Promise<string>
 beforeAll(async () => {
-  t = await createTestApp()
-  await applySeed(t.db, {
+  authz = await createTestApp()
+  await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] }],
     identityResources: ['offline_access'],
@@ -47,10 +47,10 @@ beforeAll(async () => {
     ],
     users: [{ subjectId: 'u-1', username: 'alice', claims: {} }],
   })
-  const resources = createPgResourceStore(t.db)
-  const users = createPgUserStore(t.db)
-  const clients = createPgClientStore(t.db)
-  const issuer = createTokenIssuer({ config: t.config, clock: t.clock, keys: t.app.authz.keys, grants: createPgGrantStore(t.db), users, resources })
+  const resources = createPgResourceStore(authz.db)
+  const users = createPgUserStore(authz.db)
+  const clients = createPgClientStore(authz.db)
+  const issuer = createTokenIssuer({ config: authz.config, clock: authz.clock, keys: authz.app.authz.keys, grants: createPgGrantStore(authz.db), users, resources })
   const scopes = createScopeResolver({ resources })
   firstRefreshToken = async (who) => {
     const client = (await clients.findById(who.id))!
@@ -59,12 +59,12 @@ beforeAll(async () => {
     return res.refresh_token!
   }
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const post = (url: string, who: Who, params: Record<string, string>) =>
   who.secret === undefined
-    ? postForm(t.app, url, { ...params, client_id: who.id })
-    : postFormBasic(t.app, url, params, who.id, who.secret)
+    ? postForm(authz.app, url, { ...params, client_id: who.id })
+    : postFormBasic(authz.app, url, params, who.id, who.secret)
 const refresh = (who: Who, token: string) => post('/connect/token', who, { grant_type: 'refresh_token', refresh_token: token })
 const introspect = (who: Who, token: string) => post('/connect/introspect', who, { token })
 const API = { id: 'orders-api', secret: 'orders-secret' }

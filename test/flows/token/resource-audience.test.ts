@@ -12,15 +12,15 @@ import { createTokenIssuer } from '../../../src/tokens/issuer.js'
 import { createTestApp, type TestApp } from '../../helpers/app.js'
 import { postFormBasic } from '../../helpers/http.js'
 
-let t: TestApp
+let authz: TestApp
 let firstRefreshToken: (clientId: string, scope: string, resource?: string) => Promise<string>
 beforeAll(async () => {
-  t = await createTestApp()
+  authz = await createTestApp()
   const client = (clientId: string, grant: string, accessTokenType: 'jwt' | 'reference') => ({
     clientId, secrets: [{ value: `${clientId}-secret` }], allowedGrantTypes: [grant], accessTokenType,
     allowedScopes: ['orders.read', 'shared.write', 'billing.read', 'offline_access'], allowOfflineAccess: grant === 'refresh_token',
   })
-  await applySeed(t.db, {
+  await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }, { name: 'shared.write' }, { name: 'billing.read' }],
     apiResources: [
       { name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] },
@@ -35,9 +35,9 @@ beforeAll(async () => {
     ],
     users: [{ subjectId: 'u-1', username: 'alice', claims: {} }],
   })
-  const resources = createPgResourceStore(t.db)
-  const clients = createPgClientStore(t.db)
-  const issuer = createTokenIssuer({ config: t.config, clock: t.clock, keys: t.app.authz.keys, grants: createPgGrantStore(t.db), resources })
+  const resources = createPgResourceStore(authz.db)
+  const clients = createPgClientStore(authz.db)
+  const issuer = createTokenIssuer({ config: authz.config, clock: authz.clock, keys: authz.app.authz.keys, grants: createPgGrantStore(authz.db), resources })
   const scopes = createScopeResolver({ resources })
   firstRefreshToken = async (clientId, scope, resource) => {
     const c = (await clients.findById(clientId))!
@@ -45,11 +45,11 @@ beforeAll(async () => {
     return (await issuer.issue({ client: c, subjectId: 'u-1', granted, refreshToken: true })).refresh_token!
   }
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
-const token = (clientId: string, params: Record<string, string>) => postFormBasic(t.app, '/connect/token', params, clientId, `${clientId}-secret`)
+const token = (clientId: string, params: Record<string, string>) => postFormBasic(authz.app, '/connect/token', params, clientId, `${clientId}-secret`)
 const seenBy = async (api: 'orders' | 'shared' | 'billing', accessToken: string) =>
-  (await postFormBasic(t.app, '/connect/introspect', { token: accessToken }, `${api}-api`, `${api}-secret`)).json<Record<string, unknown>>()
+  (await postFormBasic(authz.app, '/connect/introspect', { token: accessToken }, `${api}-api`, `${api}-secret`)).json<Record<string, unknown>>()
 
 describe('introspection by an API resource checks the audience', () => {
   for (const clientId of ['cc', 'cc-ref']) {

@@ -33,10 +33,10 @@ const gateway = (clientId: string, accessTokenType: 'jwt' | 'reference') => ({
   allowedExchangeAudiences: ['orders-api'],
 })
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createTestApp()
-  await applySeed(t.db, {
+  authz = await createTestApp()
+  await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] }],
     identityResources: ['openid', 'offline_access'],
@@ -50,10 +50,10 @@ beforeAll(async () => {
     users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw' }],
   })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const post = (url: string, params: Record<string, string>, clientId: string) =>
-  t.app.inject({ method: 'POST', url, headers: { ...FORM, authorization: basic(clientId, `${clientId}-secret`) }, payload: form(params) })
+  authz.app.inject({ method: 'POST', url, headers: { ...FORM, authorization: basic(clientId, `${clientId}-secret`) }, payload: form(params) })
 async function userTokens(clientId: string): Promise<{ access_token: string; refresh_token: string }> {
   const res = await post(
     '/connect/token',
@@ -72,7 +72,7 @@ async function exchange(subjectToken: string, clientId: string): Promise<string>
 }
 /** As the orders API sees the token (RFC 7662): true or false, never anything else. */
 async function active(token: string): Promise<boolean> {
-  const res = await t.app.inject({
+  const res = await authz.app.inject({
     method: 'POST',
     url: '/connect/introspect',
     headers: { ...FORM, authorization: basic('orders-api', 'orders-secret') },
@@ -131,13 +131,13 @@ describe('token exchange: the exchanged token belongs to the grant of its subjec
   it('on a replica that has not yet heard of the revocation, the exchange still finds the family revoked', async () => {
     // Another replica: the same database, but its in-memory revocation list has not had the NOTIFY yet.
     const replica = createTokenReader({
-      config: t.config,
-      clock: t.clock,
-      keys: t.app.authz.keys,
-      grants: createPgGrantStore(t.db),
+      config: authz.config,
+      clock: authz.clock,
+      keys: authz.app.authz.keys,
+      grants: createPgGrantStore(authz.db),
       revocations: { has: () => false },
-      clients: createPgClientStore(t.db),
-      users: createPgUserStore(t.db),
+      clients: createPgClientStore(authz.db),
+      users: createPgUserStore(authz.db),
     })
     const jwt = await userTokens('web')
     const ref = await userTokens('web-ref')

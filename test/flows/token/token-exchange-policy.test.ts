@@ -37,10 +37,10 @@ const gateway = (clientId: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 })
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createTestApp()
-  await applySeed(t.db, {
+  authz = await createTestApp()
+  await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }],
     // Two APIs that share a scope: a token with orders.read is good at both unless narrowed.
     apiResources: [
@@ -66,10 +66,10 @@ beforeAll(async () => {
     users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw' }],
   })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const post = (params: Record<string, string>, clientId: string) =>
-  t.app.inject({
+  authz.app.inject({
     method: 'POST',
     url: '/connect/token',
     headers: { ...FORM, authorization: basic(clientId, `${clientId}-secret`) },
@@ -107,7 +107,7 @@ describe('token exchange: which subject tokens a client may exchange', () => {
 
   describe('with allowedSubjectTokenClients', () => {
     beforeAll(async () => {
-      await applySeed(t.db, {
+      await applySeed(authz.db, {
         clients: [
           gateway('gateway', { allowedSubjectTokenClients: ['web', 'web-ref'], allowedExchangeAudiences: ['orders-api', 'reports-api'] }),
         ],
@@ -130,7 +130,7 @@ describe('token exchange: which subject tokens a client may exchange', () => {
     it('refuses its own tokens unless it lists itself', async () => {
       const own = (await exchange({ subject_token: (await userTokens('web')).access_token }, 'gateway')).json().access_token
       expectRefused(await exchange({ subject_token: own }, 'gateway'), 400, NOT_ALLOWED)
-      await applySeed(t.db, {
+      await applySeed(authz.db, {
         clients: [
           gateway('gateway', {
             allowedSubjectTokenClients: ['web', 'web-ref', 'gateway'],
@@ -168,7 +168,7 @@ describe('token exchange: which audiences a client may obtain tokens for', () =>
 
   describe('with allowedExchangeAudiences', () => {
     beforeAll(async () => {
-      await applySeed(t.db, {
+      await applySeed(authz.db, {
         clients: [gateway('orders-gateway', { allowedSubjectTokenClients: ['web'], allowedExchangeAudiences: ['orders-api'] })],
       })
     })
@@ -206,13 +206,13 @@ describe('token exchange: which audiences a client may obtain tokens for', () =>
 describe('the seed fields', () => {
   it('refuse an entry that is empty or has whitespace, naming its path, and change nothing', async () => {
     for (const field of ['allowedSubjectTokenClients', 'allowedExchangeAudiences']) {
-      const err = await applySeed(t.db, { clients: [gateway('bad-gateway', { [field]: ['ok', 'two words'] })] }).then(
+      const err = await applySeed(authz.db, { clients: [gateway('bad-gateway', { [field]: ['ok', 'two words'] })] }).then(
         () => undefined,
         (e: unknown) => e,
       )
       expect(err).toBeInstanceOf(SeedError)
       expect((err as SeedError).message).toContain(`clients[0].${field}[1]`)
     }
-    expect((await t.db.query(`SELECT 1 FROM clients WHERE client_id = 'bad-gateway'`)).rows).toEqual([])
+    expect((await authz.db.query(`SELECT 1 FROM clients WHERE client_id = 'bad-gateway'`)).rows).toEqual([])
   })
 })

@@ -10,10 +10,10 @@ import { postForm, postFormBasic } from '../../helpers/http.js'
 const TE = 'urn:ietf:params:oauth:grant-type:token-exchange'
 const AT = 'urn:ietf:params:oauth:token-type:access_token'
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createTestApp()
-  await applySeed(t.db, {
+  authz = await createTestApp()
+  await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }, { name: 'orders.write' }, { name: 'billing.read' }],
     apiResources: [
       { name: 'orders-api', scopes: ['orders.read', 'orders.write'], secrets: [{ value: 'orders-secret' }] },
@@ -44,10 +44,10 @@ beforeAll(async () => {
     users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice' } }],
   })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const token = (params: Record<string, string>, id: string, secret: string) =>
-  postFormBasic(t.app, '/connect/token', params, id, secret)
+  postFormBasic(authz.app, '/connect/token', params, id, secret)
 const GATEWAY = ['gateway', 'gateway-secret'] as const
 const exchange = (params: Record<string, string>, [id, secret]: readonly [string, string] = GATEWAY) => token({ grant_type: TE, ...params }, id, secret)
 
@@ -63,11 +63,11 @@ async function serviceToken(client: string): Promise<string> {
   return res.json().access_token
 }
 const claimsOf = async (jwt: string) => {
-  const jwks = createLocalJWKSet((await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
-  return (await jwtVerify(jwt, jwks, { issuer: TEST_ISSUER, typ: 'at+jwt', currentDate: new Date(t.clock.now()) })).payload
+  const jwks = createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
+  return (await jwtVerify(jwt, jwks, { issuer: TEST_ISSUER, typ: 'at+jwt', currentDate: new Date(authz.clock.now()) })).payload
 }
 const introspect = async (tok: string) =>
-  (await postFormBasic(t.app, '/connect/introspect', { token: tok }, 'orders-api', 'orders-secret')).json()
+  (await postFormBasic(authz.app, '/connect/introspect', { token: tok }, 'orders-api', 'orders-secret')).json()
 
 function expectError(res: Awaited<ReturnType<typeof exchange>>, status: number, body: Record<string, string>) {
   expect({ status: res.statusCode, body: res.json() }).toEqual({ status, body })
@@ -85,7 +85,7 @@ describe('token exchange: the issued token', () => {
     expect(res.json()).toEqual({
       access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'openid orders.read orders.write', issued_token_type: AT,
     })
-    const now = Math.floor(t.clock.now() / 1000)
+    const now = Math.floor(authz.clock.now() / 1000)
     expect(await claimsOf(res.json().access_token)).toEqual({
       iss: TEST_ISSUER, sub: 'alice-1', client_id: 'gateway', aud: 'orders-api', scope: 'openid orders.read orders.write',
       auth_time: now, amr: ['pwd'], jti: expect.any(String), iat: now, nbf: now, exp: now + 3600,
@@ -105,11 +105,11 @@ describe('token exchange: the issued token', () => {
 
   it('never outlives the subject token', async () => {
     const subject = (await userToken('web-short', 'orders.read')).access_token
-    t.clock.advance(20)
+    authz.clock.advance(20)
     const res = await exchange({ subject_token: subject, subject_token_type: AT })
     expect(res.json()).toMatchObject({ expires_in: 40 })
     expect((await claimsOf(res.json().access_token)).exp).toBe(decodeJwt(subject).exp)
-    t.clock.advance(40)
+    authz.clock.advance(40)
     expectError(await exchange({ subject_token: subject, subject_token_type: AT }), 400,
       { error: 'invalid_request', error_description: 'subject_token is not an active access token of this server' })
   })
@@ -176,7 +176,7 @@ describe('token exchange: errors', () => {
     const revokedJwt = (await userToken()).access_token
     const revokedRef = (await userToken('web-ref', 'orders.read')).access_token
     for (const [tok, owner] of [[revokedJwt, 'web'], [revokedRef, 'web-ref']] as const) {
-      const r = await postFormBasic(t.app, '/connect/revocation', { token: tok }, owner, `${owner}-secret`)
+      const r = await postFormBasic(authz.app, '/connect/revocation', { token: tok }, owner, `${owner}-secret`)
       expect(r.statusCode).toBe(200)
     }
     const { privateKey } = await generateKeyPair('ES256')
@@ -200,7 +200,7 @@ describe('token exchange: errors', () => {
     const subject = (await userToken('web-short', 'orders.read')).access_token
     const actor = (await userToken('web-short', 'orders.read')).access_token
     const live = (await userToken()).access_token
-    t.clock.advance(60)
+    authz.clock.advance(60)
     expectError(await exchange({ subject_token: subject, subject_token_type: AT }), 400,
       { error: 'invalid_request', error_description: 'subject_token is not an active access token of this server' })
     expectError(await exchange({ subject_token: live, subject_token_type: AT, actor_token: actor, actor_token_type: AT }), 400,
@@ -234,25 +234,25 @@ describe('token exchange: errors', () => {
     const subject = (await userToken()).access_token
     expectError(await exchange({ subject_token: subject, subject_token_type: AT }, ['no-exchange', 'ne-secret']), 400,
       { error: 'unauthorized_client', error_description: 'the client may not use this grant type' })
-    const res = await postForm(t.app, '/connect/token', { grant_type: TE, client_id: 'spa', subject_token: subject, subject_token_type: AT })
+    const res = await postForm(authz.app, '/connect/token', { grant_type: TE, client_id: 'spa', subject_token: subject, subject_token_type: AT })
     expectError(res, 400, { error: 'unauthorized_client', error_description: 'public clients may not use this grant type' })
   })
 
   it('never logs the subject or actor token', async () => {
     const subject = (await userToken()).access_token
     const actor = await serviceToken('svc-a')
-    t.logs.length = 0
+    authz.logs.length = 0
     await exchange({ subject_token: subject, subject_token_type: AT, actor_token: actor, actor_token_type: 'bad' })
     await exchange({ subject_token: subject, subject_token_type: AT, actor_token: actor, actor_token_type: AT })
-    expect(t.logs.length).toBeGreaterThan(0)
-    expect(t.logs.join('\n')).not.toContain(subject.split('.')[2])
-    expect(t.logs.join('\n')).not.toContain(actor.split('.')[2])
+    expect(authz.logs.length).toBeGreaterThan(0)
+    expect(authz.logs.join('\n')).not.toContain(subject.split('.')[2])
+    expect(authz.logs.join('\n')).not.toContain(actor.split('.')[2])
   })
 })
 
 describe('discovery', () => {
   it('lists every grant type that works, and nothing more', async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
+    const doc = (await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
     expect(doc.grant_types_supported).toEqual(['client_credentials', 'refresh_token', 'password', 'urn:openid:params:grant-type:ciba', 'urn:ietf:params:oauth:grant-type:device_code', 'authorization_code', TE])
   })
 })

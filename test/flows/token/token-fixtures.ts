@@ -32,8 +32,8 @@ export const TOKEN_SEED = {
   ],
 }
 
-export async function seedTokens(t: TestApp): Promise<void> {
-  await applySeed(t.db, TOKEN_SEED)
+export async function seedTokens(authz: TestApp): Promise<void> {
+  await applySeed(authz.db, TOKEN_SEED)
 }
 
 export const NO_STORE = { 'cache-control': 'no-store', pragma: 'no-cache' }

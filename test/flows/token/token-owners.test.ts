@@ -24,10 +24,10 @@ const userClient = (clientId: string, accessTokenType: 'jwt' | 'reference' = 'jw
 })
 const user = (username: string) => ({ subjectId: `sub-${username}`, username, password: `${username}-pw`, claims: { name: username } })
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createTestApp({ env: { CLIENT_CACHE_TTL: String(TTL) } })
-  await applySeed(t.db, {
+  authz = await createTestApp({ env: { CLIENT_CACHE_TTL: String(TTL) } })
+  await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] }],
     identityResources: ['openid', 'profile', 'offline_access'],
@@ -42,40 +42,40 @@ beforeAll(async () => {
     users: [user('carol'), user('dora'), user('erin'), user('fay'), { ...user('gil'), subjectId: 'gil' }],
   })
 })
-afterAll(() => t?.close())
+afterAll(() => authz?.close())
 
 const as = (clientId: string) => ({ authorization: basic(clientId, `${clientId}-secret`) })
 
 async function passwordTokens(clientId: string, username: string) {
-  const res = await postForm(t.app, '/connect/token', { grant_type: 'password', username, password: `${username}-pw`, scope: USER_SCOPE }, as(clientId))
+  const res = await postForm(authz.app, '/connect/token', { grant_type: 'password', username, password: `${username}-pw`, scope: USER_SCOPE }, as(clientId))
   expect(res.statusCode).toBe(200)
   return res.json<{ access_token: string; refresh_token: string }>()
 }
 async function serviceToken(): Promise<string> {
-  const res = await postForm(t.app, '/connect/token', { grant_type: 'client_credentials', scope: 'orders.read' }, as('svc'))
+  const res = await postForm(authz.app, '/connect/token', { grant_type: 'client_credentials', scope: 'orders.read' }, as('svc'))
   expect(res.statusCode).toBe(200)
   return res.json().access_token
 }
-const sql = (text: string) => t.db.query(text)
+const sql = (text: string) => authz.db.query(text)
 /** As the CLI on another process (or another replica) changes it: this app hears of it within the TTL. */
-const afterTtl = () => t.clock.advance(TTL)
+const afterTtl = () => authz.clock.advance(TTL)
 
 const introspect = async (token: string, caller = { authorization: basic('orders-api', 'orders-secret') }) => {
-  const res = await postForm(t.app, '/connect/introspect', { token }, caller)
+  const res = await postForm(authz.app, '/connect/introspect', { token }, caller)
   return res.statusCode === 200 ? res.json() : { status: res.statusCode, ...res.json() }
 }
 /** RFC 9701: the token_introspection member of the signed answer. */
 const introspectAsJwt = async (token: string) => {
-  const res = await postForm(t.app, '/connect/introspect', { token }, { authorization: basic('orders-api', 'orders-secret'), accept: 'application/token-introspection+jwt' })
+  const res = await postForm(authz.app, '/connect/introspect', { token }, { authorization: basic('orders-api', 'orders-secret'), accept: 'application/token-introspection+jwt' })
   expect(res.headers['content-type']).toBe('application/token-introspection+jwt')
   return decodeJwt(res.body).token_introspection
 }
 const userinfo = async (token: string) => {
-  const res = await t.app.inject({ method: 'GET', url: '/connect/userinfo', headers: { authorization: `Bearer ${token}` } })
+  const res = await authz.app.inject({ method: 'GET', url: '/connect/userinfo', headers: { authorization: `Bearer ${token}` } })
   return { status: res.statusCode, challenge: res.headers['www-authenticate'], body: res.json() }
 }
 const exchange = async (params: Record<string, string>) => {
-  const res = await postForm(t.app, '/connect/token', { grant_type: TE, subject_token_type: AT, ...params, ...(params.actor_token ? { actor_token_type: AT } : {}) }, as('gateway'))
+  const res = await postForm(authz.app, '/connect/token', { grant_type: TE, subject_token_type: AT, ...params, ...(params.actor_token ? { actor_token_type: AT } : {}) }, as('gateway'))
   return { status: res.statusCode, body: res.json() }
 }
 
@@ -108,7 +108,7 @@ const DEAD = {
 }
 
 const refresh = async (clientId: string, token: string) => {
-  const res = await postForm(t.app, '/connect/token', { grant_type: 'refresh_token', refresh_token: token }, as(clientId))
+  const res = await postForm(authz.app, '/connect/token', { grant_type: 'refresh_token', refresh_token: token }, as(clientId))
   return { status: res.statusCode, body: res.json() }
 }
 const INVALID_CLIENT = { status: 401, body: { error: 'invalid_client', error_description: 'client authentication failed' } }
@@ -128,7 +128,7 @@ describe('tokens of a disabled or deleted client', () => {
     // The client itself cannot use its refresh token, introspect it or revoke anything (RFC 7009 §2.1: it must authenticate).
     expect(await refresh('web-off', jwt.refresh_token)).toEqual(INVALID_CLIENT)
     expect(await introspect(jwt.refresh_token, as('web-off'))).toEqual({ status: 401, error: 'invalid_client', error_description: 'caller authentication failed' })
-    const revoke = await postForm(t.app, '/connect/revocation', { token: jwt.access_token }, as('web-off'))
+    const revoke = await postForm(authz.app, '/connect/revocation', { token: jwt.access_token }, as('web-off'))
     expect({ status: revoke.statusCode, body: revoke.json() }).toEqual(INVALID_CLIENT)
 
     await sql(`UPDATE clients SET enabled = true WHERE client_id IN ('web-off', 'web-ref')`)

@@ -9,10 +9,10 @@ import { postForm } from '../../helpers/http.js'
 
 const PASSPHRASE = 'correct horse battery staple '.repeat(17) // 493 characters
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createTestApp()
-  await applySeed(t.db, {
+  authz = await createTestApp()
+  await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }, { name: 'orders.write' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read', 'orders.write'], secrets: [{ value: 'orders-secret' }] }],
     identityResources: ['openid', 'profile', 'email', 'offline_access'],
@@ -31,11 +31,11 @@ beforeAll(async () => {
     ],
   })
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const LEGACY = { authorization: basic('legacy', 'legacy-secret') }
 const post = (params: Record<string, string>, headers: Record<string, string> = LEGACY) =>
-  postForm(t.app, '/connect/token', { grant_type: 'password', ...params }, headers)
+  postForm(authz.app, '/connect/token', { grant_type: 'password', ...params }, headers)
 
 type Res = Awaited<ReturnType<typeof post>>
 function expectError(res: Res, status: number, body: Record<string, string>) {
@@ -44,7 +44,7 @@ function expectError(res: Res, status: number, body: Record<string, string>) {
   expect(res.headers.pragma).toBe('no-cache')
 }
 const INCORRECT = { error: 'invalid_grant', error_description: 'the username or password is incorrect' }
-const jwks = async () => createLocalJWKSet((await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
+const jwks = async () => createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
 
 describe('password grant: tokens', () => {
   it('issues an access token, an ID token with auth_time and amr pwd, and a refresh token', async () => {
@@ -57,20 +57,20 @@ describe('password grant: tokens', () => {
       access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'openid profile orders.read offline_access',
       id_token: expect.any(String), refresh_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     })
-    const now = Math.floor(t.clock.now() / 1000)
-    const at = await jwtVerify(body.access_token, await jwks(), { issuer: TEST_ISSUER, typ: 'at+jwt', currentDate: new Date(t.clock.now()) })
+    const now = Math.floor(authz.clock.now() / 1000)
+    const at = await jwtVerify(body.access_token, await jwks(), { issuer: TEST_ISSUER, typ: 'at+jwt', currentDate: new Date(authz.clock.now()) })
     expect(at.payload).toEqual({
       iss: TEST_ISSUER, sub: 'alice-1', client_id: 'legacy', aud: 'orders-api', scope: 'openid profile orders.read offline_access',
       auth_time: now, amr: ['pwd'], jti: expect.any(String), iat: now, nbf: now, exp: now + 3600,
     })
-    const id = await jwtVerify(body.id_token, await jwks(), { issuer: TEST_ISSUER, audience: 'legacy', currentDate: new Date(t.clock.now()) })
+    const id = await jwtVerify(body.id_token, await jwks(), { issuer: TEST_ISSUER, audience: 'legacy', currentDate: new Date(authz.clock.now()) })
     expect(id.protectedHeader).toMatchObject({ alg: 'RS256', typ: 'JWT' })
     expect(id.payload).toEqual({
       iss: TEST_ISSUER, sub: 'alice-1', aud: 'legacy', iat: now, exp: now + 300, auth_time: now, amr: ['pwd'],
       at_hash: expect.any(String), name: 'Alice Example',
     })
     // The refresh token is stored by hash only, for alice and this client.
-    const { rows } = await t.db.query<{ client_id: string; subject_id: string; handle_hash: string }>(
+    const { rows } = await authz.db.query<{ client_id: string; subject_id: string; handle_hash: string }>(
       `SELECT client_id, subject_id, handle_hash FROM persisted_grants WHERE kind = 'refresh_token'`)
     expect(rows).toEqual([{ client_id: 'legacy', subject_id: 'alice-1', handle_hash: expect.not.stringContaining(body.refresh_token) }])
   })
@@ -99,7 +99,7 @@ describe('password grant: tokens', () => {
     expect(res.json()).toEqual({
       access_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), token_type: 'Bearer', expires_in: 3600, scope: 'openid orders.read', id_token: expect.any(String),
     })
-    const introspected = await t.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('orders-api', 'orders-secret') },
+    const introspected = await authz.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('orders-api', 'orders-secret') },
       payload: form({ token: res.json().access_token }) })
     expect(introspected.json()).toMatchObject({ active: true, sub: 'alice-1', client_id: 'mobile', amr: ['pwd'], scope: 'orders.read' })
   })
@@ -122,7 +122,7 @@ describe('password grant: errors', () => {
   it('invalid_scope and invalid_target before the password is checked: nothing is counted', async () => {
     expectError(await post({ username: 'dave', password: 'wrong', scope: 'orders.write' }), 400, { error: 'invalid_scope', error_description: 'scope holds a value this client may not request' })
     expectError(await post({ username: 'dave', password: 'wrong', resource: 'nowhere' }), 400, { error: 'invalid_target', error_description: 'unknown resource' })
-    const { rows } = await t.db.query(`SELECT 1 FROM failure_counters WHERE name = 'dave-1'`)
+    const { rows } = await authz.db.query(`SELECT 1 FROM failure_counters WHERE name = 'dave-1'`)
     expect(rows).toHaveLength(0)
   })
 
@@ -137,8 +137,8 @@ describe('password grant: errors', () => {
     expect(strip(answers[1])).toEqual(strip(answers[0]))
     expect(strip(answers[2])).toEqual(strip(answers[0]))
     expect(answers[1].body).toBe(answers[0].body)
-    const nobody = await unknownUsernameDigest(t.db, 'nobody')
-    const { rows } = await t.db.query(`SELECT name, failures FROM failure_counters WHERE name IN ('alice-1', $1, 'bob-1') ORDER BY source, name`, [nobody])
+    const nobody = await unknownUsernameDigest(authz.db, 'nobody')
+    const { rows } = await authz.db.query(`SELECT name, failures FROM failure_counters WHERE name IN ('alice-1', $1, 'bob-1') ORDER BY source, name`, [nobody])
     expect(rows).toEqual([{ name: 'alice-1', failures: 1 }, { name: 'bob-1', failures: 1 }, { name: nobody, failures: 1 }])
     expect((await post({ username: 'alice', password: 'alice-pw', scope: 'orders.read' })).statusCode).toBe(200) // forgets alice's failure
   })
@@ -164,13 +164,13 @@ describe('password grant: errors', () => {
   })
 
   it('logs each failure without the password', async () => {
-    t.logs.length = 0
+    authz.logs.length = 0
     await post({ username: 'nobody', password: 'Secret-Guess-42' })
-    const lines = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>)
+    const lines = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>)
     expect(lines.filter((l) => l.msg === 'sign-in failed')).toEqual([
-      expect.objectContaining({ username_hash: await unknownUsernameDigest(t.db, 'nobody'), client_id: 'legacy', address: '127.0.0.1', reason: 'unknown_user' }),
+      expect.objectContaining({ username_hash: await unknownUsernameDigest(authz.db, 'nobody'), client_id: 'legacy', address: '127.0.0.1', reason: 'unknown_user' }),
     ])
-    expect(t.logs.join('\n')).not.toContain('Secret-Guess-42')
+    expect(authz.logs.join('\n')).not.toContain('Secret-Guess-42')
   })
 })
 
@@ -191,12 +191,12 @@ describe('password grant: lockout (LOCKOUT_THRESHOLD 10, LOCKOUT_DURATION 300)',
     }
     expect(Math.min(...locked)).toBeLessThan(Math.min(...wrong))
     expect((await post({ username: 'alice', password: 'alice-pw', scope: 'orders.read' })).statusCode).toBe(200) // forget alice's failures
-    const failures = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed' && l.username === 'carol')
+    const failures = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed' && l.username === 'carol')
     expect(failures.at(-1)).toMatchObject({ reason: 'locked', client_id: 'legacy' })
 
-    t.clock.advance(299)
+    authz.clock.advance(299)
     expectError(await post({ username: 'carol', password: 'carol-pw' }), 400, INCORRECT)
-    t.clock.advance(1)
+    authz.clock.advance(1)
     const res = await post({ username: 'carol', password: 'carol-pw', scope: 'orders.read' })
     expect(res.statusCode).toBe(200)
     expect(decodeJwt(res.json().access_token)).toMatchObject({ sub: 'carol-1', amr: ['pwd'] })
@@ -204,10 +204,10 @@ describe('password grant: lockout (LOCKOUT_THRESHOLD 10, LOCKOUT_DURATION 300)',
 
   it('an unknown username locks after as many failures, so a lock reveals nothing', async () => {
     for (let i = 0; i < 10; i++) expectError(await post({ username: 'mallory', password: `guess-${i}` }), 400, INCORRECT)
-    t.logs.length = 0
+    authz.logs.length = 0
     expectError(await post({ username: 'mallory', password: 'anything' }), 400, INCORRECT)
-    const lines = t.logs.map((l) => JSON.parse(l) as Record<string, unknown>)
-    expect(lines.filter((l) => l.msg === 'sign-in failed')).toEqual([expect.objectContaining({ username_hash: await unknownUsernameDigest(t.db, 'mallory'), reason: 'locked' })])
+    const lines = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(lines.filter((l) => l.msg === 'sign-in failed')).toEqual([expect.objectContaining({ username_hash: await unknownUsernameDigest(authz.db, 'mallory'), reason: 'locked' })])
   })
 })
 
@@ -216,28 +216,28 @@ describe('password grant: unknown usernames', () => {
   // sit in the audit log and in failure_counters for the lockout period, for anyone who reads them.
   it('counts and logs a name no account has only by its keyed hash, with the same lockout on every replica', async () => {
     const typed = 'Tr0ub4dor&3-typed-as-username'
-    const replica = await createTestApp({ testDb: t.testDb })
+    const replica = await createTestApp({ testDb: authz.testDb })
     try {
-      replica.clock.set(t.clock.now())
-      t.logs.length = 0
+      replica.clock.set(authz.clock.now())
+      authz.logs.length = 0
       replica.logs.length = 0
       const on = (app: TestApp) => app.app.inject({
         method: 'POST', url: '/connect/token', headers: { ...FORM, ...LEGACY }, payload: form({ grant_type: 'password', username: typed, password: 'x' }),
       })
-      for (let i = 0; i < 10; i++) expectError(await on(i % 2 ? replica : t), 400, INCORRECT)
+      for (let i = 0; i < 10; i++) expectError(await on(i % 2 ? replica : authz), 400, INCORRECT)
       expectError(await on(replica), 400, INCORRECT)
-      const lines = [...t.logs, ...replica.logs].map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed')
+      const lines = [...authz.logs, ...replica.logs].map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed')
       expect(lines.map((l) => l.reason)).toEqual([...Array<string>(10).fill('unknown_user'), 'locked'])
-      const hash = await unknownUsernameDigest(t.db, typed)
+      const hash = await unknownUsernameDigest(authz.db, typed)
       expect(hash).toMatch(/^[A-Za-z0-9_-]{43}$/)
       for (const l of lines) {
         expect(l).toMatchObject({ username_hash: hash, client_id: 'legacy' })
         expect(l).not.toHaveProperty('username')
       }
-      expect([...t.logs, ...replica.logs].join('\n')).not.toContain('Tr0ub4dor')
-      const { rows } = await t.db.query(`SELECT name, source, failures, blocks FROM failure_counters WHERE source = 'unknown-username' AND name = $1`, [hash])
+      expect([...authz.logs, ...replica.logs].join('\n')).not.toContain('Tr0ub4dor')
+      const { rows } = await authz.db.query(`SELECT name, source, failures, blocks FROM failure_counters WHERE source = 'unknown-username' AND name = $1`, [hash])
       expect(rows).toEqual([{ name: hash, source: 'unknown-username', failures: 0, blocks: 1 }])
-      const leaked = await t.db.query(`SELECT count(*)::int AS n FROM failure_counters WHERE strpos(name, 'Tr0ub4dor') > 0`)
+      const leaked = await authz.db.query(`SELECT count(*)::int AS n FROM failure_counters WHERE strpos(name, 'Tr0ub4dor') > 0`)
       expect(leaked.rows).toEqual([{ n: 0 }])
     } finally {
       await replica.close()
@@ -247,7 +247,7 @@ describe('password grant: unknown usernames', () => {
 
 describe('discovery', () => {
   it('lists the password grant', async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
+    const doc = (await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
     expect(doc.grant_types_supported).toContain('password')
   })
 })

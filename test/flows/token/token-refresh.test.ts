@@ -11,11 +11,11 @@ import { createPgUserStore } from '../../../src/stores/users.postgres.js'
 import { basic, createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
 import { postForm, postFormBasic } from '../../helpers/http.js'
 
-let t: TestApp
+let authz: TestApp
 let issue: (clientId: string, scope: string) => Promise<Record<string, string>>
 beforeAll(async () => {
-  t = await createTestApp()
-  await applySeed(t.db, {
+  authz = await createTestApp()
+  await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] }],
     identityResources: ['openid', 'profile', 'offline_access'],
@@ -26,10 +26,10 @@ beforeAll(async () => {
     ],
     users: [{ subjectId: 'u-1', username: 'alice', claims: { name: 'Alice', email: 'alice@example.com' } }],
   })
-  const resources = createPgResourceStore(t.db)
-  const users = createPgUserStore(t.db)
-  const clients = createPgClientStore(t.db)
-  const issuer = createTokenIssuer({ config: t.config, clock: t.clock, keys: t.app.authz.keys, grants: createPgGrantStore(t.db), users, resources })
+  const resources = createPgResourceStore(authz.db)
+  const users = createPgUserStore(authz.db)
+  const clients = createPgClientStore(authz.db)
+  const issuer = createTokenIssuer({ config: authz.config, clock: authz.clock, keys: authz.app.authz.keys, grants: createPgGrantStore(authz.db), users, resources })
   const scopes = createScopeResolver({ resources })
   issue = async (clientId, scope) => {
     const client = (await clients.findById(clientId))!
@@ -37,14 +37,14 @@ beforeAll(async () => {
     const user = (await users.findBySubjectId('u-1'))!
     return (await issuer.issue({
       client, subjectId: 'u-1', granted, claims: { acr: '1' }, refreshToken: true,
-      idToken: { user, authTime: Math.floor(t.clock.now() / 1000) - 5, nonce: 'n-1', amr: ['pwd'] },
+      idToken: { user, authTime: Math.floor(authz.clock.now() / 1000) - 5, nonce: 'n-1', amr: ['pwd'] },
     })) as unknown as Record<string, string>
   }
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
 const refresh = (params: Record<string, string>, headers: Record<string, string> = { authorization: basic('app', 'app-secret') }) =>
-  postForm(t.app, '/connect/token', { grant_type: 'refresh_token', ...params }, headers)
+  postForm(authz.app, '/connect/token', { grant_type: 'refresh_token', ...params }, headers)
 
 describe('token issuer', () => {
   it('issues an ID token (OIDC Core §2) with at_hash and the claims of the granted identity scopes', async () => {
@@ -53,16 +53,16 @@ describe('token issuer', () => {
       access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600,
       scope: 'openid profile orders.read offline_access', id_token: expect.any(String), refresh_token: expect.stringMatching(/^[\w-]{43}$/),
     })
-    const jwks = createLocalJWKSet((await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
-    const { payload, protectedHeader } = await jwtVerify(res.id_token!, jwks, { issuer: TEST_ISSUER, audience: 'app', currentDate: new Date(t.clock.now()) })
+    const jwks = createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
+    const { payload, protectedHeader } = await jwtVerify(res.id_token!, jwks, { issuer: TEST_ISSUER, audience: 'app', currentDate: new Date(authz.clock.now()) })
     expect(protectedHeader).toMatchObject({ alg: 'RS256', typ: 'JWT' })
-    const iat = Math.floor(t.clock.now() / 1000)
+    const iat = Math.floor(authz.clock.now() / 1000)
     expect(payload).toEqual({
       iss: TEST_ISSUER, sub: 'u-1', aud: 'app', iat, exp: iat + 300, auth_time: iat - 5, nonce: 'n-1', amr: ['pwd'],
       at_hash: atHash(res.access_token!), name: 'Alice',
     })
     // Access tokens of a refresh-token family are recorded so that the family can be revoked.
-    const { rows } = await t.db.query<{ kind: string }>('SELECT kind FROM persisted_grants ORDER BY kind')
+    const { rows } = await authz.db.query<{ kind: string }>('SELECT kind FROM persisted_grants ORDER BY kind')
     expect(rows.map((r) => r.kind)).toEqual(['jwt_access_token', 'refresh_token'])
   })
 })
@@ -80,7 +80,7 @@ describe('refresh_token grant', () => {
     expect(replay.json()).toEqual({ error: 'invalid_grant', error_description: 'refresh token already used' })
     // The whole family is gone: the rotated token and the JWTs issued with it.
     expect((await refresh({ refresh_token: body.refresh_token })).json()).toEqual({ error: 'invalid_grant', error_description: 'unknown refresh token' })
-    const intro = await postFormBasic(t.app, '/connect/introspect', { token: body.access_token }, 'orders-api', 'orders-secret')
+    const intro = await postFormBasic(authz.app, '/connect/introspect', { token: body.access_token }, 'orders-api', 'orders-secret')
     expect(intro.body).toBe('{"active":false}')
   })
 
@@ -107,7 +107,7 @@ describe('refresh_token grant', () => {
     const narrow = await refresh({ refresh_token: first.refresh_token!, scope: 'orders.read offline_access' })
     expect(narrow.statusCode).toBe(200)
     expect(narrow.json()).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'orders.read offline_access', refresh_token: expect.stringMatching(/^[\w-]{43}$/) })
-    const seen = await postFormBasic(t.app, '/connect/introspect', { token: narrow.json().refresh_token }, 'app', 'app-secret')
+    const seen = await postFormBasic(authz.app, '/connect/introspect', { token: narrow.json().refresh_token }, 'app', 'app-secret')
     expect(seen.json()).toMatchObject({ active: true, scope: 'openid orders.read offline_access' })
     const full = await refresh({ refresh_token: narrow.json().refresh_token })
     expect(full.statusCode).toBe(200)
@@ -132,7 +132,7 @@ describe('refresh_token grant', () => {
 
   it('enforces the absolute lifetime', async () => {
     const first = await issue('app', 'orders.read offline_access')
-    t.clock.advance(1000)
+    authz.clock.advance(1000)
     expect((await refresh({ refresh_token: first.refresh_token! })).json()).toEqual({ error: 'invalid_grant', error_description: 'refresh token expired' })
   })
 
@@ -149,12 +149,12 @@ describe('refresh_token grant', () => {
 
 describe('refresh tokens at introspection and revocation', () => {
   const introspect = (token: string, authorization: string, hint?: string) =>
-    postForm(t.app, '/connect/introspect', { token, ...(hint ? { token_type_hint: hint } : {}) }, { authorization })
+    postForm(authz.app, '/connect/introspect', { token, ...(hint ? { token_type_hint: hint } : {}) }, { authorization })
 
   it('shows a refresh token only to the client that owns it, never to an API', async () => {
     const res = await issue('app', 'orders.read offline_access')
     const own = await introspect(res.refresh_token!, basic('app', 'app-secret'), 'access_token')
-    const iat = Math.floor(t.clock.now() / 1000)
+    const iat = Math.floor(authz.clock.now() / 1000)
     expect(own.json()).toEqual({ active: true, iss: TEST_ISSUER, sub: 'u-1', client_id: 'app', scope: 'orders.read offline_access', iat, exp: iat + 1000 })
     expect((await introspect(res.refresh_token!, basic('orders-api', 'orders-secret'), 'refresh_token')).body).toBe('{"active":false}')
     expect((await introspect(res.refresh_token!, basic('reuser', 'reuser-secret'))).body).toBe('{"active":false}')
@@ -162,10 +162,10 @@ describe('refresh tokens at introspection and revocation', () => {
 
   it('revoking a refresh token revokes its family, JWT access tokens included', async () => {
     const res = await issue('app', 'orders.read offline_access')
-    const other = await postFormBasic(t.app, '/connect/revocation', { token: res.refresh_token! }, 'reuser', 'reuser-secret')
+    const other = await postFormBasic(authz.app, '/connect/revocation', { token: res.refresh_token! }, 'reuser', 'reuser-secret')
     expect(other.statusCode).toBe(200)
     expect((await introspect(res.refresh_token!, basic('app', 'app-secret'))).json().active).toBe(true)
-    const rev = await postFormBasic(t.app, '/connect/revocation', { token: res.refresh_token!, token_type_hint: 'refresh_token' }, 'app', 'app-secret')
+    const rev = await postFormBasic(authz.app, '/connect/revocation', { token: res.refresh_token!, token_type_hint: 'refresh_token' }, 'app', 'app-secret')
     expect(rev.statusCode).toBe(200)
     expect((await introspect(res.refresh_token!, basic('app', 'app-secret'))).body).toBe('{"active":false}')
     // The JWT of that family reaches this replica's revocation list through NOTIFY.

@@ -4,14 +4,14 @@ import { basic, createTestApp, FORM, TEST_ISSUER, type TestApp } from '../../hel
 import { postForm } from '../../helpers/http.js'
 import { CC, seedTokens } from './token-fixtures.js'
 
-let t: TestApp
+let authz: TestApp
 beforeAll(async () => {
-  t = await createTestApp()
-  await seedTokens(t)
+  authz = await createTestApp()
+  await seedTokens(authz)
 })
-afterAll(() => t.close())
+afterAll(() => authz.close())
 
-const post = (params: Record<string, string>, headers: Record<string, string> = {}) => postForm(t.app, '/connect/token', params, headers)
+const post = (params: Record<string, string>, headers: Record<string, string> = {}) => postForm(authz.app, '/connect/token', params, headers)
 
 function expectError(res: Awaited<ReturnType<typeof post>>, status: number, body: Record<string, string>) {
   expect({ status: res.statusCode, body: res.json() }).toEqual({ status, body })
@@ -28,17 +28,17 @@ describe('client_credentials with JWT access tokens (RFC 9068)', () => {
     expect(res.headers.pragma).toBe('no-cache')
     const body = res.json()
     expect(body).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'orders.read billing.read' })
-    const jwks = (await t.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json()
+    const jwks = (await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json()
     const { payload, protectedHeader } = await jwtVerify(body.access_token, createLocalJWKSet(jwks), {
-      issuer: TEST_ISSUER, typ: 'at+jwt', currentDate: new Date(t.clock.now()),
+      issuer: TEST_ISSUER, typ: 'at+jwt', currentDate: new Date(authz.clock.now()),
     })
     expect(protectedHeader).toEqual({ alg: 'ES256', typ: 'at+jwt', kid: expect.any(String) })
-    const iat = Math.floor(t.clock.now() / 1000)
+    const iat = Math.floor(authz.clock.now() / 1000)
     expect(payload).toEqual({
       iss: TEST_ISSUER, sub: 'backend', client_id: 'backend', aud: ['orders-api', 'billing-api'],
       scope: 'orders.read billing.read', jti: expect.any(String), iat, nbf: iat, exp: iat + 3600,
     })
-    const { rows } = await t.db.query('SELECT count(*)::int AS n FROM persisted_grants')
+    const { rows } = await authz.db.query('SELECT count(*)::int AS n FROM persisted_grants')
     expect(rows[0]).toEqual({ n: 0 }) // no database write per JWT
   })
 
@@ -76,13 +76,13 @@ describe('client_credentials with JWT access tokens (RFC 9068)', () => {
     expect(res.statusCode).toBe(200)
     const body = res.json()
     expect(body).toEqual({ access_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), token_type: 'Bearer', expires_in: 600, scope: 'orders.read' })
-    const { rows } = await t.db.query<{ kind: string; client_id: string; handle_hash: string }>(
+    const { rows } = await authz.db.query<{ kind: string; client_id: string; handle_hash: string }>(
       'SELECT kind, client_id, handle_hash FROM persisted_grants')
     expect(rows).toHaveLength(1)
     expect(rows[0]!.kind).toBe('reference_token')
     expect(rows[0]!.handle_hash).not.toBe(body.access_token)
     // Tokens without a family cost no family row (the JWT test above wrote nothing at all).
-    expect((await t.db.query('SELECT count(*)::int AS n FROM grant_families')).rows).toEqual([{ n: 0 }])
+    expect((await authz.db.query('SELECT count(*)::int AS n FROM grant_families')).rows).toEqual([{ n: 0 }])
   })
 })
 
@@ -147,13 +147,13 @@ describe('grant registry and parameters', () => {
   })
 
   it('rejects repeated, empty and over-long parameters and non-form bodies', async () => {
-    const rep = await t.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, ...auth }, payload: 'grant_type=client_credentials&scope=a&scope=b' })
+    const rep = await authz.app.inject({ method: 'POST', url: '/connect/token', headers: { ...FORM, ...auth }, payload: 'grant_type=client_credentials&scope=a&scope=b' })
     expectError(rep, 400, { error: 'invalid_request', error_description: 'parameter scope is repeated' })
     expectError(await post({ grant_type: CC, scope: '' }, auth), 400, { error: 'invalid_request', error_description: 'parameter scope is empty' })
     expectError(await post({ grant_type: CC, scope: 'x'.repeat(301) }, auth), 400, { error: 'invalid_request', error_description: 'scope is too long' })
     expectError(await post({ grant_type: CC, foo: 'x'.repeat(101) }, auth), 400, { error: 'invalid_request', error_description: 'a parameter is too long' })
     expectError(await post({ grant_type: CC, resource: 'x'.repeat(513) }, auth), 400, { error: 'invalid_request', error_description: 'resource is too long' })
-    const json = await t.app.inject({ method: 'POST', url: '/connect/token', headers: { 'content-type': 'application/json', ...auth }, payload: '{"grant_type":"client_credentials"}' })
+    const json = await authz.app.inject({ method: 'POST', url: '/connect/token', headers: { 'content-type': 'application/json', ...auth }, payload: '{"grant_type":"client_credentials"}' })
     expectError(json, 400, { error: 'invalid_request', error_description: 'the request body must be application/x-www-form-urlencoded' })
   })
 

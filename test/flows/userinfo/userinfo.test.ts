@@ -10,13 +10,13 @@ import { FORM, form, TEST_ISSUER } from '../../helpers/app.js'
 import { postForm, postFormBasic } from '../../helpers/http.js'
 import { authorizeSeed, codeFor, createAuthorizeTestApp, redeem, session } from '../authorization-code/harness.js'
 
-let t: TestApp
+let authz: TestApp
 let alice: string
 beforeAll(async () => {
-  t = await createAuthorizeTestApp()
+  authz = await createAuthorizeTestApp()
   const seed = authorizeSeed()
   // The same client with reference access tokens; and one that leaves the user's claims to userinfo.
-  await applySeed(t.db, {
+  await applySeed(authz.db, {
     ...seed,
     clients: [
       ...seed.clients,
@@ -24,23 +24,23 @@ beforeAll(async () => {
       { ...seed.clients[0]!, clientId: 'web-quiet', secrets: [{ value: 'web-quiet-secret' }], allowedGrantTypes: ['authorization_code', 'password'], alwaysIncludeUserClaimsInIdToken: false },
     ],
   })
-  alice = await session(t)
-  await t.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES
+  alice = await session(authz)
+  await authz.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES
     ('u-alice', 'web', '{openid,profile,email,orders.read,offline_access}', now(), now()),
     ('u-alice', 'web-ref', '{openid,profile,email,orders.read,offline_access}', now(), now()),
     ('u-alice', 'web-quiet', '{openid,profile,email,orders.read,offline_access}', now(), now())`)
 })
-afterAll(() => t?.close())
+afterAll(() => authz?.close())
 
 /** The code flow's token response for `client`. */
 async function tokens(scope: string, client = 'web'): Promise<Record<string, string>> {
-  const { code, verifier } = await codeFor(t, alice, { scope, client_id: client })
-  const res = await redeem(t, { code, code_verifier: verifier }, { client_id: client, client_secret: `${client}-secret` })
+  const { code, verifier } = await codeFor(authz, alice, { scope, client_id: client })
+  const res = await redeem(authz, { code, code_verifier: verifier }, { client_id: client, client_secret: `${client}-secret` })
   expect(res.statusCode).toBe(200)
   return res.json()
 }
 const accessToken = async (scope: string, client = 'web') => (await tokens(scope, client)).access_token!
-const get = (headers: Record<string, string> = {}) => t.app.inject({ method: 'GET', url: '/connect/userinfo', headers })
+const get = (headers: Record<string, string> = {}) => authz.app.inject({ method: 'GET', url: '/connect/userinfo', headers })
 const challenge = (error?: string) => `Bearer realm="${TEST_ISSUER}"${error ? `, error="${error}"` : ''}`
 
 describe('userinfo', () => {
@@ -58,7 +58,7 @@ describe('userinfo', () => {
   it('POST with the token in the form, a reference token', async () => {
     const token = await accessToken('openid email', 'web-ref')
     expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/)
-    const res = await postForm(t.app, '/connect/userinfo', { access_token: token })
+    const res = await postForm(authz.app, '/connect/userinfo', { access_token: token })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ sub: 'u-alice', email: 'alice@example.com', email_verified: true })
   })
@@ -72,16 +72,16 @@ describe('userinfo', () => {
 
   it('a token in the header and the form: 400 invalid_request', async () => {
     const token = await accessToken('openid')
-    const res = await t.app.inject({ method: 'POST', url: '/connect/userinfo', headers: { ...FORM, authorization: `Bearer ${token}` }, payload: form({ access_token: token }) })
+    const res = await authz.app.inject({ method: 'POST', url: '/connect/userinfo', headers: { ...FORM, authorization: `Bearer ${token}` }, payload: form({ access_token: token }) })
     expect(res.statusCode).toBe(400)
     expect(res.headers['www-authenticate']).toBe(challenge('invalid_request'))
   })
 
   it('expired, revoked, forged and foreign tokens: 401 invalid_token', async () => {
     const revoked = await accessToken('openid')
-    expect((await postFormBasic(t.app, '/connect/revocation', { token: revoked }, 'web', 'web-secret')).statusCode).toBe(200)
+    expect((await postFormBasic(authz.app, '/connect/revocation', { token: revoked }, 'web', 'web-secret')).statusCode).toBe(200)
     const forged = `${revoked.slice(0, -4)}AAAA`
-    const idToken = (await redeem(t, await codeFor(t, alice).then((c) => ({ code: c.code, code_verifier: c.verifier })))).json().id_token
+    const idToken = (await redeem(authz, await codeFor(authz, alice).then((c) => ({ code: c.code, code_verifier: c.verifier })))).json().id_token
     const expired = await accessToken('openid')
     for (const token of [revoked, forged, idToken, 'x'.repeat(43)]) {
       const res = await get({ authorization: `Bearer ${token}` })
@@ -89,12 +89,12 @@ describe('userinfo', () => {
       expect(res.headers['www-authenticate']).toBe(challenge('invalid_token'))
       expect(res.json()).toEqual({ error: 'invalid_token', error_description: 'the access token is not valid' })
     }
-    t.clock.advance(3600)
+    authz.clock.advance(3600)
     expect((await get({ authorization: `Bearer ${expired}` })).statusCode).toBe(401)
   })
 
   it('a token without openid: 403 insufficient_scope', async () => {
-    const cc = await postFormBasic(t.app, '/connect/token', { grant_type: 'client_credentials' }, 'cc-only', 'cc-secret')
+    const cc = await postFormBasic(authz.app, '/connect/token', { grant_type: 'client_credentials' }, 'cc-only', 'cc-secret')
     const res = await get({ authorization: `Bearer ${cc.json().access_token}` })
     expect(res.statusCode).toBe(403)
     expect(res.headers['www-authenticate']).toBe(`${challenge('insufficient_scope')}, scope="openid"`)
@@ -102,13 +102,13 @@ describe('userinfo', () => {
   })
 
   it('a disabled user: 401 invalid_token', async () => {
-    alice = await session(t) // the clock moved past the old session's idle timeout
+    alice = await session(authz) // the clock moved past the old session's idle timeout
     const token = await accessToken('openid')
-    await t.db.query(`UPDATE users SET enabled = false WHERE username = 'alice'`)
+    await authz.db.query(`UPDATE users SET enabled = false WHERE username = 'alice'`)
     try {
       expect((await get({ authorization: `Bearer ${token}` })).statusCode).toBe(401)
     } finally {
-      await t.db.query(`UPDATE users SET enabled = true WHERE username = 'alice'`)
+      await authz.db.query(`UPDATE users SET enabled = true WHERE username = 'alice'`)
     }
   })
 })
@@ -116,17 +116,17 @@ describe('userinfo', () => {
 describe('the user\'s claims in ID tokens: alwaysIncludeUserClaimsInIdToken', () => {
   const PROFILE_AND_EMAIL = { name: 'Alice Example', family_name: 'Example', email: 'alice@example.com', email_verified: true }
   const token = (client: string, params: Record<string, string>) =>
-    postForm(t.app, '/connect/token', { client_id: client, client_secret: `${client}-secret`, ...params })
+    postForm(authz.app, '/connect/token', { client_id: client, client_secret: `${client}-secret`, ...params })
 
   it('by default (true) the ID token carries the claims of the granted identity scopes, as userinfo does', async () => {
-    alice = await session(t) // the clock may have moved past the session's idle timeout
+    alice = await session(authz) // the clock may have moved past the session's idle timeout
     const body = await tokens('openid profile email')
     expect(decodeJwt(body.id_token!)).toMatchObject({ sub: 'u-alice', aud: 'web', ...PROFILE_AND_EMAIL })
     expect((await get({ authorization: `Bearer ${body.access_token}` })).json()).toEqual({ sub: 'u-alice', ...PROFILE_AND_EMAIL })
   })
 
   it('false: ID tokens of every grant carry the protocol claims only; userinfo still answers with the user\'s claims', async () => {
-    alice = await session(t)
+    alice = await session(authz)
     const body = await tokens('openid profile email offline_access', 'web-quiet')
     const code = decodeJwt(body.id_token!)
     expect(Object.keys(code).sort()).toEqual(['acr', 'amr', 'at_hash', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'nonce', 'sid', 'sub'])
