@@ -25,29 +25,86 @@ const OBSERVE = '^src/observe/'
 /** Where Fastify may be imported: route plugins (routes.ts, *-routes.ts), http/, the roots and the Core contract. */
 const FASTIFY_ALLOWED = `${HTTP}|^src/flows/[^/]+/[a-z-]*routes\\.ts$|${ROOTS}|^src/core\\.ts$`
 
-const forbid = (name, comment, from, to) => ({ name, comment, severity: 'error', from: typeof from === 'string' ? { path: from } : from, to: typeof to === 'string' ? { path: to } : to })
+const forbid = (name, comment, from, to) => ({
+  name,
+  comment,
+  severity: 'error',
+  from: typeof from === 'string' ? { path: from } : from,
+  to: typeof to === 'string' ? { path: to } : to,
+})
 
 module.exports = {
   forbidden: [
-    forbid('flows-do-not-import-each-other', 'a flow uses the Core and the shared folders; what two flows share moves down', '^src/flows/([^/]+)/', { path: FLOWS, pathNot: '^src/flows/$1/' }),
-    forbid('no-fastify-outside-routes-and-http', 'protocol logic has no Fastify types: only route plugins, http/ and the roots import Fastify', { pathNot: FASTIFY_ALLOWED, path: '^src/' }, FASTIFY),
-    forbid('no-sql-outside-stores-and-db', 'only stores/ and db/ (and the roots that wire them) reach the database driver or db/', { pathNot: `^src/stores/|${DB}|${ROOTS}`, path: '^src/' }, SQL),
-    forbid('only-roots-wire-postgres', 'only the composition roots import concrete stores', { pathNot: `${ROOTS}|${PG_STORES}`, path: '^src/' }, PG_STORES),
-    forbid('bottom-imports-nothing-above', 'domain/, errors.ts and endpoints.ts are the bottom of every layer', BOTTOM, { path: '^src/', pathNot: BOTTOM }),
-    forbid('observe-below-everything', 'audit events and metrics are called from every layer and call none', OBSERVE, { path: '^src/', pathNot: `${BOTTOM}|${OBSERVE}|^src/config\\.ts$` }),
+    forbid(
+      'flows-do-not-import-each-other',
+      'a flow uses the Core and the shared folders; what two flows share moves down',
+      '^src/flows/([^/]+)/',
+      { path: FLOWS, pathNot: '^src/flows/$1/' },
+    ),
+    forbid(
+      'no-fastify-outside-routes-and-http',
+      'protocol logic has no Fastify types: only route plugins, http/ and the roots import Fastify',
+      { pathNot: FASTIFY_ALLOWED, path: '^src/' },
+      FASTIFY,
+    ),
+    forbid(
+      'no-sql-outside-stores-and-db',
+      'only stores/ and db/ (and the roots that wire them) reach the database driver or db/',
+      { pathNot: `^src/stores/|${DB}|${ROOTS}`, path: '^src/' },
+      SQL,
+    ),
+    forbid(
+      'only-roots-wire-postgres',
+      'only the composition roots import concrete stores',
+      { pathNot: `${ROOTS}|${PG_STORES}`, path: '^src/' },
+      PG_STORES,
+    ),
+    forbid('bottom-imports-nothing-above', 'domain/, errors.ts and endpoints.ts are the bottom of every layer', BOTTOM, {
+      path: '^src/',
+      pathNot: BOTTOM,
+    }),
+    forbid('observe-below-everything', 'audit events and metrics are called from every layer and call none', OBSERVE, {
+      path: '^src/',
+      pathNot: `${BOTTOM}|${OBSERVE}|^src/config\\.ts$`,
+    }),
     forbid('core-contract-knows-no-flow', 'src/core.ts is what flows import; it cannot name them', '^src/core\\.ts$', `${FLOWS}|${ROOTS}`),
-    forbid('shared-folders-below-flows', 'nothing shared imports a flow or a root', { pathNot: `${FLOWS}|${ROOTS}`, path: '^src/' }, `${FLOWS}|${ROOTS}`),
+    forbid(
+      'shared-folders-below-flows',
+      'nothing shared imports a flow or a root',
+      { pathNot: `${FLOWS}|${ROOTS}`, path: '^src/' },
+      `${FLOWS}|${ROOTS}`,
+    ),
     forbid('http-below-flows', 'HTTP glue serves every flow and knows none', HTTP, `${FLOWS}|^src/core\\.ts$`),
-    forbid('pages-render-only', 'pages render page models; they reach no stores, SQL, HTTP or kits', PAGES, `^src/stores/|${DB}|${HTTP}|^src/(grants|client-auth|jobs)/|${TOKENS}`),
+    forbid(
+      'pages-render-only',
+      'pages render page models; they reach no stores, SQL, HTTP or kits',
+      PAGES,
+      `^src/stores/|${DB}|${HTTP}|^src/(grants|client-auth|jobs)/|${TOKENS}`,
+    ),
     forbid('kits-below-http-and-pages', 'the shared kits know no HTTP glue and render nothing', KITS, `${HTTP}|${PAGES}`),
     forbid('tokens-below-kits', 'tokens and keys depend on store interfaces at most', TOKENS, `${KITS}|${HTTP}|${PAGES}`),
-    forbid('store-interfaces-below-tokens', 'store interfaces know no tokens, kits or HTTP', STORE_INTERFACES, `${TOKENS}|${KITS}|${HTTP}|${PAGES}|${PG_STORES}`),
-    { name: 'no-circular', comment: 'no cycle anywhere, type-only imports included', severity: 'error', from: { path: '^src/' }, to: { circular: true } },
+    forbid(
+      'store-interfaces-below-tokens',
+      'store interfaces know no tokens, kits or HTTP',
+      STORE_INTERFACES,
+      `${TOKENS}|${KITS}|${HTTP}|${PAGES}|${PG_STORES}`,
+    ),
+    {
+      name: 'no-circular',
+      comment: 'no cycle anywhere, type-only imports included',
+      severity: 'error',
+      from: { path: '^src/' },
+      to: { circular: true },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js'],
+    },
   },
 }

@@ -17,7 +17,9 @@ const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => ({ PATH: 
 export async function startPeer(opts: { root: string; port: number; pinning: Pinning; cleanup: Cleanup }): Promise<Peer> {
   const url = `http://127.0.0.1:${opts.port}`
   const child = spawnNode('oidc-provider', ['--import', 'tsx', join(opts.root, 'bench', 'peer-oidc-provider.ts')], {
-    cwd: opts.root, env: childEnv({ PEER_PORT: String(opts.port) }), pinning: opts.pinning,
+    cwd: opts.root,
+    env: childEnv({ PEER_PORT: String(opts.port) }),
+    pinning: opts.pinning,
   })
   opts.cleanup.defer('stop oidc-provider', () => child.stop())
   const discoveryUrl = `${url}/.well-known/openid-configuration`
@@ -34,7 +36,12 @@ export async function startPeer(opts: { root: string; port: number; pinning: Pin
 
 /** jose's jwtVerify rate for `token` (verifications per second), measured for `durationMs`. */
 export async function measureJoseVerify(opts: {
-  root: string; pinning: Pinning; jwksUrl: string; issuer: string; token: string; durationMs: number
+  root: string
+  pinning: Pinning
+  jwksUrl: string
+  issuer: string
+  token: string
+  durationMs: number
 }): Promise<number> {
   const child = spawnNode('jose-verify', ['--import', 'tsx', join(opts.root, 'bench', 'jose-verify.ts')], {
     cwd: opts.root,

@@ -90,7 +90,8 @@ async function main() {
     const tasks = [{ name: 'persistedGrants', remove: grants.removeExpired }]
 
     progress(`(1) inserting ${fmt(rows)} expired rows`)
-    for (let done = 0; done < rows; done += 50_000) await insertExpired(db, `b${done}-`, Math.min(50_000, rows - done), new Date(Date.now() - 60_000))
+    for (let done = 0; done < rows; done += 50_000)
+      await insertExpired(db, `b${done}-`, Math.min(50_000, rows - done), new Date(Date.now() - 60_000))
     const backlogCleanup = createCleanup({ clock: systemClock, logger: quiet, tasks })
     const t0 = performance.now()
     const run = await backlogCleanup.run()

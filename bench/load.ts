@@ -46,10 +46,19 @@ interface Cursor {
 
 function cannon(req: BenchRequest, connections: number, duration: number, cursor: Cursor) {
   const bodies = req.bodies
-  const rotate = bodies && bodies.length > 0
-    ? [{ setupRequest: (r: { body?: string | Buffer }) => ({ ...r, body: bodies[cursor.next++ % bodies.length] }) }]
-    : undefined
-  return autocannon({ url: req.url, method: 'POST', headers: req.headers, body: req.body, connections, duration, ...(rotate ? { requests: rotate } : {}) })
+  const rotate =
+    bodies && bodies.length > 0
+      ? [{ setupRequest: (r: { body?: string | Buffer }) => ({ ...r, body: bodies[cursor.next++ % bodies.length] }) }]
+      : undefined
+  return autocannon({
+    url: req.url,
+    method: 'POST',
+    headers: req.headers,
+    body: req.body,
+    connections,
+    duration,
+    ...(rotate ? { requests: rotate } : {}),
+  })
 }
 
 export async function runLoad(req: BenchRequest, serverPid: number, opts: LoadOptions): Promise<LoadResult> {
@@ -72,8 +81,15 @@ export async function runLoad(req: BenchRequest, serverPid: number, opts: LoadOp
     sample()
     const statusCodes = Object.fromEntries(Object.entries(r.statusCodeStats).map(([code, s]) => [code, s.count]))
     return {
-      rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99,
-      non2xx: r.non2xx, errors: r.errors + r.timeouts, statusCodes, warmupFailures, window, peakRssMiB: peak,
+      rps: r.requests.average,
+      p50: r.latency.p50,
+      p99: r.latency.p99,
+      non2xx: r.non2xx,
+      errors: r.errors + r.timeouts,
+      statusCodes,
+      warmupFailures,
+      window,
+      peakRssMiB: peak,
     }
   } finally {
     clearInterval(sampler)

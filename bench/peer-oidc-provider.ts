@@ -13,8 +13,13 @@ const issuer = `http://127.0.0.1:${port}`
 /** A client_credentials client authenticating with client_secret_basic, as ours do. */
 function serviceClient(c: { id: string; secret: string }) {
   return {
-    client_id: c.id, client_secret: c.secret, token_endpoint_auth_method: 'client_secret_basic',
-    grant_types: ['client_credentials'], response_types: [], redirect_uris: [], scope: API_SCOPES.join(' '),
+    client_id: c.id,
+    client_secret: c.secret,
+    token_endpoint_auth_method: 'client_secret_basic',
+    grant_types: ['client_credentials'],
+    response_types: [],
+    redirect_uris: [],
+    scope: API_SCOPES.join(' '),
   }
 }
 
@@ -30,8 +35,13 @@ async function main() {
       // The API that introspects. oidc-provider only lets clients introspect; RFC 9701 responses
       // are signed for clients registered with introspection_signed_response_alg.
       {
-        client_id: API.name, client_secret: API.secret, token_endpoint_auth_method: 'client_secret_basic',
-        grant_types: [], response_types: [], redirect_uris: [], introspection_signed_response_alg: SIGNING_ALG,
+        client_id: API.name,
+        client_secret: API.secret,
+        token_endpoint_auth_method: 'client_secret_basic',
+        grant_types: [],
+        response_types: [],
+        redirect_uris: [],
+        introspection_signed_response_alg: SIGNING_ALG,
       },
     ],
     // Its only key is ES256, so ID-token-style JWTs (RFC 9701 responses use that machinery) must be too.

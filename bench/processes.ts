@@ -48,7 +48,12 @@ export function spawnNode(name: string, nodeArgs: string[], opts: { cwd: string;
   const proc: ChildProcess = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] })
   const lines: string[] = []
   const keep = (chunk: Buffer) => {
-    lines.push(...chunk.toString('utf8').split('\n').filter((l) => l.length > 0))
+    lines.push(
+      ...chunk
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l.length > 0),
+    )
     if (lines.length > OUTPUT_LINES) lines.splice(0, lines.length - OUTPUT_LINES)
   }
   proc.stdout?.on('data', keep)

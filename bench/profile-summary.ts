@@ -23,7 +23,9 @@ interface Window {
 /** The newest .cpuprofile in `path` when it is a directory. */
 function profileFile(path: string): string {
   if (!statSync(path).isDirectory()) return path
-  const files = readdirSync(path).filter((f) => f.endsWith('.cpuprofile')).map((f) => join(path, f))
+  const files = readdirSync(path)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => join(path, f))
   const newest = files.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0]
   if (!newest) throw new Error(`no .cpuprofile in ${path}`)
   return newest
@@ -57,11 +59,17 @@ function summarise(profile: Profile, from: number, to: number, top: number): str
   })
   const pct = (n: number) => `${((100 * n) / Math.max(busy, 1)).toFixed(1).padStart(5)} %`
   const rank = (m: Map<string, number>, k: number) =>
-    [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, k).map(([name, n]) => `  ${pct(n)}  ${name}`)
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, k)
+      .map(([name, n]) => `  ${pct(n)}  ${name}`)
   return [
     `${busy} busy samples, ${idle} idle (${((100 * idle) / Math.max(busy + idle, 1)).toFixed(0)} % idle)`,
-    `Top ${top} functions by self time:`, ...rank(fns, top),
-    'Self time by package / file:', ...rank(areas, 12), '',
+    `Top ${top} functions by self time:`,
+    ...rank(fns, top),
+    'Self time by package / file:',
+    ...rank(areas, 12),
+    '',
   ].join('\n')
 }
 
@@ -77,4 +85,5 @@ const windowsFile = join(statSync(path).isDirectory() ? path : dirname(path), 'b
 const windows: Window[] = existsSync(windowsFile) ? (JSON.parse(readFileSync(windowsFile, 'utf8')) as Window[]) : []
 process.stdout.write(`${file}\n\n`)
 if (windows.length === 0) process.stdout.write(summarise(profile, -Infinity, Infinity, top))
-for (const w of windows) process.stdout.write(`## scenario (${w.scenario}), measured run only\n${summarise(profile, w.startUs, w.endUs, top)}\n`)
+for (const w of windows)
+  process.stdout.write(`## scenario (${w.scenario}), measured run only\n${summarise(profile, w.startUs, w.endUs, top)}\n`)

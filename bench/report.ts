@@ -74,7 +74,8 @@ export function scenarioTable(o: ScenarioOutcome, peerLabel: string): string {
     row('authz', o.ours),
   ]
   if (o.peer) lines.push(row(peerLabel, o.peer))
-  if (o.joseRate !== undefined) lines.push(`| jose \`jwtVerify\` alone, one process (verifications/s) | ${int(o.joseRate)} | – | – | – | – |`)
+  if (o.joseRate !== undefined)
+    lines.push(`| jose \`jwtVerify\` alone, one process (verifications/s) | ${int(o.joseRate)} | – | – | – | – |`)
   const v = verdict(o)
   const against = o.scenario.comparison === 'jose' ? 'jose' : 'peer'
   lines.push('', `authz / ${against}: **${v.ratio.toFixed(2)}×** (target ${v.target}) ${v.met ? '✓' : '✗'}`, '')

@@ -38,10 +38,14 @@ function positiveInt(name: string, def: number): number {
 }
 
 function selectedScenarios(): Scenario[] {
-  const ids = (process.env.BENCH_SCENARIOS ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+  const ids = (process.env.BENCH_SCENARIOS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   if (ids.length === 0) return [...SCENARIOS]
   const unknown = ids.filter((id) => !SCENARIOS.some((s) => s.id === id))
-  if (unknown.length > 0) throw new Error(`BENCH_SCENARIOS: unknown scenario ${unknown.join(', ')} (use ${SCENARIOS.map((x) => x.id).join(', ')})`)
+  if (unknown.length > 0)
+    throw new Error(`BENCH_SCENARIOS: unknown scenario ${unknown.join(', ')} (use ${SCENARIOS.map((x) => x.id).join(', ')})`)
   return SCENARIOS.filter((s) => ids.includes(s.id))
 }
 
@@ -64,7 +68,12 @@ function describe(err: unknown): string {
 /** Thrown when a server answered anything but 2xx under load; the message carries a sample answer. */
 class BenchFailure extends Error {}
 
-async function loadOrFail(s: Scenario, server: Server, pid: number, load: LoadOptions): Promise<{ result: LoadResult; prepared: Prepared }> {
+async function loadOrFail(
+  s: Scenario,
+  server: Server,
+  pid: number,
+  load: LoadOptions,
+): Promise<{ result: LoadResult; prepared: Prepared }> {
   progress(`(${s.id}) ${server.label}: ${load.warmupSeconds} s warm-up, ${load.durationSeconds} s measured`)
   const prepared = await s.prepare(server)
   const { request } = prepared
@@ -106,7 +115,11 @@ async function runScenario(s: Scenario, ctx: Context): Promise<ScenarioOutcome> 
     progress(`(${s.id}) jose jwtVerify: ${load.durationSeconds} s`)
     const discovery = (await (await fetch(`${sv.ours.url}/.well-known/openid-configuration`)).json()) as { jwks_uri: string }
     ctx.joseRate = await measureJoseVerify({
-      root: ROOT, pinning: ctx.pinning, jwksUrl: discovery.jwks_uri, issuer: sv.ours.url, token: ours.prepared.token!,
+      root: ROOT,
+      pinning: ctx.pinning,
+      jwksUrl: discovery.jwks_uri,
+      issuer: sv.ours.url,
+      token: ours.prepared.token!,
       durationMs: load.durationSeconds * 1000,
     })
   }
@@ -119,7 +132,8 @@ async function startServers(pinning: Pinning, cpuProfDir: string | undefined, cl
   const ours = await startOurServer({ root: ROOT, port: oursPort, pinning, databaseUrl: process.env.DATABASE_URL, cpuProfDir, cleanup })
   const peer = await startPeer({ root: ROOT, port: peerPort, pinning, cleanup })
   return {
-    ours, peer,
+    ours,
+    peer,
     oursApi: { label: 'authz', url: ours.url, tokenPath: '/connect/token', introspectionPath: '/connect/introspect' },
     peerApi: { label: `oidc-provider ${peer.version}`, url: peer.url, tokenPath: '/token', introspectionPath: '/token/introspection' },
   }
@@ -151,7 +165,8 @@ async function main(): Promise<void> {
     servers = await startServers(pinning, cpuProfDir, cleanup)
     const ctx: Context = { sv: servers, load, pinning }
     const { ours, peer } = ctx.sv
-    const autocannonVersion = (JSON.parse(readFileSync(`${ROOT}/node_modules/autocannon/package.json`, 'utf8')) as { version: string }).version
+    const autocannonVersion = (JSON.parse(readFileSync(`${ROOT}/node_modules/autocannon/package.json`, 'utf8')) as { version: string })
+      .version
     print(header({ databaseMode: ours.databaseMode, pinning: pinning.note, ...load, peerLabel: ctx.sv.peerApi.label, autocannonVersion }))
 
     const outcomes: ScenarioOutcome[] = []
@@ -167,8 +182,10 @@ async function main(): Promise<void> {
       writeFileSync(resolve(cpuProfDir, 'bench-windows.json'), JSON.stringify(windows))
     }
     const peak = (pid: number) => memoryOf(pid)?.hwmMiB.toFixed(0) ?? '–'
-    print(`Peak RSS over the whole run (VmHWM): authz ${peak(ours.child.pid)} MiB` +
-      `${ours.databaseMode.startsWith('embedded') ? ' (includes the embedded database)' : ''}, ${ctx.sv.peerApi.label} ${peak(peer.child.pid)} MiB.`)
+    print(
+      `Peak RSS over the whole run (VmHWM): authz ${peak(ours.child.pid)} MiB` +
+        `${ours.databaseMode.startsWith('embedded') ? ' (includes the embedded database)' : ''}, ${ctx.sv.peerApi.label} ${peak(peer.child.pid)} MiB.`,
+    )
   } catch (err) {
     process.exitCode = 1
     progress(err instanceof BenchFailure ? `FAILED: ${err.message}` : `error: ${describe(err)}`)
@@ -177,7 +194,8 @@ async function main(): Promise<void> {
     }
   } finally {
     await cleanup.run()
-    if (cpuProfDir) progress(`CPU profile of authz written to ${cpuProfDir} (summarise: node --import tsx bench/profile-summary.ts ${cpuProfDir})`)
+    if (cpuProfDir)
+      progress(`CPU profile of authz written to ${cpuProfDir} (summarise: node --import tsx bench/profile-summary.ts ${cpuProfDir})`)
   }
 }
 

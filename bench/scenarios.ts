@@ -78,8 +78,12 @@ async function obtainToken(server: Server, client: { id: string; secret: string 
   const body = await expectAnswer(server, tokenRequest(server, client), `token for ${client.id}`, (type, text) => {
     if (!type.startsWith('application/json')) return false
     const t = JSON.parse(text) as { access_token?: unknown; token_type?: unknown; scope?: unknown }
-    return typeof t.access_token === 'string' && isJwt(t.access_token) === (format === 'jwt') &&
-      String(t.token_type).toLowerCase() === 'bearer' && t.scope === SCOPE
+    return (
+      typeof t.access_token === 'string' &&
+      isJwt(t.access_token) === (format === 'jwt') &&
+      String(t.token_type).toLowerCase() === 'bearer' &&
+      t.scope === SCOPE
+    )
   })
   return (JSON.parse(body) as { access_token: string }).access_token
 }
@@ -113,7 +117,9 @@ const activeJson = (type: string, text: string) =>
 /** RFC 9701: a JWS whose payload's token_introspection says active. */
 const activeJwt = (type: string, text: string) => {
   if (!type.startsWith(JWT_INTROSPECTION) || !isJwt(text)) return false
-  const payload = JSON.parse(Buffer.from(text.split('.')[1]!, 'base64url').toString('utf8')) as { token_introspection?: { active?: unknown } }
+  const payload = JSON.parse(Buffer.from(text.split('.')[1]!, 'base64url').toString('utf8')) as {
+    token_introspection?: { active?: unknown }
+  }
   return payload.token_introspection?.active === true
 }
 
@@ -121,14 +127,20 @@ const peerTarget = (minRatio: number, p99AtMostPeer = false): Target => ({ minRa
 
 export const SCENARIOS: readonly Scenario[] = [
   {
-    id: 'a', title: 'client_credentials, JWT access tokens (ES256)', comparison: 'peer', target: peerTarget(2, true),
+    id: 'a',
+    title: 'client_credentials, JWT access tokens (ES256)',
+    comparison: 'peer',
+    target: peerTarget(2, true),
     async prepare(server) {
       await obtainToken(server, JWT_CLIENT, 'jwt')
       return { request: tokenRequest(server, JWT_CLIENT) }
     },
   },
   {
-    id: 'b', title: 'client_credentials, reference (opaque) access tokens', comparison: 'peer', target: peerTarget(1.5),
+    id: 'b',
+    title: 'client_credentials, reference (opaque) access tokens',
+    comparison: 'peer',
+    target: peerTarget(1.5),
     async prepare(server) {
       await obtainToken(server, REFERENCE_CLIENT, 'opaque')
       return { request: tokenRequest(server, REFERENCE_CLIENT) }
@@ -136,7 +148,10 @@ export const SCENARIOS: readonly Scenario[] = [
   },
   {
     // oidc-provider answers unsupported_token_type for JWTs, so the yardstick is jose alone.
-    id: 'c', title: 'introspection of a JWT access token (JSON)', comparison: 'jose', target: peerTarget(0.8),
+    id: 'c',
+    title: 'introspection of a JWT access token (JSON)',
+    comparison: 'jose',
+    target: peerTarget(0.8),
     async prepare(server) {
       const token = await obtainToken(server, JWT_CLIENT, 'jwt')
       const request = introspectionRequest(server, token, 'application/json')
@@ -148,8 +163,10 @@ export const SCENARIOS: readonly Scenario[] = [
     // Not in issue 3: (c) replays one token, which our verified-JWT cache answers without a
     // signature check. Here every request carries another token, more of them than the cache holds
     // and replayed in order, so every request pays the verification: the honest worst case.
-    id: 'c2', title: `introspection of JWT access tokens, ${DISTINCT_JWTS.toLocaleString('en-US')} distinct, cache defeated (JSON; extra, not in issue 3)`,
-    comparison: 'jose', target: peerTarget(0.8),
+    id: 'c2',
+    title: `introspection of JWT access tokens, ${DISTINCT_JWTS.toLocaleString('en-US')} distinct, cache defeated (JSON; extra, not in issue 3)`,
+    comparison: 'jose',
+    target: peerTarget(0.8),
     async prepare(server) {
       const tokens = await obtainTokens(server, JWT_CLIENT, DISTINCT_JWTS)
       const request = introspectionRequest(server, tokens[0]!, 'application/json')
@@ -158,7 +175,10 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
-    id: 'd', title: 'introspection of a reference token (JSON)', comparison: 'peer', target: peerTarget(1.5),
+    id: 'd',
+    title: 'introspection of a reference token (JSON)',
+    comparison: 'peer',
+    target: peerTarget(1.5),
     async prepare(server) {
       const request = introspectionRequest(server, await obtainToken(server, REFERENCE_CLIENT, 'opaque'), 'application/json')
       await expectAnswer(server, request, 'introspection of a reference token', activeJson)
@@ -166,7 +186,10 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   {
-    id: 'e', title: 'introspection of a reference token, RFC 9701 JWT response', comparison: 'peer', target: peerTarget(1.5),
+    id: 'e',
+    title: 'introspection of a reference token, RFC 9701 JWT response',
+    comparison: 'peer',
+    target: peerTarget(1.5),
     async prepare(server) {
       const request = introspectionRequest(server, await obtainToken(server, REFERENCE_CLIENT, 'opaque'), JWT_INTROSPECTION)
       await expectAnswer(server, request, 'RFC 9701 introspection', activeJwt)

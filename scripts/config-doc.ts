@@ -23,7 +23,11 @@ sets \`NAME\` to the file's content (one trailing newline dropped), e.g.
 both \`NAME\` and \`NAME_FILE\` is an error.`
 
 /** GitHub's heading anchor: lower case, punctuation dropped, spaces as hyphens. */
-const anchor = (heading: string) => heading.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-')
+const anchor = (heading: string) =>
+  heading
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+    .replace(/\s/g, '-')
 
 /** A table cell: a pipe would end it. */
 const cell = (text: string) => text.replace(/\|/g, '\\|')
@@ -40,13 +44,15 @@ export function renderConfigurationDoc(): string {
     if (members.length === 0) throw new Error(`configuration group ${group} has no variable`)
     return `## ${group}\n\n${table(members)}`
   })
-  return [
-    '<!-- Generated from src/config.ts by `npm run docs`: edit the descriptions there, not here. -->',
-    '# Configuration',
-    INTRO,
-    `Sections: ${CONFIG_GROUPS.map((g) => `[${g}](#${anchor(g)})`).join(', ')}.`,
-    ...sections,
-  ].join('\n\n') + '\n'
+  return (
+    [
+      '<!-- Generated from src/config.ts by `npm run docs`: edit the descriptions there, not here. -->',
+      '# Configuration',
+      INTRO,
+      `Sections: ${CONFIG_GROUPS.map((g) => `[${g}](#${anchor(g)})`).join(', ')}.`,
+      ...sections,
+    ].join('\n\n') + '\n'
+  )
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -80,7 +80,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(assetRoutes)
   for (const flow of flows(deps)) await flow.register(core)
   for (const make of [...EXTENSION_GRANTS, ...(deps.grants ?? [])]) core.grants.add(make(core.grantDeps()))
-  app.decorate('authz', { clock, keys: core.keys, interaction: core.interaction, audit, metrics, workers: runtime.workers, listenMetrics } satisfies CoreServices)
+  app.decorate('authz', {
+    clock,
+    keys: core.keys,
+    interaction: core.interaction,
+    audit,
+    metrics,
+    workers: runtime.workers,
+    listenMetrics,
+  } satisfies CoreServices)
   runInBackground(app, runtime, clock, logger)
   return app
 }

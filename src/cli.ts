@@ -14,7 +14,15 @@ import { seedCommand } from './cli/seed.js'
 import { usersCommand } from './cli/users.js'
 import { SeedError } from './seed/errors.js'
 
-export const COMMANDS: readonly CliCommand[] = [migrateCommand, seedCommand, clientsCommand, usersCommand, keysCommand, cibaCommand, consentsCommand]
+export const COMMANDS: readonly CliCommand[] = [
+  migrateCommand,
+  seedCommand,
+  clientsCommand,
+  usersCommand,
+  keysCommand,
+  cibaCommand,
+  consentsCommand,
+]
 
 export function rootUsage(commands: readonly CliCommand[] = COMMANDS): string {
   const width = Math.max(...commands.map((c) => c.name.length))
@@ -66,7 +74,8 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
       return 2
     }
     if (e instanceof ConfigError) e.problems.forEach((p) => err(`config error: ${p}`))
-    else if (e instanceof SeedError) err(e.message) // one line per problem, each with its JSON path
+    else if (e instanceof SeedError)
+      err(e.message) // one line per problem, each with its JSON path
     else err(`authz ${name}: ${e instanceof Error ? e.message : String(e)}`)
     return 1
   } finally {

@@ -61,24 +61,39 @@ const issuerUrl = httpUrl()
     const u = new URL(v)
     return u.pathname === '/' && u.search === '' && u.hash === ''
   })
-  .describe('an http:// or https:// URL without a path, query or fragment, such as https://id.example.com (every endpoint is served at the root)')
+  .describe(
+    'an http:// or https:// URL without a path, query or fragment, such as https://id.example.com (every endpoint is served at the root)',
+  )
 
 const Env = z.object({
   PORT: int(0, 65535, 5000),
   HOST: z.string().min(1).default('0.0.0.0').describe('an interface address or host name'),
   ISSUER: issuerUrl.optional(),
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//).optional().describe('a postgres:// or postgresql:// URL'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//)
+    .optional()
+    .describe('a postgres:// or postgresql:// URL'),
   DATABASE_POOL_SIZE: int(1, 200, 10),
   DATA_DIR: z.string().min(1).default('./data').describe('a directory path'),
   SEED_FILE: z.string().min(1).optional().describe('a file path'),
   DEMO_SEED: z.enum(['true', 'false']).optional().describe('true or false'),
   LOG_LEVEL: oneOf(LOG_LEVELS).default('info'),
-  TRUST_PROXY: z.string().default('false').transform(parseTrustProxy).refine((v) => v !== undefined)
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .transform(parseTrustProxy)
+    .refine((v) => v !== undefined)
     .describe('true, false, or a comma-separated list of proxy addresses and networks (10.0.0.0/8, ::1, loopback)'),
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional().describe('an integer from 0 to 65535'),
   METRICS_HOST: z.string().min(1).default('127.0.0.1').describe('an interface address or host name'),
   KEY_ENCRYPTION_SECRET: z.string().min(16).optional().describe('at least 16 characters long'),
-  KEY_ACTIVATION_DELAY: z.coerce.number().int().min(KEY_RELOAD_SECONDS).max(31_536_000).default(3600)
+  KEY_ACTIVATION_DELAY: z.coerce
+    .number()
+    .int()
+    .min(KEY_RELOAD_SECONDS)
+    .max(31_536_000)
+    .default(3600)
     .describe(`an integer from ${KEY_RELOAD_SECONDS} to 31536000 (replicas reload keys every ${KEY_RELOAD_SECONDS} s)`),
   ACCESS_TOKEN_SIGNING_ALG: oneOf(SIGNING_ALGS).default('ES256'),
   ACCESS_TOKEN_LIFETIME: seconds(3600),
@@ -161,9 +176,15 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     default: '`http://localhost:$PORT`',
     doc: 'The issuer identifier (`iss`) and base of every URL in discovery. Behind a reverse proxy, set the public URL, e.g. `https://id.example.com`. Every endpoint is served at the root, so an issuer with a path (`https://example.com/auth`) is refused at start-up: give the server its own host name.',
   },
-  DATABASE_URL: { group: 'Database', doc: 'The PostgreSQL database, e.g. `postgres://user:pass@host:5432/db`. Unset: embedded PGlite in `DATA_DIR`.' },
+  DATABASE_URL: {
+    group: 'Database',
+    doc: 'The PostgreSQL database, e.g. `postgres://user:pass@host:5432/db`. Unset: embedded PGlite in `DATA_DIR`.',
+  },
   DATABASE_POOL_SIZE: { group: 'Database', doc: 'The most connections the pg pool opens to `DATABASE_URL`.' },
-  DATABASE_CONNECT_TIMEOUT: { group: 'Database', doc: 'The longest wait for a database connection (a free one from the pool, or a new one).' },
+  DATABASE_CONNECT_TIMEOUT: {
+    group: 'Database',
+    doc: 'The longest wait for a database connection (a free one from the pool, or a new one).',
+  },
   DATABASE_QUERY_TIMEOUT: {
     group: 'Database',
     doc: 'The longest wait for one statement; the connection is then discarded. A request whose database wait runs out, or that finds the database unreachable, is answered `503` `temporarily_unavailable` with `Retry-After` (OAuth JSON), and `/health/ready` answers `503` within a second. While the database is unreachable, one request a second tries it and the others are answered `503` at once, without waiting. An outage is logged once when it begins (`database unavailable…`, level error) and once when it ends (`database available again`, with the count of failed operations and its length), never per request.',
@@ -172,18 +193,27 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Database',
     doc: 'Where the embedded database lives (only without `DATABASE_URL`). One process at a time: the server and the CLI lock it. Created `0700` with files `0600`; a directory that group or others may enter stops start-up (`chmod -R go-rwx DIR`).',
   },
-  SEED_FILE: { group: 'Seed', doc: 'A [seed file](seed-file.md) applied at every start (idempotent), read and checked before anything is migrated: an invalid file changes nothing.' },
+  SEED_FILE: {
+    group: 'Seed',
+    doc: 'A [seed file](seed-file.md) applied at every start (idempotent), read and checked before anything is migrated: an invalid file changes nothing.',
+  },
   DEMO_SEED: {
     group: 'Seed',
     default: '`true` without `DATABASE_URL`, else `false`',
     doc: '`true`: apply `seed/demo.json` to a database that this start creates (never with `SEED_FILE`). The container image sets `false`.',
   },
-  LOG_LEVEL: { group: 'Logs, proxies and metrics', doc: 'The least severe log lines written. Logs are JSON lines (pino) with a request id; [audit events](operate.md#audit-events) are written at `info` and `warn`.' },
+  LOG_LEVEL: {
+    group: 'Logs, proxies and metrics',
+    doc: 'The least severe log lines written. Logs are JSON lines (pino) with a request id; [audit events](operate.md#audit-events) are written at `info` and `warn`.',
+  },
   TRUST_PROXY: {
     group: 'Logs, proxies and metrics',
     doc: "Whose `X-Forwarded-For` and `X-Forwarded-Proto` to believe (see [Behind a reverse proxy](operate.md#behind-a-reverse-proxy)): `false` nobody's; a comma-separated list of the proxies' addresses and networks (`10.0.0.0/8, 192.0.2.10, loopback`): theirs only; `true` anyone's.",
   },
-  METRICS_PORT: { group: 'Logs, proxies and metrics', doc: 'Serve [Prometheus metrics](operate.md#metrics) at `GET /metrics` on this port, a listener of its own. Unset: no metrics are collected.' },
+  METRICS_PORT: {
+    group: 'Logs, proxies and metrics',
+    doc: 'Serve [Prometheus metrics](operate.md#metrics) at `GET /metrics` on this port, a listener of its own. Unset: no metrics are collected.',
+  },
   METRICS_HOST: {
     group: 'Logs, proxies and metrics',
     doc: 'Interface of the metrics listener. Set `0.0.0.0` only where the port is reachable by your Prometheus and nobody else (a cluster network, not the internet).',
@@ -196,7 +226,10 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Signing keys',
     doc: `After \`authz keys rotate\`, how long a new key is published before it signs, so every cache of our JWKS has it first. At least \`${KEY_RELOAD_SECONDS}\`: a replica publishes a new key at its next key reload (every ${KEY_RELOAD_SECONDS} s), and the JWKS and discovery documents may be cached for what the delay leaves after that, \`Cache-Control: max-age\` = min(300, delay − ${KEY_RELOAD_SECONDS}) (so \`90\` gives 30 s, \`360\` and more 300 s). A verifier that respects max-age then always holds the key before the first token it signs.`,
   },
-  ACCESS_TOKEN_SIGNING_ALG: { group: 'Signing keys', doc: 'The signing algorithm of access tokens and introspection JWTs. ID tokens use RS256.' },
+  ACCESS_TOKEN_SIGNING_ALG: {
+    group: 'Signing keys',
+    doc: 'The signing algorithm of access tokens and introspection JWTs. ID tokens use RS256.',
+  },
   ACCESS_TOKEN_LIFETIME: { group: 'Token lifetimes', doc: "Default access token lifetime; a client's `accessTokenLifetime` overrides it." },
   ID_TOKEN_LIFETIME: { group: 'Token lifetimes', doc: 'How long an ID token is valid (its `exp`).' },
   PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME: {
@@ -208,7 +241,10 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     accepts: 'a whole number of seconds from 1 to 600',
     doc: 'How long an authorization code may be redeemed (at most 600, RFC 6749 §4.1.2).',
   },
-  CIBA_DEFAULT_LIFETIME: { group: 'CIBA', doc: 'CIBA request lifetime (`expires_in`) and cap of `requested_expiry`, unless the client sets `cibaLifetime`.' },
+  CIBA_DEFAULT_LIFETIME: {
+    group: 'CIBA',
+    doc: 'CIBA request lifetime (`expires_in`) and cap of `requested_expiry`, unless the client sets `cibaLifetime`.',
+  },
   CIBA_POLLING_INTERVAL: { group: 'CIBA', doc: 'CIBA minimum polling interval, unless the client sets `pollingInterval`.' },
   CIBA_MAX_PENDING_PER_USER: {
     group: 'CIBA',
@@ -220,15 +256,24 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   },
   CIBA_MIN_REQUESTED_EXPIRY: {
     group: 'CIBA',
-    doc: 'The least `requested_expiry` a CIBA request may ask for (a shorter one is `400 invalid_request`), or the client\'s lifetime when that is shorter. Without it a client could let each request lapse at once and send the next, so that the pending cap never fills.',
+    doc: "The least `requested_expiry` a CIBA request may ask for (a shorter one is `400 invalid_request`), or the client's lifetime when that is shorter. Without it a client could let each request lapse at once and send the next, so that the pending cap never fills.",
   },
-  CIBA_NOTIFICATION_URL: { group: 'CIBA', doc: "Webhook that tells the user's device about a CIBA request (Standard Webhooks). Unset: the approval URL is logged." },
+  CIBA_NOTIFICATION_URL: {
+    group: 'CIBA',
+    doc: "Webhook that tells the user's device about a CIBA request (Standard Webhooks). Unset: the approval URL is logged.",
+  },
   CIBA_NOTIFICATION_SECRET: {
     group: 'CIBA',
     doc: "Required with `CIBA_NOTIFICATION_URL`: the webhook's HMAC key. `whsec_<base64>` (as Standard Webhooks libraries generate) uses the decoded bytes; any other value its UTF-8 bytes.",
   },
-  DEVICE_CODE_LIFETIME: { group: 'Device flow', doc: 'Device flow (RFC 8628): how long a `device_code` and its user code are valid (`expires_in`).' },
-  DEVICE_POLLING_INTERVAL: { group: 'Device flow', doc: 'Device flow: the minimum polling interval (`interval`), unless the client sets `pollingInterval`.' },
+  DEVICE_CODE_LIFETIME: {
+    group: 'Device flow',
+    doc: 'Device flow (RFC 8628): how long a `device_code` and its user code are valid (`expires_in`).',
+  },
+  DEVICE_POLLING_INTERVAL: {
+    group: 'Device flow',
+    doc: 'Device flow: the minimum polling interval (`interval`), unless the client sets `pollingInterval`.',
+  },
   DEVICE_MAX_PENDING_PER_CLIENT: {
     group: 'Device flow',
     doc: "Device flow: pending (undecided, unexpired) device authorizations one client may have; one more is `429 temporarily_unavailable` with `Retry-After` (when the client's oldest pending one expires). Anyone who knows a public client's id can use up its places from as many addresses as this divided by `DEVICE_MAX_PENDING_PER_ADDRESS`: size it above the client's real peak. `0`: no cap.",
@@ -269,7 +314,10 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'HTTP server and shutdown',
     doc: 'After SIGTERM/SIGINT, how long the server keeps answering, every answer with `Connection: close`, while `/health/ready` answers 503, so that a proxy moves its traffic and keep-alive clients leave without a reset. At most half of `SHUTDOWN_TIMEOUT`; `0` stops accepting at once.',
   },
-  LOCKOUT_THRESHOLD: { group: 'Lockout and throttling', doc: 'Failed password checks in a row that lock an account (see [Lockout and throttling](security.md#lockout-and-throttling)).' },
+  LOCKOUT_THRESHOLD: {
+    group: 'Lockout and throttling',
+    doc: 'Failed password checks in a row that lock an account (see [Lockout and throttling](security.md#lockout-and-throttling)).',
+  },
   LOCKOUT_DURATION: { group: 'Lockout and throttling', doc: 'The first lock of an account; each further lock doubles it.' },
   LOCKOUT_MAX_DURATION: {
     group: 'Lockout and throttling',
@@ -279,8 +327,14 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Lockout and throttling',
     doc: 'Failed client (or API) authentications in a row from one address that block that client from that address.',
   },
-  CLIENT_AUTH_BLOCK_DURATION: { group: 'Lockout and throttling', doc: 'The first block of a client and address; each further block doubles it.' },
-  CLIENT_AUTH_BLOCK_MAX_DURATION: { group: 'Lockout and throttling', doc: 'The longest block of a client and address; also how long failures are remembered.' },
+  CLIENT_AUTH_BLOCK_DURATION: {
+    group: 'Lockout and throttling',
+    doc: 'The first block of a client and address; each further block doubles it.',
+  },
+  CLIENT_AUTH_BLOCK_MAX_DURATION: {
+    group: 'Lockout and throttling',
+    doc: 'The longest block of a client and address; also how long failures are remembered.',
+  },
   USER_CODE_FAILURE_LIMIT: {
     group: 'Lockout and throttling',
     doc: "Wrong CIBA `user_code` values in a row from one client for one user before that client's requests for that user are refused; also wrong device user codes typed at `/device` from one address before that address is blocked.",
@@ -424,7 +478,9 @@ function readFileVariables(env: Record<string, string>, problems: string[]): Rec
     try {
       out[name] = readFileSync(path, 'utf8').replace(/\r?\n$/, '')
     } catch (err) {
-      problems.push(`${name}_FILE must name a readable file, got ${JSON.stringify(path)} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`)
+      problems.push(
+        `${name}_FILE must name a readable file, got ${JSON.stringify(path)} (${(err as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+      )
     }
   }
   return out
@@ -432,7 +488,7 @@ function readFileVariables(env: Record<string, string>, problems: string[]): Rec
 
 /** The .describe() text of a schema, looked up through .optional(), .default() and .transform(). */
 function expectation(schema: z.ZodType | undefined): string | undefined {
-  for (let s = schema; s; ) {
+  for (let s = schema; s;) {
     if (s.description) return s.description
     const def = s.def as { innerType?: z.ZodType; in?: z.ZodType }
     s = def.innerType ?? def.in
@@ -442,7 +498,7 @@ function expectation(schema: z.ZodType | undefined): string | undefined {
 
 /** The default a schema applies, looked up like expectation(); undefined when there is none. */
 function schemaDefault(schema: z.ZodType): string | number | boolean | undefined {
-  for (let s: z.ZodType | undefined = schema; s; ) {
+  for (let s: z.ZodType | undefined = schema; s;) {
     // Every default of Env is a string, a number or a boolean (an environment variable's value).
     const def = s.def as { type: string; defaultValue?: string | number | boolean; innerType?: z.ZodType; in?: z.ZodType }
     if (def.type === 'default') return def.defaultValue
@@ -468,7 +524,13 @@ export function configReference(): ConfigVariable[] {
     const accepts = entry.accepts ?? expectation(schema)
     if (!accepts) throw new Error(`${name}: neither .describe() nor VARIABLE_DOCS says what it accepts`)
     const value = schemaDefault(schema)
-    return { name, group: entry.group, defaultValue: entry.default ?? (value === undefined ? undefined : `\`${String(value)}\``), accepts, doc: entry.doc }
+    return {
+      name,
+      group: entry.group,
+      defaultValue: entry.default ?? (value === undefined ? undefined : `\`${String(value)}\``),
+      accepts,
+      doc: entry.doc,
+    }
   })
 }
 
@@ -489,12 +551,19 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (problems.length > 0 || !parsed.success) throw new ConfigError(problems)
   const e = parsed.data
   if (e.HTTP_HEADERS_TIMEOUT > e.HTTP_REQUEST_TIMEOUT) {
-    throw new ConfigError([`HTTP_REQUEST_TIMEOUT must not be less than HTTP_HEADERS_TIMEOUT (${e.HTTP_HEADERS_TIMEOUT}), got "${e.HTTP_REQUEST_TIMEOUT}"`])
+    throw new ConfigError([
+      `HTTP_REQUEST_TIMEOUT must not be less than HTTP_HEADERS_TIMEOUT (${e.HTTP_HEADERS_TIMEOUT}), got "${e.HTTP_REQUEST_TIMEOUT}"`,
+    ])
   }
   if (e.CIBA_NOTIFICATION_URL && !e.CIBA_NOTIFICATION_SECRET) {
     throw new ConfigError(['CIBA_NOTIFICATION_SECRET must be set when CIBA_NOTIFICATION_URL is set, got nothing'])
   }
-  for (const [base, max] of [['LOCKOUT_DURATION', 'LOCKOUT_MAX_DURATION'], ['CLIENT_AUTH_BLOCK_DURATION', 'CLIENT_AUTH_BLOCK_MAX_DURATION'], ['USER_CODE_BLOCK_DURATION', 'LOCKOUT_MAX_DURATION'], ['SESSION_IDLE_TIMEOUT', 'SESSION_LIFETIME']] as const) {
+  for (const [base, max] of [
+    ['LOCKOUT_DURATION', 'LOCKOUT_MAX_DURATION'],
+    ['CLIENT_AUTH_BLOCK_DURATION', 'CLIENT_AUTH_BLOCK_MAX_DURATION'],
+    ['USER_CODE_BLOCK_DURATION', 'LOCKOUT_MAX_DURATION'],
+    ['SESSION_IDLE_TIMEOUT', 'SESSION_LIFETIME'],
+  ] as const) {
     if (e[base] > e[max]) throw new ConfigError([`${max} must not be less than ${base} (${e[base]}), got "${e[max]}"`])
   }
   return Object.freeze({

@@ -86,15 +86,36 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
   await revocationList.start()
   app.addHook('onClose', async () => revocationList.stop())
   const clientAuthThrottle = createClientAuthThrottle({
-    failures: stores.failures, clock, logger, policy: clientAuthPolicy(config), staleSeconds: config.clientCacheTtl, audit,
+    failures: stores.failures,
+    clock,
+    logger,
+    policy: clientAuthPolicy(config),
+    staleSeconds: config.clientCacheTtl,
+    audit,
   })
   // The key of the digests that stand in for unknown usernames; one for every replica, so they count alike.
   const usernameKey = await serverSecret('username-hmac')
-  const passwordCheck = createPasswordCheck({ users: stores.users, failures: stores.failures, clock, logger, policy: lockoutPolicy(config), audit, usernameKey })
+  const passwordCheck = createPasswordCheck({
+    users: stores.users,
+    failures: stores.failures,
+    clock,
+    logger,
+    policy: lockoutPolicy(config),
+    audit,
+    usernameKey,
+  })
   const oneTimeUse = createOneTimeUse({ clock, grants: stores.grants, revokedJwts: revocationList, audit })
   const scopes = createScopeResolver({ resources: stores.resources })
   const tokenIssuer = createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources })
-  const tokenReader = createTokenReader({ config, clock, keys, grants: stores.grants, revocations: revocationList, clients: stores.clients, users: stores.users })
+  const tokenReader = createTokenReader({
+    config,
+    clock,
+    keys,
+    grants: stores.grants,
+    revocations: revocationList,
+    clients: stores.clients,
+    users: stores.users,
+  })
   const interaction = await createInteraction(app, config, clock, stores, await serverSecret('csrf'))
 
   const grants = createGrantRegistry()
@@ -111,9 +132,24 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     workers: new Map(),
   }
   const core: Core = {
-    app, config, clock, logger, stores, keys, audit, metrics: inputs.metrics, serverSecret,
+    app,
+    config,
+    clock,
+    logger,
+    stores,
+    keys,
+    audit,
+    metrics: inputs.metrics,
+    serverSecret,
     clientAuth: createClientAuthenticator({ clients: stores.clients, clock, realm: config.issuer, throttle: clientAuthThrottle }),
-    clientAuthThrottle, passwordCheck, scopes, tokenIssuer, tokenReader, revocationList, oneTimeUse, interaction,
+    clientAuthThrottle,
+    passwordCheck,
+    scopes,
+    tokenIssuer,
+    tokenReader,
+    revocationList,
+    oneTimeUse,
+    interaction,
     consent: createConsentService({ clock, consents: stores.consents }),
     polling: createPolling({ clock, oneTimeUse }),
     grantDeps: () => ({ config, clock, scopes, tokenIssuer, users: stores.users, tokenReader, oneTimeUse, audit }),
@@ -153,11 +189,16 @@ async function startSigningKeys({ app, config, db, clock, logger, audit }: CoreI
   const changes = await keys.ensureKeys()
   if (changes.replaced.length > 0) {
     const replaced = changes.replaced.map((r) => ({ ...r, signsUntil: new Date(r.signsUntil).toISOString() }))
-    logger.warn({ replaced }, 'signing keys stored in plaintext are replaced by new keys encrypted with KEY_ENCRYPTION_SECRET; copies of the data made before still hold the old keys')
+    logger.warn(
+      { replaced },
+      'signing keys stored in plaintext are replaced by new keys encrypted with KEY_ENCRYPTION_SECRET; copies of the data made before still hold the old keys',
+    )
   }
   if (changes.purged === false) logger.warn({ table: 'signing_keys' }, OLD_VERSIONS_KEPT)
-  if (changes.erased.length > 0) logger.info({ kids: changes.erased }, 'private parts of superseded signing keys erased: they only verify until retired')
-  if (changes.removed.length > 0) logger.info({ kids: changes.removed }, 'retired signing keys removed: nothing they signed is valid any more')
+  if (changes.erased.length > 0)
+    logger.info({ kids: changes.erased }, 'private parts of superseded signing keys erased: they only verify until retired')
+  if (changes.removed.length > 0)
+    logger.info({ kids: changes.removed }, 'retired signing keys removed: nothing they signed is valid any more')
   app.addHook('onClose', async () => keys.close())
   return keys
 }
@@ -185,9 +226,25 @@ function createStores(db: Db, config: Config, clock: Clock): Stores {
  * The one session, page kit and CSRF mechanism. The CSRF key is a server secret created once in
  * the database, so every replica accepts the forms of every other.
  */
-async function createInteraction(app: FastifyInstance, config: Config, clock: Clock, stores: Stores, csrfSecret: Buffer): Promise<Interaction> {
-  const sessions = createSessionService({ clock, store: stores.userSessions, idleSeconds: config.sessionIdleTimeout, lifetimeSeconds: config.sessionLifetime })
-  const pages = createPageKit(app, { issuer: config.issuer, sessionLifetime: config.sessionLifetime, sessions, csrf: createCsrfTokens(csrfSecret) })
+async function createInteraction(
+  app: FastifyInstance,
+  config: Config,
+  clock: Clock,
+  stores: Stores,
+  csrfSecret: Buffer,
+): Promise<Interaction> {
+  const sessions = createSessionService({
+    clock,
+    store: stores.userSessions,
+    idleSeconds: config.sessionIdleTimeout,
+    lifetimeSeconds: config.sessionLifetime,
+  })
+  const pages = createPageKit(app, {
+    issuer: config.issuer,
+    sessionLifetime: config.sessionLifetime,
+    sessions,
+    csrf: createCsrfTokens(csrfSecret),
+  })
   const returnTargets = createReturnTargets()
   returnTargets.allow({ path: ACCOUNT_PATH, describe: async () => ({}) })
   return { pages, returnTargets, sessions }
@@ -217,7 +274,9 @@ export function observe(app: FastifyInstance, db: Db, config: Config, clock: Clo
   const audit = createAuditLog({ logger, listeners: metrics ? [metrics.audit] : [] })
   const expired = createPgExpiredRowCounter(db, { ciba_requests: CIBA_RETENTION_SECONDS, device_authorizations: CIBA_RETENTION_SECONDS })
   const poolStats = db.poolStats?.bind(db)
-  const listener = metrics && observeRequests(app, metrics, { ...(poolStats ? { pool: poolStats } : {}), expiredRows: () => expired.count(clock.now()) }, logger)
+  const listener =
+    metrics &&
+    observeRequests(app, metrics, { ...(poolStats ? { pool: poolStats } : {}), expiredRows: () => expired.count(clock.now()) }, logger)
   const listenMetrics = async (): Promise<MetricsListener | undefined> => {
     if (!listener || config.metricsPort === undefined) return undefined
     const address = await listener.listen(config.metricsPort, config.metricsHost)

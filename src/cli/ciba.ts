@@ -30,15 +30,31 @@ async function list(args: string[], ctx: CliContext) {
   for (const s of new Set(requests.map((r) => r.subjectId))) usernames.set(s, (await users.findBySubjectId(s))?.username)
   if (values.json) {
     for (const r of requests) {
-      ctx.out(JSON.stringify({
-        request_id: r.id, client_id: r.clientId, subject: r.subjectId, username: usernames.get(r.subjectId) ?? null, scopes: r.requestedScopes,
-        binding_message: r.bindingMessage ?? null, created_at: new Date(r.createdAt).toISOString(), expires_at: new Date(r.expiresAt).toISOString(),
-      }))
+      ctx.out(
+        JSON.stringify({
+          request_id: r.id,
+          client_id: r.clientId,
+          subject: r.subjectId,
+          username: usernames.get(r.subjectId) ?? null,
+          scopes: r.requestedScopes,
+          binding_message: r.bindingMessage ?? null,
+          created_at: new Date(r.createdAt).toISOString(),
+          expires_at: new Date(r.expiresAt).toISOString(),
+        }),
+      )
     }
     return
   }
   if (requests.length === 0) return ctx.out('no pending CIBA requests')
-  const rows = requests.map((r) => [r.id, r.clientId, usernames.get(r.subjectId) ?? '-', r.subjectId, new Date(r.expiresAt).toISOString(), r.requestedScopes.join(' '), r.bindingMessage ?? ''])
+  const rows = requests.map((r) => [
+    r.id,
+    r.clientId,
+    usernames.get(r.subjectId) ?? '-',
+    r.subjectId,
+    new Date(r.expiresAt).toISOString(),
+    r.requestedScopes.join(' '),
+    r.bindingMessage ?? '',
+  ])
   for (const line of table(['REQUEST_ID', 'CLIENT', 'USER', 'SUBJECT', 'EXPIRES', 'SCOPES', 'BINDING_MESSAGE'], rows)) ctx.out(line)
 }
 

@@ -62,7 +62,13 @@ async function list(args: string[], ctx: CliContext) {
   const clients = await createPgClientStore(await ctx.db()).list()
   if (values.json) return ctx.out(JSON.stringify(clients.map(toJson), null, 2))
   if (clients.length === 0) return ctx.out('no clients')
-  const rows = clients.map((c) => [c.clientId, c.enabled ? 'yes' : 'no', String(c.secrets.length), c.allowedGrantTypes.join(' '), c.allowedScopes.join(' ')])
+  const rows = clients.map((c) => [
+    c.clientId,
+    c.enabled ? 'yes' : 'no',
+    String(c.secrets.length),
+    c.allowedGrantTypes.join(' '),
+    c.allowedScopes.join(' '),
+  ])
   table(['CLIENT ID', 'ENABLED', 'SECRETS', 'GRANT TYPES', 'SCOPES'], rows).forEach((l) => ctx.out(l))
 }
 
@@ -95,7 +101,8 @@ async function addSecret(args: string[], ctx: CliContext) {
   let expiresAt: number | undefined
   if (values.expires !== undefined) {
     expiresAt = Date.parse(values.expires)
-    if (!/^\d{4}-\d{2}-\d{2}/.test(values.expires) || Number.isNaN(expiresAt)) throw new CliError(`--expires: not an ISO 8601 date: ${values.expires}`)
+    if (!/^\d{4}-\d{2}-\d{2}/.test(values.expires) || Number.isNaN(expiresAt))
+      throw new CliError(`--expires: not an ISO 8601 date: ${values.expires}`)
     if (expiresAt <= ctx.clock.now()) throw new CliError('--expires: the date is in the past')
   }
   const secret = randomBytes(32).toString('base64url')
@@ -136,17 +143,19 @@ async function add(args: string[], ctx: CliContext) {
   await applySeed(
     db,
     {
-      clients: [{
-        clientId: id,
-        ...(values.name !== undefined ? { clientName: values.name } : {}),
-        allowedGrantTypes: values.grant ?? ['client_credentials'],
-        allowedScopes: values.scope ?? [],
-        requireClientSecret: !values.public,
-        secrets: secret ? [{ value: secret }] : [],
-        accessTokenType: tokenType,
-        redirectUris: values['redirect-uri'] ?? [],
-        allowOfflineAccess: values['offline-access'] ?? false,
-      }],
+      clients: [
+        {
+          clientId: id,
+          ...(values.name !== undefined ? { clientName: values.name } : {}),
+          allowedGrantTypes: values.grant ?? ['client_credentials'],
+          allowedScopes: values.scope ?? [],
+          requireClientSecret: !values.public,
+          secrets: secret ? [{ value: secret }] : [],
+          accessTokenType: tokenType,
+          redirectUris: values['redirect-uri'] ?? [],
+          allowOfflineAccess: values['offline-access'] ?? false,
+        },
+      ],
     },
     `cannot add client "${id}"`,
   )

@@ -20,21 +20,40 @@ Options:
   --alg    the algorithm to rotate
   --help   show this help`
 
-const toJson = (k: KeyInfo) => ({ ...k, createdAt: isoOrNull(k.createdAt), activateAt: isoOrNull(k.activateAt), retireAt: isoOrNull(k.retireAt) })
+const toJson = (k: KeyInfo) => ({
+  ...k,
+  createdAt: isoOrNull(k.createdAt),
+  activateAt: isoOrNull(k.activateAt),
+  retireAt: isoOrNull(k.retireAt),
+})
 
 function print(ctx: CliContext, keys: KeyInfo[]) {
-  const rows = keys.map((k) => [k.kid, k.alg, k.status, isoOrNull(k.createdAt) ?? '', isoOrNull(k.activateAt) ?? '', isoOrNull(k.retireAt) ?? '-', k.privateKey === 'erased' ? 'erased' : k.encrypted ? 'yes' : 'no'])
+  const rows = keys.map((k) => [
+    k.kid,
+    k.alg,
+    k.status,
+    isoOrNull(k.createdAt) ?? '',
+    isoOrNull(k.activateAt) ?? '',
+    isoOrNull(k.retireAt) ?? '-',
+    k.privateKey === 'erased' ? 'erased' : k.encrypted ? 'yes' : 'no',
+  ])
   table(['KID', 'ALG', 'STATUS', 'CREATED', 'ACTIVATES', 'RETIRES', 'ENCRYPTED'], rows).forEach((l) => ctx.out(l))
 }
 
 /** key.rotated audit events, as the server writes them, one JSON line each on stderr (stdout stays the command's answer). */
 function auditToStderr(ctx: CliContext): AuditSink {
-  const write = (level: number) => (obj: object, msg: string) => ctx.err(JSON.stringify({ level, time: new Date(ctx.clock.now()).toISOString(), ...obj, msg }))
+  const write = (level: number) => (obj: object, msg: string) =>
+    ctx.err(JSON.stringify({ level, time: new Date(ctx.clock.now()).toISOString(), ...obj, msg }))
   return createAuditLog({ logger: { info: write(30), warn: write(40) } })
 }
 
 async function withService(ctx: CliContext, fn: (keys: SigningKeyService) => Promise<void>) {
-  const keys = createSigningKeyService({ store: createPgSigningKeyStore(await ctx.db()), config: ctx.config(), clock: ctx.clock, audit: auditToStderr(ctx) })
+  const keys = createSigningKeyService({
+    store: createPgSigningKeyStore(await ctx.db()),
+    config: ctx.config(),
+    clock: ctx.clock,
+    audit: auditToStderr(ctx),
+  })
   try {
     await keys.ensureKeys() // the same initial keys the server would create on first start
     await fn(keys)

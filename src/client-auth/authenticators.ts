@@ -47,16 +47,26 @@ export function createClientAuthenticator(deps: {
         return { client, method: 'none', viaHeader: creds.viaHeader, credentialDigest: '' }
       }
       const credentialDigest = sha256(creds.secret)
-      if (!secrets.matches(client, creds.secret, deps.clock.now(), credentialDigest)) throw await t.failure(creds, opts.address, 'bad_secret')
+      if (!secrets.matches(client, creds.secret, deps.clock.now(), credentialDigest))
+        throw await t.failure(creds, opts.address, 'bad_secret')
       await deps.throttle.recordSuccess(creds.id, opts.address)
-      return { client, method: creds.viaHeader ? 'client_secret_basic' : 'client_secret_post', viaHeader: creds.viaHeader, credentialDigest }
+      return {
+        client,
+        method: creds.viaHeader ? 'client_secret_basic' : 'client_secret_post',
+        viaHeader: creds.viaHeader,
+        credentialDigest,
+      }
     },
   }
 }
 
 /** Who called the introspection endpoint (RFC 7662 §2.1): an API resource or a client. */
 export interface IntrospectionCallerAuthenticator {
-  authenticate(headers: { authorization?: string | undefined }, form: Record<string, string>, ctx: { address: string }): Promise<IntrospectionCaller>
+  authenticate(
+    headers: { authorization?: string | undefined },
+    form: Record<string, string>,
+    ctx: { address: string },
+  ): Promise<IntrospectionCaller>
 }
 
 /**

@@ -51,7 +51,11 @@ export function clientAuthPolicy(config: {
   clientAuthBlockDuration: number
   clientAuthBlockMaxDuration: number
 }): FailurePolicy {
-  return { limit: config.clientAuthFailureLimit, baseSeconds: config.clientAuthBlockDuration, maxSeconds: config.clientAuthBlockMaxDuration }
+  return {
+    limit: config.clientAuthFailureLimit,
+    baseSeconds: config.clientAuthBlockDuration,
+    maxSeconds: config.clientAuthBlockMaxDuration,
+  }
 }
 
 /** The key of a pair in memory; `unit` is the address's throttle unit, as stored. */
@@ -115,7 +119,14 @@ export function createClientAuthThrottle(deps: ClientAuthThrottleDeps): ClientAu
       if (until === undefined) return 0
       if (blocked.size < MAX_TRACKED_PAIRS) blocked.set(key, until)
       if (r.counted) {
-        audit.emit({ event: 'client.blocked', clientId: id, address, reason: 'too_many_failures', lockedUntil: new Date(until).toISOString(), lockouts: r.blocks })
+        audit.emit({
+          event: 'client.blocked',
+          clientId: id,
+          address,
+          reason: 'too_many_failures',
+          lockedUntil: new Date(until).toISOString(),
+          lockouts: r.blocks,
+        })
       }
       return secondsUntil(until)
     },

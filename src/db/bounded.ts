@@ -37,7 +37,8 @@ export interface BoundedDb extends Db {
 const UNAVAILABLE_CODES = /^(08...|53300|57P01|57P02|57P03|57014)$/
 const NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
 /** node-postgres reports lost connections and its own timeouts with plain Errors. */
-const PG_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated unexpectedly|Cannot use a pool after calling end)/
+const PG_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|Connection terminated unexpectedly|Cannot use a pool after calling end)/
 
 export function isConnectionFailure(err: unknown): boolean {
   if (!(err instanceof Error)) return false
@@ -77,7 +78,8 @@ export function createBoundedDb(inner: Db, opts: BoundedDbOptions): BoundedDb {
   const counted = new WeakSet<Error>() // a statement's failure inside a transaction fails the transaction too
   const failed = (err: unknown): never => {
     if (!isConnectionFailure(err)) throw err
-    const e = err instanceof UnavailableError ? err : new UnavailableError('the database cannot be reached', { cause: err, retryAfterSeconds })
+    const e =
+      err instanceof UnavailableError ? err : new UnavailableError('the database cannot be reached', { cause: err, retryAfterSeconds })
     if (counted.has(e)) throw e
     counted.add(e)
     failures++

@@ -102,6 +102,8 @@ function verify(done: Map<string, string>, all: Migration[]) {
   const known = new Set(all.map((m) => m.version))
   const unknown = [...done.keys()].filter((v) => !known.has(v))
   if (unknown.length > 0) {
-    throw new MigrationError(`the database has migrations this build does not know (${unknown.join(', ')}): it was migrated by a newer version`)
+    throw new MigrationError(
+      `the database has migrations this build does not know (${unknown.join(', ')}): it was migrated by a newer version`,
+    )
   }
 }

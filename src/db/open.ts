@@ -11,7 +11,12 @@ export async function openDatabase(
 ): Promise<Db> {
   if (config.databaseUrl) {
     const connectTimeoutMs = config.databaseConnectTimeout === undefined ? undefined : Math.round(config.databaseConnectTimeout * 1000)
-    const db = createPgDb({ connectionString: config.databaseUrl, max: config.databasePoolSize, onError, ...(connectTimeoutMs ? { connectTimeoutMs } : {}) })
+    const db = createPgDb({
+      connectionString: config.databaseUrl,
+      max: config.databasePoolSize,
+      onError,
+      ...(connectTimeoutMs ? { connectTimeoutMs } : {}),
+    })
     // Connect once now, so that a wrong address or password fails here with a message naming the
     // variable rather than later inside whatever query came first.
     try {

@@ -30,15 +30,26 @@ export function createPgDb(opts: PgDbOptions): Db {
   const listener = createListener(opts.connectionString, onError)
   const waits = timeAcquisitions(pool)
 
-  const run = async <R>(q: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> => {
-    if (options?.lockTimeoutMs) return withLockTimeout(q, options.lockTimeoutMs, (c) => run<R>(c, sql, params, { ...options, lockTimeoutMs: undefined }))
+  const run = async <R>(
+    q: pg.Pool | pg.PoolClient,
+    sql: string,
+    params?: readonly unknown[],
+    options?: QueryOptions,
+  ): Promise<QueryResult<R>> => {
+    if (options?.lockTimeoutMs)
+      return withLockTimeout(q, options.lockTimeoutMs, (c) => run<R>(c, sql, params, { ...options, lockTimeoutMs: undefined }))
     const values = params as unknown[] | undefined
     // A named statement is parsed and planned once per connection, then only bound and executed.
     // With a timeout, pg rejects after it and the pool discards the connection (the statement may
     // still be in flight on it).
     const res =
       options?.name || options?.timeoutMs
-        ? await q.query({ text: sql, values, ...(options.name ? { name: options.name } : {}), ...(options.timeoutMs ? { query_timeout: options.timeoutMs } : {}) })
+        ? await q.query({
+            text: sql,
+            values,
+            ...(options.name ? { name: options.name } : {}),
+            ...(options.timeoutMs ? { query_timeout: options.timeoutMs } : {}),
+          })
         : await q.query(sql, values)
     idleErrorReported = false
     return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 }
@@ -182,7 +193,9 @@ function quoteIdent(name: string): string {
  */
 function timeAcquisitions(pool: pg.Pool): Pick<DbPoolStats, 'acquired' | 'waitSeconds'> {
   const stats = { acquired: 0, waitSeconds: 0 }
-  const connect = pool.connect.bind(pool) as (cb?: (err: Error | undefined, client: unknown, release: unknown) => void) => Promise<pg.PoolClient> | undefined
+  const connect = pool.connect.bind(pool) as (
+    cb?: (err: Error | undefined, client: unknown, release: unknown) => void,
+  ) => Promise<pg.PoolClient> | undefined
   const done = (start: bigint) => {
     stats.acquired += 1
     stats.waitSeconds += Number(process.hrtime.bigint() - start) / 1e9

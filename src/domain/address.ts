@@ -9,13 +9,15 @@ export function throttleAddress(ip: string): string {
   if (!isIPv6(ip)) return ip
   const h = hextets(ip.split('%')[0]!)
   if (h.slice(0, 5).every((x) => x === 0) && h[5] === 0xffff) return `${h[6]! >> 8}.${h[6]! & 255}.${h[7]! >> 8}.${h[7]! & 255}`
-  return `${h.slice(0, 4).map((x) => x.toString(16)).join(':')}::/64`
+  return `${h
+    .slice(0, 4)
+    .map((x) => x.toString(16))
+    .join(':')}::/64`
 }
 
 /** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a trailing IPv4 part split). */
 function hextets(ip: string): number[] {
-  const groups = (s: string) =>
-    s === '' ? [] : s.split(':').flatMap((g) => (g.includes('.') ? v4Groups(g) : [parseInt(g, 16)]))
+  const groups = (s: string) => (s === '' ? [] : s.split(':').flatMap((g) => (g.includes('.') ? v4Groups(g) : [parseInt(g, 16)])))
   const [head = '', tail] = ip.split('::')
   const left = groups(head)
   const right = tail === undefined ? [] : groups(tail)

@@ -32,9 +32,27 @@ export const DEFAULT_INPUT_LIMIT = 100
 /** Parameter names an error_description may repeat: the specs' and our forms', never the request's own. */
 const KNOWN_PARAMETERS: ReadonlySet<string> = new Set([
   ...Object.keys(INPUT_LIMITS),
-  'grant_type', 'client_id', 'client_secret', 'client_assertion_type', 'refresh_token', 'code', 'state', 'nonce',
-  'response_type', 'device_code', 'token_type_hint', 'auth_req_id', 'login_hint', 'user_code', 'requested_expiry',
-  'client_notification_token', 'subject_token_type', 'actor_token_type', 'requested_token_type', 'csrf', 'decision',
+  'grant_type',
+  'client_id',
+  'client_secret',
+  'client_assertion_type',
+  'refresh_token',
+  'code',
+  'state',
+  'nonce',
+  'response_type',
+  'device_code',
+  'token_type_hint',
+  'auth_req_id',
+  'login_hint',
+  'user_code',
+  'requested_expiry',
+  'client_notification_token',
+  'subject_token_type',
+  'actor_token_type',
+  'requested_token_type',
+  'csrf',
+  'decision',
 ])
 
 /** The parameter's name when it is a known one; otherwise a phrase that repeats nothing from the request. */

@@ -175,6 +175,4 @@ export interface AuthenticatedClient {
 }
 
 /** Who called the introspection endpoint (RFC 7662 §2.1): an API resource or a client. */
-export type IntrospectionCaller =
-  | { kind: 'api'; name: string; scopes: readonly string[] }
-  | { kind: 'client'; clientId: string }
+export type IntrospectionCaller = { kind: 'api'; name: string; scopes: readonly string[] } | { kind: 'client'; clientId: string }

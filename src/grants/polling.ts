@@ -80,7 +80,13 @@ export function createPolling(deps: { clock: Clock; oneTimeUse: OneTimeUse }): P
       if (!record.accepted) throw slowDown(record.intervalSeconds)
       if (found.status === 'denied') throw new OAuthError('access_denied', texts.denied)
       if (found.status === 'pending') throw new OAuthError('authorization_pending')
-      return oneTimeUse.redeem({ familyId: found.familyId, consume: () => store.consume(found.id, now), issue, usedAgain: texts.usedAgain, who: who() })
+      return oneTimeUse.redeem({
+        familyId: found.familyId,
+        consume: () => store.consume(found.id, now),
+        issue,
+        usedAgain: texts.usedAgain,
+        who: who(),
+      })
 
       function who(): Who {
         return { clientId: client.clientId, subject: found?.subjectId, grantType, address: ctx?.address, requestId: ctx?.requestId }

@@ -5,10 +5,12 @@ import { STYLESHEET, STYLESHEET_PATH } from '../pages/style.js'
 
 export const assetRoutes: FastifyPluginAsync = async (app) => {
   app.get(STYLESHEET_PATH, async (_req, reply) =>
-    reply.headers({
-      'content-type': 'text/css; charset=utf-8',
-      'cache-control': 'public, max-age=31536000, immutable',
-      'x-content-type-options': 'nosniff',
-    }).send(STYLESHEET),
+    reply
+      .headers({
+        'content-type': 'text/css; charset=utf-8',
+        'cache-control': 'public, max-age=31536000, immutable',
+        'x-content-type-options': 'nosniff',
+      })
+      .send(STYLESHEET),
   )
 }

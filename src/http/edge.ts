@@ -98,7 +98,12 @@ export function installEdgeChecks(app: FastifyInstance): void {
   })
   app.addHook('onRequest', (req: FastifyRequest, _reply, done) => {
     if (state.closing) {
-      done(new OAuthError('temporarily_unavailable', 'the server is shutting down, retry the request', { status: 503, headers: { 'retry-after': '1' } }))
+      done(
+        new OAuthError('temporarily_unavailable', 'the server is shutting down, retry the request', {
+          status: 503,
+          headers: { 'retry-after': '1' },
+        }),
+      )
       return
     }
     try {

@@ -118,7 +118,10 @@ export function errorRedirectUrl(target: ErrorRedirect, e: OAuthError, issuer: s
 
 export function createErrorHandler(opts: { issuer: string; site: string }) {
   const sendPage = (reply: FastifyReply, page: Page, headers: Readonly<Record<string, string>> = {}) =>
-    reply.code(page.status).headers({ ...pageHeaders(), ...headers }).send(layout(page, opts.site))
+    reply
+      .code(page.status)
+      .headers({ ...pageHeaders(), ...headers })
+      .send(layout(page, opts.site))
 
   return function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply) {
     if (err instanceof PageResponseError) {
@@ -132,11 +135,18 @@ export function createErrorHandler(opts: { issuer: string; site: string }) {
     else req.log.info({ error: e.code }, e.description ?? e.code)
     const mode = req.routeOptions.config?.errorMode ?? 'oauth'
     if (mode === 'redirect' && req.errorRedirect?.responseMode === 'form_post') {
-      const { headers, body } = formPostResponse(req.errorRedirect.redirectUri, errorResponseParams(req.errorRedirect, e, opts.issuer), opts.site)
+      const { headers, body } = formPostResponse(
+        req.errorRedirect.redirectUri,
+        errorResponseParams(req.errorRedirect, e, opts.issuer),
+        opts.site,
+      )
       return reply.code(200).headers(headers).send(body)
     }
     if (mode === 'redirect' && req.errorRedirect) {
-      return reply.code(303).headers({ location: errorRedirectUrl(req.errorRedirect, e, opts.issuer), 'cache-control': 'no-store' }).send()
+      return reply
+        .code(303)
+        .headers({ location: errorRedirectUrl(req.errorRedirect, e, opts.issuer), 'cache-control': 'no-store' })
+        .send()
     }
     if (mode !== 'oauth') return sendPage(reply, errorPage({ status: e.status, code: e.code, description: e.description }), e.headers)
     return reply.send(sendError(reply, e))

@@ -18,7 +18,12 @@ export class ProbesAtDebug extends LogController {
     request.log.debug({ req: request }, 'incoming request')
   }
 
-  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply, metadata?: Record<string, unknown>): void {
+  override requestCompleted(
+    error: Error | null | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+    metadata?: Record<string, unknown>,
+  ): void {
     if (error || !isHealthProbe(request)) return super.requestCompleted(error, request, reply, metadata)
     reply.log.debug({ res: reply, responseTime: reply.elapsedTime }, 'request completed')
   }

@@ -144,12 +144,24 @@ class LazyChildLogger {
   set level(level: string) {
     this.#get().level = level
   }
-  fatal(...args: unknown[]) { this.#log('fatal', args) }
-  error(...args: unknown[]) { this.#log('error', args) }
-  warn(...args: unknown[]) { this.#log('warn', args) }
-  info(...args: unknown[]) { this.#log('info', args) }
-  debug(...args: unknown[]) { this.#log('debug', args) }
-  trace(...args: unknown[]) { this.#log('trace', args) }
+  fatal(...args: unknown[]) {
+    this.#log('fatal', args)
+  }
+  error(...args: unknown[]) {
+    this.#log('error', args)
+  }
+  warn(...args: unknown[]) {
+    this.#log('warn', args)
+  }
+  info(...args: unknown[]) {
+    this.#log('info', args)
+  }
+  debug(...args: unknown[]) {
+    this.#log('debug', args)
+  }
+  trace(...args: unknown[]) {
+    this.#log('trace', args)
+  }
   silent() {}
   child(bindings: Bindings, opts?: ChildLoggerOptions): FastifyBaseLogger {
     return this.#get().child(bindings, opts)

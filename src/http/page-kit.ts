@@ -122,10 +122,16 @@ export function createPageKit(app: FastifyInstance, deps: PageKitDeps): PageKit 
     },
     formOf: (req) => readForm(req),
     send(reply, page, opts) {
-      return reply.code(page.status).headers(opts?.formActionOrigins?.length ? pageHeaders(opts.formActionOrigins) : PAGE_HEADERS).send(layout(page, kit.site))
+      return reply
+        .code(page.status)
+        .headers(opts?.formActionOrigins?.length ? pageHeaders(opts.formActionOrigins) : PAGE_HEADERS)
+        .send(layout(page, kit.site))
     },
     toSignIn(reply, returnTo) {
-      return reply.code(303).headers({ location: signInUrl(returnTo), 'cache-control': 'no-store' }).send()
+      return reply
+        .code(303)
+        .headers({ location: signInUrl(returnTo), 'cache-control': 'no-store' })
+        .send()
     },
     setSession(req, reply, handle) {
       reply.setCookie(names(req).session, handle, { ...cookieOpts(req), maxAge: deps.sessionLifetime })

@@ -47,7 +47,9 @@ export async function createServer(config: Config, logger: Logger): Promise<Fast
   if (config.httpMaxConnections > 0) app.server.maxConnections = config.httpMaxConnections
   registerErrorHandling(app, errorOpts)
   installEdgeChecks(app)
-  app.setNotFoundHandler((_req, reply) => reply.send(sendError(reply, new OAuthError('not_found', 'no endpoint at this path for this method'))))
+  app.setNotFoundHandler((_req, reply) =>
+    reply.send(sendError(reply, new OAuthError('not_found', 'no endpoint at this path for this method'))),
+  )
   app.addHook('onSend', async (req, reply) => {
     reply.header('x-request-id', req.id)
   })

@@ -24,7 +24,10 @@ export interface CsrfTokens {
 export function createCsrfTokens(secret: Buffer): CsrfTokens {
   if (secret.length < 32) throw new Error('the CSRF secret must be at least 32 bytes')
   const isBinding = (value: string | undefined): value is string => value !== undefined && BINDING.test(value)
-  const mac = (binding: string) => createHmac('sha256', secret).update(LABEL + binding).digest()
+  const mac = (binding: string) =>
+    createHmac('sha256', secret)
+      .update(LABEL + binding)
+      .digest()
   return {
     newBinding: () => randomBytes(32).toString('base64url'),
     isBinding,

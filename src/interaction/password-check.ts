@@ -91,8 +91,13 @@ export function createPasswordCheck(deps: PasswordCheckDeps): PasswordCheck {
 
   function failed(reason: PasswordFailure, typed: Typed, ctx: PasswordCheckContext, user?: User): PasswordCheckResult {
     audit.emit({
-      event: 'signin.failed', ...typed, subject: user?.subjectId,
-      clientId: ctx.clientId, address: ctx.address, requestId: ctx.requestId, reason,
+      event: 'signin.failed',
+      ...typed,
+      subject: user?.subjectId,
+      clientId: ctx.clientId,
+      address: ctx.address,
+      requestId: ctx.requestId,
+      reason,
     })
     return user ? { ok: false, reason, user } : { ok: false, reason }
   }
@@ -123,13 +128,27 @@ export function createPasswordCheck(deps: PasswordCheckDeps): PasswordCheck {
       }
       if (await verify(password, user.passwordHash)) {
         await deps.failures.clear(key)
-        audit.emit({ event: 'signin.succeeded', username: user.username, subject: user.subjectId, clientId: ctx.clientId, address: ctx.address, requestId: ctx.requestId })
+        audit.emit({
+          event: 'signin.succeeded',
+          username: user.username,
+          subject: user.subjectId,
+          clientId: ctx.clientId,
+          address: ctx.address,
+          requestId: ctx.requestId,
+        })
         return { ok: true, user }
       }
       if (counted.blockedUntil !== undefined) {
         audit.emit({
-          event: 'user.locked_out', username: user.username, subject: user.subjectId, clientId: ctx.clientId, address: ctx.address,
-          requestId: ctx.requestId, reason: 'too_many_failures', lockedUntil: new Date(counted.blockedUntil).toISOString(), lockouts: counted.blocks,
+          event: 'user.locked_out',
+          username: user.username,
+          subject: user.subjectId,
+          clientId: ctx.clientId,
+          address: ctx.address,
+          requestId: ctx.requestId,
+          reason: 'too_many_failures',
+          lockedUntil: new Date(counted.blockedUntil).toISOString(),
+          lockouts: counted.blocks,
         })
       }
       return failed('bad_password', typed, ctx, user)

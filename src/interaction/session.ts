@@ -34,7 +34,10 @@ export interface SessionService {
    * Starts a session for a person who has just authenticated, ending `previousHandle`'s session
    * if there is one. Returns the new handle (for the cookie) and the session.
    */
-  start(previousHandle: string | undefined, who: { subjectId: string; username: string; amr: string[] }): Promise<{ handle: string; session: Session }>
+  start(
+    previousHandle: string | undefined,
+    who: { subjectId: string; username: string; amr: string[] },
+  ): Promise<{ handle: string; session: Session }>
   /** Ends the session; returns it as it was (its clientIds say whom logout concerns). */
   end(handle: string | undefined): Promise<Session | undefined>
   /**

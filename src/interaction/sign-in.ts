@@ -24,9 +24,7 @@ export interface SignInView {
   formActionOrigins: string[]
 }
 
-export type SignInResult =
-  | { ok: true; handle: string; session: Session; location: string }
-  | { ok: false; view: SignInView }
+export type SignInResult = { ok: true; handle: string; session: Session; location: string } | { ok: false; view: SignInView }
 
 export interface SignInDeps {
   passwordCheck: PasswordCheck
@@ -46,15 +44,19 @@ export interface SignInService {
    * Checks the password; on success ends `previousHandle`'s session and starts a new one, and
    * says where to go next. On failure: the page again, with the username kept.
    */
-  submit(rawReturnTo: unknown, form: {
+  submit(
+    rawReturnTo: unknown,
+    form: {
       username?: string | undefined
       password?: string | undefined
-  }, ctx: {
+    },
+    ctx: {
       address: string
       requestId?: string
       previousHandle: string | undefined
       session: Session | undefined
-  }): Promise<SignInResult>
+    },
+  ): Promise<SignInResult>
 }
 
 export function createSignInService(deps: SignInDeps): SignInService {
@@ -93,9 +95,12 @@ export function createSignInService(deps: SignInDeps): SignInService {
       })
       if (!checked.ok) return { ok: false, view: view(target, ctx.session, username, true) }
       const { user } = checked
-      const { handle, session } = await deps.sessions.start(ctx.previousHandle, { subjectId: user.subjectId, username: user.username, amr: ['pwd'] })
+      const { handle, session } = await deps.sessions.start(ctx.previousHandle, {
+        subjectId: user.subjectId,
+        username: user.username,
+        amr: ['pwd'],
+      })
       return { ok: true, handle, session, location: target?.location ?? deps.accountPath }
     },
   }
 }
-

@@ -24,7 +24,11 @@ export interface UserCodeCheckDeps {
   verify?: (code: string, stored: string | undefined) => Promise<boolean>
 }
 
-export function userCodePolicy(config: { userCodeFailureLimit: number; userCodeBlockDuration: number; lockoutMaxDuration: number }): FailurePolicy {
+export function userCodePolicy(config: {
+  userCodeFailureLimit: number
+  userCodeBlockDuration: number
+  lockoutMaxDuration: number
+}): FailurePolicy {
   return { limit: config.userCodeFailureLimit, baseSeconds: config.userCodeBlockDuration, maxSeconds: config.lockoutMaxDuration }
 }
 
@@ -47,7 +51,10 @@ export function createUserCodeCheck(deps: UserCodeCheckDeps): UserCodeCheck {
       }
       deps.logger.info({ ...log, reason: 'wrong_code' }, 'user_code rejected')
       if (counted.blockedUntil !== undefined) {
-        deps.logger.warn({ ...log, blocked_until: new Date(counted.blockedUntil).toISOString(), blocks: counted.blocks }, 'user_code blocked')
+        deps.logger.warn(
+          { ...log, blocked_until: new Date(counted.blockedUntil).toISOString(), blocks: counted.blocks },
+          'user_code blocked',
+        )
       }
       throw new OAuthError('invalid_user_code', 'the user_code is wrong')
     },
@@ -75,9 +82,11 @@ export interface DeviceUserCodeThrottle {
  * anyone can get a right code by starting a device flow, and must not reset the count between
  * guesses with it. A blocked address learns nothing about any code.
  */
-export function createDeviceUserCodeThrottle(deps: Omit<UserCodeCheckDeps, 'verify' | 'failures'> & {
-  failures: Pick<FailureCounterStore, 'recordFailure' | 'forgive'>
-}): DeviceUserCodeThrottle {
+export function createDeviceUserCodeThrottle(
+  deps: Omit<UserCodeCheckDeps, 'verify' | 'failures'> & {
+    failures: Pick<FailureCounterStore, 'recordFailure' | 'forgive'>
+  },
+): DeviceUserCodeThrottle {
   return {
     async lookup(address, code, find) {
       const key = { kind: 'device_user_code', name: throttleAddress(address), source: '' } as const
@@ -94,7 +103,10 @@ export function createDeviceUserCodeThrottle(deps: Omit<UserCodeCheckDeps, 'veri
       }
       deps.logger.info({ ...log, reason: 'unknown_code' }, 'device user_code rejected')
       if (counted.blockedUntil !== undefined) {
-        deps.logger.warn({ ...log, blocked_until: new Date(counted.blockedUntil).toISOString(), blocks: counted.blocks }, 'device user_code blocked')
+        deps.logger.warn(
+          { ...log, blocked_until: new Date(counted.blockedUntil).toISOString(), blocks: counted.blocks },
+          'device user_code blocked',
+        )
       }
       return { kind: 'unknown' }
     },

@@ -41,7 +41,8 @@ function currentOf<T extends { stored: StoredSigningKey }>(keys: T[], alg: Signi
   for (const k of keys) {
     const s = k.stored
     if (s.alg !== alg || s.activateAt > now || !isPublished(s, now)) continue
-    if (!best || s.activateAt > best.stored.activateAt || (s.activateAt === best.stored.activateAt && s.createdAt > best.stored.createdAt)) best = k
+    if (!best || s.activateAt > best.stored.activateAt || (s.activateAt === best.stored.activateAt && s.createdAt > best.stored.createdAt))
+      best = k
   }
   return best
 }
@@ -69,7 +70,8 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
     const next = rows.map((r) => {
       const canSign = !superseded.has(r.kid) && r.privateJwk !== undefined
       const have = byKid.get(r.kid)
-      if (have && (have.privateKey !== undefined || !canSign)) return { ...have, stored: r, privateKey: canSign ? have.privateKey : undefined }
+      if (have && (have.privateKey !== undefined || !canSign))
+        return { ...have, stored: r, privateKey: canSign ? have.privateKey : undefined }
       return loadSigningKey(r, encryptionKey, canSign)
     })
     keys = next
@@ -141,7 +143,12 @@ export function createSigningKeyService(deps: KeyServiceDeps): SigningKeyService
         timer = setInterval(() => void reloadInBackground(), refreshMs)
         timer.unref()
       }
-      return { replaced: plaintext?.replaced ?? [], erased: [...new Set(erased)].sort(), removed, ...(purged === undefined ? {} : { purged }) }
+      return {
+        replaced: plaintext?.replaced ?? [],
+        erased: [...new Set(erased)].sort(),
+        removed,
+        ...(purged === undefined ? {} : { purged }),
+      }
     },
 
     async sign(payload, opts) {

@@ -14,7 +14,8 @@ import type { KeyReplacement } from './signing-keys.js'
 
 /** Keys that never sign again at `at`: a newer key of their alg has activated by then. */
 export function supersededAt(keys: StoredSigningKey[], at: number): Set<string> {
-  const newer = (n: StoredSigningKey, k: StoredSigningKey) => n.activateAt > k.activateAt || (n.activateAt === k.activateAt && n.createdAt > k.createdAt)
+  const newer = (n: StoredSigningKey, k: StoredSigningKey) =>
+    n.activateAt > k.activateAt || (n.activateAt === k.activateAt && n.createdAt > k.createdAt)
   return new Set(keys.filter((k) => keys.some((n) => n.alg === k.alg && n.activateAt <= at && newer(n, k))).map((k) => k.kid))
 }
 
@@ -32,7 +33,10 @@ export interface ReplacementPlan {
  * Returns the replacements, and whether any plaintext private part was found at all (the caller
  * then purges the old row versions from the database's files).
  */
-export async function replacePlaintextKeys(w: SigningKeyWriter, plan: ReplacementPlan): Promise<{ replaced: KeyReplacement[]; foundPlaintext: boolean; created: StoredSigningKey[] }> {
+export async function replacePlaintextKeys(
+  w: SigningKeyWriter,
+  plan: ReplacementPlan,
+): Promise<{ replaced: KeyReplacement[]; foundPlaintext: boolean; created: StoredSigningKey[] }> {
   const all = await w.list()
   const superseded = supersededAt(all, plan.now)
   const plaintext = all.filter((k) => !k.encrypted && k.privateJwk !== undefined)

@@ -99,10 +99,28 @@ const WARN: ReadonlySet<AuditEventName> = new Set(['grant.family_revoked', 'clie
 
 /** Every field of the schema, by its name in the code: anything else a caller passes is dropped. */
 const FIELDS: Record<string, string> = {
-  clientId: 'client_id', subject: 'subject', grantType: 'grant_type', address: 'address', requestId: 'request_id', reason: 'reason',
-  tokenTypes: 'token_types', accessTokenFormat: 'access_token_format', scope: 'scope', tokenKind: 'token_kind', username: 'username', usernameHash: 'username_hash',
-  lockedUntil: 'locked_until', lockouts: 'lockouts', retryAfter: 'retry_after', kid: 'kid', alg: 'alg', cibaRequestId: 'ciba_request_id',
-  sid: 'sid', attempts: 'attempts', sessionEnd: 'session_end', httpStatus: 'http_status',
+  clientId: 'client_id',
+  subject: 'subject',
+  grantType: 'grant_type',
+  address: 'address',
+  requestId: 'request_id',
+  reason: 'reason',
+  tokenTypes: 'token_types',
+  accessTokenFormat: 'access_token_format',
+  scope: 'scope',
+  tokenKind: 'token_kind',
+  username: 'username',
+  usernameHash: 'username_hash',
+  lockedUntil: 'locked_until',
+  lockouts: 'lockouts',
+  retryAfter: 'retry_after',
+  kid: 'kid',
+  alg: 'alg',
+  cibaRequestId: 'ciba_request_id',
+  sid: 'sid',
+  attempts: 'attempts',
+  sessionEnd: 'session_end',
+  httpStatus: 'http_status',
 }
 
 const MESSAGES: Record<AuditEventName, string> = {

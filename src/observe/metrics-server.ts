@@ -21,7 +21,10 @@ export function createMetricsListener(registry: Registry, onError: (err: unknown
       return
     }
     registry.metrics().then(
-      (text) => res.writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' }).end(req.method === 'HEAD' ? undefined : text),
+      (text) =>
+        res
+          .writeHead(200, { 'content-type': registry.contentType, 'cache-control': 'no-store' })
+          .end(req.method === 'HEAD' ? undefined : text),
       (err: unknown) => {
         onError(err)
         res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics unavailable\n')

@@ -48,23 +48,82 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
   let sources: MetricsSources = {}
   const registers = [registry]
 
-  const requests = new Counter({ name: 'authz_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status.', labelNames: ['method', 'route', 'status_code'] as const, registers })
-  const latency = new Histogram({ name: 'authz_http_request_duration_seconds', help: 'Time from the request to the end of the answer, by route pattern, method and status.', labelNames: ['method', 'route', 'status_code'] as const, buckets: LATENCY_BUCKETS, registers })
-  const tokens = new Counter({ name: 'authz_tokens_issued_total', help: 'Tokens issued at the token endpoint, by grant type and token type (access_token, refresh_token, id_token).', labelNames: ['grant_type', 'token_type'] as const, registers })
-  const introspections = new Counter({ name: 'authz_introspections_total', help: 'Introspection requests by result: active, inactive, or rejected (caller not authenticated, bad request).', labelNames: ['result'] as const, registers })
-  const clientAuth = new Counter({ name: 'authz_client_auth_failures_total', help: 'Failed client (or API) authentications, by reason.', labelNames: ['reason'] as const, registers })
-  const signIn = new Counter({ name: 'authz_sign_in_failures_total', help: 'Failed password checks (sign-in page and password grant), by reason.', labelNames: ['reason'] as const, registers })
-  const lockouts = new Counter({ name: 'authz_lockouts_total', help: 'Locks started: user accounts (kind="user") and client-and-address pairs (kind="client").', labelNames: ['kind'] as const, registers })
-  const ciba = new Counter({ name: 'authz_ciba_requests_total', help: 'CIBA requests by outcome: requested, approved, denied, token_issued.', labelNames: ['outcome'] as const, registers })
-  const device = new Counter({ name: 'authz_device_authorizations_total', help: 'Device authorizations (RFC 8628) decided, by outcome: approved, denied, token_issued.', labelNames: ['outcome'] as const, registers })
-  const familyRevoked = new Counter({ name: 'authz_grant_families_revoked_total', help: 'Grant families revoked because a one-time artefact was used again.', labelNames: ['grant_type'] as const, registers })
-  const logouts = new Counter({ name: 'authz_backchannel_logouts_total', help: 'Back-channel logouts finished, by outcome: delivered, failed (given up).', labelNames: ['outcome'] as const, registers })
+  const requests = new Counter({
+    name: 'authz_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers,
+  })
+  const latency = new Histogram({
+    name: 'authz_http_request_duration_seconds',
+    help: 'Time from the request to the end of the answer, by route pattern, method and status.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  })
+  const tokens = new Counter({
+    name: 'authz_tokens_issued_total',
+    help: 'Tokens issued at the token endpoint, by grant type and token type (access_token, refresh_token, id_token).',
+    labelNames: ['grant_type', 'token_type'] as const,
+    registers,
+  })
+  const introspections = new Counter({
+    name: 'authz_introspections_total',
+    help: 'Introspection requests by result: active, inactive, or rejected (caller not authenticated, bad request).',
+    labelNames: ['result'] as const,
+    registers,
+  })
+  const clientAuth = new Counter({
+    name: 'authz_client_auth_failures_total',
+    help: 'Failed client (or API) authentications, by reason.',
+    labelNames: ['reason'] as const,
+    registers,
+  })
+  const signIn = new Counter({
+    name: 'authz_sign_in_failures_total',
+    help: 'Failed password checks (sign-in page and password grant), by reason.',
+    labelNames: ['reason'] as const,
+    registers,
+  })
+  const lockouts = new Counter({
+    name: 'authz_lockouts_total',
+    help: 'Locks started: user accounts (kind="user") and client-and-address pairs (kind="client").',
+    labelNames: ['kind'] as const,
+    registers,
+  })
+  const ciba = new Counter({
+    name: 'authz_ciba_requests_total',
+    help: 'CIBA requests by outcome: requested, approved, denied, token_issued.',
+    labelNames: ['outcome'] as const,
+    registers,
+  })
+  const device = new Counter({
+    name: 'authz_device_authorizations_total',
+    help: 'Device authorizations (RFC 8628) decided, by outcome: approved, denied, token_issued.',
+    labelNames: ['outcome'] as const,
+    registers,
+  })
+  const familyRevoked = new Counter({
+    name: 'authz_grant_families_revoked_total',
+    help: 'Grant families revoked because a one-time artefact was used again.',
+    labelNames: ['grant_type'] as const,
+    registers,
+  })
+  const logouts = new Counter({
+    name: 'authz_backchannel_logouts_total',
+    help: 'Back-channel logouts finished, by outcome: delivered, failed (given up).',
+    labelNames: ['outcome'] as const,
+    registers,
+  })
   for (const result of ['active', 'inactive', 'rejected'] as const) introspections.inc({ result }, 0)
   for (const outcome of ['delivered', 'failed'] as const) logouts.inc({ outcome }, 0)
   for (const kind of ['user', 'client'] as const) lockouts.inc({ kind }, 0)
 
   new Gauge({
-    name: 'authz_expired_rows', help: 'Expired rows awaiting the background cleanup, by table (counted up to 100000 per table).', labelNames: ['table'] as const, registers,
+    name: 'authz_expired_rows',
+    help: 'Expired rows awaiting the background cleanup, by table (counted up to 100000 per table).',
+    labelNames: ['table'] as const,
+    registers,
     async collect() {
       const counts = await sources.expiredRows?.()
       for (const [table, n] of Object.entries(counts ?? {})) this.set({ table }, n)
@@ -137,7 +196,10 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
 /** The pool series, registered only for a driver that has a pool (with DATABASE_URL). */
 function registerPoolGauges(registers: Registry[], get: () => PoolStats | undefined): void {
   new Gauge({
-    name: 'authz_db_pool_connections', help: 'Database connections by state: idle, in use, and requests waiting for one.', labelNames: ['state'] as const, registers,
+    name: 'authz_db_pool_connections',
+    help: 'Database connections by state: idle, in use, and requests waiting for one.',
+    labelNames: ['state'] as const,
+    registers,
     collect() {
       const s = get()
       if (!s) return
@@ -148,7 +210,9 @@ function registerPoolGauges(registers: Registry[], get: () => PoolStats | undefi
   })
   // Counters kept by the driver: each scrape copies the driver's running totals.
   new Counter({
-    name: 'authz_db_pool_acquired_total', help: 'Database connections handed out since start.', registers,
+    name: 'authz_db_pool_acquired_total',
+    help: 'Database connections handed out since start.',
+    registers,
     collect() {
       const s = get()
       if (!s) return
@@ -157,7 +221,9 @@ function registerPoolGauges(registers: Registry[], get: () => PoolStats | undefi
     },
   })
   new Counter({
-    name: 'authz_db_pool_wait_seconds_total', help: 'Seconds spent waiting for a database connection since start; rate() of it over rate(authz_db_pool_acquired_total) is the mean wait.', registers,
+    name: 'authz_db_pool_wait_seconds_total',
+    help: 'Seconds spent waiting for a database connection since start; rate() of it over rate(authz_db_pool_acquired_total) is the mean wait.',
+    registers,
     collect() {
       const s = get()
       if (!s) return

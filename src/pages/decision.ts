@@ -22,13 +22,19 @@ export function renderDecision(v: DecisionView, form: DecisionForm): SafeHtml {
   return html`<h1>${form.heading ?? `${v.clientName} asks for your approval`}</h1>
 <p class="who">Signed in as <strong id="signed-in-as">${v.username}</strong> · <a href="${form.switchAccountHref}">Not you?</a></p>
 ${alertBox(form.error)}
-${v.bindingMessage ? html`<h2>Check this code</h2>
+${
+  v.bindingMessage
+    ? html`<h2>Check this code</h2>
 <p>It must match the code shown where the request was made. If it does not, deny.</p>
-<p class="code" id="binding-message">${v.bindingMessage}</p>` : ''}
+<p class="code" id="binding-message">${v.bindingMessage}</p>`
+    : ''
+}
 <h2>${v.clientName} will be able to</h2>
 <ul class="scopes" id="scopes">
-${v.scopes.map((s) => html`<li data-scope="${s.name}"><strong>${s.displayName}</strong>${s.description ? html`<span>${s.description}</span>` : ''}</li>
-`)}</ul>
+${v.scopes.map(
+  (s) => html`<li data-scope="${s.name}"><strong>${s.displayName}</strong>${s.description ? html`<span>${s.description}</span>` : ''}</li>
+`,
+)}</ul>
 ${v.details.length > 0 ? html`<dl class="details">${v.details.map((d) => html`<dt>${d.label}</dt><dd>${d.value}</dd>`)}</dl>` : ''}
 <form method="post" action="${form.action}">
 <input type="hidden" name="csrf" value="${form.csrf}">

@@ -13,7 +13,11 @@ const SUBMIT_HASH = `'sha256-${createHash('sha256').update(SUBMIT).digest('base6
  * CSP allows that one script and form submission to that origin; without JavaScript the person
  * presses Continue.
  */
-export function formPostResponse(redirectUri: string, params: Record<string, string>, site: string): { headers: Record<string, string>; body: string } {
+export function formPostResponse(
+  redirectUri: string,
+  params: Record<string, string>,
+  site: string,
+): { headers: Record<string, string>; body: string } {
   const origin = new URL(redirectUri).origin
   const headers = pageHeaders([origin])
   headers['content-security-policy'] = `${headers['content-security-policy']}; script-src ${SUBMIT_HASH}`

@@ -5,12 +5,7 @@ import { STYLESHEET_PATH } from './style.js'
 
 /** HTML-escapes text for element content and quoted attribute values. */
 export function escapeHtml(value: unknown): string {
-  return String(value)
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;')
+  return String(value).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')
 }
 
 /** A template tag that escapes every interpolation unless it is already SafeHtml. */
@@ -26,7 +21,11 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): SafeH
   values.forEach((v, i) => {
     const text = Array.isArray(v)
       ? v.map((x) => (x instanceof SafeHtml ? x.value : escapeHtml(x))).join('')
-      : v instanceof SafeHtml ? v.value : v === undefined || v === null || v === false ? '' : escapeHtml(v)
+      : v instanceof SafeHtml
+        ? v.value
+        : v === undefined || v === null || v === false
+          ? ''
+          : escapeHtml(v)
     out += text + strings[i + 1]!
   })
   return new SafeHtml(out)

@@ -49,11 +49,14 @@ export function errorPage(e: { status: number; code: string; description: string
 
 /** A form refused by the CSRF defences (src/http/page-kit.ts). Nothing was changed. */
 export function formRefusedPage(reason: 'cross-site' | 'token', retryHref: string): Page {
-  const why = reason === 'cross-site'
-    ? 'This form was sent from another website, not from a page of this site. For your protection it was not accepted.'
-    : 'This form has expired or did not come from the page you have open here (for example after signing in again in another tab). For your protection it was not accepted.'
+  const why =
+    reason === 'cross-site'
+      ? 'This form was sent from another website, not from a page of this site. For your protection it was not accepted.'
+      : 'This form has expired or did not come from the page you have open here (for example after signing in again in another tab). For your protection it was not accepted.'
   return messagePage({
-    status: 403, title: 'Form not accepted', tone: 'alert',
+    status: 403,
+    title: 'Form not accepted',
+    tone: 'alert',
     text: [why, 'Nothing was changed.'],
     action: { href: retryHref, label: 'Start again' },
   })
@@ -61,7 +64,9 @@ export function formRefusedPage(reason: 'cross-site' | 'token', retryHref: strin
 
 export function tooManyAttemptsPage(): Page {
   return messagePage({
-    status: 429, title: 'Too many attempts', tone: 'alert',
+    status: 429,
+    title: 'Too many attempts',
+    tone: 'alert',
     text: ['There were too many attempts from your network. Please wait a minute and try again.'],
   })
 }

@@ -5,7 +5,6 @@ import type { SignInView } from '../interaction/sign-in.js'
 import { alertBox, html, type Page } from './html.js'
 import { SIGN_IN_PATH, SIGN_OUT_PATH } from '../endpoints.js'
 
-
 /** The sign-in page's URL, returning to `returnTo` afterwards. */
 export function signInUrl(returnTo?: string): string {
   return returnTo ? `${SIGN_IN_PATH}?return_to=${encodeURIComponent(returnTo)}` : SIGN_IN_PATH

@@ -43,7 +43,12 @@ interface DeliveryRow {
 }
 
 const toDelivery = (r: DeliveryRow): LogoutDelivery => ({
-  id: String(r.id), clientId: r.client_id, subjectId: r.subject_id, sid: r.sid ?? undefined, reason: r.reason, attempts: r.attempts,
+  id: String(r.id),
+  clientId: r.client_id,
+  subjectId: r.subject_id,
+  sid: r.sid ?? undefined,
+  reason: r.reason,
+  attempts: r.attempts,
 })
 
 export function createPgBackchannelLogoutStore(db: Db): BackchannelLogoutStore {

@@ -38,9 +38,22 @@ const insert = (q: Queryable, r: NewCibaRequest) =>
     `INSERT INTO ciba_requests (id, auth_req_id_hash, client_id, subject_id, requested_scopes, resources,
        acr_values, tenant, idp, binding_message, interval_seconds, family_id, created_at, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::timestamptz, $14::timestamptz)`,
-    [r.id, handleHash(r.authReqId), r.clientId, r.subjectId, r.requestedScopes, r.resources, r.acrValues,
-      r.tenant ?? null, r.idp ?? null, r.bindingMessage ?? null, r.intervalSeconds, r.familyId,
-      ts(r.createdAt), ts(r.expiresAt)],
+    [
+      r.id,
+      handleHash(r.authReqId),
+      r.clientId,
+      r.subjectId,
+      r.requestedScopes,
+      r.resources,
+      r.acrValues,
+      r.tenant ?? null,
+      r.idp ?? null,
+      r.bindingMessage ?? null,
+      r.intervalSeconds,
+      r.familyId,
+      ts(r.createdAt),
+      ts(r.expiresAt),
+    ],
   )
 
 export function createPgCibaRequestStore(db: Db): CibaRequestStore {
@@ -85,8 +98,7 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
         return CREATED
       })
     },
-    findByAuthReqId: (authReqId) =>
-      one('SELECT * FROM ciba_requests WHERE auth_req_id_hash = $1', [handleHash(authReqId)]),
+    findByAuthReqId: (authReqId) => one('SELECT * FROM ciba_requests WHERE auth_req_id_hash = $1', [handleHash(authReqId)]),
     findById: (id) => one('SELECT * FROM ciba_requests WHERE id = $1', [id]),
     async listPending(now, limit) {
       const { rows } = await db.query<CibaRow>(

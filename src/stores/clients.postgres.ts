@@ -103,7 +103,12 @@ export function createPgClientStore(db: Db): ClientStore {
         `INSERT INTO client_secrets (client_id, value_hash, expires_at, description)
          SELECT client_id, $2, $3::timestamptz, $4 FROM clients WHERE client_id = $1
          ON CONFLICT (client_id, value_hash) DO UPDATE SET expires_at = EXCLUDED.expires_at, description = EXCLUDED.description`,
-        [clientId, secret.valueHash, secret.expiresAt === undefined ? null : new Date(secret.expiresAt).toISOString(), secret.description ?? null],
+        [
+          clientId,
+          secret.valueHash,
+          secret.expiresAt === undefined ? null : new Date(secret.expiresAt).toISOString(),
+          secret.description ?? null,
+        ],
       )
       return rowCount === 1
     },

@@ -43,15 +43,17 @@ export function createPgConsentStore(db: Queryable): ConsentStore {
       return toConsent(rows[0]!)
     },
     async find(subjectId, clientId) {
-      const { rows } = await db.query<ConsentRow>(`SELECT ${COLUMNS} FROM consents WHERE subject_id = $1 AND client_id = $2`, [subjectId, clientId])
+      const { rows } = await db.query<ConsentRow>(`SELECT ${COLUMNS} FROM consents WHERE subject_id = $1 AND client_id = $2`, [
+        subjectId,
+        clientId,
+      ])
       return rows[0] && toConsent(rows[0])
     },
     async list(subjectId) {
       // COLLATE "C": the same order on every server, whatever its default collation.
-      const { rows } = await db.query<ConsentRow>(
-        `SELECT ${COLUMNS} FROM consents WHERE subject_id = $1 ORDER BY client_id COLLATE "C"`,
-        [subjectId],
-      )
+      const { rows } = await db.query<ConsentRow>(`SELECT ${COLUMNS} FROM consents WHERE subject_id = $1 ORDER BY client_id COLLATE "C"`, [
+        subjectId,
+      ])
       return rows.map(toConsent)
     },
     async revoke(subjectId, clientId) {

@@ -59,7 +59,9 @@ export async function purgeDeadRowVersions(db: Db, table: SecretTable, waitMs = 
  * every role.
  */
 async function olderTransactionsEnded(db: Db, waitMs: number): Promise<boolean> {
-  const { rows } = await db.query<{ xid: string }>(`SELECT (pg_snapshot_xmax(pg_current_snapshot())::text::numeric % 4294967296)::text AS xid`)
+  const { rows } = await db.query<{ xid: string }>(
+    `SELECT (pg_snapshot_xmax(pg_current_snapshot())::text::numeric % 4294967296)::text AS xid`,
+  )
   const horizon = rows[0]!.xid
   const deadline = Date.now() + waitMs
   for (;;) {

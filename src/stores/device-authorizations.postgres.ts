@@ -29,8 +29,18 @@ async function insert(q: Queryable, r: NewDeviceAuthorization): Promise<boolean>
        interval_seconds, family_id, created_at, expires_at, requester_address)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8::timestamptz, $9::timestamptz, $10)
      ON CONFLICT (user_code_hash) DO NOTHING`,
-    [r.id, handleHash(r.deviceCode), handleHash(r.userCode), r.clientId, r.requestedScopes, r.intervalSeconds,
-      r.familyId, ts(r.createdAt), ts(r.expiresAt), r.requesterAddress ?? null],
+    [
+      r.id,
+      handleHash(r.deviceCode),
+      handleHash(r.userCode),
+      r.clientId,
+      r.requestedScopes,
+      r.intervalSeconds,
+      r.familyId,
+      ts(r.createdAt),
+      ts(r.expiresAt),
+      r.requesterAddress ?? null,
+    ],
   )
   return rowCount === 1
 }
@@ -74,10 +84,8 @@ export function createPgDeviceAuthorizationStore(db: Db): DeviceAuthorizationSto
         return (await insert(tx, r)) ? CREATED : CODE_TAKEN
       })
     },
-    findByDeviceCode: (deviceCode) =>
-      one('SELECT * FROM device_authorizations WHERE device_code_hash = $1', [handleHash(deviceCode)]),
-    findByUserCode: (userCode) =>
-      one('SELECT * FROM device_authorizations WHERE user_code_hash = $1', [handleHash(userCode)]),
+    findByDeviceCode: (deviceCode) => one('SELECT * FROM device_authorizations WHERE device_code_hash = $1', [handleHash(deviceCode)]),
+    findByUserCode: (userCode) => one('SELECT * FROM device_authorizations WHERE user_code_hash = $1', [handleHash(userCode)]),
     findByIdAndUserCode: (id, userCode) =>
       one('SELECT * FROM device_authorizations WHERE id = $1 AND user_code_hash = $2', [id, handleHash(userCode)]),
     recordPoll: (id, now) => recordPoll(db, 'device_authorizations', id, now),
@@ -89,8 +97,15 @@ export function createPgDeviceAuthorizationStore(db: Db): DeviceAuthorizationSto
              decided_at = $7::timestamptz
          WHERE id = $1 AND status = 'pending' AND expires_at > $7::timestamptz
          RETURNING *`,
-        [id, d.status, approved ? d.subjectId : null, approved ? d.approvedScopes : null,
-          approved ? ts(d.authTime) : null, approved ? d.amr : null, ts(now)],
+        [
+          id,
+          d.status,
+          approved ? d.subjectId : null,
+          approved ? d.approvedScopes : null,
+          approved ? ts(d.authTime) : null,
+          approved ? d.amr : null,
+          ts(now),
+        ],
       )
     },
     async consume(id, now) {

@@ -4,7 +4,10 @@
 import type { DeviceAuthorization } from '../domain/types.js'
 import type { PolledGrantStore } from './polling.js'
 
-export type NewDeviceAuthorization = Pick<DeviceAuthorization, 'id' | 'clientId' | 'requestedScopes' | 'intervalSeconds' | 'familyId' | 'createdAt' | 'expiresAt'> & {
+export type NewDeviceAuthorization = Pick<
+  DeviceAuthorization,
+  'id' | 'clientId' | 'requestedScopes' | 'intervalSeconds' | 'familyId' | 'createdAt' | 'expiresAt'
+> & {
   /** The raw device_code; only its hash is stored. */
   deviceCode: string
   /** The normalized user code (RFC 8628 §6.1); only its hash is stored. */
@@ -13,9 +16,11 @@ export type NewDeviceAuthorization = Pick<DeviceAuthorization, 'id' | 'clientId'
   requesterAddress?: string
 }
 
-export type DeviceDecision = { status: 'approved'; subjectId: string; approvedScopes: string[]; authTime: number; amr: string[] } | { status: 'denied' }
+export type DeviceDecision =
+  { status: 'approved'; subjectId: string; approvedScopes: string[]; authTime: number; amr: string[] } | { status: 'denied' }
 
-export type DeviceCreateResult = { kind: 'created' } | { kind: 'code-taken' } | { kind: 'full'; per: 'client' | 'address'; oldestExpiresAt: number }
+export type DeviceCreateResult =
+  { kind: 'created' } | { kind: 'code-taken' } | { kind: 'full'; per: 'client' | 'address'; oldestExpiresAt: number }
 
 /** Caps on pending device authorizations (0: no cap): per client, and per client and requesterAddress. */
 export interface DevicePendingLimits {

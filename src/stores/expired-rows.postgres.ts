@@ -5,7 +5,17 @@ import type { Queryable } from '../db/db.js'
 import { ts } from './columns.postgres.js'
 
 /** Every table the cleanup removes expired rows from. */
-export const EXPIRING_TABLES = ['ciba_requests', 'device_authorizations', 'persisted_grants', 'grant_families', 'revoked_tokens', 'user_sessions', 'used_jtis', 'failure_counters', 'backchannel_logouts'] as const
+export const EXPIRING_TABLES = [
+  'ciba_requests',
+  'device_authorizations',
+  'persisted_grants',
+  'grant_families',
+  'revoked_tokens',
+  'user_sessions',
+  'used_jtis',
+  'failure_counters',
+  'backchannel_logouts',
+] as const
 export type ExpiringTable = (typeof EXPIRING_TABLES)[number]
 
 export const COUNT_CAP = 100_000

@@ -51,7 +51,13 @@ export function createPgFailureCounterStore(db: Db): FailureCounterStore {
   return {
     async recordFailure(key: FailureKey, policy: FailurePolicy, now: number): Promise<FailureRecord> {
       const { rows } = await db.query<Row>(RECORD_FAILURE, [
-        key.kind, key.name, key.source, ts(now), policy.limit, policy.baseSeconds, policy.maxSeconds,
+        key.kind,
+        key.name,
+        key.source,
+        ts(now),
+        policy.limit,
+        policy.baseSeconds,
+        policy.maxSeconds,
         ...firstFailure(policy, now),
       ])
       const row = rows[0]
@@ -77,12 +83,16 @@ export function createPgFailureCounterStore(db: Db): FailureCounterStore {
                 AND ${MS('blocked_until')} = $6::bigint`
           : `UPDATE failure_counters SET failures = failures - 1
               WHERE kind = $1 AND name = $2 AND source = $3 AND failures > 0 AND blocked_until IS NULL`,
-        startedBlock ? [key.kind, key.name, key.source, policy.limit, counted.blocks, counted.blockedUntil] : [key.kind, key.name, key.source],
+        startedBlock
+          ? [key.kind, key.name, key.source, policy.limit, counted.blocks, counted.blockedUntil]
+          : [key.kind, key.name, key.source],
       )
     },
     async clear(key) {
       const { rowCount } = await db.query('DELETE FROM failure_counters WHERE kind = $1 AND name = $2 AND source = $3', [
-        key.kind, key.name, key.source,
+        key.kind,
+        key.name,
+        key.source,
       ])
       return rowCount > 0
     },

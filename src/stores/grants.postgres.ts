@@ -69,7 +69,16 @@ const CONSUME = `UPDATE persisted_grants SET consumed_at = $3, redemption_hash =
 async function insertMany(db: Db, grants: NewGrant[]): Promise<void> {
   const cols: unknown[][] = [[], [], [], [], [], [], [], []]
   for (const g of grants) {
-    const row = [handleHash(g.handle), g.kind, g.clientId, g.subjectId ?? null, g.familyId, JSON.stringify(g.data), ts(g.createdAt), optTs(g.expiresAt)]
+    const row = [
+      handleHash(g.handle),
+      g.kind,
+      g.clientId,
+      g.subjectId ?? null,
+      g.familyId,
+      JSON.stringify(g.data),
+      ts(g.createdAt),
+      optTs(g.expiresAt),
+    ]
     row.forEach((v, i) => cols[i]!.push(v))
   }
   await db.query(INSERT_MANY, cols, { name: 'grants_insert_many' })
@@ -128,7 +137,9 @@ async function issueIntoFamily(db: Db, familyId: string, grants: FamilyGrant[], 
     row.forEach((v, i) => cols[i]!.push(v))
   }
   const expiresAt = grants.some((g) => g.expiresAt === undefined) ? undefined : Math.max(...grants.map((g) => g.expiresAt!))
-  const { rowCount } = await db.query(ISSUE_INTO_FAMILY, [...cols, familyId, ts(at), optTs(expiresAt)], { name: 'grants_issue_into_family' })
+  const { rowCount } = await db.query(ISSUE_INTO_FAMILY, [...cols, familyId, ts(at), optTs(expiresAt)], {
+    name: 'grants_issue_into_family',
+  })
   return rowCount === grants.length
 }
 
@@ -145,7 +156,9 @@ async function revokeFamilyIn(tx: Queryable, familyId: string, at: number): Prom
   const { rows } = await tx.query<GrantRow>(`DELETE FROM persisted_grants WHERE family_id = $1 RETURNING ${COLUMNS}`, [familyId])
   const revoked = rows.map(toGrant).flatMap((r) => {
     const jti = r.kind === 'jwt_access_token' ? r.data.jti : undefined
-    return typeof jti === 'string' && r.expiresAt !== undefined && r.expiresAt > at ? [{ jti, expiresAt: r.expiresAt, clientId: r.clientId }] : []
+    return typeof jti === 'string' && r.expiresAt !== undefined && r.expiresAt > at
+      ? [{ jti, expiresAt: r.expiresAt, clientId: r.clientId }]
+      : []
   })
   if (revoked.length > 0) {
     await tx.query(
@@ -154,7 +167,10 @@ async function revokeFamilyIn(tx: Queryable, familyId: string, at: number): Prom
        ON CONFLICT (jti) DO NOTHING`,
       [revoked.map((r) => r.jti), revoked.map((r) => r.clientId), revoked.map((r) => ts(r.expiresAt)), ts(at)],
     )
-    await tx.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [REVOCATIONS_CHANNEL, revoked.map((r) => revocationPayload(r.jti, r.expiresAt))])
+    await tx.query('SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p', [
+      REVOCATIONS_CHANNEL,
+      revoked.map((r) => revocationPayload(r.jti, r.expiresAt)),
+    ])
   }
   return { removed: rows.length, revokedJtis: revoked.map(({ jti, expiresAt }) => ({ jti, expiresAt })) }
 }
@@ -180,10 +196,14 @@ export interface PgGrantStoreOptions {
 export function createPgGrantStore(db: Db, opts: PgGrantStoreOptions = {}): GrantStore {
   const maxBatch = opts.maxBatch ?? 100
   const stores = createBatcher<NewGrant, void>({
-    maxBatch, maxInFlight: opts.maxStoresInFlight ?? 4, run: (grants) => storeBatch(db, grants),
+    maxBatch,
+    maxInFlight: opts.maxStoresInFlight ?? 4,
+    run: (grants) => storeBatch(db, grants),
   })
   const finds = createBatcher<string, PersistedGrant | undefined>({
-    maxBatch, maxInFlight: opts.maxFindsInFlight ?? 2, run: (hashes) => findBatch(db, hashes),
+    maxBatch,
+    maxInFlight: opts.maxFindsInFlight ?? 2,
+    run: (hashes) => findBatch(db, hashes),
   })
   return {
     store: (g) => stores.add(g),
@@ -192,18 +212,23 @@ export function createPgGrantStore(db: Db, opts: PgGrantStoreOptions = {}): Gran
       return g && (kind === undefined || g.kind === kind) ? g : undefined
     },
     async consume(handle, kind, at, redemptionHash) {
-      const { rows } = await db.query<GrantRow>(CONSUME, [handleHash(handle), kind, ts(at), redemptionHash ?? null], { name: 'grants_consume' })
+      const { rows } = await db.query<GrantRow>(CONSUME, [handleHash(handle), kind, ts(at), redemptionHash ?? null], {
+        name: 'grants_consume',
+      })
       return rows[0] && toGrant(rows[0])
     },
     async findJwtFamily(jti) {
-      const { rows } = await db.query<{ family_id: string | null; revoked: boolean }>(FIND_JWT_FAMILY, [handleHash(jti), jti], { name: 'grants_find_jwt_family' })
+      const { rows } = await db.query<{ family_id: string | null; revoked: boolean }>(FIND_JWT_FAMILY, [handleHash(jti), jti], {
+        name: 'grants_find_jwt_family',
+      })
       return { familyId: rows[0]?.family_id ?? undefined, revoked: rows[0]?.revoked === true }
     },
     async remove(handle, kind, clientId) {
-      const { rowCount } = await db.query(
-        'DELETE FROM persisted_grants WHERE handle_hash = $1 AND kind = $2 AND client_id = $3',
-        [handleHash(handle), kind, clientId],
-      )
+      const { rowCount } = await db.query('DELETE FROM persisted_grants WHERE handle_hash = $1 AND kind = $2 AND client_id = $3', [
+        handleHash(handle),
+        kind,
+        clientId,
+      ])
       return rowCount > 0
     },
     issueIntoFamily: (familyId, grants, at) => issueIntoFamily(db, familyId, grants, at),

@@ -51,7 +51,13 @@ function toApiResource(r: ApiResourceRow): ApiResource {
 }
 
 function toIdentityResource(r: IdentityResourceRow): IdentityResource {
-  return { name: r.name, displayName: r.display_name ?? undefined, description: r.description ?? undefined, claims: r.claims, enabled: r.enabled }
+  return {
+    name: r.name,
+    displayName: r.display_name ?? undefined,
+    description: r.description ?? undefined,
+    claims: r.claims,
+    enabled: r.enabled,
+  }
 }
 
 export function createPgResourceStore(db: Db): ResourceStore {
@@ -59,7 +65,9 @@ export function createPgResourceStore(db: Db): ResourceStore {
     async loadCatalogue(): Promise<ResourceCatalogue> {
       const scopes = await db.query<ApiScopeRow>('SELECT name, display_name, description, enabled FROM api_scopes ORDER BY name')
       const apis = await db.query<ApiResourceRow>(`${SELECT_API_RESOURCE} ORDER BY r.name`)
-      const ids = await db.query<IdentityResourceRow>('SELECT name, display_name, description, claims, enabled FROM identity_resources ORDER BY name')
+      const ids = await db.query<IdentityResourceRow>(
+        'SELECT name, display_name, description, claims, enabled FROM identity_resources ORDER BY name',
+      )
       return {
         apiScopes: new Map(scopes.rows.map((r) => [r.name, toApiScope(r)])),
         apiResources: new Map(apis.rows.map((r) => [r.name, toApiResource(r)])),

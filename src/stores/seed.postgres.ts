@@ -26,14 +26,22 @@ export interface PgSeedWriter {
   findUsers(usernames: string[], subjectIds: string[]): Promise<ExistingUser[]>
   upsertApiScope(s: Loose<ApiScope>): Promise<void>
   /** Upserts the API resource and sets its scopes; secrets only when given (undefined: keep). */
-  upsertApiResource(r: Loose<Omit<ApiResource, 'secrets'> & {
-      secrets: Secret[] | undefined
-  }>): Promise<void>
+  upsertApiResource(
+    r: Loose<
+      Omit<ApiResource, 'secrets'> & {
+        secrets: Secret[] | undefined
+      }
+    >,
+  ): Promise<void>
   upsertIdentityResource(r: Loose<IdentityResource>): Promise<void>
   /** Upserts the client; secrets only when given (undefined: keep the stored ones). */
-  upsertClient(c: Loose<Omit<Client, 'secrets'> & {
-      secrets: Secret[] | undefined
-  }>): Promise<void>
+  upsertClient(
+    c: Loose<
+      Omit<Client, 'secrets'> & {
+        secrets: Secret[] | undefined
+      }
+    >,
+  ): Promise<void>
   /** Keyed by username (the caller has checked that the subject id is the username's, or free). */
   upsertUser: (u: User) => Promise<void>
 }
@@ -46,7 +54,10 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
   /** Replaces the secrets of one owner with exactly `secrets`, keyed by hash. */
   const replaceSecrets = async (table: 'client_secrets' | 'api_resource_secrets', owner: string, secrets: Secret[]) => {
     const col = table === 'client_secrets' ? 'client_id' : 'api_resource_name'
-    await tx.query(`DELETE FROM ${table} WHERE ${col} = $1 AND NOT (value_hash = ANY($2::text[]))`, [owner, secrets.map((s) => s.valueHash)])
+    await tx.query(`DELETE FROM ${table} WHERE ${col} = $1 AND NOT (value_hash = ANY($2::text[]))`, [
+      owner,
+      secrets.map((s) => s.valueHash),
+    ])
     for (const s of secrets) {
       await tx.query(
         `INSERT INTO ${table} (${col}, value_hash, expires_at, description) VALUES ($1, $2, $3::timestamptz, $4)
@@ -63,7 +74,12 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
 
     /** Users that share a username or a subject id with the file's users. */
     async findUsers(usernames: string[], subjectIds: string[]): Promise<ExistingUser[]> {
-      const { rows } = await tx.query<{ subject_id: string; username: string; password_hash: string | null; ciba_user_code_hash: string | null }>(
+      const { rows } = await tx.query<{
+        subject_id: string
+        username: string
+        password_hash: string | null
+        ciba_user_code_hash: string | null
+      }>(
         `SELECT subject_id, username, password_hash, ciba_user_code_hash FROM users
          WHERE username = ANY($1::text[]) OR subject_id = ANY($2::text[])`,
         [usernames, subjectIds],
@@ -95,9 +111,15 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
          WHERE (api_resources.display_name, api_resources.enabled) IS DISTINCT FROM (EXCLUDED.display_name, EXCLUDED.enabled)`,
         [r.name, r.displayName ?? null, r.enabled],
       )
-      await tx.query(`DELETE FROM api_resource_scopes WHERE api_resource_name = $1 AND NOT (scope_name = ANY($2::text[]))`, [r.name, r.scopes])
+      await tx.query(`DELETE FROM api_resource_scopes WHERE api_resource_name = $1 AND NOT (scope_name = ANY($2::text[]))`, [
+        r.name,
+        r.scopes,
+      ])
       for (const scope of r.scopes) {
-        await tx.query(`INSERT INTO api_resource_scopes (api_resource_name, scope_name) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [r.name, scope])
+        await tx.query(`INSERT INTO api_resource_scopes (api_resource_name, scope_name) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+          r.name,
+          scope,
+        ])
       }
       if (r.secrets) await replaceSecrets('api_resource_secrets', r.name, r.secrets)
     },
@@ -116,14 +138,34 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
     /** Upserts the client; secrets only when given (undefined: keep the stored ones). */
     async upsertClient(c: Loose<Omit<Client, 'secrets'> & { secrets: Secret[] | undefined }>) {
       await tx.query(UPSERT_CLIENT, [
-        c.clientId, c.clientName ?? null, c.enabled, c.requireClientSecret, c.allowedGrantTypes, c.allowedScopes,
-        c.redirectUris, c.requirePkce, c.allowOfflineAccess, c.accessTokenType, c.accessTokenLifetime ?? null,
-        c.refreshTokenUsage, c.refreshTokenExpiration, c.absoluteRefreshTokenLifetime, c.slidingRefreshTokenLifetime,
-        c.cibaLifetime ?? null, c.pollingInterval ?? null, c.identityProviderRestrictions, c.requireConsent,
-        c.jwks === undefined ? null : JSON.stringify(c.jwks), c.allowedTenants, c.allowedCorsOrigins, c.postLogoutRedirectUris,
+        c.clientId,
+        c.clientName ?? null,
+        c.enabled,
+        c.requireClientSecret,
+        c.allowedGrantTypes,
+        c.allowedScopes,
+        c.redirectUris,
+        c.requirePkce,
+        c.allowOfflineAccess,
+        c.accessTokenType,
+        c.accessTokenLifetime ?? null,
+        c.refreshTokenUsage,
+        c.refreshTokenExpiration,
+        c.absoluteRefreshTokenLifetime,
+        c.slidingRefreshTokenLifetime,
+        c.cibaLifetime ?? null,
+        c.pollingInterval ?? null,
+        c.identityProviderRestrictions,
+        c.requireConsent,
+        c.jwks === undefined ? null : JSON.stringify(c.jwks),
+        c.allowedTenants,
+        c.allowedCorsOrigins,
+        c.postLogoutRedirectUris,
         c.alwaysIncludeUserClaimsInIdToken,
-        c.backChannelLogoutUri ?? null, c.backChannelLogoutSessionRequired,
-        c.allowedSubjectTokenClients, c.allowedExchangeAudiences,
+        c.backChannelLogoutUri ?? null,
+        c.backChannelLogoutSessionRequired,
+        c.allowedSubjectTokenClients,
+        c.allowedExchangeAudiences,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -134,21 +176,46 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
 }
 
 const CLIENT_COLUMNS = [
-  'client_id', 'client_name', 'enabled', 'require_client_secret', 'allowed_grant_types', 'allowed_scopes',
-  'redirect_uris', 'require_pkce', 'allow_offline_access', 'access_token_type', 'access_token_lifetime',
-  'refresh_token_usage', 'refresh_token_expiration', 'absolute_refresh_token_lifetime', 'sliding_refresh_token_lifetime',
-  'ciba_lifetime', 'polling_interval', 'identity_provider_restrictions', 'require_consent', 'jwks', 'allowed_tenants',
+  'client_id',
+  'client_name',
+  'enabled',
+  'require_client_secret',
+  'allowed_grant_types',
+  'allowed_scopes',
+  'redirect_uris',
+  'require_pkce',
+  'allow_offline_access',
+  'access_token_type',
+  'access_token_lifetime',
+  'refresh_token_usage',
+  'refresh_token_expiration',
+  'absolute_refresh_token_lifetime',
+  'sliding_refresh_token_lifetime',
+  'ciba_lifetime',
+  'polling_interval',
+  'identity_provider_restrictions',
+  'require_consent',
+  'jwks',
+  'allowed_tenants',
   'allowed_cors_origins',
-  'post_logout_redirect_uris', 'always_include_user_claims_in_id_token',
-  'back_channel_logout_uri', 'back_channel_logout_session_required',
-  'allowed_subject_token_clients', 'allowed_exchange_audiences',
+  'post_logout_redirect_uris',
+  'always_include_user_claims_in_id_token',
+  'back_channel_logout_uri',
+  'back_channel_logout_session_required',
+  'allowed_subject_token_clients',
+  'allowed_exchange_audiences',
 ]
 const CLIENT_CASTS: Record<string, string> = {
-  allowed_grant_types: '::text[]', allowed_scopes: '::text[]', redirect_uris: '::text[]',
-  identity_provider_restrictions: '::text[]', jwks: '::jsonb', allowed_tenants: '::text[]',
+  allowed_grant_types: '::text[]',
+  allowed_scopes: '::text[]',
+  redirect_uris: '::text[]',
+  identity_provider_restrictions: '::text[]',
+  jwks: '::jsonb',
+  allowed_tenants: '::text[]',
   allowed_cors_origins: '::text[]',
   post_logout_redirect_uris: '::text[]',
-  allowed_subject_token_clients: '::text[]', allowed_exchange_audiences: '::text[]',
+  allowed_subject_token_clients: '::text[]',
+  allowed_exchange_audiences: '::text[]',
 }
 const UPDATABLE = CLIENT_COLUMNS.slice(1)
 const UPSERT_CLIENT = `

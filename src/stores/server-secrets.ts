@@ -20,7 +20,10 @@ export interface ServerSecretStore {
    * returns what is stored afterwards and whether this call replaced it (of replicas doing this
    * together, one does, and all get its replacement).
    */
-  replacePlaintext(name: string, replacement: StoredServerSecret & { createdAt: number }): Promise<{ stored: StoredServerSecret; replaced: boolean }>
+  replacePlaintext(
+    name: string,
+    replacement: StoredServerSecret & { createdAt: number },
+  ): Promise<{ stored: StoredServerSecret; replaced: boolean }>
   /**
    * Removes from the database's files the old versions of rows updated so far; false when an
    * older transaction kept that from being complete (see dead-rows.postgres.ts).

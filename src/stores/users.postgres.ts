@@ -59,7 +59,14 @@ export function createPgUserStore(db: Queryable): UserStore {
            claims = EXCLUDED.claims, ciba_user_code_hash = EXCLUDED.ciba_user_code_hash, updated_at = now()
          WHERE (users.subject_id, users.password_hash, users.enabled, users.claims, users.ciba_user_code_hash)
            IS DISTINCT FROM (EXCLUDED.subject_id, EXCLUDED.password_hash, EXCLUDED.enabled, EXCLUDED.claims, EXCLUDED.ciba_user_code_hash)`,
-        [user.subjectId, user.username, user.passwordHash ?? null, user.enabled, JSON.stringify(user.claims), user.cibaUserCodeHash ?? null],
+        [
+          user.subjectId,
+          user.username,
+          user.passwordHash ?? null,
+          user.enabled,
+          JSON.stringify(user.claims),
+          user.cibaUserCodeHash ?? null,
+        ],
       )
     },
     async list() {

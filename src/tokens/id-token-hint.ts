@@ -12,7 +12,11 @@ export interface IdTokenHint {
 }
 
 /** The hint's claims, or undefined when it is not an ID token of ours. */
-export async function readIdTokenHint(keys: Pick<SigningKeyService, 'verify'>, issuer: string, hint: string): Promise<IdTokenHint | undefined> {
+export async function readIdTokenHint(
+  keys: Pick<SigningKeyService, 'verify'>,
+  issuer: string,
+  hint: string,
+): Promise<IdTokenHint | undefined> {
   let payload
   try {
     ;({ payload } = await keys.verify(hint, { typ: 'JWT' })) // our ID tokens; never an access token

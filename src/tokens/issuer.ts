@@ -138,7 +138,15 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
     const expiresAt = (iat + lifetime) * 1000
     if (client.accessTokenType === 'reference') {
       const handle = newHandle()
-      const row = { handle, kind: 'reference_token' as const, clientId: client.clientId, subjectId: p.subjectId, data: payload, createdAt: iat * 1000, expiresAt }
+      const row = {
+        handle,
+        kind: 'reference_token' as const,
+        clientId: client.clientId,
+        subjectId: p.subjectId,
+        data: payload,
+        createdAt: iat * 1000,
+        expiresAt,
+      }
       if (p.familyId !== undefined) return { value: handle, row }
       // No family (client_credentials): the hot path, one group-committed insert (db/batcher.ts).
       await grants.store({ ...row, familyId: jti })
@@ -146,7 +154,18 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
     }
     const jwt = await keys.sign(payload, { alg: config.accessTokenSigningAlg, typ: 'at+jwt' })
     if (p.familyId === undefined) return { value: jwt } // no family: no database write at all
-    return { value: jwt, row: { handle: jti, kind: 'jwt_access_token', clientId: client.clientId, subjectId: p.subjectId, data: { jti }, createdAt: iat * 1000, expiresAt } }
+    return {
+      value: jwt,
+      row: {
+        handle: jti,
+        kind: 'jwt_access_token',
+        clientId: client.clientId,
+        subjectId: p.subjectId,
+        data: { jti },
+        createdAt: iat * 1000,
+        expiresAt,
+      },
+    }
   }
 
   /** The user's claims that the granted identity scopes release (their identity resources' claims). */
@@ -185,7 +204,8 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
     return keys.sign(payload, { alg: 'RS256', typ: 'JWT' })
   }
 
-  const wantsRefresh = (p: IssueParams) => p.refreshToken === true && (p.refreshGranted ?? p.granted).offlineAccess && p.client.allowOfflineAccess
+  const wantsRefresh = (p: IssueParams) =>
+    p.refreshToken === true && (p.refreshGranted ?? p.granted).offlineAccess && p.client.allowOfflineAccess
 
   /** A new refresh token and its row (issued into the family with the access token). */
   function refreshToken(p: IssueParams, now: number): { value: string; row: FamilyGrant } | undefined {
@@ -203,12 +223,26 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       const sliding = now + client.slidingRefreshTokenLifetime * 1000
       expiresAt = absolute === undefined ? sliding : Math.min(sliding, absolute)
     }
-    const data: RefreshTokenData = { granted: p.refreshGranted ?? p.granted, claims: p.claims ?? {}, absoluteExpiresAt: absolute, startedAt }
-    if (p.idToken) data.idToken = { authTime: p.idToken.authTime, acr: p.idToken.acr, amr: p.idToken.amr, extraClaims: p.idToken.extraClaims }
+    const data: RefreshTokenData = {
+      granted: p.refreshGranted ?? p.granted,
+      claims: p.claims ?? {},
+      absoluteExpiresAt: absolute,
+      startedAt,
+    }
+    if (p.idToken)
+      data.idToken = { authTime: p.idToken.authTime, acr: p.idToken.acr, amr: p.idToken.amr, extraClaims: p.idToken.extraClaims }
     const handle = newHandle()
     return {
       value: handle,
-      row: { handle, kind: 'refresh_token', clientId: client.clientId, subjectId: p.subjectId, data: data as unknown as Record<string, unknown>, createdAt: now, expiresAt },
+      row: {
+        handle,
+        kind: 'refresh_token',
+        clientId: client.clientId,
+        subjectId: p.subjectId,
+        data: data as unknown as Record<string, unknown>,
+        createdAt: now,
+        expiresAt,
+      },
     }
   }
 
@@ -220,8 +254,16 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       const iat = Math.floor(now / 1000)
       const lifetime = Math.min(p.client.accessTokenLifetime ?? config.accessTokenLifetime, p.maxLifetime ?? Infinity)
       const access = await accessToken(p, iat, lifetime)
-      const res: TokenResponse = { access_token: access.value, token_type: 'Bearer', expires_in: lifetime, scope: p.granted.scopes.join(' ') }
-      const summary: IssuedSummary = { subject: p.subjectId, accessTokenFormat: p.client.accessTokenType === 'reference' ? 'reference' : 'jwt' }
+      const res: TokenResponse = {
+        access_token: access.value,
+        token_type: 'Bearer',
+        expires_in: lifetime,
+        scope: p.granted.scopes.join(' '),
+      }
+      const summary: IssuedSummary = {
+        subject: p.subjectId,
+        accessTokenFormat: p.client.accessTokenType === 'reference' ? 'reference' : 'jwt',
+      }
       Object.defineProperty(res, ISSUED, { value: summary, enumerable: false })
       // Skipped outright on the client_credentials hot path (no extra promises).
       const id = p.idToken ? await idToken(p, access.value, iat) : undefined

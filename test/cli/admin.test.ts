@@ -18,8 +18,14 @@ let authz: TestApp
 let out: string[] = []
 let err: string[] = []
 const ctx = (): CliContext => ({
-  out: (l) => void out.push(l), err: (l) => void err.push(l), stdin: process.stdin, clock,
-  config: () => { throw new Error('not needed') }, db: async () => authz.db,
+  out: (l) => void out.push(l),
+  err: (l) => void err.push(l),
+  stdin: process.stdin,
+  clock,
+  config: () => {
+    throw new Error('not needed')
+  },
+  db: async () => authz.db,
 })
 async function run(command: typeof clientsCommand, ...args: string[]) {
   out = []
@@ -32,8 +38,10 @@ const users = (...args: string[]) => run(usersCommand, ...args)
 
 async function token(clientId: string, secret: string, body = 'grant_type=client_credentials') {
   const res = await authz.app.inject({
-    method: 'POST', url: '/connect/token',
-    headers: { ...FORM, authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` }, payload: body,
+    method: 'POST',
+    url: '/connect/token',
+    headers: { ...FORM, authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}` },
+    payload: body,
   })
   return { status: res.statusCode, body: res.json<Record<string, unknown>>() }
 }
@@ -42,7 +50,9 @@ beforeAll(async () => {
   authz = await createTestApp()
   await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }],
-    clients: [{ clientId: 'legacy', secrets: [{ value: 'legacy-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['orders.read'] }],
+    clients: [
+      { clientId: 'legacy', secrets: [{ value: 'legacy-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['orders.read'] },
+    ],
     users: [
       { subjectId: 'u-alice', username: 'alice', password: 'alice-password', claims: { email: 'alice@example.com' } },
       { subjectId: 'u-bob', username: 'bob', password: 'bob-password' },
@@ -59,8 +69,14 @@ describe('authz clients add', () => {
     expect(err).toEqual(['created client "reports"; its secret (shown once; only its hash is stored):'])
     const stored = await createPgClientStore(authz.db).findById('reports')
     expect(stored).toMatchObject({
-      clientName: 'Reports', enabled: true, requireClientSecret: true, allowedGrantTypes: ['client_credentials'],
-      allowedScopes: ['orders.read'], accessTokenType: 'reference', redirectUris: [], allowOfflineAccess: false,
+      clientName: 'Reports',
+      enabled: true,
+      requireClientSecret: true,
+      allowedGrantTypes: ['client_credentials'],
+      allowedScopes: ['orders.read'],
+      accessTokenType: 'reference',
+      redirectUris: [],
+      allowOfflineAccess: false,
     })
     expect(stored!.secrets).toHaveLength(1)
     expect(secretMatches(secret, stored!.secrets[0]!.valueHash)).toBe(true)
@@ -70,12 +86,20 @@ describe('authz clients add', () => {
   })
 
   it('adds a public client without a secret', async () => {
-    expect(await clients('add', 'spa', '--public', '--grant', 'password', '--scope', 'orders.read')).toEqual(['created public client "spa"'])
-    expect(await createPgClientStore(authz.db).findById('spa')).toMatchObject({ requireClientSecret: false, secrets: [], allowedGrantTypes: ['password'] })
+    expect(await clients('add', 'spa', '--public', '--grant', 'password', '--scope', 'orders.read')).toEqual([
+      'created public client "spa"',
+    ])
+    expect(await createPgClientStore(authz.db).findById('spa')).toMatchObject({
+      requireClientSecret: false,
+      secrets: [],
+      allowedGrantTypes: ['password'],
+    })
   })
 
   it('refuses an existing client, an unknown scope and a bad token type, changing nothing', async () => {
-    await expect(clients('add', 'reports')).rejects.toThrow(new CliError('client "reports" exists: change it with a seed file (authz seed FILE)'))
+    await expect(clients('add', 'reports')).rejects.toThrow(
+      new CliError('client "reports" exists: change it with a seed file (authz seed FILE)'),
+    )
     const unknown = await clients('add', 'x', '--scope', 'nope').catch((e: unknown) => e)
     expect(unknown).toBeInstanceOf(SeedError)
     expect((unknown as Error).message).toMatch(/^cannot add client "x":\n {2}clients\[0\]\.allowedScopes\[0\]: /)
@@ -88,9 +112,12 @@ describe('authz clients add', () => {
     // Silently created, such a client could never finish a sign-in; with javascript: it would run
     // script in the page that receives the code.
     await expect(clients('add', 'web', '--grant', 'authorization_code', '--scope', 'orders.read')).rejects.toMatchObject({
-      name: 'UsageError', message: '--grant authorization_code needs at least one --redirect-uri (the exact redirect_uri the app sends)',
+      name: 'UsageError',
+      message: '--grant authorization_code needs at least one --redirect-uri (the exact redirect_uri the app sends)',
     })
-    const script = await clients('add', 'web', '--grant', 'authorization_code', '--redirect-uri', 'javascript:alert(1)').catch((e: unknown) => e)
+    const script = await clients('add', 'web', '--grant', 'authorization_code', '--redirect-uri', 'javascript:alert(1)').catch(
+      (e: unknown) => e,
+    )
     expect(script).toBeInstanceOf(SeedError)
     expect((script as SeedError).problems).toEqual([
       'clients[0].redirectUris[0]: client web: scheme "javascript:" is not allowed: use https, http only for localhost, 127.0.0.1 or [::1], or a native app\'s private-use scheme named after a domain it controls, such as com.example.app:/callback (RFC 8252 §7)',
@@ -98,7 +125,10 @@ describe('authz clients add', () => {
     expect(await createPgClientStore(authz.db).findById('web')).toBeUndefined()
 
     expect(await clients('add', 'web', '--grant', 'authorization_code', '--redirect-uri', 'https://web.example/cb')).toHaveLength(1)
-    expect(await createPgClientStore(authz.db).findById('web')).toMatchObject({ allowedGrantTypes: ['authorization_code'], redirectUris: ['https://web.example/cb'] })
+    expect(await createPgClientStore(authz.db).findById('web')).toMatchObject({
+      allowedGrantTypes: ['authorization_code'],
+      redirectUris: ['https://web.example/cb'],
+    })
   })
 })
 

@@ -77,18 +77,48 @@ describe('authz against a database', () => {
 
     const list = await runCli(['clients', 'list'], { env })
     expect(list.code).toBe(0)
-    expect(list.stdout.split('\n').map((l) => l.split(/\s+/)[0])).toEqual(['CLIENT', 'demo-backend', 'demo-ciba', 'demo-device', 'demo-gateway', 'demo-legacy', 'demo-reference', 'demo-web', ''])
+    expect(list.stdout.split('\n').map((l) => l.split(/\s+/)[0])).toEqual([
+      'CLIENT',
+      'demo-backend',
+      'demo-ciba',
+      'demo-device',
+      'demo-gateway',
+      'demo-legacy',
+      'demo-reference',
+      'demo-web',
+      '',
+    ])
     const show = await runCli(['clients', 'show', 'demo-backend', '--json'], { env })
     expect(show.code).toBe(0)
     expect(JSON.parse(show.stdout)).toEqual({
-      clientId: 'demo-backend', clientName: null, enabled: true, requireClientSecret: true,
-      allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read', 'orders.write'], redirectUris: [], postLogoutRedirectUris: [],
-      requirePkce: true, allowOfflineAccess: false, accessTokenType: 'jwt', accessTokenLifetime: null,
-      refreshTokenUsage: 'oneTimeOnly', refreshTokenExpiration: 'absolute', absoluteRefreshTokenLifetime: 2592000,
-      slidingRefreshTokenLifetime: 1296000, cibaLifetime: null, pollingInterval: null, identityProviderRestrictions: [],
-      allowedTenants: [], allowedCorsOrigins: [], allowedSubjectTokenClients: [], allowedExchangeAudiences: [],
-      backChannelLogoutUri: null, backChannelLogoutSessionRequired: true,
-      requireConsent: false, alwaysIncludeUserClaimsInIdToken: true, jwks: null,
+      clientId: 'demo-backend',
+      clientName: null,
+      enabled: true,
+      requireClientSecret: true,
+      allowedGrantTypes: ['client_credentials'],
+      allowedScopes: ['orders.read', 'orders.write'],
+      redirectUris: [],
+      postLogoutRedirectUris: [],
+      requirePkce: true,
+      allowOfflineAccess: false,
+      accessTokenType: 'jwt',
+      accessTokenLifetime: null,
+      refreshTokenUsage: 'oneTimeOnly',
+      refreshTokenExpiration: 'absolute',
+      absoluteRefreshTokenLifetime: 2592000,
+      slidingRefreshTokenLifetime: 1296000,
+      cibaLifetime: null,
+      pollingInterval: null,
+      identityProviderRestrictions: [],
+      allowedTenants: [],
+      allowedCorsOrigins: [],
+      allowedSubjectTokenClients: [],
+      allowedExchangeAudiences: [],
+      backChannelLogoutUri: null,
+      backChannelLogoutSessionRequired: true,
+      requireConsent: false,
+      alwaysIncludeUserClaimsInIdToken: true,
+      jwks: null,
       secrets: [{ expiresAt: null, description: null }],
     })
 
@@ -98,24 +128,40 @@ describe('authz against a database', () => {
     expect(await runCli(['seed', lax], { env })).toEqual({
       code: 0,
       stdout: `seed applied from ${lax}: 0 api scopes, 0 api resources, 0 identity resources, 1 clients, 0 users\n`,
-      stderr: 'warning: clients[0].requirePkce: client "lax-spa" is public (requireClientSecret false), so PKCE is required of it anyway (RFC 9700 §2.1.1); false has no effect\n',
+      stderr:
+        'warning: clients[0].requirePkce: client "lax-spa" is public (requireClientSecret false), so PKCE is required of it anyway (RFC 9700 §2.1.1); false has no effect\n',
     })
   })
 
   it('adds a secret, removes a client, adds a user with the password on stdin', { timeout: SLOW }, async () => {
-    const add = await runCli(['clients', 'add-secret', 'demo-backend', '--expires', '2031-01-01T00:00:00Z', '--description', 'rotation'], { env })
+    const add = await runCli(['clients', 'add-secret', 'demo-backend', '--expires', '2031-01-01T00:00:00Z', '--description', 'rotation'], {
+      env,
+    })
     expect(add.code).toBe(0)
     expect(add.stderr).toBe('new secret for client "demo-backend" (shown once; only its hash is stored):\n')
     expect(add.stdout).toMatch(/^[A-Za-z0-9_-]{43}\n$/)
     secret = add.stdout.trim()
 
-    expect(await runCli(['clients', 'remove', 'demo-reference'], { env })).toEqual({ code: 0, stdout: 'removed client "demo-reference"\n', stderr: '' })
-    expect(await runCli(['clients', 'show', 'demo-reference'], { env })).toEqual({ code: 1, stdout: '', stderr: 'authz clients: no client "demo-reference"\n' })
+    expect(await runCli(['clients', 'remove', 'demo-reference'], { env })).toEqual({
+      code: 0,
+      stdout: 'removed client "demo-reference"\n',
+      stderr: '',
+    })
+    expect(await runCli(['clients', 'show', 'demo-reference'], { env })).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'authz clients: no client "demo-reference"\n',
+    })
 
-    const user = await runCli(['users', 'add', 'bob', '--subject', 'bob-0001', '--email', 'bob@example.com', '--name', 'Bob'], { env, input: 'bob pass phrase\n' })
+    const user = await runCli(['users', 'add', 'bob', '--subject', 'bob-0001', '--email', 'bob@example.com', '--name', 'Bob'], {
+      env,
+      input: 'bob pass phrase\n',
+    })
     expect(user).toEqual({ code: 0, stdout: 'created user "bob" (subject bob-0001)\n', stderr: '' })
     expect(await runCli(['users', 'add', 'carol'], { env, input: '' })).toEqual({
-      code: 1, stdout: '', stderr: 'authz users: no password given (pipe it on stdin or type it at the prompt)\n',
+      code: 1,
+      stdout: '',
+      stderr: 'authz users: no password given (pipe it on stdin or type it at the prompt)\n',
     })
   })
 
@@ -126,17 +172,45 @@ describe('authz against a database', () => {
     expect(rotate.stdout.split('\n')[2]).toMatch(/ ES256 +pending /)
     // The audit events, as the server writes them, on stderr: the keys created on first use (as
     // the server creates them), then the new one; never key material.
-    const audit = rotate.stderr.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>)
-    expect(audit.slice(0, -1).map((e) => [e.event, e.alg, e.reason]).sort()).toEqual([['key.rotated', 'ES256', 'first_key'], ['key.rotated', 'RS256', 'first_key']])
-    expect(audit.slice(-1)).toEqual([{
-      level: 30, time: expect.any(String), log: 'audit', audit_version: 1, event: 'key.rotated', outcome: 'success',
-      kid: rotate.stdout.split('\n')[2]!.split(/ +/)[0], alg: 'ES256', reason: 'rotation', msg: 'signing key created',
-    }])
-    expect(await runCli(['keys', 'rotate', '--alg', 'HS256'], { env })).toMatchObject({ code: 1, stderr: 'authz keys: --alg: must be one of ES256, RS256, PS256, EdDSA\n' })
+    const audit = rotate.stderr
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(
+      audit
+        .slice(0, -1)
+        .map((e) => [e.event, e.alg, e.reason])
+        .sort(),
+    ).toEqual([
+      ['key.rotated', 'ES256', 'first_key'],
+      ['key.rotated', 'RS256', 'first_key'],
+    ])
+    expect(audit.slice(-1)).toEqual([
+      {
+        level: 30,
+        time: expect.any(String),
+        log: 'audit',
+        audit_version: 1,
+        event: 'key.rotated',
+        outcome: 'success',
+        kid: rotate.stdout.split('\n')[2]!.split(/ +/)[0],
+        alg: 'ES256',
+        reason: 'rotation',
+        msg: 'signing key created',
+      },
+    ])
+    expect(await runCli(['keys', 'rotate', '--alg', 'HS256'], { env })).toMatchObject({
+      code: 1,
+      stderr: 'authz keys: --alg: must be one of ES256, RS256, PS256, EdDSA\n',
+    })
 
     const after = JSON.parse((await runCli(['keys', 'list', '--json'], { env })).stdout) as Array<{ alg: string; status: string }>
     // The two initial keys (created on first use, as the server does), plus the pending one.
-    expect(after.map((k) => [k.alg, k.status]).sort()).toEqual([['ES256', 'current'], ['ES256', 'pending'], ['RS256', 'current']])
+    expect(after.map((k) => [k.alg, k.status]).sort()).toEqual([
+      ['ES256', 'current'],
+      ['ES256', 'pending'],
+      ['RS256', 'current'],
+    ])
   })
 
   it('stored only hashes: the printed secret and the piped password verify', { timeout: SLOW }, async () => {

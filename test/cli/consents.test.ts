@@ -45,7 +45,12 @@ beforeAll(async () => {
   }
   await withDb(async (db) => {
     await applySeedFile(db, DEMO_SEED_FILE)
-    await applySeed(db, { users: [{ subjectId: 'bob-0001', username: 'bob' }, { subjectId: 'carol-0001', username: 'carol' }] })
+    await applySeed(db, {
+      users: [
+        { subjectId: 'bob-0001', username: 'bob' },
+        { subjectId: 'carol-0001', username: 'carol' },
+      ],
+    })
     const consents = createPgConsentStore(db)
     await consents.grant('alice-0001', 'demo-ciba', ['openid', 'profile'], T0)
     await consents.grant('alice-0001', 'demo-ciba', ['offline_access'], T0 + 60_000)
@@ -74,17 +79,34 @@ describe('authz consents', () => {
     expect(json.code).toBe(0)
     expect(JSON.parse(json.stdout)).toEqual([
       { clientId: 'demo-backend', scopes: ['orders.read'], createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:00:00.000Z' },
-      { clientId: 'demo-ciba', scopes: ['openid', 'profile', 'offline_access'], createdAt: '2026-01-01T00:00:00.000Z', updatedAt: '2026-01-01T00:01:00.000Z' },
+      {
+        clientId: 'demo-ciba',
+        scopes: ['openid', 'profile', 'offline_access'],
+        createdAt: '2026-01-01T00:00:00.000Z',
+        updatedAt: '2026-01-01T00:01:00.000Z',
+      },
     ])
 
     expect(await runCli(['consents', 'revoke', 'alice', 'demo-ciba'], { env })).toEqual({
-      code: 0, stdout: 'revoked the consent of user "alice" for client "demo-ciba"\n', stderr: '',
+      code: 0,
+      stdout: 'revoked the consent of user "alice" for client "demo-ciba"\n',
+      stderr: '',
     })
     expect(await runCli(['consents', 'revoke', 'alice', 'demo-ciba'], { env })).toEqual({
-      code: 1, stdout: '', stderr: 'authz consents: user "alice" has no consent for client "demo-ciba"\n',
+      code: 1,
+      stdout: '',
+      stderr: 'authz consents: user "alice" has no consent for client "demo-ciba"\n',
     })
-    expect(await runCli(['consents', 'list', 'nobody'], { env })).toEqual({ code: 1, stdout: '', stderr: 'authz consents: no user "nobody"\n' })
-    expect(await runCli(['consents', 'revoke', 'alice'], { env })).toEqual({ code: 0, stdout: 'revoked 1 consent(s) of user "alice"\n', stderr: '' })
+    expect(await runCli(['consents', 'list', 'nobody'], { env })).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'authz consents: no user "nobody"\n',
+    })
+    expect(await runCli(['consents', 'revoke', 'alice'], { env })).toEqual({
+      code: 0,
+      stdout: 'revoked 1 consent(s) of user "alice"\n',
+      stderr: '',
+    })
 
     // Only alice's consents went.
     await withDb(async (db) => {

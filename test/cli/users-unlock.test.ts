@@ -16,7 +16,14 @@ const clock = createManualClock()
 beforeAll(async () => {
   authz = await createTestDb()
   const passwordHash = await hashPassword('alice-pw')
-  await createPgUserStore(authz.db).upsert({ subjectId: 'u-alice', username: 'alice', passwordHash, enabled: true, claims: {}, cibaUserCodeHash: undefined })
+  await createPgUserStore(authz.db).upsert({
+    subjectId: 'u-alice',
+    username: 'alice',
+    passwordHash,
+    enabled: true,
+    claims: {},
+    cibaUserCodeHash: undefined,
+  })
 })
 afterAll(() => authz.close())
 
@@ -30,13 +37,21 @@ async function run(args: string[]) {
 describe('authz users unlock', () => {
   it('ends a lockout at once, and says when there was nothing to clear', async () => {
     const check = createPasswordCheck({
-      users: createPgUserStore(authz.db), failures: createPgFailureCounterStore(authz.db), clock, logger: captureLogs({ logLevel: 'silent' }).logger,
-      policy: { limit: 3, baseSeconds: 300, maxSeconds: 86_400 }, usernameKey: Buffer.alloc(32),
+      users: createPgUserStore(authz.db),
+      failures: createPgFailureCounterStore(authz.db),
+      clock,
+      logger: captureLogs({ logLevel: 'silent' }).logger,
+      policy: { limit: 3, baseSeconds: 300, maxSeconds: 86_400 },
+      usernameKey: Buffer.alloc(32),
     })
     const ctx = { address: '192.0.2.1' }
     for (let i = 0; i < 3; i++) await check.check('alice', 'nope', ctx)
     expect(await check.check('alice', 'alice-pw', ctx)).toMatchObject({ ok: false, reason: 'locked' })
-    await createPgFailureCounterStore(authz.db).recordFailure({ kind: 'user_code', name: 'u-alice', source: 'bank' }, { limit: 1, baseSeconds: 60, maxSeconds: 60 }, clock.now())
+    await createPgFailureCounterStore(authz.db).recordFailure(
+      { kind: 'user_code', name: 'u-alice', source: 'bank' },
+      { limit: 1, baseSeconds: 60, maxSeconds: 60 },
+      clock.now(),
+    )
     expect(await run(['unlock', 'alice'])).toEqual(['unlocked user "alice"'])
     const { rows } = await authz.db.query(`SELECT 1 FROM failure_counters WHERE name = 'u-alice'`)
     expect(rows).toHaveLength(0)

@@ -19,16 +19,19 @@ beforeAll(async () => {
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'api-soon', expiration }, { value: 'api-kept' }] }],
     identityResources: [],
     clients: [
-      { clientId: 'svc', secrets: [{ value: 'svc-soon', expiration }, { value: 'svc-kept' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
+      {
+        clientId: 'svc',
+        secrets: [{ value: 'svc-soon', expiration }, { value: 'svc-kept' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+      },
     ],
   })
 })
 afterAll(() => authz.close())
 
-const token = (secret: string) =>
-  postFormBasic(authz.app, '/connect/token', { grant_type: 'client_credentials' }, 'svc', secret)
-const introspect = (id: string, secret: string) =>
-  postFormBasic(authz.app, '/connect/introspect', { token: 'x' }, id, secret)
+const token = (secret: string) => postFormBasic(authz.app, '/connect/token', { grant_type: 'client_credentials' }, 'svc', secret)
+const introspect = (id: string, secret: string) => postFormBasic(authz.app, '/connect/introspect', { token: 'x' }, id, secret)
 
 const INVALID_CLIENT = { error: 'invalid_client', error_description: 'client authentication failed' }
 const INVALID_CALLER = { error: 'invalid_client', error_description: 'caller authentication failed' }
@@ -38,7 +41,11 @@ describe('remembered secret matches', () => {
     for (let i = 0; i < 2; i++) {
       // Twice: the second answer comes from the remembered match.
       for (const s of ['svc-soon', 'svc-kept']) expect((await token(s)).statusCode).toBe(200)
-      for (const [id, s] of [['orders-api', 'api-soon'], ['orders-api', 'api-kept'], ['svc', 'svc-kept']] as const) {
+      for (const [id, s] of [
+        ['orders-api', 'api-soon'],
+        ['orders-api', 'api-kept'],
+        ['svc', 'svc-kept'],
+      ] as const) {
         const res = await introspect(id, s)
         expect([res.statusCode, res.json()]).toEqual([200, { active: false }])
       }
@@ -60,7 +67,11 @@ describe('remembered secret matches', () => {
     expect((await introspect('orders-api', 'api-kept')).statusCode).toBe(200)
     authz.clock.advance(TTL)
     const removed = await token('svc-kept')
-    expect([removed.statusCode, removed.headers['www-authenticate'], removed.json()]).toEqual([401, 'Basic realm="https://authz.test"', INVALID_CLIENT])
+    expect([removed.statusCode, removed.headers['www-authenticate'], removed.json()]).toEqual([
+      401,
+      'Basic realm="https://authz.test"',
+      INVALID_CLIENT,
+    ])
     expect((await introspect('orders-api', 'api-kept')).json()).toEqual(INVALID_CALLER)
     expect((await introspect('svc', 'svc-kept')).json()).toEqual(INVALID_CALLER)
   })

@@ -27,9 +27,21 @@ const advance = (seconds: number) => {
   b.clock.advance(seconds)
 }
 const token = (app: TestApp, address: string, headers: Record<string, string>, params: Record<string, string> = {}) =>
-  app.app.inject({ method: 'POST', url: '/connect/token', remoteAddress: address, headers: { ...FORM, ...headers }, payload: form({ grant_type: CC, ...params }) })
+  app.app.inject({
+    method: 'POST',
+    url: '/connect/token',
+    remoteAddress: address,
+    headers: { ...FORM, ...headers },
+    payload: form({ grant_type: CC, ...params }),
+  })
 const introspect = (app: TestApp, address: string, params: Record<string, string>) =>
-  app.app.inject({ method: 'POST', url: '/connect/introspect', remoteAddress: address, headers: FORM, payload: form({ token: 'x', ...params }) })
+  app.app.inject({
+    method: 'POST',
+    url: '/connect/introspect',
+    remoteAddress: address,
+    headers: FORM,
+    payload: form({ token: 'x', ...params }),
+  })
 
 const BLOCKED = { error: 'invalid_client', error_description: 'too many failed client authentications from this address, retry later' }
 
@@ -53,13 +65,24 @@ describe('client authentication throttling', () => {
     }
     // Form-posted credentials from the blocked address: no WWW-Authenticate, still Retry-After.
     const post = await token(b, A, {}, { client_id: 'backend', client_secret: 's3cret' })
-    expect({ status: post.statusCode, body: post.json(), retry: post.headers['retry-after'], www: post.headers['www-authenticate'] })
-      .toEqual({ status: 401, body: BLOCKED, retry: '60', www: undefined })
+    expect({
+      status: post.statusCode,
+      body: post.json(),
+      retry: post.headers['retry-after'],
+      www: post.headers['www-authenticate'],
+    }).toEqual({ status: 401, body: BLOCKED, retry: '60', www: undefined })
     // The same endpoint family shares the throttle: revocation from A is refused too.
-    const revoke = await a.app.inject({ method: 'POST', url: '/connect/revocation', remoteAddress: A, headers: { ...FORM, authorization: basic('backend', 's3cret') }, payload: form({ token: 'x' }) })
+    const revoke = await a.app.inject({
+      method: 'POST',
+      url: '/connect/revocation',
+      remoteAddress: A,
+      headers: { ...FORM, authorization: basic('backend', 's3cret') },
+      payload: form({ token: 'x' }),
+    })
     expect({ status: revoke.statusCode, body: revoke.json() }).toEqual({ status: 401, body: BLOCKED })
 
-    for (const app of [a, b]) expect((await token(app, '198.51.100.20', { authorization: basic('backend', 's3cret') })).statusCode).toBe(200)
+    for (const app of [a, b])
+      expect((await token(app, '198.51.100.20', { authorization: basic('backend', 's3cret') })).statusCode).toBe(200)
     expect((await token(a, A, { authorization: basic('other', 'other-secret') })).statusCode).toBe(200)
 
     advance(59)
@@ -74,13 +97,20 @@ describe('client authentication throttling', () => {
     const inSubnet = (i: number) => `2001:db8:1:2:${(i + 1).toString(16)}::${i + 7}`
     for (let i = 0; i < 5; i++) {
       const res = await token(i % 2 ? a : b, inSubnet(i), { authorization: basic('backend', `guess-${i}`) })
-      expect({ status: res.statusCode, body: res.json(), retry: res.headers['retry-after'] })
-        .toEqual({ status: 401, body: { error: 'invalid_client', error_description: 'client authentication failed' }, retry: i < 4 ? undefined : '60' })
+      expect({ status: res.statusCode, body: res.json(), retry: res.headers['retry-after'] }).toEqual({
+        status: 401,
+        body: { error: 'invalid_client', error_description: 'client authentication failed' },
+        retry: i < 4 ? undefined : '60',
+      })
     }
     // A sixth address of the same /64, now with the right secret: refused, on either replica.
     for (const app of [a, b]) {
       const refused = await token(app, '2001:db8:1:2:ffff:ffff:ffff:fffe', { authorization: basic('backend', 's3cret') })
-      expect({ status: refused.statusCode, body: refused.json(), retry: refused.headers['retry-after'] }).toEqual({ status: 401, body: BLOCKED, retry: '60' })
+      expect({ status: refused.statusCode, body: refused.json(), retry: refused.headers['retry-after'] }).toEqual({
+        status: 401,
+        body: BLOCKED,
+        retry: '60',
+      })
     }
     const { rows } = await a.db.query(`SELECT name, source FROM failure_counters WHERE kind = 'client' AND source LIKE '2001:db8:1:%'`)
     expect(rows).toEqual([{ name: 'backend', source: '2001:db8:1:2::/64' }])
@@ -104,7 +134,8 @@ describe('client authentication throttling', () => {
   it('a success from the address forgets its failures', async () => {
     const A = '203.0.113.12'
     for (let round = 0; round < 3; round++) {
-      for (let i = 0; i < 4; i++) expect((await token(a, A, { authorization: basic('ref-client', 'nope') })).headers['retry-after']).toBeUndefined()
+      for (let i = 0; i < 4; i++)
+        expect((await token(a, A, { authorization: basic('ref-client', 'nope') })).headers['retry-after']).toBeUndefined()
       expect((await token(a, A, { authorization: basic('ref-client', 'ref-secret') })).statusCode).toBe(200)
     }
   })
@@ -118,10 +149,14 @@ describe('client authentication throttling', () => {
 
   it('throttles API resources at the introspection endpoint by name and address', async () => {
     const A = '203.0.113.14'
-    for (let i = 0; i < 5; i++) expect((await introspect(i % 2 ? a : b, A, { client_id: 'orders-api', client_secret: 'nope' })).statusCode).toBe(401)
+    for (let i = 0; i < 5; i++)
+      expect((await introspect(i % 2 ? a : b, A, { client_id: 'orders-api', client_secret: 'nope' })).statusCode).toBe(401)
     const refused = await introspect(a, A, { client_id: 'orders-api', client_secret: 'orders-secret' })
-    expect({ status: refused.statusCode, retry: refused.headers['retry-after'], body: refused.json() })
-      .toEqual({ status: 401, retry: '60', body: { ...BLOCKED } })
+    expect({ status: refused.statusCode, retry: refused.headers['retry-after'], body: refused.json() }).toEqual({
+      status: 401,
+      retry: '60',
+      body: { ...BLOCKED },
+    })
     const other = await introspect(b, '198.51.100.21', { client_id: 'orders-api', client_secret: 'orders-secret' })
     expect({ status: other.statusCode, body: other.json() }).toEqual({ status: 200, body: { active: false } })
   })

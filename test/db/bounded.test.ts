@@ -22,13 +22,19 @@ async function listen(server: Server): Promise<number> {
 
 function recorder() {
   const events: string[] = []
-  const on: OutageEvents = { down: (err) => events.push(`down: ${err.message}`), up: ({ failures }) => events.push(`up after ${failures} failures`) }
+  const on: OutageEvents = {
+    down: (err) => events.push(`down: ${err.message}`),
+    up: ({ failures }) => events.push(`up after ${failures} failures`),
+  }
   return { events, on }
 }
 
 async function rejectsWithin(p: Promise<unknown>, ms: number): Promise<UnavailableError> {
   const t0 = Date.now()
-  const err = await p.then(() => undefined, (e: unknown) => e)
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
   expect(err).toBeInstanceOf(UnavailableError)
   expect(Date.now() - t0).toBeLessThan(ms)
   return err as UnavailableError
@@ -50,7 +56,10 @@ describe('bounded database waits', { timeout: 20_000 }, () => {
     const db = boundedPg(port, on)
     const err = await rejectsWithin(db.query('SELECT 1'), 1500)
     expect(err.retryAfterSeconds).toBe(1)
-    await rejectsWithin(db.transaction((tx) => tx.query('SELECT 1')), 1500)
+    await rejectsWithin(
+      db.transaction((tx) => tx.query('SELECT 1')),
+      1500,
+    )
     expect(db.available).toBe(false)
     expect(db.failures).toBe(2)
     expect(events).toHaveLength(1) // once per outage
@@ -64,7 +73,9 @@ describe('bounded database waits', { timeout: 20_000 }, () => {
     const db = boundedPg(port, on, undefined, 1000)
     await rejectsWithin(db.query('SELECT 1'), 1500) // waits out its bound: the outage begins
     const t0 = Date.now()
-    await Promise.all([db.query('SELECT 2'), db.transaction((tx) => tx.query('SELECT 3')), db.exec('SELECT 4')].map((p) => rejectsWithin(p, 100)))
+    await Promise.all(
+      [db.query('SELECT 2'), db.transaction((tx) => tx.query('SELECT 3')), db.exec('SELECT 4')].map((p) => rejectsWithin(p, 100)),
+    )
     expect(Date.now() - t0).toBeLessThan(100)
     expect(db.failures).toBe(4)
     expect(events).toHaveLength(1)
@@ -99,7 +110,10 @@ describe('bounded database waits', { timeout: 20_000 }, () => {
       createServer((client) => {
         const upstream = connect(Number(target.port || 5432), target.hostname)
         pairs.push([client, upstream])
-        for (const [from, to] of [[client, upstream], [upstream, client]] as const) {
+        for (const [from, to] of [
+          [client, upstream],
+          [upstream, client],
+        ] as const) {
           from.on('data', (d) => {
             if (!frozen) to.write(d) // frozen: bytes vanish, as with a stopped server
           })
@@ -157,35 +171,38 @@ describe('bounded database waits', { timeout: 20_000 }, () => {
     expect(errors).toHaveLength(1)
   })
 
-  it.runIf(usingServer())('reports idle pool connections dying together once, and again only after the database answered in between', async () => {
-    const tdb = await createTestDb()
-    undo.push(() => tdb.close())
-    const target = new URL(tdb.env.DATABASE_URL!)
-    const sockets: Socket[] = []
-    const port = await listen(
-      createServer((client) => {
-        const upstream = connect(Number(target.port || 5432), target.hostname)
-        sockets.push(client, upstream)
-        client.pipe(upstream).pipe(client)
-        for (const s of [client, upstream]) s.on('error', () => {}).on('close', () => (s === client ? upstream : client).destroy())
-      }),
-    )
-    const url = new URL(tdb.env.DATABASE_URL!)
-    url.host = `127.0.0.1:${port}`
-    const errors: string[] = []
-    const db = createPgDb({ connectionString: url.href, max: 4, onError: (err) => errors.push(err.message) })
-    undo.push(() => db.close())
-    const fillPool = () => Promise.all([1, 2, 3, 4].map(() => db.query('SELECT pg_sleep(0.05)')))
-    const killAll = async () => {
-      sockets.splice(0).forEach((s) => s.destroy())
-      await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0))
-      await new Promise((r) => setTimeout(r, 100)) // transport: the other idle clients notice too
-    }
-    await fillPool() // four idle connections
-    await killAll()
-    expect(errors).toHaveLength(1)
-    await fillPool()
-    await killAll()
-    expect(errors).toHaveLength(2)
-  })
+  it.runIf(usingServer())(
+    'reports idle pool connections dying together once, and again only after the database answered in between',
+    async () => {
+      const tdb = await createTestDb()
+      undo.push(() => tdb.close())
+      const target = new URL(tdb.env.DATABASE_URL!)
+      const sockets: Socket[] = []
+      const port = await listen(
+        createServer((client) => {
+          const upstream = connect(Number(target.port || 5432), target.hostname)
+          sockets.push(client, upstream)
+          client.pipe(upstream).pipe(client)
+          for (const s of [client, upstream]) s.on('error', () => {}).on('close', () => (s === client ? upstream : client).destroy())
+        }),
+      )
+      const url = new URL(tdb.env.DATABASE_URL!)
+      url.host = `127.0.0.1:${port}`
+      const errors: string[] = []
+      const db = createPgDb({ connectionString: url.href, max: 4, onError: (err) => errors.push(err.message) })
+      undo.push(() => db.close())
+      const fillPool = () => Promise.all([1, 2, 3, 4].map(() => db.query('SELECT pg_sleep(0.05)')))
+      const killAll = async () => {
+        sockets.splice(0).forEach((s) => s.destroy())
+        await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0))
+        await new Promise((r) => setTimeout(r, 100)) // transport: the other idle clients notice too
+      }
+      await fillPool() // four idle connections
+      await killAll()
+      expect(errors).toHaveLength(1)
+      await fillPool()
+      await killAll()
+      expect(errors).toHaveLength(2)
+    },
+  )
 })

@@ -32,7 +32,9 @@ describe('migrate', () => {
     expect(all.map((m) => m.version)).toEqual([...all.map((m) => m.version)].sort())
     expect(await migrate(db)).toEqual(all.map((m) => m.version))
     expect(await migrate(db)).toEqual([])
-    const { rows } = await db.query<{ version: string; checksum: string }>('SELECT version, checksum FROM schema_migrations ORDER BY version')
+    const { rows } = await db.query<{ version: string; checksum: string }>(
+      'SELECT version, checksum FROM schema_migrations ORDER BY version',
+    )
     expect(rows).toEqual(all.map((m) => ({ version: m.version, checksum: m.checksum })))
     expect(await pendingMigrations(db)).toEqual([])
   })
@@ -90,7 +92,9 @@ describe('readiness', () => {
     const missing = await ready()
     expect(missing.statusCode).toBe(503)
     expect(missing.json()).toEqual({ status: 'not_ready', reason: 'migrations not applied: 0001' })
-    await authz.db.query(`INSERT INTO schema_migrations (version, name, checksum) VALUES ('0001', 'initial_schema', $1)`, [rows[0]!.checksum])
+    await authz.db.query(`INSERT INTO schema_migrations (version, name, checksum) VALUES ('0001', 'initial_schema', $1)`, [
+      rows[0]!.checksum,
+    ])
     expect((await ready()).statusCode).toBe(200)
 
     await authz.db.close()
@@ -106,9 +110,15 @@ describe('data migrations', () => {
   it('0024 removes the failure counters that kept usernames no account has as typed, and nothing else', async () => {
     const { db } = await emptyDb()
     const all = await loadMigrations()
-    await migrate(db, all.filter((m) => m.version < '0024'))
+    await migrate(
+      db,
+      all.filter((m) => m.version < '0024'),
+    )
     const row = (kind: string, name: string, source: string) =>
-      db.query(`INSERT INTO failure_counters (kind, name, source, failures, blocks, expires_at) VALUES ($1, $2, $3, 1, 0, now() + interval '1 day')`, [kind, name, source])
+      db.query(
+        `INSERT INTO failure_counters (kind, name, source, failures, blocks, expires_at) VALUES ($1, $2, $3, 1, 0, now() + interval '1 day')`,
+        [kind, name, source],
+      )
     await row('user', 'Password-In-Name-Field-1', 'unknown-username')
     await row('user', 'u-1001', '')
     await row('client', 'backend', '192.0.2.1')

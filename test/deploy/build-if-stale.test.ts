@@ -13,8 +13,14 @@ beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'authz-build-'))
   await mkdir(join(root, 'src'))
   await writeFile(join(root, 'src', 'main.ts'), 'export const answer: number = 42\n')
-  await writeFile(join(root, 'tsconfig.json'), JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', strict: true, noEmit: true } }))
-  await writeFile(join(root, 'tsconfig.build.json'), JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: false, rootDir: 'src', outDir: 'dist' }, include: ['src'] }))
+  await writeFile(
+    join(root, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', strict: true, noEmit: true } }),
+  )
+  await writeFile(
+    join(root, 'tsconfig.build.json'),
+    JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: false, rootDir: 'src', outDir: 'dist' }, include: ['src'] }),
+  )
   await symlink(resolve('node_modules'), join(root, 'node_modules'))
 })
 afterAll(() => rm(root, { recursive: true, force: true }))
@@ -40,7 +46,11 @@ describe('scripts/build.mjs', { timeout: 120_000 }, () => {
     const third = build('--if-stale')
     expect(third.status).toBe(0)
     expect(third.stderr).toBe('')
-    expect(spawnSync(process.execPath, ['-p', `require(${JSON.stringify(join(root, 'dist', 'main.js'))}).answer`], { encoding: 'utf8' }).stdout.trim()).toBe('43')
+    expect(
+      spawnSync(process.execPath, ['-p', `require(${JSON.stringify(join(root, 'dist', 'main.js'))}).answer`], {
+        encoding: 'utf8',
+      }).stdout.trim(),
+    ).toBe('43')
   })
 
   it('always compiles without --if-stale, and fails (leaving the stamp) when the compiler does', async () => {

@@ -9,7 +9,9 @@ import { CONFIG_GROUPS, configReference, loadConfig } from '../../src/config.js'
 describe('docs/configuration.md', () => {
   it('is exactly what `npm run docs` writes from src/config.ts (a stale page fails here)', async () => {
     const onDisk = await readFile(CONFIGURATION_DOC, 'utf8')
-    expect(onDisk, 'docs/configuration.md is out of date with src/config.ts: run `npm run docs` and commit the result').toBe(renderConfigurationDoc())
+    expect(onDisk, 'docs/configuration.md is out of date with src/config.ts: run `npm run docs` and commit the result').toBe(
+      renderConfigurationDoc(),
+    )
   })
 
   it('has one row per variable, under its group, with the default loadConfig applies', async () => {

@@ -6,7 +6,14 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, normalize } from 'node:path'
 import { describe, expect, it } from 'vitest'
 
-const PAGES = ['README.md', 'ARCHITECTURE.md', 'CONTRIBUTING.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]
+const PAGES = [
+  'README.md',
+  'ARCHITECTURE.md',
+  'CONTRIBUTING.md',
+  ...readdirSync('docs')
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+]
 
 /** Written in a change of their own; a link to them is accepted only while they do not exist yet. */
 
@@ -20,7 +27,10 @@ function anchors(text: string): Set<string> {
   const seen = new Map<string, number>()
   const out = new Set<string>()
   for (const [, heading] of prose(text).matchAll(/^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$/gm)) {
-    const base = heading!.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-')
+    const base = heading!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-')
     const n = seen.get(base) ?? 0
     seen.set(base, n + 1)
     out.add(n === 0 ? base : `${base}-${n}`)
@@ -39,7 +49,8 @@ function links(text: string): string[] {
 const isExternal = (target: string) => /^[a-z][a-z0-9+.-]*:/i.test(target)
 
 /** Repository paths named in `code` in the prose: a top-level folder's files, and top-level files. */
-const REPO_PATH = /^(?:(?:\.ci|bench|bin|docs|examples|migrations|scripts|seed|src|test)\/[\w./-]*|Dockerfile|docker-compose\.yml|LICENSE|package\.json|tsconfig\.json|vitest\.config\.ts|\.dependency-cruiser\.cjs)$/
+const REPO_PATH =
+  /^(?:(?:\.ci|bench|bin|docs|examples|migrations|scripts|seed|src|test)\/[\w./-]*|Dockerfile|docker-compose\.yml|LICENSE|package\.json|tsconfig\.json|vitest\.config\.ts|\.dependency-cruiser\.cjs)$/
 
 function namedPaths(text: string): string[] {
   return [...prose(text).matchAll(/`([^`\n]+)`/g)].map((m) => m[1]!).filter((p) => REPO_PATH.test(p))
@@ -47,7 +58,17 @@ function namedPaths(text: string): string[] {
 
 describe('README.md and docs/*.md', () => {
   it('lists the pages the README links to (the test covers something)', () => {
-    expect(PAGES).toEqual(expect.arrayContaining(['README.md', 'ARCHITECTURE.md', 'CONTRIBUTING.md', 'docs/configuration.md', 'docs/operate.md', 'docs/extending.md', 'docs/performance.md']))
+    expect(PAGES).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'ARCHITECTURE.md',
+        'CONTRIBUTING.md',
+        'docs/configuration.md',
+        'docs/operate.md',
+        'docs/extending.md',
+        'docs/performance.md',
+      ]),
+    )
   })
 
   it.each(PAGES)('%s: every relative link reaches an existing file and heading', (page) => {

@@ -28,10 +28,16 @@ beforeAll(async () => {
   // redirect URI is [origin]/auth/callback/[provider id]; Auth.js asks for 'openid profile email'.
   authz = await startAuthz({
     identityResources: ['openid', 'profile', 'email'],
-    clients: [{
-      clientId: 'authjs-app', clientName: 'Auth.js app', secrets: [{ value: 'authjs-secret' }], allowedGrantTypes: ['authorization_code'],
-      allowedScopes: ['openid', 'profile', 'email'], redirectUris: [`${appOrigin}/auth/callback/authz`],
-    }],
+    clients: [
+      {
+        clientId: 'authjs-app',
+        clientName: 'Auth.js app',
+        secrets: [{ value: 'authjs-secret' }],
+        allowedGrantTypes: ['authorization_code'],
+        allowedScopes: ['openid', 'profile', 'email'],
+        redirectUris: [`${appOrigin}/auth/callback/authz`],
+      },
+    ],
     users: [ALICE],
   })
   issuer = authz.issuer
@@ -68,6 +74,8 @@ describe.skipIf(!haveChromium)('Auth.js against authz', () => {
     const session = await page.evaluate(async () => (await fetch('/auth/session')).json())
     expect(session).toEqual({ user: { name: 'Alice Example', email: 'alice@example.com' }, expires: expect.any(String) })
     await page.goto(`${appOrigin}/`)
-    expect(JSON.parse((await page.locator('body').textContent()) ?? '')).toMatchObject({ session: { user: { name: 'Alice Example', email: 'alice@example.com' } } })
+    expect(JSON.parse((await page.locator('body').textContent()) ?? '')).toMatchObject({
+      session: { user: { name: 'Alice Example', email: 'alice@example.com' } },
+    })
   })
 })

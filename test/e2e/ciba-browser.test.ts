@@ -29,14 +29,22 @@ const poll = (authReqId: string) => post('/connect/token', { ...BANK, grant_type
 
 describe.skipIf(!haveChromium)('CIBA in a browser', () => {
   it('start, pending, slow_down, approve on the page, tokens', async () => {
-    const started = await post('/connect/ciba', { ...BANK, scope: 'openid profile email offline_access', login_hint: 'alice@example.com', binding_message: 'TX-4711' })
+    const started = await post('/connect/ciba', {
+      ...BANK,
+      scope: 'openid profile email offline_access',
+      login_hint: 'alice@example.com',
+      binding_message: 'TX-4711',
+    })
     expect(started.status).toBe(200)
     expect(started.headers.get('cache-control')).toBe('no-store')
     const authReqId = started.body.auth_req_id as string
     expect(started.body).toMatchObject({ expires_in: 120, interval: 5 })
 
     expect(await poll(authReqId)).toMatchObject({ status: 400, body: { error: 'authorization_pending' } })
-    expect(await poll(authReqId)).toMatchObject({ status: 400, body: { error: 'slow_down', error_description: 'poll at most every 10 seconds' } })
+    expect(await poll(authReqId)).toMatchObject({
+      status: 400,
+      body: { error: 'slow_down', error_description: 'poll at most every 10 seconds' },
+    })
     const { rows } = await authz.db.query('SELECT interval_seconds FROM ciba_requests')
     expect(rows).toEqual([{ interval_seconds: 10 }])
 
@@ -56,9 +64,17 @@ describe.skipIf(!haveChromium)('CIBA in a browser', () => {
     expect(await page.locator('h1').textContent()).toBe('Bank <App> asks for your approval')
     expect(await page.locator('#binding-message').textContent()).toBe('TX-4711')
     expect(await page.locator('#scopes li strong').allTextContents()).toEqual([
-      'Your user identifier', 'Your name', 'Your e-mail address', 'Stay signed in',
+      'Your user identifier',
+      'Your name',
+      'Your e-mail address',
+      'Stay signed in',
     ])
-    expect(await page.locator('#scopes li').evaluateAll((li) => li.map((e) => e.getAttribute('data-scope')))).toEqual(['openid', 'profile', 'email', 'offline_access'])
+    expect(await page.locator('#scopes li').evaluateAll((li) => li.map((e) => e.getAttribute('data-scope')))).toEqual([
+      'openid',
+      'profile',
+      'email',
+      'offline_access',
+    ])
     const cookies = await page.context().cookies()
     // http issuer: no __Host- prefix and no Secure (browsers refuse both over plain http).
     expect(cookies.find((c) => c.name === 'authz-session')).toMatchObject({ httpOnly: true, sameSite: 'Lax', path: '/', secure: false })

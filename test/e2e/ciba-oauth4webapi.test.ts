@@ -28,8 +28,17 @@ async function grant(authReqId: string) {
 describe('oauth4webapi CIBA', () => {
   it('runs the poll flow end to end', async () => {
     expect(as.backchannel_authentication_endpoint).toBe(`${authz.baseUrl}/connect/ciba`)
-    const started = await oauth.processBackchannelAuthenticationResponse(as, client,
-      await oauth.backchannelAuthenticationRequest(as, client, auth, new URLSearchParams({ scope: 'openid email', login_hint: 'alice', binding_message: 'OK-1' }), insecure))
+    const started = await oauth.processBackchannelAuthenticationResponse(
+      as,
+      client,
+      await oauth.backchannelAuthenticationRequest(
+        as,
+        client,
+        auth,
+        new URLSearchParams({ scope: 'openid email', login_hint: 'alice', binding_message: 'OK-1' }),
+        insecure,
+      ),
+    )
     expect(started).toMatchObject({ expires_in: 120, interval: 5 })
 
     const pending = await grant(started.auth_req_id).catch((e: unknown) => e)
@@ -38,14 +47,24 @@ describe('oauth4webapi CIBA', () => {
 
     // The operator approves from the CLI (same decision as the page).
     const out: string[] = []
-    const ctx = { out: (l: string) => void out.push(l), err: () => {}, clock: authz.clock, db: async () => authz.db } as unknown as CliContext
+    const ctx = {
+      out: (l: string) => void out.push(l),
+      err: () => {},
+      clock: authz.clock,
+      db: async () => authz.db,
+    } as unknown as CliContext
     await cibaCommand.run(['approve', authz.notifications.at(-1)!.request_id], ctx)
     expect(out[0]).toMatch(/^approved request /)
 
     authz.clock.advance(5)
     const tokens = await grant(started.auth_req_id)
     expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'openid email', expires_in: 3600 })
-    expect(oauth.getValidatedIdTokenClaims(tokens)).toMatchObject({ iss: authz.baseUrl, sub: 'u-alice', aud: 'bank', email: 'alice@example.com' })
+    expect(oauth.getValidatedIdTokenClaims(tokens)).toMatchObject({
+      iss: authz.baseUrl,
+      sub: 'u-alice',
+      aud: 'bank',
+      email: 'alice@example.com',
+    })
 
     authz.clock.advance(5)
     const replay = await grant(started.auth_req_id).catch((e: unknown) => e)

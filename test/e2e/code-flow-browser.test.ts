@@ -34,13 +34,23 @@ beforeAll(async () => {
     identityResources: ['openid', 'profile', 'email', 'offline_access'],
     clients: [
       {
-        clientId: 'web', clientName: 'Acme Shop', secrets: [{ value: 'web-secret' }], allowedGrantTypes: ['authorization_code'],
-        allowedScopes: ['openid', 'profile', 'email', 'orders.read', 'offline_access'], allowOfflineAccess: true, requireConsent: true,
-        redirectUris: [`${rpOrigin}/cb`], postLogoutRedirectUris: [`${rpOrigin}/bye`],
+        clientId: 'web',
+        clientName: 'Acme Shop',
+        secrets: [{ value: 'web-secret' }],
+        allowedGrantTypes: ['authorization_code'],
+        allowedScopes: ['openid', 'profile', 'email', 'orders.read', 'offline_access'],
+        allowOfflineAccess: true,
+        requireConsent: true,
+        redirectUris: [`${rpOrigin}/cb`],
+        postLogoutRedirectUris: [`${rpOrigin}/bye`],
       },
       {
-        clientId: 'spa', clientName: 'Acme SPA', requireClientSecret: false, allowedGrantTypes: ['authorization_code'],
-        allowedScopes: ['openid', 'profile'], redirectUris: [`${rpOrigin}/spa`],
+        clientId: 'spa',
+        clientName: 'Acme SPA',
+        requireClientSecret: false,
+        allowedGrantTypes: ['authorization_code'],
+        allowedScopes: ['openid', 'profile'],
+        redirectUris: [`${rpOrigin}/spa`],
       },
     ],
     users: [{ ...ALICE, claims: { ...ALICE.claims, email_verified: true } }],
@@ -67,8 +77,13 @@ async function authorize(page: Page, config: client.Configuration, params: Recor
   const state = client.randomState()
   const nonce = client.randomNonce()
   const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: redirectUri, scope: 'openid', code_challenge: await client.calculatePKCECodeChallenge(verifier), code_challenge_method: 'S256',
-    state, nonce, ...params,
+    redirect_uri: redirectUri,
+    scope: 'openid',
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    state,
+    nonce,
+    ...params,
   })
   await page.goto(url.href)
   return { verifier, state, nonce }
@@ -94,9 +109,12 @@ describe.skipIf(!haveChromium)('authorization code flow with openid-client and C
   it('discovery names everything the library needs', async () => {
     const meta = (await rpConfig('web', 'web-secret')).serverMetadata()
     expect(meta).toMatchObject({
-      authorization_endpoint: `${issuer.origin}/connect/authorize`, userinfo_endpoint: `${issuer.origin}/connect/userinfo`,
-      end_session_endpoint: `${issuer.origin}/connect/endsession`, response_types_supported: ['code'],
-      code_challenge_methods_supported: ['S256'], authorization_response_iss_parameter_supported: true,
+      authorization_endpoint: `${issuer.origin}/connect/authorize`,
+      userinfo_endpoint: `${issuer.origin}/connect/userinfo`,
+      end_session_endpoint: `${issuer.origin}/connect/endsession`,
+      response_types_supported: ['code'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
       id_token_signing_alg_values_supported: ['RS256'],
     })
   })
@@ -109,11 +127,21 @@ describe.skipIf(!haveChromium)('authorization code flow with openid-client and C
     const { state } = await authorize(page, web, { prompt: 'none' }, `${rpOrigin}/cb`)
     await page.waitForURL(`${rpOrigin}/cb?**`)
     const back = new URL(page.url())
-    expect(Object.fromEntries(back.searchParams)).toEqual({ error: 'login_required', error_description: 'the user must sign in', state, iss: issuer.origin })
+    expect(Object.fromEntries(back.searchParams)).toEqual({
+      error: 'login_required',
+      error_description: 'the user must sign in',
+      state,
+      iss: issuer.origin,
+    })
   })
 
   it('signs in, consents, and gets tokens the library validates (PKCE, state, nonce, iss, ID token)', async () => {
-    const { verifier, state, nonce } = await authorize(page, web, { scope: 'openid profile email orders.read offline_access' }, `${rpOrigin}/cb`)
+    const { verifier, state, nonce } = await authorize(
+      page,
+      web,
+      { scope: 'openid profile email orders.read offline_access' },
+      `${rpOrigin}/cb`,
+    )
     expect(await page.locator('#client-name').textContent()).toBe('Acme Shop')
     await shot(page, 'sign-in')
     await signIn(page)
@@ -127,14 +155,32 @@ describe.skipIf(!haveChromium)('authorization code flow with openid-client and C
     ])
     await shot(page, 'consent')
     await approveConsent(page, `${rpOrigin}/cb?**`)
-    tokens = await client.authorizationCodeGrant(web, new URL(page.url()), { pkceCodeVerifier: verifier, expectedState: state, expectedNonce: nonce, idTokenExpected: true })
+    tokens = await client.authorizationCodeGrant(web, new URL(page.url()), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+      idTokenExpected: true,
+    })
     expect(tokens).toMatchObject({ token_type: 'bearer', scope: 'openid profile email orders.read offline_access' })
-    expect(tokens.claims()).toMatchObject({ iss: issuer.origin, sub: 'alice-1', aud: 'web', nonce, name: 'Alice Example', email: 'alice@example.com', amr: ['pwd'] })
+    expect(tokens.claims()).toMatchObject({
+      iss: issuer.origin,
+      sub: 'alice-1',
+      aud: 'web',
+      nonce,
+      name: 'Alice Example',
+      email: 'alice@example.com',
+      amr: ['pwd'],
+    })
     expect(tokens.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/)
   })
 
-  it('userinfo answers the token with the user\'s claims', async () => {
-    expect(await client.fetchUserInfo(web, tokens.access_token, 'alice-1')).toEqual({ sub: 'alice-1', name: 'Alice Example', email: 'alice@example.com', email_verified: true })
+  it("userinfo answers the token with the user's claims", async () => {
+    expect(await client.fetchUserInfo(web, tokens.access_token, 'alice-1')).toEqual({
+      sub: 'alice-1',
+      name: 'Alice Example',
+      email: 'alice@example.com',
+      email_verified: true,
+    })
   })
 
   it('prompt=none with a session but no remembered consent: consent_required; once remembered, a code', async () => {
@@ -146,7 +192,11 @@ describe.skipIf(!haveChromium)('authorization code flow with openid-client and C
     await approveConsent(page, `${rpOrigin}/cb?**`)
     const again = await authorize(page, web, { prompt: 'none', scope: 'openid profile' }, `${rpOrigin}/cb`)
     await page.waitForURL(`${rpOrigin}/cb?**`)
-    const res = await client.authorizationCodeGrant(web, new URL(page.url()), { pkceCodeVerifier: again.verifier, expectedState: again.state, expectedNonce: again.nonce })
+    const res = await client.authorizationCodeGrant(web, new URL(page.url()), {
+      pkceCodeVerifier: again.verifier,
+      expectedState: again.state,
+      expectedNonce: again.nonce,
+    })
     expect(res.claims()?.sub).toBe('alice-1')
     expect(state).not.toBe(again.state)
   })
@@ -155,7 +205,11 @@ describe.skipIf(!haveChromium)('authorization code flow with openid-client and C
     const spa = await rpConfig('spa')
     const r = await authorize(page, spa, { scope: 'openid profile' }, `${rpOrigin}/spa`)
     await page.waitForURL(`${rpOrigin}/spa?**`)
-    const res = await client.authorizationCodeGrant(spa, new URL(page.url()), { pkceCodeVerifier: r.verifier, expectedState: r.state, expectedNonce: r.nonce })
+    const res = await client.authorizationCodeGrant(spa, new URL(page.url()), {
+      pkceCodeVerifier: r.verifier,
+      expectedState: r.state,
+      expectedNonce: r.nonce,
+    })
     expect(res.claims()).toMatchObject({ sub: 'alice-1', aud: 'spa', name: 'Alice Example' })
   })
 
@@ -164,7 +218,10 @@ describe.skipIf(!haveChromium)('authorization code flow with openid-client and C
     const second = await client.refreshTokenGrant(web, first)
     expect(second.refresh_token).not.toBe(first)
     expect(second.claims()).toMatchObject({ sub: 'alice-1', aud: 'web' })
-    await expect(client.refreshTokenGrant(web, first)).rejects.toMatchObject({ error: 'invalid_grant', error_description: 'refresh token already used' })
+    await expect(client.refreshTokenGrant(web, first)).rejects.toMatchObject({
+      error: 'invalid_grant',
+      error_description: 'refresh token already used',
+    })
     await expect(client.refreshTokenGrant(web, second.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' })
     await expect(client.fetchUserInfo(web, second.access_token, 'alice-1')).rejects.toMatchObject({ status: 401 })
   })
@@ -172,14 +229,22 @@ describe.skipIf(!haveChromium)('authorization code flow with openid-client and C
   it('revocation (RFC 7009) of a refresh token ends its family', async () => {
     const r = await authorize(page, web, { scope: 'openid orders.read offline_access', prompt: 'consent' }, `${rpOrigin}/cb`)
     await approveConsent(page, `${rpOrigin}/cb?**`)
-    const fresh = await client.authorizationCodeGrant(web, new URL(page.url()), { pkceCodeVerifier: r.verifier, expectedState: r.state, expectedNonce: r.nonce })
+    const fresh = await client.authorizationCodeGrant(web, new URL(page.url()), {
+      pkceCodeVerifier: r.verifier,
+      expectedState: r.state,
+      expectedNonce: r.nonce,
+    })
     await client.tokenRevocation(web, fresh.refresh_token!)
     await expect(client.refreshTokenGrant(web, fresh.refresh_token!)).rejects.toMatchObject({ error: 'invalid_grant' })
     tokens = fresh
   })
 
   it('logout with the ID token as hint: the session ends, back at the registered URI with state', async () => {
-    const url = client.buildEndSessionUrl(web, { id_token_hint: tokens.id_token!, post_logout_redirect_uri: `${rpOrigin}/bye`, state: 'bye-1' })
+    const url = client.buildEndSessionUrl(web, {
+      id_token_hint: tokens.id_token!,
+      post_logout_redirect_uri: `${rpOrigin}/bye`,
+      state: 'bye-1',
+    })
     await page.goto(url.href)
     await page.waitForURL(`${rpOrigin}/bye?**`)
     expect(new URL(page.url()).searchParams.get('state')).toBe('bye-1')

@@ -39,10 +39,24 @@ beforeAll(async () => {
   await applySeed(testApp.db, {
     apiScopes: [{ name: 'orders.read' }],
     clients: [
-      { clientId: 'spa', secrets: [{ value: 'spa-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'], allowedCorsOrigins: [appOrigin] },
-      { clientId: 'backend', secrets: [{ value: 'backend-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
       {
-        clientId: 'spa-user', requireClientSecret: false, allowedGrantTypes: ['password', DEVICE], allowedScopes: ['openid', 'profile'],
+        clientId: 'spa',
+        secrets: [{ value: 'spa-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+        allowedCorsOrigins: [appOrigin],
+      },
+      {
+        clientId: 'backend',
+        secrets: [{ value: 'backend-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+      },
+      {
+        clientId: 'spa-user',
+        requireClientSecret: false,
+        allowedGrantTypes: ['password', DEVICE],
+        allowedScopes: ['openid', 'profile'],
         allowedCorsOrigins: [appOrigin],
       },
     ],
@@ -62,7 +76,12 @@ afterAll(async () => {
   await testApp?.close()
 })
 
-interface Init { method?: string; client?: [string, string]; bearer?: string; body?: Record<string, string> }
+interface Init {
+  method?: string
+  client?: [string, string]
+  bearer?: string
+  body?: Record<string, string>
+}
 
 /** fetch from the app's page (or another); a CORS refusal surfaces as the TypeError fetch throws. */
 function call(path: string, init: Init, from: Page | Frame = page) {
@@ -88,16 +107,26 @@ describe.skipIf(!haveChromium)('a browser app on its own origin', () => {
     const discovery = await call('/.well-known/openid-configuration', {})
     expect(discovery).toMatchObject({ status: 200, json: { token_endpoint: expect.stringMatching(/\/connect\/token$/) } })
 
-    const token = await call('/connect/token', { method: 'POST', client: ['spa', 'spa-secret'], body: { grant_type: 'client_credentials' } })
+    const token = await call('/connect/token', {
+      method: 'POST',
+      client: ['spa', 'spa-secret'],
+      body: { grant_type: 'client_credentials' },
+    })
     expect(token).toMatchObject({ status: 200, json: { token_type: 'Bearer' } })
 
     const wrong = await call('/connect/token', { method: 'POST', client: ['spa', 'wrong'], body: { grant_type: 'client_credentials' } })
     expect(wrong).toMatchObject({ status: 401, json: { error: 'invalid_client' }, challenge: expect.stringMatching(/^Basic /) })
 
     const access = (token as { json: { access_token: string } }).json.access_token
-    expect(await call('/connect/revocation', { method: 'POST', client: ['spa', 'spa-secret'], body: { token: access } })).toMatchObject({ status: 200 })
+    expect(await call('/connect/revocation', { method: 'POST', client: ['spa', 'spa-secret'], body: { token: access } })).toMatchObject({
+      status: 200,
+    })
 
-    const foreign = await call('/connect/token', { method: 'POST', client: ['backend', 'backend-secret'], body: { grant_type: 'client_credentials' } })
+    const foreign = await call('/connect/token', {
+      method: 'POST',
+      client: ['backend', 'backend-secret'],
+      body: { grant_type: 'client_credentials' },
+    })
     expect(foreign).toEqual({ refused: expect.stringContaining('Failed to fetch') })
   })
 })
@@ -108,14 +137,26 @@ describe.skipIf(!haveChromium)('every endpoint a browser app calls, from its pag
 
   it('discovery (both documents) and JWKS: readable from any origin, an opaque one (Origin: null) included', async () => {
     // A sandboxed iframe (no allow-same-origin) in the app's page has an opaque origin: its fetches say Origin: null.
-    await page.evaluate(() => new Promise((loaded) => {
-      const frame = Object.assign(document.createElement('iframe'), { id: 'opaque', srcdoc: '<title>sandboxed</title>', onload: loaded })
-      frame.sandbox.add('allow-scripts')
-      document.body.append(frame)
-    }))
+    await page.evaluate(
+      () =>
+        new Promise((loaded) => {
+          const frame = Object.assign(document.createElement('iframe'), {
+            id: 'opaque',
+            srcdoc: '<title>sandboxed</title>',
+            onload: loaded,
+          })
+          frame.sandbox.add('allow-scripts')
+          document.body.append(frame)
+        }),
+    )
     const opaque = page.frames().find((f) => f !== page.mainFrame())!
-    for (const path of ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/.well-known/openid-configuration/jwks']) {
-      for (const from of [page, unlisted, opaque]) expect(await call(path, {}, from), path).toMatchObject({ status: 200, json: expect.any(Object) })
+    for (const path of [
+      '/.well-known/openid-configuration',
+      '/.well-known/oauth-authorization-server',
+      '/.well-known/openid-configuration/jwks',
+    ]) {
+      for (const from of [page, unlisted, opaque])
+        expect(await call(path, {}, from), path).toMatchObject({ status: 200, json: expect.any(Object) })
     }
     // Not the client endpoints: no client lists null.
     const token = { method: 'POST', body: { grant_type: 'password', client_id: 'spa-user', username: 'alice', password: 'alice-pw' } }
@@ -124,18 +165,40 @@ describe.skipIf(!haveChromium)('every endpoint a browser app calls, from its pag
   })
 
   it('token, userinfo, revocation, device authorization: the app reads answers and errors; the unlisted origin nothing', async () => {
-    const password = post({ grant_type: 'password', client_id: 'spa-user', username: 'alice', password: 'alice-pw', scope: 'openid profile' })
+    const password = post({
+      grant_type: 'password',
+      client_id: 'spa-user',
+      username: 'alice',
+      password: 'alice-pw',
+      scope: 'openid profile',
+    })
     const token = await call('/connect/token', password)
     expect(token).toMatchObject({ status: 200, json: { token_type: 'Bearer', scope: 'openid profile' } })
     const access = (token as { json: { access_token: string } }).json.access_token
     const cases: [string, Init, { status: number; json?: unknown; challenge?: unknown }][] = [
-      ['/connect/token', post({ grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'not-a-token' }), { status: 400, json: { error: 'invalid_grant' } }],
+      [
+        '/connect/token',
+        post({ grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'not-a-token' }),
+        { status: 400, json: { error: 'invalid_grant' } },
+      ],
       ['/connect/userinfo', { bearer: access }, { status: 200, json: { sub: 'alice-1', name: 'Alice Example' } }],
-      ['/connect/userinfo', { bearer: 'not-a-token' }, { status: 401, json: { error: 'invalid_token' }, challenge: expect.stringMatching(/^Bearer realm=".*", error="invalid_token"$/) }],
+      [
+        '/connect/userinfo',
+        { bearer: 'not-a-token' },
+        { status: 401, json: { error: 'invalid_token' }, challenge: expect.stringMatching(/^Bearer realm=".*", error="invalid_token"$/) },
+      ],
       ['/connect/revocation', post({ client_id: 'spa-user', token: access }), { status: 200 }],
       ['/connect/revocation', post({ client_id: 'spa-user' }), { status: 400, json: { error: 'invalid_request' } }],
-      ['/connect/deviceauthorization', post({ client_id: 'spa-user', scope: 'openid' }), { status: 200, json: { user_code: expect.any(String) } }],
-      ['/connect/deviceauthorization', post({ client_id: 'spa-user', scope: 'orders.read' }), { status: 400, json: { error: 'invalid_scope' } }],
+      [
+        '/connect/deviceauthorization',
+        post({ client_id: 'spa-user', scope: 'openid' }),
+        { status: 200, json: { user_code: expect.any(String) } },
+      ],
+      [
+        '/connect/deviceauthorization',
+        post({ client_id: 'spa-user', scope: 'orders.read' }),
+        { status: 400, json: { error: 'invalid_scope' } },
+      ],
     ]
     for (const [path, init, expected] of cases) {
       expect(await call(path, init, unlisted), `${path} from the unlisted origin`).toEqual(REFUSED)
@@ -150,14 +213,30 @@ describe.skipIf(!haveChromium)('every endpoint a browser app calls, from its pag
 describe.skipIf(!haveChromium)('answers made before the client is known', () => {
   it("the app reads a body too large and the rate limit's 429 with its Retry-After; the unlisted origin nothing", async () => {
     const huge = { method: 'POST', body: { grant_type: 'client_credentials', client_id: 'spa-user', padding: 'x'.repeat(70 * 1024) } }
-    expect(await call('/connect/token', huge)).toMatchObject({ status: 400, json: { error: 'invalid_request', error_description: 'request body too large' } })
+    expect(await call('/connect/token', huge)).toMatchObject({
+      status: 400,
+      json: { error: 'invalid_request', error_description: 'request body too large' },
+    })
     expect(await call('/connect/token', huge, unlisted)).toEqual({ refused: expect.stringContaining('Failed to fetch') })
 
     // Over the limit from Node (inject's address is the page's), with requests refused at once.
-    for (let i = 0; i < RATE_LIMIT; i++) await testApp.app.inject({ method: 'POST', url: '/connect/token', headers: { 'content-type': 'application/json' }, payload: '{' })
-    const limited = await call('/connect/token', { method: 'POST', body: { grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'x' } })
-    expect(limited).toMatchObject({ status: 429, json: { error: 'temporarily_unavailable' }, retryAfter: expect.stringMatching(/^[1-9][0-9]*$/) })
-    expect(await call('/connect/token', { method: 'POST', body: { grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'x' } }, unlisted))
-      .toEqual({ refused: expect.stringContaining('Failed to fetch') })
+    for (let i = 0; i < RATE_LIMIT; i++)
+      await testApp.app.inject({ method: 'POST', url: '/connect/token', headers: { 'content-type': 'application/json' }, payload: '{' })
+    const limited = await call('/connect/token', {
+      method: 'POST',
+      body: { grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'x' },
+    })
+    expect(limited).toMatchObject({
+      status: 429,
+      json: { error: 'temporarily_unavailable' },
+      retryAfter: expect.stringMatching(/^[1-9][0-9]*$/),
+    })
+    expect(
+      await call(
+        '/connect/token',
+        { method: 'POST', body: { grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'x' } },
+        unlisted,
+      ),
+    ).toEqual({ refused: expect.stringContaining('Failed to fetch') })
   })
 })

@@ -56,12 +56,21 @@ async function shot(page: Page, name: string) {
 async function newPage(): Promise<{ page: Page; consoleErrors: string[] }> {
   const page = await (await browser.newContext()).newPage()
   const consoleErrors: string[] = [] // a CSP violation shows up here (the 404 and 410 pages' own status too: not counted)
-  page.on('console', (m) => void (m.type() === 'error' && !m.text().startsWith('Failed to load resource: the server responded with a status of 4') && consoleErrors.push(m.text())))
+  page.on(
+    'console',
+    (m) =>
+      void (
+        m.type() === 'error' &&
+        !m.text().startsWith('Failed to load resource: the server responded with a status of 4') &&
+        consoleErrors.push(m.text())
+      ),
+  )
   return { page, consoleErrors }
 }
 
 /** The device page of `userCode`, back from the sign-in page (its URL also names the request). */
-const devicePageOf = (userCode: string) => (u: URL) => u.origin === issuer.origin && u.pathname === '/device' && u.searchParams.get('user_code') === userCode
+const devicePageOf = (userCode: string) => (u: URL) =>
+  u.origin === issuer.origin && u.pathname === '/device' && u.searchParams.get('user_code') === userCode
 
 async function signIn(page: Page) {
   expect(await page.locator('h1').textContent()).toBe('Sign in')
@@ -91,7 +100,12 @@ describe.skipIf(!haveChromium)('device flow with openid-client and a browser', (
     expect(await page.locator('h1').textContent()).toBe('Connect Living Room <TV> on your device?')
     expect(await page.locator('#binding-message').textContent()).toBe(started.user_code)
     expect(await page.locator('#signed-in-as').textContent()).toBe('alice')
-    expect(await page.locator('#scopes li strong').allTextContents()).toEqual(['Your user identifier', 'Your name', 'Read your orders', 'Stay signed in'])
+    expect(await page.locator('#scopes li strong').allTextContents()).toEqual([
+      'Your user identifier',
+      'Your name',
+      'Read your orders',
+      'Stay signed in',
+    ])
     await shot(page, 'decision')
     await page.getByRole('button', { name: 'Approve' }).click()
     await page.waitForLoadState()
@@ -114,7 +128,10 @@ describe.skipIf(!haveChromium)('device flow with openid-client and a browser', (
     const config = await tv()
     const started = await client.initiateDeviceAuthorization(config, { scope: 'openid orders.read' })
     const polling = client.pollDeviceAuthorizationGrant(config, started)
-    const outcome = polling.then(() => 'tokens', (e: unknown) => e)
+    const outcome = polling.then(
+      () => 'tokens',
+      (e: unknown) => e,
+    )
 
     const { page, consoleErrors } = await newPage()
     await page.goto(started.verification_uri)
@@ -134,7 +151,12 @@ describe.skipIf(!haveChromium)('device flow with openid-client and a browser', (
     expect(await page.locator('h1').textContent()).toBe('Denied')
     await shot(page, 'denied')
 
-    expect(await outcome).toMatchObject({ name: 'ResponseBodyError', status: 400, error: 'access_denied', error_description: 'the user denied the request' })
+    expect(await outcome).toMatchObject({
+      name: 'ResponseBodyError',
+      status: 400,
+      error: 'access_denied',
+      error_description: 'the user denied the request',
+    })
     expect(consoleErrors).toEqual([])
   })
 
@@ -146,9 +168,16 @@ describe.skipIf(!haveChromium)('device flow with openid-client and a browser', (
     // Auto-submitted POST forms (into hidden frames), auto-submitted GET forms and images: 24
     // requests with wrong codes, each from the person's browser and address.
     attackPage = `<!doctype html><title>Win a prize</title>
-${wrong.map((c, i) => `<iframe name="p${i}" hidden></iframe><form method="post" action="${target(c)}" target="p${i}"><input name="decision" value="approve"></form>
+${wrong
+  .map(
+    (
+      c,
+      i,
+    ) => `<iframe name="p${i}" hidden></iframe><form method="post" action="${target(c)}" target="p${i}"><input name="decision" value="approve"></form>
 <iframe name="g${i}" hidden></iframe><form method="get" action="${issuer.origin}/device" target="g${i}"><input name="user_code" value="${c}"></form>
-<img src="${target(c)}" alt="">`).join('\n')}
+<img src="${target(c)}" alt="">`,
+  )
+  .join('\n')}
 <a id="link" href="${started.verification_uri_complete}">Connect your TV</a>
 <script>for (const f of document.forms) f.submit()</script>`
     const { page, consoleErrors } = await newPage()

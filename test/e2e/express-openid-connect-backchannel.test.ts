@@ -37,26 +37,34 @@ beforeAll(async () => {
   rpBase = `http://localhost:${rpPort}` // another origin than the issuer's 127.0.0.1
   authz = await startAuthz({
     identityResources: ['openid', 'profile', 'email'],
-    clients: [{
-      clientId: 'shop', clientName: 'Acme Shop', secrets: [{ value: 'shop-secret' }], allowedGrantTypes: ['authorization_code'],
-      allowedScopes: ['openid', 'profile', 'email'], redirectUris: [`${rpBase}/callback`],
-      backChannelLogoutUri: `${rpBase}/backchannel-logout`,
-    }],
+    clients: [
+      {
+        clientId: 'shop',
+        clientName: 'Acme Shop',
+        secrets: [{ value: 'shop-secret' }],
+        allowedGrantTypes: ['authorization_code'],
+        allowedScopes: ['openid', 'profile', 'email'],
+        redirectUris: [`${rpBase}/callback`],
+        backChannelLogoutUri: `${rpBase}/backchannel-logout`,
+      },
+    ],
     users: [ALICE],
   })
   issuer = authz.issuer
 
   const shop = express()
-  shop.use(auth({
-    issuerBaseURL: issuer,
-    baseURL: rpBase,
-    clientID: 'shop',
-    clientSecret: 'shop-secret',
-    secret: 'a long, randomly-generated string stored in env',
-    authRequired: false,
-    authorizationParams: { response_type: 'code' },
-    backchannelLogout: { store: new session.MemoryStore() as unknown as BackchannelStore },
-  }))
+  shop.use(
+    auth({
+      issuerBaseURL: issuer,
+      baseURL: rpBase,
+      clientID: 'shop',
+      clientSecret: 'shop-secret',
+      secret: 'a long, randomly-generated string stored in env',
+      authRequired: false,
+      authorizationParams: { response_type: 'code' },
+      backchannelLogout: { store: new session.MemoryStore() as unknown as BackchannelStore },
+    }),
+  )
   shop.get('/', (req, res) => {
     res.type('html').send(req.oidc.isAuthenticated() ? `<h1>Hello ${req.oidc.user?.name}</h1>` : '<h1>Signed out</h1>')
   })
@@ -84,7 +92,9 @@ describe.skipIf(!haveChromium)('express-openid-connect with backchannelLogout', 
     await Promise.all([page.waitForLoadState(), page.click('button[type=submit]')])
     expect(await page.locator('h1').textContent()).toContain('signed out')
     await backchannelLogoutWorker(authz.app).runOnce() // after any run the sign-out itself started
-    const { rows } = await authz.db.query<{ client_id: string; status: string; http_status: number }>('SELECT client_id, status, http_status FROM backchannel_logouts')
+    const { rows } = await authz.db.query<{ client_id: string; status: string; http_status: number }>(
+      'SELECT client_id, status, http_status FROM backchannel_logouts',
+    )
     expect(rows).toEqual([{ client_id: 'shop', status: 'delivered', http_status: 204 }])
 
     await page.goto(`${rpBase}/`)

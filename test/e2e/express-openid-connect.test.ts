@@ -27,16 +27,18 @@ let browser: Browser
 /** The app, exactly as the library's README sets it up, plus two routes that show what it sees. */
 function rpApp(): express.Express {
   const app = express()
-  app.use(auth({
-    issuerBaseURL: issuer,
-    baseURL,
-    clientID: 'shop',
-    clientSecret: 'shop-secret',
-    secret: 'a long random string that encrypts the session cookie',
-    authRequired: false,
-    idpLogout: true,
-    authorizationParams: { response_type: 'code', scope: 'openid profile email' },
-  }))
+  app.use(
+    auth({
+      issuerBaseURL: issuer,
+      baseURL,
+      clientID: 'shop',
+      clientSecret: 'shop-secret',
+      secret: 'a long random string that encrypts the session cookie',
+      authRequired: false,
+      idpLogout: true,
+      authorizationParams: { response_type: 'code', scope: 'openid profile email' },
+    }),
+  )
   app.get('/', (req, res) => {
     res.type('text/plain').send(req.oidc.isAuthenticated() ? `signed in as ${req.oidc.user?.name}` : 'signed out')
   })
@@ -51,15 +53,25 @@ beforeAll(async () => {
   rp = await startSite() // the app is attached once the issuer it names is known
   baseURL = rp.origin
   // The issuer on localhost too (see baseURL).
-  authz = await startAuthz({
-    identityResources: ['openid', 'profile', 'email'],
-    clients: [{
-      clientId: 'shop', clientName: 'Acme Shop', secrets: [{ value: 'shop-secret' }], allowedGrantTypes: ['authorization_code'],
-      allowedScopes: ['openid', 'profile', 'email'], requireConsent: true,
-      redirectUris: [`${baseURL}/callback`], postLogoutRedirectUris: [baseURL],
-    }],
-    users: [{ ...ALICE, claims: { ...ALICE.claims, email_verified: true } }],
-  }, { issuerHost: 'localhost' })
+  authz = await startAuthz(
+    {
+      identityResources: ['openid', 'profile', 'email'],
+      clients: [
+        {
+          clientId: 'shop',
+          clientName: 'Acme Shop',
+          secrets: [{ value: 'shop-secret' }],
+          allowedGrantTypes: ['authorization_code'],
+          allowedScopes: ['openid', 'profile', 'email'],
+          requireConsent: true,
+          redirectUris: [`${baseURL}/callback`],
+          postLogoutRedirectUris: [baseURL],
+        },
+      ],
+      users: [{ ...ALICE, claims: { ...ALICE.claims, email_verified: true } }],
+    },
+    { issuerHost: 'localhost' },
+  )
   issuer = authz.issuer
   rp.server.on('request', rpApp())
   browser = await launchChromium()
@@ -90,17 +102,24 @@ describe.skipIf(!haveChromium)('express-openid-connect against authz in Chromium
   it('the app sees the person in the ID token (req.oidc.user) and in our userinfo (fetchUserInfo)', async () => {
     const seen = JSON.parse(await body(page))
     expect(seen.user).toEqual({
-      sub: 'alice-1', name: 'Alice Example', email: 'alice@example.com', email_verified: true,
-      sid: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), amr: ['pwd'], acr: '1',
+      sub: 'alice-1',
+      name: 'Alice Example',
+      email: 'alice@example.com',
+      email_verified: true,
+      sid: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+      amr: ['pwd'],
+      acr: '1',
     })
     expect(seen.userinfo).toEqual({ sub: 'alice-1', name: 'Alice Example', email: 'alice@example.com', email_verified: true })
     await page.goto(baseURL)
     expect(await body(page)).toBe('signed in as Alice Example')
   })
 
-  it('the app\'s /logout ends our session too and comes back to the app\'s baseURL', async () => {
+  it("the app's /logout ends our session too and comes back to the app's baseURL", async () => {
     const seen: string[] = []
-    page.on('request', (r) => { if (r.isNavigationRequest()) seen.push(r.url()) })
+    page.on('request', (r) => {
+      if (r.isNavigationRequest()) seen.push(r.url())
+    })
     await page.goto(`${baseURL}/logout`)
     await page.waitForURL(`${baseURL}/`)
     expect(await body(page)).toBe('signed out')

@@ -34,7 +34,13 @@ const backend: oauth.Client = { client_id: 'backend' }
 const ordersApi: oauth.Client = { client_id: 'orders-api', introspection_signed_response_alg: 'ES256' }
 
 async function clientCredentials(scope: string) {
-  const res = await oauth.clientCredentialsGrantRequest(as, backend, oauth.ClientSecretBasic('s3cret'), new URLSearchParams({ scope }), insecure)
+  const res = await oauth.clientCredentialsGrantRequest(
+    as,
+    backend,
+    oauth.ClientSecretBasic('s3cret'),
+    new URLSearchParams({ scope }),
+    insecure,
+  )
   return oauth.processClientCredentialsResponse(as, backend, res)
 }
 
@@ -45,18 +51,37 @@ describe('oauth4webapi against a listening server', () => {
     expect(tokens.scope).toBe('orders.read')
     expect(tokens.expires_in).toBe(3600)
 
-    const json = await oauth.processIntrospectionResponse(as, ordersApi,
-      await oauth.introspectionRequest(as, ordersApi, oauth.ClientSecretPost('orders-secret'), tokens.access_token, insecure))
-    expect(json).toMatchObject({ active: true, client_id: 'backend', sub: 'backend', scope: 'orders.read', aud: ['orders-api'], token_type: 'Bearer' }) // the library normalizes aud
+    const json = await oauth.processIntrospectionResponse(
+      as,
+      ordersApi,
+      await oauth.introspectionRequest(as, ordersApi, oauth.ClientSecretPost('orders-secret'), tokens.access_token, insecure),
+    )
+    expect(json).toMatchObject({
+      active: true,
+      client_id: 'backend',
+      sub: 'backend',
+      scope: 'orders.read',
+      aud: ['orders-api'],
+      token_type: 'Bearer',
+    }) // the library normalizes aud
 
-    const signed = await oauth.processIntrospectionResponse(as, ordersApi,
-      await oauth.introspectionRequest(as, ordersApi, oauth.ClientSecretBasic('orders-secret'), tokens.access_token, { ...insecure, requestJwtResponse: true }))
+    const signed = await oauth.processIntrospectionResponse(
+      as,
+      ordersApi,
+      await oauth.introspectionRequest(as, ordersApi, oauth.ClientSecretBasic('orders-secret'), tokens.access_token, {
+        ...insecure,
+        requestJwtResponse: true,
+      }),
+    )
     expect(signed).toMatchObject({ active: true, client_id: 'backend', scope: 'orders.read', aud: ['orders-api'] })
 
     const revoked = await oauth.revocationRequest(as, backend, oauth.ClientSecretBasic('s3cret'), tokens.access_token, insecure)
     await oauth.processRevocationResponse(revoked)
-    const after = await oauth.processIntrospectionResponse(as, ordersApi,
-      await oauth.introspectionRequest(as, ordersApi, oauth.ClientSecretBasic('orders-secret'), tokens.access_token, insecure))
+    const after = await oauth.processIntrospectionResponse(
+      as,
+      ordersApi,
+      await oauth.introspectionRequest(as, ordersApi, oauth.ClientSecretBasic('orders-secret'), tokens.access_token, insecure),
+    )
     expect(after).toEqual({ active: false })
   })
 
@@ -66,7 +91,9 @@ describe('oauth4webapi against a listening server', () => {
     expect(res.headers.get('www-authenticate')).toBe(`Basic realm="${as.issuer}"`)
     // The library reports the challenge itself rather than the JSON body.
     await expect(oauth.processClientCredentialsResponse(as, backend, res)).rejects.toMatchObject({
-      code: 'OAUTH_WWW_AUTHENTICATE_CHALLENGE', status: 401, cause: [{ scheme: 'basic', parameters: { realm: as.issuer } }],
+      code: 'OAUTH_WWW_AUTHENTICATE_CHALLENGE',
+      status: 401,
+      cause: [{ scheme: 'basic', parameters: { realm: as.issuer } }],
     })
   })
 })

@@ -28,8 +28,15 @@ const calls: string[] = []
 
 /** The app: one page that configures the UserManager; /callback finishes the sign-in by itself. */
 function appPage(path: string): string {
-  const settings = { authority: issuer, client_id: 'spa', redirect_uri: `${appOrigin}/callback`, post_logout_redirect_uri: `${appOrigin}/signed-out`,
-    response_type: 'code', scope: 'openid profile offline_access', loadUserInfo: true }
+  const settings = {
+    authority: issuer,
+    client_id: 'spa',
+    redirect_uri: `${appOrigin}/callback`,
+    post_logout_redirect_uri: `${appOrigin}/signed-out`,
+    response_type: 'code',
+    scope: 'openid profile offline_access',
+    loadUserInfo: true,
+  }
   return `<!doctype html><title>SPA</title><button id="sign-in" onclick="mgr.signinRedirect()">Sign in</button>
   <button id="sign-out" onclick="mgr.revokeTokens().then(() => mgr.signoutRedirect())">Sign out</button>
   <script src="/oidc-client-ts.js"></script><script>
@@ -50,11 +57,19 @@ beforeAll(async () => {
   // allowed to read our answers from its origin, with refresh tokens for offline_access.
   authz = await startAuthz({
     identityResources: ['openid', 'profile', 'offline_access'],
-    clients: [{
-      clientId: 'spa', clientName: 'Acme SPA', requireClientSecret: false, allowedGrantTypes: ['authorization_code'],
-      allowedScopes: ['openid', 'profile', 'offline_access'], allowOfflineAccess: true,
-      redirectUris: [`${appOrigin}/callback`], postLogoutRedirectUris: [`${appOrigin}/signed-out`], allowedCorsOrigins: [appOrigin],
-    }],
+    clients: [
+      {
+        clientId: 'spa',
+        clientName: 'Acme SPA',
+        requireClientSecret: false,
+        allowedGrantTypes: ['authorization_code'],
+        allowedScopes: ['openid', 'profile', 'offline_access'],
+        allowOfflineAccess: true,
+        redirectUris: [`${appOrigin}/callback`],
+        postLogoutRedirectUris: [`${appOrigin}/signed-out`],
+        allowedCorsOrigins: [appOrigin],
+      },
+    ],
     // No email scope here; the nickname shows the profile claims come through.
     users: [{ ...ALICE, claims: { name: 'Alice Example', nickname: 'ali' } }],
   })
@@ -63,7 +78,8 @@ beforeAll(async () => {
   page = await browser.newPage()
   page.on('response', (res) => {
     const url = new URL(res.url())
-    if (url.origin === issuer && res.request().resourceType() === 'fetch') calls.push(`${res.request().method()} ${url.pathname} ${res.status()}`)
+    if (url.origin === issuer && res.request().resourceType() === 'fetch')
+      calls.push(`${res.request().method()} ${url.pathname} ${res.status()}`)
   })
 })
 afterAll(async () => {
@@ -92,10 +108,22 @@ describe.skipIf(!haveChromium)('oidc-client-ts in the browser against authz', ()
     expect(await page.locator('#client-name').textContent()).toBe('Acme SPA')
     await signInAs(page, ALICE, `${appOrigin}/callback?**`)
     first = await page.evaluate(async () => {
-      const user = await (window as never as { signedIn: Promise<Record<string, never>> }).signedIn as unknown as {
-        profile: Record<string, string>; scope: string; access_token: string; refresh_token: string; id_token: string
+      const user = (await (window as never as { signedIn: Promise<Record<string, never>> }).signedIn) as unknown as {
+        profile: Record<string, string>
+        scope: string
+        access_token: string
+        refresh_token: string
+        id_token: string
       }
-      return { sub: user.profile.sub!, name: user.profile.name!, nickname: user.profile.nickname!, scope: user.scope, accessToken: user.access_token, refreshToken: user.refresh_token, idToken: user.id_token }
+      return {
+        sub: user.profile.sub!,
+        name: user.profile.name!,
+        nickname: user.profile.nickname!,
+        scope: user.scope,
+        accessToken: user.access_token,
+        refreshToken: user.refresh_token,
+        idToken: user.id_token,
+      }
     })
     expect(first).toMatchObject({ sub: 'alice-1', name: 'Alice Example', nickname: 'ali', scope: 'openid profile offline_access' })
     expect(first.refreshToken).toMatch(/^[A-Za-z0-9_-]{43}$/)
@@ -108,8 +136,18 @@ describe.skipIf(!haveChromium)('oidc-client-ts in the browser against authz', ()
   it('signinSilent uses the refresh token: new tokens, the old refresh token rotated away', async () => {
     calls.length = 0
     const renewed = await page.evaluate(async () => {
-      const user = await (window as never as { mgr: { signinSilent(): Promise<{ profile: Record<string, string>; access_token: string; refresh_token: string; scope: string }> } }).mgr.signinSilent()
-      return { sub: user.profile.sub, name: user.profile.name, accessToken: user.access_token, refreshToken: user.refresh_token, scope: user.scope }
+      const user = await (
+        window as never as {
+          mgr: { signinSilent(): Promise<{ profile: Record<string, string>; access_token: string; refresh_token: string; scope: string }> }
+        }
+      ).mgr.signinSilent()
+      return {
+        sub: user.profile.sub,
+        name: user.profile.name,
+        accessToken: user.access_token,
+        refreshToken: user.refresh_token,
+        scope: user.scope,
+      }
     })
     expect(renewed).toMatchObject({ sub: 'alice-1', name: 'Alice Example', scope: 'openid profile offline_access' })
     expect(renewed.accessToken).not.toBe(first.accessToken)
@@ -139,7 +177,10 @@ describe.skipIf(!haveChromium)('oidc-client-ts in the browser against authz', ()
     expect(calls).toEqual(['POST /connect/revocation 200', 'POST /connect/revocation 200'])
     const refreshed = await page.evaluate(async (refresh_token) => {
       const mgr = (window as never as { mgr: { metadataService: { getTokenEndpoint(): Promise<string> } } }).mgr
-      const res = await fetch(await mgr.metadataService.getTokenEndpoint(), { method: 'POST', body: new URLSearchParams({ grant_type: 'refresh_token', client_id: 'spa', refresh_token }) })
+      const res = await fetch(await mgr.metadataService.getTokenEndpoint(), {
+        method: 'POST',
+        body: new URLSearchParams({ grant_type: 'refresh_token', client_id: 'spa', refresh_token }),
+      })
       return { status: res.status, error: (await res.json()).error }
     }, current)
     expect(refreshed).toEqual({ status: 400, error: 'invalid_grant' })

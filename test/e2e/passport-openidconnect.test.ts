@@ -29,19 +29,24 @@ const verified: Array<{ issuer: string; profile: Profile }> = []
 
 /** The app as the README and the library's example app set it up. */
 function rpApp(): express.Express {
-  passport.use(new OpenIDConnectStrategy({
-    issuer,
-    authorizationURL: `${issuer}/connect/authorize`,
-    tokenURL: `${issuer}/connect/token`,
-    userInfoURL: `${issuer}/connect/userinfo`,
-    clientID: 'todos',
-    clientSecret: 'todos-secret',
-    callbackURL: `${baseURL}/cb`,
-    scope: ['profile', 'email'],
-  }, function verify(issuer, profile, cb) {
-    verified.push({ issuer, profile })
-    cb(null, { id: profile.id, name: profile.displayName })
-  }))
+  passport.use(
+    new OpenIDConnectStrategy(
+      {
+        issuer,
+        authorizationURL: `${issuer}/connect/authorize`,
+        tokenURL: `${issuer}/connect/token`,
+        userInfoURL: `${issuer}/connect/userinfo`,
+        clientID: 'todos',
+        clientSecret: 'todos-secret',
+        callbackURL: `${baseURL}/cb`,
+        scope: ['profile', 'email'],
+      },
+      function verify(issuer, profile, cb) {
+        verified.push({ issuer, profile })
+        cb(null, { id: profile.id, name: profile.displayName })
+      },
+    ),
+  )
   passport.serializeUser((user, cb) => cb(null, user))
   passport.deserializeUser((user: Express.User, cb) => cb(null, user))
 
@@ -61,8 +66,13 @@ function rpApp(): express.Express {
 
 /** The app's seed entry; requirePkce false because the library sends no code_challenge. */
 const todos = (extra: { requirePkce?: boolean }) => ({
-  clientId: 'todos', clientName: 'Todos', secrets: [{ value: 'todos-secret' }], allowedGrantTypes: ['authorization_code'],
-  allowedScopes: ['openid', 'profile', 'email'], redirectUris: [`${baseURL}/cb`], ...extra,
+  clientId: 'todos',
+  clientName: 'Todos',
+  secrets: [{ value: 'todos-secret' }],
+  allowedGrantTypes: ['authorization_code'],
+  allowedScopes: ['openid', 'profile', 'email'],
+  redirectUris: [`${baseURL}/cb`],
+  ...extra,
 })
 
 beforeAll(async () => {
@@ -99,19 +109,26 @@ describe.skipIf(!haveChromium)('passport-openidconnect against authz in Chromium
     expect(await page.locator('#client-name').textContent()).toBe('Todos')
     await signInAs(page, ALICE, `${baseURL}/`)
     expect((await page.locator('body').innerText()).trim()).toBe('signed in as Alice Example')
-    expect(verified).toEqual([{
-      issuer,
-      profile: { id: 'alice-1', displayName: 'Alice Example', emails: [{ value: 'alice@example.com' }] },
-    }])
+    expect(verified).toEqual([
+      {
+        issuer,
+        profile: { id: 'alice-1', displayName: 'Alice Example', emails: [{ value: 'alice@example.com' }] },
+      },
+    ])
   })
 
   it('registered without requirePkce false, the app is told why: invalid_request, code_challenge is required', async () => {
     await applySeed(authz.db, { clients: [todos({})] })
     const back: string[] = []
-    page.on('request', (r) => { if (r.isNavigationRequest() && r.url().startsWith(`${baseURL}/cb?`)) back.push(r.url()) })
+    page.on('request', (r) => {
+      if (r.isNavigationRequest() && r.url().startsWith(`${baseURL}/cb?`)) back.push(r.url())
+    })
     const res = await page.goto(`${baseURL}/login`)
     expect(Object.fromEntries(new URL(back[0]!).searchParams)).toEqual({
-      error: 'invalid_request', error_description: 'code_challenge is required (PKCE with S256)', state: expect.any(String), iss: issuer,
+      error: 'invalid_request',
+      error_description: 'code_challenge is required (PKCE with S256)',
+      state: expect.any(String),
+      iss: issuer,
     })
     // passport-openidconnect hands the error to Express, whose default handler answers 500.
     expect(res?.status()).toBe(500)

@@ -29,7 +29,9 @@ function otherSite(req: { url?: string | undefined }, res: import('node:http').S
   if (url.pathname === '/attack') {
     const fields = [...url.searchParams].filter(([k]) => k !== 'target').map(([k, v]) => `<input type="hidden" name="${k}" value="${v}">`)
     res.writeHead(200, { 'content-type': 'text/html' })
-    res.end(`<!doctype html><form method="post" action="${url.searchParams.get('target')}">${fields.join('')}<button>Win a prize</button></form>`)
+    res.end(
+      `<!doctype html><form method="post" action="${url.searchParams.get('target')}">${fields.join('')}<button>Win a prize</button></form>`,
+    )
     return
   }
   clientHits.push(url.pathname + url.search)
@@ -47,7 +49,10 @@ async function testFlow(app: FastifyInstance) {
   app.get('/test/continue', pages.page, async (req, reply) => {
     const session = await pages.session(req)
     if (!session) return pages.toSignIn(reply, '/test/continue')
-    return reply.code(303).headers({ location: `${otherOrigin}/cb?user=${session.username}` }).send()
+    return reply
+      .code(303)
+      .headers({ location: `${otherOrigin}/cb?user=${session.username}` })
+      .send()
   })
 }
 
@@ -132,9 +137,18 @@ describe.skipIf(!haveChromium)('sign-in in a browser', () => {
     expect(await sessionCookie(ctx)).toBe(first)
 
     for (const r of [r1, r2]) {
-      const res = await authz.app.inject({ method: 'POST', url: '/connect/token', headers: FORM, payload: form({ ...BANK, grant_type: CIBA, auth_req_id: r.authReqId }) })
+      const res = await authz.app.inject({
+        method: 'POST',
+        url: '/connect/token',
+        headers: FORM,
+        payload: form({ ...BANK, grant_type: CIBA, auth_req_id: r.authReqId }),
+      })
       expect(res.statusCode).toBe(200)
-      expect(decodeJwt(res.json().id_token as string)).toMatchObject({ sub: 'u-alice', auth_time: Math.floor(signedInAt / 1000), amr: ['pwd'] })
+      expect(decodeJwt(res.json().id_token as string)).toMatchObject({
+        sub: 'u-alice',
+        auth_time: Math.floor(signedInAt / 1000),
+        amr: ['pwd'],
+      })
     }
 
     await page.goto(`${authz.baseUrl}/account/sign-in?return_to=%2Faccount`)
@@ -143,7 +157,9 @@ describe.skipIf(!haveChromium)('sign-in in a browser', () => {
     expect(page.url()).toBe(`${authz.baseUrl}/account`)
     const second = (await sessionCookie(ctx))!
     expect(second).not.toBe(first)
-    const { rows } = await authz.db.query('SELECT id_hash FROM user_sessions WHERE id_hash = ANY($1)', [[handleHash(first), handleHash(second), handleHash(planted)]])
+    const { rows } = await authz.db.query('SELECT id_hash FROM user_sessions WHERE id_hash = ANY($1)', [
+      [handleHash(first), handleHash(second), handleHash(planted)],
+    ])
     expect(rows).toEqual([{ id_hash: handleHash(second) }])
     expect(errors).toEqual([])
     await ctx.close()
@@ -176,7 +192,9 @@ describe.skipIf(!haveChromium)('sign-in in a browser', () => {
       await a.page.getByRole('button', { name: 'Approve' }).click()
       await a.page.waitForLoadState()
       expect(await h1(a.page)).toBe('Form not accepted')
-      expect(await a.page.locator('.alert').textContent()).toContain('This form has expired or did not come from the page you have open here')
+      expect(await a.page.locator('.alert').textContent()).toContain(
+        'This form has expired or did not come from the page you have open here',
+      )
       expect(await status(r.id)).toEqual({ status: 'pending' })
     }
     await a.page.getByRole('link', { name: 'Start again' }).click()

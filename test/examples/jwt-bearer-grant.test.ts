@@ -23,11 +23,26 @@ beforeAll(async () => {
     apiScopes: [{ name: 'orders.read' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'] }],
     clients: [
-      { clientId: 'partner', secrets: [{ value: 'partner-secret' }], allowedGrantTypes: [JWT_BEARER], allowedScopes: ['orders.read'], jwks: { keys: [jwk as never] } },
+      {
+        clientId: 'partner',
+        secrets: [{ value: 'partner-secret' }],
+        allowedGrantTypes: [JWT_BEARER],
+        allowedScopes: ['orders.read'],
+        jwks: { keys: [jwk as never] },
+      },
       { clientId: 'keyless', secrets: [{ value: 'keyless-secret' }], allowedGrantTypes: [JWT_BEARER], allowedScopes: ['orders.read'] },
-      { clientId: 'backend', secrets: [{ value: 'backend-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'], jwks: { keys: [jwk as never] } },
+      {
+        clientId: 'backend',
+        secrets: [{ value: 'backend-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+        jwks: { keys: [jwk as never] },
+      },
     ],
-    users: [{ subjectId: 'alice-1', username: 'alice' }, { subjectId: 'bob-1', username: 'bob', enabled: false }],
+    users: [
+      { subjectId: 'alice-1', username: 'alice' },
+      { subjectId: 'bob-1', username: 'bob', enabled: false },
+    ],
   })
 })
 afterAll(() => authz.close())
@@ -49,15 +64,29 @@ describe('the docs/extending.md example: a JWT bearer assertion grant (RFC 7523)
 
   it('is listed in discovery once registered', async () => {
     const doc = (await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
-    expect(doc.grant_types_supported).toEqual(['client_credentials', 'refresh_token', 'password', 'urn:openid:params:grant-type:ciba', 'urn:ietf:params:oauth:grant-type:device_code',
-      'authorization_code', 'urn:ietf:params:oauth:grant-type:token-exchange', JWT_BEARER])
+    expect(doc.grant_types_supported).toEqual([
+      'client_credentials',
+      'refresh_token',
+      'password',
+      'urn:openid:params:grant-type:ciba',
+      'urn:ietf:params:oauth:grant-type:device_code',
+      'authorization_code',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
+      JWT_BEARER,
+    ])
   })
 
   it('issues an access token for the asserted user', async () => {
     const res = await post({ assertion: await assertion() })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'orders.read' })
-    expect(decodeJwt(res.json().access_token)).toMatchObject({ iss: TEST_ISSUER, sub: 'alice-1', client_id: 'partner', aud: 'orders-api', scope: 'orders.read' })
+    expect(decodeJwt(res.json().access_token)).toMatchObject({
+      iss: TEST_ISSUER,
+      sub: 'alice-1',
+      client_id: 'partner',
+      aud: 'orders-api',
+      scope: 'orders.read',
+    })
     expect((await post({ assertion: await assertion({ aud: TEST_ISSUER }) })).statusCode).toBe(200)
   })
 
@@ -87,6 +116,9 @@ describe('the docs/extending.md example: a JWT bearer assertion grant (RFC 7523)
 
   it('is refused to a client that does not list it', async () => {
     const res = await post({ assertion: await assertion({ iss: 'backend' }) }, 'backend')
-    expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: { error: 'unauthorized_client', error_description: 'the client may not use this grant type' } })
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 400,
+      body: { error: 'unauthorized_client', error_description: 'the client may not use this grant type' },
+    })
   })
 })

@@ -23,18 +23,28 @@ function setup() {
   const revoked: Array<[string, number]> = []
   const once = createOneTimeUse({ clock: createManualClock(T0), grants, revokedJwts: { add: (jti, exp) => void revoked.push([jti, exp]) } })
   const issueJwt = (familyId: string, jti: string) =>
-    grants.issueIntoFamily(familyId, [{ handle: jti, kind: 'jwt_access_token', clientId: 'c', subjectId: 'u', data: { jti }, createdAt: T0, expiresAt: T0 + 60_000 }], T0)
+    grants.issueIntoFamily(
+      familyId,
+      [{ handle: jti, kind: 'jwt_access_token', clientId: 'c', subjectId: 'u', data: { jti }, createdAt: T0, expiresAt: T0 + 60_000 }],
+      T0,
+    )
   return { grants, once, revoked, issueJwt }
 }
 
-const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: OAuthError) => ({ code: e.code, description: e.description }))
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: OAuthError) => ({ code: e.code, description: e.description }),
+  )
 
 describe('createOneTimeUse', () => {
   it('redeem: consumes, then issues from what consume returned', async () => {
     const { once } = setup()
     const issued: string[] = []
     const res = await once.redeem({
-      familyId: 'f-ok', consume: async () => 'the artefact', usedAgain: 'code already used',
+      familyId: 'f-ok',
+      consume: async () => 'the artefact',
+      usedAgain: 'code already used',
       issue: async (a) => (issued.push(a), RESPONSE),
     })
     expect(res).toBe(RESPONSE)
@@ -45,10 +55,14 @@ describe('createOneTimeUse', () => {
     const { once, revoked, issueJwt } = setup()
     expect(await issueJwt('f-lost', 'jti-lost')).toBe(true)
     let issuedAgain = false
-    const err = await rejection(once.redeem({
-      familyId: 'f-lost', consume: async () => undefined, usedAgain: 'code already used',
-      issue: async () => ((issuedAgain = true), RESPONSE),
-    }))
+    const err = await rejection(
+      once.redeem({
+        familyId: 'f-lost',
+        consume: async () => undefined,
+        usedAgain: 'code already used',
+        issue: async () => ((issuedAgain = true), RESPONSE),
+      }),
+    )
     expect(err).toEqual({ code: 'invalid_grant', description: 'code already used' })
     expect(issuedAgain).toBe(false)
     expect(revoked).toEqual([['jti-lost', T0 + 60_000]])
@@ -60,7 +74,10 @@ describe('createOneTimeUse', () => {
   it('replayed: revokes and answers invalid_grant; revokeFamily alone answers nothing', async () => {
     const { once, revoked, issueJwt } = setup()
     await issueJwt('f-replay', 'jti-replay')
-    expect(await rejection(once.replayed('f-replay', 'auth_req_id already used'))).toEqual({ code: 'invalid_grant', description: 'auth_req_id already used' })
+    expect(await rejection(once.replayed('f-replay', 'auth_req_id already used'))).toEqual({
+      code: 'invalid_grant',
+      description: 'auth_req_id already used',
+    })
     expect(revoked.map(([jti]) => jti)).toEqual(['jti-replay'])
     await issueJwt('f-outside', 'jti-outside')
     await expect(once.revokeFamily('f-outside')).resolves.toBeUndefined()

@@ -42,14 +42,23 @@ export function captureLogs(config: Pick<Config, 'logLevel'>): { logs: string[];
 }
 
 export async function createTestApp(
-  opts: { env?: Record<string, string>; testDb?: TestDb; grants?: GrantFactory[]; backchannelLogout?: Partial<BackchannelLogoutOptions> } = {},
+  opts: {
+    env?: Record<string, string>
+    testDb?: TestDb
+    grants?: GrantFactory[]
+    backchannelLogout?: Partial<BackchannelLogoutOptions>
+  } = {},
 ): Promise<TestApp> {
   const testDb = opts.testDb ?? (await createTestDb())
   const config = testConfig(opts.env)
   const clock = createManualClock(Date.now())
   const { logs, logger } = captureLogs(config)
   const app = await buildApp({
-    config, db: testDb.db, clock, logger, ...(opts.grants ? { grants: opts.grants } : {}),
+    config,
+    db: testDb.db,
+    clock,
+    logger,
+    ...(opts.grants ? { grants: opts.grants } : {}),
     ...(opts.backchannelLogout ? { backchannelLogout: opts.backchannelLogout } : {}),
   })
   await app.ready()

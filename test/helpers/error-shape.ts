@@ -11,7 +11,10 @@ export const RFC6749_ERROR_CHARSET = /^[\x20\x21\x23-\x5b\x5d-\x7e]+$/
 export function expectOAuthErrorBody(body: unknown, where: string, marker?: string): void {
   expect(body, where).toBeTypeOf('object')
   const b = body as Record<string, unknown>
-  expect(Object.keys(b).filter((k) => k !== 'error' && k !== 'error_description'), where).toEqual([])
+  expect(
+    Object.keys(b).filter((k) => k !== 'error' && k !== 'error_description'),
+    where,
+  ).toEqual([])
   expect(b.error, where).toMatch(/^[a-z_]+$/)
   if (b.error_description === undefined) return
   expect(b.error_description, where).toBeTypeOf('string')

@@ -33,10 +33,9 @@ export default async function setup(project: TestProject) {
     project.provide('dbTemplate', { kind: 'pg', adminUrl: url, template })
     return async () => {
       // Clones left behind by a crashed worker, then the template itself.
-      const { rows } = await admin.query<{ datname: string }>(
-        `SELECT datname FROM pg_database WHERE datname LIKE $1`,
-        [`authz_test_${process.pid}_%`],
-      )
+      const { rows } = await admin.query<{ datname: string }>(`SELECT datname FROM pg_database WHERE datname LIKE $1`, [
+        `authz_test_${process.pid}_%`,
+      ])
       for (const r of rows) await admin.query(`DROP DATABASE IF EXISTS ${r.datname} WITH (FORCE)`)
       await admin.query(`DROP DATABASE IF EXISTS ${template} WITH (FORCE)`)
       await admin.end()

@@ -15,7 +15,12 @@ export function postFormBasic(app: FastifyInstance, url: string, params: Record<
 
 /** Applies Set-Cookie headers to a Cookie header (a cleared cookie is dropped). */
 export function withCookies(cookie: string, setCookie: string | string[] | undefined): string {
-  const jar = new Map(cookie.split('; ').filter(Boolean).map((c) => [c.slice(0, c.indexOf('=')), c] as const))
+  const jar = new Map(
+    cookie
+      .split('; ')
+      .filter(Boolean)
+      .map((c) => [c.slice(0, c.indexOf('=')), c] as const),
+  )
   for (const c of setCookie === undefined ? [] : [setCookie].flat()) {
     const pair = c.split(';')[0]!
     const name = pair.slice(0, pair.indexOf('='))
@@ -26,7 +31,10 @@ export function withCookies(cookie: string, setCookie: string | string[] | undef
 }
 
 export function cookieValue(cookie: string, name: string): string | undefined {
-  return cookie.split('; ').find((c) => c.startsWith(`${name}=`))?.slice(name.length + 1)
+  return cookie
+    .split('; ')
+    .find((c) => c.startsWith(`${name}=`))
+    ?.slice(name.length + 1)
 }
 
 /** The CSRF token of the (first) form on a page. */

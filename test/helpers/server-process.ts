@@ -21,7 +21,11 @@ export interface StartOptions {
   dataDir?: string
 }
 
-export async function startServer(env: Record<string, string> = {}, entry = 'src/main.ts', opts: StartOptions = {}): Promise<ServerProcess> {
+export async function startServer(
+  env: Record<string, string> = {},
+  entry = 'src/main.ts',
+  opts: StartOptions = {},
+): Promise<ServerProcess> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'authz-server-')))
   const tpl = inject('dbTemplate')
   if (!opts.dataDir && !env.DATABASE_URL && tpl.kind === 'pglite') {

@@ -20,7 +20,9 @@ export async function signInWithForm(app: FastifyInstance, at: SignInAt, usernam
   expect(page.statusCode).toBe(200)
   const jar = withCookies(cookie, page.headers['set-cookie'])
   const res = await app.inject({
-    method: 'POST', url, headers: { ...FORM, cookie: jar },
+    method: 'POST',
+    url,
+    headers: { ...FORM, cookie: jar },
     payload: form({ csrf: csrfIn(page.body), username, password }),
   })
   return { res, cookie: withCookies(jar, res.headers['set-cookie']) }

@@ -17,7 +17,10 @@ beforeAll(async () => {
   authz = await createTestDb()
   await applySeed(authz.db, {
     clients: [{ clientId: 'web', requireConsent: true }, { clientId: 'trusted' }],
-    users: [{ subjectId: 'alice-1', username: 'alice' }, { subjectId: 'bob-1', username: 'bob' }],
+    users: [
+      { subjectId: 'alice-1', username: 'alice' },
+      { subjectId: 'bob-1', username: 'bob' },
+    ],
   })
   consent = createConsentService({ clock, consents: createPgConsentStore(authz.db) })
 })
@@ -39,7 +42,13 @@ describe('consent service', () => {
 
   it('does not ask again for a subset of what was remembered; asks for a new scope', async () => {
     const stored = await consent.grant('alice-1', 'web', ['openid', 'profile', 'offline_access'], true)
-    expect(stored).toEqual({ subjectId: 'alice-1', clientId: 'web', scopes: ['openid', 'profile', 'offline_access'], createdAt: T0, updatedAt: T0 })
+    expect(stored).toEqual({
+      subjectId: 'alice-1',
+      clientId: 'web',
+      scopes: ['openid', 'profile', 'offline_access'],
+      createdAt: T0,
+      updatedAt: T0,
+    })
     expect(await consent.required(web, 'alice-1', ['openid', 'profile', 'offline_access'])).toBe(false)
     expect(await consent.required(web, 'alice-1', ['profile'])).toBe(false)
     expect(await consent.missing(web, 'alice-1', ['openid', 'email'])).toEqual(['email'])
@@ -51,7 +60,13 @@ describe('consent service', () => {
   it('merges a later grant and stamps it with the clock', async () => {
     clock.advance(3600)
     const merged = await consent.grant('alice-1', 'web', ['email'], true)
-    expect(merged).toEqual({ subjectId: 'alice-1', clientId: 'web', scopes: ['openid', 'profile', 'offline_access', 'email'], createdAt: T0, updatedAt: T0 + 3_600_000 })
+    expect(merged).toEqual({
+      subjectId: 'alice-1',
+      clientId: 'web',
+      scopes: ['openid', 'profile', 'offline_access', 'email'],
+      createdAt: T0,
+      updatedAt: T0 + 3_600_000,
+    })
     expect(await consent.required(web, 'alice-1', ['openid', 'email'])).toBe(false)
     expect(await consent.list('alice-1')).toEqual([merged])
   })

@@ -11,7 +11,11 @@ import { createTestApp, FORM, form } from '../helpers/app.js'
 import { createTestDb } from '../helpers/db.js'
 
 const csrfIn = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)![1]!
-const cookiesOf = (set: string | string[] | undefined) => [set ?? []].flat().map((c) => c.split(';')[0]).join('; ')
+const cookiesOf = (set: string | string[] | undefined) =>
+  [set ?? []]
+    .flat()
+    .map((c) => c.split(';')[0])
+    .join('; ')
 
 describe('CSRF tokens', () => {
   const tokens = createCsrfTokens(Buffer.alloc(32, 7))
@@ -41,7 +45,9 @@ describe('the CSRF secret', () => {
       await applySeed(a.db, { users: [{ subjectId: 'u-1', username: 'alice', password: 'alice-pw' }] })
       const page = await a.app.inject({ method: 'GET', url: '/account/sign-in' })
       const res = await b.app.inject({
-        method: 'POST', url: '/account/sign-in', headers: { ...FORM, cookie: cookiesOf(page.headers['set-cookie']) },
+        method: 'POST',
+        url: '/account/sign-in',
+        headers: { ...FORM, cookie: cookiesOf(page.headers['set-cookie']) },
         payload: form({ csrf: csrfIn(page.body), username: 'alice', password: 'alice-pw' }),
       })
       expect(res.statusCode).toBe(303)
@@ -49,7 +55,11 @@ describe('the CSRF secret', () => {
       const { rows } = await a.db.query('SELECT name, encrypted FROM server_secrets ORDER BY name')
       // One csrf secret for both replicas (and the authorization endpoint's own, which MACs its
       // sign-in marker, and the key of unknown usernames' digests, src/interaction/password-check.ts).
-      expect(rows).toEqual([{ name: 'authorize', encrypted: false }, { name: 'csrf', encrypted: false }, { name: 'username-hmac', encrypted: false }])
+      expect(rows).toEqual([
+        { name: 'authorize', encrypted: false },
+        { name: 'csrf', encrypted: false },
+        { name: 'username-hmac', encrypted: false },
+      ])
     } finally {
       await b.close()
       await a.close()
@@ -62,7 +72,9 @@ describe('the CSRF secret', () => {
       const env = { KEY_ENCRYPTION_SECRET: 'first-secret-0123456789' }
       const first = await createTestApp({ testDb, env })
       await first.close()
-      const { rows } = await testDb.db.query<{ value: string; encrypted: boolean }>('SELECT value, encrypted FROM server_secrets ORDER BY name')
+      const { rows } = await testDb.db.query<{ value: string; encrypted: boolean }>(
+        'SELECT value, encrypted FROM server_secrets ORDER BY name',
+      )
       const sealed = { value: expect.stringMatching(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/), encrypted: true }
       expect(rows).toEqual([sealed, sealed, sealed]) // authorize, csrf, username-hmac
       const load = (keyEncryptionSecret: string | undefined) =>
@@ -89,7 +101,15 @@ describe('the CSRF secret', () => {
     try {
       const env = { KEY_ENCRYPTION_SECRET: 'first-secret-0123456789' }
       const load = (name: string, keyEncryptionSecret: string | undefined, onReplaced?: (name: string) => void) =>
-        loadServerSecret({ store: createPgServerSecretStore(testDb.db), clock: createManualClock(), keyEncryptionSecret, ...(onReplaced ? { onReplaced } : {}) }, name)
+        loadServerSecret(
+          {
+            store: createPgServerSecretStore(testDb.db),
+            clock: createManualClock(),
+            keyEncryptionSecret,
+            ...(onReplaced ? { onReplaced } : {}),
+          },
+          name,
+        )
       const stolen = { csrf: await load('csrf', undefined), authorize: await load('authorize', undefined) }
       expect((await testDb.db.query('SELECT name, encrypted FROM server_secrets ORDER BY name')).rows).toEqual([
         { name: 'authorize', encrypted: false },
@@ -103,8 +123,13 @@ describe('the CSRF secret', () => {
       expect(csrf.length).toBe(32)
       expect(csrf.equals(stolen.csrf)).toBe(false)
       expect(authorize.equals(stolen.authorize)).toBe(false)
-      const { rows } = await testDb.db.query<{ value: string; encrypted: boolean }>('SELECT value, encrypted FROM server_secrets ORDER BY name')
-      expect(rows).toEqual([{ value: expect.stringMatching(/^v1\./), encrypted: true }, { value: expect.stringMatching(/^v1\./), encrypted: true }])
+      const { rows } = await testDb.db.query<{ value: string; encrypted: boolean }>(
+        'SELECT value, encrypted FROM server_secrets ORDER BY name',
+      )
+      expect(rows).toEqual([
+        { value: expect.stringMatching(/^v1\./), encrypted: true },
+        { value: expect.stringMatching(/^v1\./), encrypted: true },
+      ])
       for (const r of rows) for (const old of Object.values(stolen)) expect(r.value).not.toContain(old.toString('base64url'))
       expect((await load('csrf', env.KEY_ENCRYPTION_SECRET, (n) => told.push(n))).equals(csrf)).toBe(true) // stays, once replaced
       expect(told).toEqual(['csrf', 'authorize'])
@@ -117,7 +142,9 @@ describe('the CSRF secret', () => {
       try {
         const binding = createCsrfTokens(stolen.csrf).newBinding()
         const forged = await app.app.inject({
-          method: 'POST', url: '/account/sign-in', headers: { ...FORM, cookie: `__Host-authz-csrf=${binding}` },
+          method: 'POST',
+          url: '/account/sign-in',
+          headers: { ...FORM, cookie: `__Host-authz-csrf=${binding}` },
           payload: form({ csrf: createCsrfTokens(stolen.csrf).token(binding), username: 'alice', password: 'alice-pw' }),
         })
         expect(forged.statusCode).toBe(403)
@@ -125,7 +152,9 @@ describe('the CSRF secret', () => {
         expect(forged.headers['set-cookie']).toBeUndefined() // no session
         const page = await app.app.inject({ method: 'GET', url: '/account/sign-in' })
         const own = await app.app.inject({
-          method: 'POST', url: '/account/sign-in', headers: { ...FORM, cookie: cookiesOf(page.headers['set-cookie']) },
+          method: 'POST',
+          url: '/account/sign-in',
+          headers: { ...FORM, cookie: cookiesOf(page.headers['set-cookie']) },
           payload: form({ csrf: csrfIn(page.body), username: 'alice', password: 'alice-pw' }),
         })
         expect(own.statusCode).toBe(303)

@@ -21,18 +21,31 @@ let n = 0
 /** A fresh user and a PasswordCheck (or two: two replicas) counting their scrypt runs. */
 async function setup(instances = 1) {
   const username = `user${++n}`
-  await createPgUserStore(authz.db).upsert({ subjectId: `sub-${n}`, username, passwordHash, enabled: true, claims: {}, cibaUserCodeHash: undefined })
+  await createPgUserStore(authz.db).upsert({
+    subjectId: `sub-${n}`,
+    username,
+    passwordHash,
+    enabled: true,
+    claims: {},
+    cibaUserCodeHash: undefined,
+  })
   const scrypt = { runs: 0 }
   const make = (): PasswordCheck =>
     createPasswordCheck({
-      users: createPgUserStore(authz.db), failures: createPgFailureCounterStore(authz.db), clock, logger, policy, usernameKey: USERNAME_KEY,
+      users: createPgUserStore(authz.db),
+      failures: createPgFailureCounterStore(authz.db),
+      clock,
+      logger,
+      policy,
+      usernameKey: USERNAME_KEY,
       verify: (p, h) => (scrypt.runs++, verifyPassword(p, h)),
     })
   return { username, scrypt, checks: Array.from({ length: instances }, make) }
 }
 
 async function failTimes(check: PasswordCheck, username: string, times: number) {
-  for (let i = 0; i < times; i++) expect(await check.check(username, `wrong-${i}`, ctx)).toMatchObject({ ok: false, reason: 'bad_password' })
+  for (let i = 0; i < times; i++)
+    expect(await check.check(username, `wrong-${i}`, ctx)).toMatchObject({ ok: false, reason: 'bad_password' })
 }
 
 beforeAll(async () => {
@@ -43,7 +56,11 @@ afterAll(() => authz.close())
 
 describe('PasswordCheck lockout', () => {
   it('locks after 10 failures: the right password fails with locked at once, without scrypt, until the period ends; the next lock lasts twice as long', async () => {
-    const { username, scrypt, checks: [check] } = await setup()
+    const {
+      username,
+      scrypt,
+      checks: [check],
+    } = await setup()
     await failTimes(check!, username, 10)
     expect(scrypt.runs).toBe(10)
     const started = performance.now()
@@ -65,7 +82,10 @@ describe('PasswordCheck lockout', () => {
   })
 
   it('a success resets the count', async () => {
-    const { username, checks: [check] } = await setup()
+    const {
+      username,
+      checks: [check],
+    } = await setup()
     await failTimes(check!, username, 9)
     expect((await check!.check(username, 'right-password', ctx)).ok).toBe(true)
     await failTimes(check!, username, 9)
@@ -73,7 +93,10 @@ describe('PasswordCheck lockout', () => {
   })
 
   it('two instances on one database share the count', async () => {
-    const { username, checks: [a, b] } = await setup(2)
+    const {
+      username,
+      checks: [a, b],
+    } = await setup(2)
     await failTimes(a!, username, 5)
     await failTimes(b!, username, 5)
     expect(await a!.check(username, 'right-password', ctx)).toMatchObject({ ok: false, reason: 'locked' })
@@ -91,13 +114,26 @@ describe('PasswordCheck lockout', () => {
   })
 
   it('counts unknown usernames and disabled accounts like accounts, spends scrypt on each, and locks them after as many failures', async () => {
-    const { scrypt, checks: [check] } = await setup()
-    await createPgUserStore(authz.db).upsert({ subjectId: 'off-1', username: 'off', passwordHash, enabled: false, claims: {}, cibaUserCodeHash: undefined })
+    const {
+      scrypt,
+      checks: [check],
+    } = await setup()
+    await createPgUserStore(authz.db).upsert({
+      subjectId: 'off-1',
+      username: 'off',
+      passwordHash,
+      enabled: false,
+      claims: {},
+      cibaUserCodeHash: undefined,
+    })
     expect(await check!.check('nobody', 'x', ctx)).toEqual({ ok: false, reason: 'unknown_user' })
     expect(await check!.check('off', 'right-password', ctx)).toMatchObject({ ok: false, reason: 'disabled' })
     expect(scrypt.runs).toBe(2)
     const nobody = createHmac('sha256', USERNAME_KEY).update('nobody').digest('base64url')
-    const { rows } = await authz.db.query(`SELECT kind, name, source, failures FROM failure_counters WHERE name IN ('off-1', $1) ORDER BY source`, [nobody])
+    const { rows } = await authz.db.query(
+      `SELECT kind, name, source, failures FROM failure_counters WHERE name IN ('off-1', $1) ORDER BY source`,
+      [nobody],
+    )
     expect(rows).toEqual([
       { kind: 'user', name: 'off-1', source: '', failures: 1 },
       { kind: 'user', name: nobody, source: UNKNOWN_USERNAME, failures: 1 },
@@ -113,28 +149,45 @@ describe('PasswordCheck lockout', () => {
     expect(await check!.check('off', 'right-password', ctx)).toMatchObject({ ok: false, reason: 'locked' })
     expect(scrypt.runs).toBe(20)
     // An account named like a counted unknown username has its own counter (by subject id).
-    await createPgUserStore(authz.db).upsert({ subjectId: 'sub-nobody', username: 'nobody', passwordHash, enabled: true, claims: {}, cibaUserCodeHash: undefined })
+    await createPgUserStore(authz.db).upsert({
+      subjectId: 'sub-nobody',
+      username: 'nobody',
+      passwordHash,
+      enabled: true,
+      claims: {},
+      cibaUserCodeHash: undefined,
+    })
     expect(await check!.check('nobody', 'right-password', ctx)).toMatchObject({ ok: true, user: { subjectId: 'sub-nobody' } })
   })
 
   // The attack: a person types their password into the username field; kept as typed, it would
   // be readable in the audit log and in failure_counters for the lockout period.
   it('keeps and logs a username no account has only as HMAC-SHA256 under the server secret, never as typed', async () => {
-    const { checks: [check] } = await setup()
+    const {
+      checks: [check],
+    } = await setup()
     const typed = 'S3cret-Password-In-The-Name-Field'
     logs.length = 0
     expect(await check!.check(typed, 'x', ctx)).toEqual({ ok: false, reason: 'unknown_user' })
     const digest = createHmac('sha256', USERNAME_KEY).update(typed).digest('base64url')
-    const { rows } = await authz.db.query(`SELECT kind, name, source, failures FROM failure_counters WHERE source = $1 AND name IN ($2, $3)`, [UNKNOWN_USERNAME, typed, digest])
+    const { rows } = await authz.db.query(
+      `SELECT kind, name, source, failures FROM failure_counters WHERE source = $1 AND name IN ($2, $3)`,
+      [UNKNOWN_USERNAME, typed, digest],
+    )
     expect(rows).toEqual([{ kind: 'user', name: digest, source: UNKNOWN_USERNAME, failures: 1 }])
     const lines = logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed')
-    expect(lines).toEqual([expect.objectContaining({ level: 30, username_hash: digest, client_id: 'web-app', address: '198.51.100.7', reason: 'unknown_user' })])
+    expect(lines).toEqual([
+      expect.objectContaining({ level: 30, username_hash: digest, client_id: 'web-app', address: '198.51.100.7', reason: 'unknown_user' }),
+    ])
     expect(lines[0]).not.toHaveProperty('username')
     expect(logs.join('\n')).not.toContain('S3cret-Password')
   })
 
   it('does not count an empty username, and still spends scrypt on it', async () => {
-    const { scrypt, checks: [check] } = await setup()
+    const {
+      scrypt,
+      checks: [check],
+    } = await setup()
     const before = await authz.db.query('SELECT count(*)::int AS n FROM failure_counters')
     expect(await check!.check('', 'x', ctx)).toEqual({ ok: false, reason: 'unknown_user' })
     expect(scrypt.runs).toBe(1)
@@ -142,7 +195,10 @@ describe('PasswordCheck lockout', () => {
   })
 
   it('logs every failure with username, client and address, the lock with its end, and never the password', async () => {
-    const { username, checks: [check] } = await setup()
+    const {
+      username,
+      checks: [check],
+    } = await setup()
     logs.length = 0
     await failTimes(check!, username, 10)
     await check!.check(username, 'right-password', ctx)

@@ -20,7 +20,12 @@ const alice = { subjectId: 'alice-1', username: 'alice', amr: ['pwd'] }
 
 beforeAll(async () => {
   authz = await createTestDb()
-  await applySeed(authz.db, { users: [{ subjectId: 'alice-1', username: 'alice' }, { subjectId: 'bob-1', username: 'bob' }] })
+  await applySeed(authz.db, {
+    users: [
+      { subjectId: 'alice-1', username: 'alice' },
+      { subjectId: 'bob-1', username: 'bob' },
+    ],
+  })
   sessions = createSessionService({ clock, store: createPgUserSessionStore(authz.db), idleSeconds: IDLE, lifetimeSeconds: LIFETIME })
 })
 afterAll(() => authz.close())
@@ -31,8 +36,14 @@ describe('session service', () => {
     const { handle, session } = await sessions.start(undefined, alice)
     expect(handle).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(session).toEqual({
-      sid: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), subjectId: 'alice-1', username: 'alice', authTime: T0, amr: ['pwd'],
-      clientIds: [], expiresAt: T0 + IDLE * 1000, endsAt: T0 + LIFETIME * 1000,
+      sid: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+      subjectId: 'alice-1',
+      username: 'alice',
+      authTime: T0,
+      amr: ['pwd'],
+      clientIds: [],
+      expiresAt: T0 + IDLE * 1000,
+      endsAt: T0 + LIFETIME * 1000,
     })
     const { rows } = await authz.db.query('SELECT id_hash, sid FROM user_sessions WHERE subject_id = $1', ['alice-1'])
     expect(rows).toEqual([{ id_hash: handleHash(handle), sid: session.sid }])
@@ -104,7 +115,9 @@ describe('session service', () => {
     await applySeed(authz.db, { users: [{ subjectId: 'carol-1', username: 'carol' }] })
     const { handle } = await sessions.start(undefined, { subjectId: 'carol-1', username: 'carol', amr: ['pwd'] })
     await expect(applySeed(authz.db, { users: [{ subjectId: 'carol-2', username: 'carol' }] })).rejects.toMatchObject({
-      problems: ['users[0].subjectId: user "carol" has subject "carol-1", and a subject never changes (OpenID Connect Core §2): write "carol-1" here, or another username for another user'],
+      problems: [
+        'users[0].subjectId: user "carol" has subject "carol-1", and a subject never changes (OpenID Connect Core §2): write "carol-1" here, or another username for another user',
+      ],
     })
     expect((await sessions.use(handle))?.subjectId).toBe('carol-1')
   })
@@ -145,7 +158,10 @@ describe('ending a session when the wake-up notice fails', () => {
       exec: (sql) => authz.db.exec(sql),
     }
     const withFailingNotify = createSessionService({
-      clock, store: createPgUserSessionStore(failingNotify), idleSeconds: IDLE, lifetimeSeconds: LIFETIME,
+      clock,
+      store: createPgUserSessionStore(failingNotify),
+      idleSeconds: IDLE,
+      lifetimeSeconds: LIFETIME,
     })
     clock.set(T0)
     const { handle, session } = await withFailingNotify.start(undefined, alice)
@@ -153,7 +169,9 @@ describe('ending a session when the wake-up notice fails', () => {
     expect((await withFailingNotify.end(handle))?.sid).toBe(session.sid)
     expect(await sessions.use(handle)).toBeUndefined()
     const { rows } = await authz.db.query<{ client_id: string; status: string }>(
-      'SELECT client_id, status FROM backchannel_logouts WHERE sid = $1', [session.sid])
+      'SELECT client_id, status FROM backchannel_logouts WHERE sid = $1',
+      [session.sid],
+    )
     expect(rows).toEqual([{ client_id: 'notified', status: 'pending' }])
   })
 })

@@ -21,14 +21,26 @@ describe('cleanup', () => {
     const revocations = createPgRevocationStore(authz.db)
     for (let i = 0; i < 5; i++) {
       await grants.store({
-        handle: `expired-${i}`, kind: 'reference_token', clientId: 'c', subjectId: undefined, familyId: `f${i}`,
-        data: {}, createdAt: now - 7200_000, expiresAt: now - 1000,
+        handle: `expired-${i}`,
+        kind: 'reference_token',
+        clientId: 'c',
+        subjectId: undefined,
+        familyId: `f${i}`,
+        data: {},
+        createdAt: now - 7200_000,
+        expiresAt: now - 1000,
       })
       await revocations.revoke({ jti: `gone-${i}`, clientId: 'c', expiresAt: now - 1000, revokedAt: now - 5000 })
     }
     await grants.store({
-      handle: 'live', kind: 'refresh_token', clientId: 'c', subjectId: 's', familyId: 'f-live',
-      data: {}, createdAt: now, expiresAt: now + 60_000,
+      handle: 'live',
+      kind: 'refresh_token',
+      clientId: 'c',
+      subjectId: 's',
+      familyId: 'f-live',
+      data: {},
+      createdAt: now,
+      expiresAt: now + 60_000,
     })
     await revocations.revoke({ jti: 'still-revoked', clientId: 'c', expiresAt: now + 60_000, revokedAt: now })
     const logged: unknown[] = []
@@ -65,9 +77,29 @@ describe('cleanup under sustained issuance', () => {
   it('removes each minute everything that expired in it, far beyond 10,000 rows a minute', { timeout: 60_000 }, async () => {
     const clock = createManualClock()
     const grants = createPgGrantStore(authz.db)
-    await grants.store({ handle: 'live-2', kind: 'refresh_token', clientId: 'c', subjectId: 's', familyId: 'f-live-2', data: {}, createdAt: clock.now(), expiresAt: clock.now() + 3600_000 })
-    const cleanup = createCleanup({ clock, logger: { info: () => {}, warn: () => {} }, tasks: [{ name: 'persistedGrants', remove: grants.removeExpired }] })
-    const backlog = async () => Number((await authz.db.query<{ n: string }>('SELECT count(*) AS n FROM persisted_grants WHERE expires_at < $1', [new Date(clock.now()).toISOString()])).rows[0]!.n)
+    await grants.store({
+      handle: 'live-2',
+      kind: 'refresh_token',
+      clientId: 'c',
+      subjectId: 's',
+      familyId: 'f-live-2',
+      data: {},
+      createdAt: clock.now(),
+      expiresAt: clock.now() + 3600_000,
+    })
+    const cleanup = createCleanup({
+      clock,
+      logger: { info: () => {}, warn: () => {} },
+      tasks: [{ name: 'persistedGrants', remove: grants.removeExpired }],
+    })
+    const backlog = async () =>
+      Number(
+        (
+          await authz.db.query<{ n: string }>('SELECT count(*) AS n FROM persisted_grants WHERE expires_at < $1', [
+            new Date(clock.now()).toISOString(),
+          ])
+        ).rows[0]!.n,
+      )
     // 25,000 tokens a minute (about 420 a second) expire for three minutes; cleanup runs once a minute.
     for (let minute = 0; minute < 3; minute++) {
       await insertExpired(authz.db, `m${minute}`, 25_000, clock.now() - 1000)
@@ -75,7 +107,10 @@ describe('cleanup under sustained issuance', () => {
       expect(await backlog()).toBe(0)
       clock.advance(60)
     }
-    expect((await authz.db.query('SELECT handle_hash FROM persisted_grants WHERE expires_at > $1', [new Date(clock.now()).toISOString()])).rowCount).toBe(1)
+    expect(
+      (await authz.db.query('SELECT handle_hash FROM persisted_grants WHERE expires_at > $1', [new Date(clock.now()).toISOString()]))
+        .rowCount,
+    ).toBe(1)
   })
 })
 
@@ -120,7 +155,13 @@ describe('adaptive batches', () => {
   it('stops at the run budget and reports the backlog; the next run continues', async () => {
     const time = { ms: 0 }
     const table = fakeTable(50_000, 1, time)
-    const cleanup = createCleanup({ clock: createManualClock(), logger: quiet, tasks: [table.task], elapsed: () => time.ms, runBudgetMs: 3000 })
+    const cleanup = createCleanup({
+      clock: createManualClock(),
+      logger: quiet,
+      tasks: [table.task],
+      elapsed: () => time.ms,
+      runBudgetMs: 3000,
+    })
     const first = await cleanup.run()
     expect(first.backlog).toEqual(['fake'])
     expect(first.removed.fake).toBeLessThan(5000)

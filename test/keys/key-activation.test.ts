@@ -62,19 +62,25 @@ async function walkRotation(delay: number) {
 }
 
 describe('KEY_ACTIVATION_DELAY covers the key reload plus the JWKS cache lifetime', () => {
-  it.each([90, 120, 360, 3600])('with %i s, no verifier respecting max-age meets a key it has not cached', { timeout: 60_000 }, async (delay) => {
-    const { maxAge, misses, rotatedTo } = await walkRotation(delay)
-    expect(misses).toEqual([])
-    expect(maxAge).toBe(Math.min(300, delay - KEY_RELOAD_SECONDS))
-    expect(rotatedTo).toBeDefined()
-  })
+  it.each([90, 120, 360, 3600])(
+    'with %i s, no verifier respecting max-age meets a key it has not cached',
+    { timeout: 60_000 },
+    async (delay) => {
+      const { maxAge, misses, rotatedTo } = await walkRotation(delay)
+      expect(misses).toEqual([])
+      expect(maxAge).toBe(Math.min(300, delay - KEY_RELOAD_SECONDS))
+      expect(rotatedTo).toBeDefined()
+    },
+  )
 
   it('refuses a delay shorter than the key reload period', () => {
     expect(() => loadConfig({ KEY_ACTIVATION_DELAY: '30' })).toThrow(ConfigError)
     try {
       loadConfig({ KEY_ACTIVATION_DELAY: '59' })
     } catch (err) {
-      expect((err as ConfigError).problems).toEqual(['KEY_ACTIVATION_DELAY must be an integer from 60 to 31536000 (replicas reload keys every 60 s), got "59"'])
+      expect((err as ConfigError).problems).toEqual([
+        'KEY_ACTIVATION_DELAY must be an integer from 60 to 31536000 (replicas reload keys every 60 s), got "59"',
+      ])
     }
     expect(loadConfig({ KEY_ACTIVATION_DELAY: '60' }).keyActivationDelay).toBe(60)
   })

@@ -60,7 +60,14 @@ describe('ensureKeys', () => {
     const replicas = [service(), service(), service()]
     await Promise.all(replicas.map((r) => r.keys.ensureKeys()))
     expect((await rows()).map((r) => r.alg)).toEqual(['ES256', 'RS256'])
-    const kids = await Promise.all(replicas.map(async (r) => (await r.keys.jwks()).keys.map((k) => k.kid).sort().join()))
+    const kids = await Promise.all(
+      replicas.map(async (r) =>
+        (await r.keys.jwks()).keys
+          .map((k) => k.kid)
+          .sort()
+          .join(),
+      ),
+    )
     expect(new Set(kids).size).toBe(1)
     replicas.forEach((r) => r.keys.close())
   })
@@ -102,11 +109,17 @@ describe('encrypted storage (KEY_ENCRYPTION_SECRET)', () => {
     await first.ensureKeys()
     first.close()
     const wrong = 'another secret, 16+ chars'
-    const e1 = await service({ KEY_ENCRYPTION_SECRET: wrong }).keys.ensureKeys().catch((e: Error) => e)
+    const e1 = await service({ KEY_ENCRYPTION_SECRET: wrong })
+      .keys.ensureKeys()
+      .catch((e: Error) => e)
     expect(e1).toBeInstanceOf(Error)
-    expect((e1 as Error).message).toMatch(/^signing key \S+ cannot be decrypted: KEY_ENCRYPTION_SECRET differs from the one it was stored with$/)
+    expect((e1 as Error).message).toMatch(
+      /^signing key \S+ cannot be decrypted: KEY_ENCRYPTION_SECRET differs from the one it was stored with$/,
+    )
     expect((e1 as Error).message).not.toContain(wrong)
-    const e2 = await service().keys.ensureKeys().catch((e: Error) => e)
+    const e2 = await service()
+      .keys.ensureKeys()
+      .catch((e: Error) => e)
     expect((e2 as Error).message).toMatch(/^signing key \S+ is stored encrypted but KEY_ENCRYPTION_SECRET is not set$/)
     // Nor may a rotation without the secret add a plaintext key beside the encrypted ones.
     await expect(service().keys.rotate()).rejects.toThrow(/KEY_ENCRYPTION_SECRET is not set$/)
@@ -123,7 +136,10 @@ describe('start-up maintenance', () => {
     const clock = createManualClock(T0)
     const plain = service({}, clock).keys
     expect(await plain.ensureKeys()).toEqual({ replaced: [], erased: [], removed: [] })
-    const oldTokens = [await plain.sign({ sub: 'es' }, { alg: 'ES256', typ: 'at+jwt' }), await plain.sign({ sub: 'rs' }, { alg: 'RS256', typ: 'JWT' })]
+    const oldTokens = [
+      await plain.sign({ sub: 'es' }, { alg: 'ES256', typ: 'at+jwt' }),
+      await plain.sign({ sub: 'rs' }, { alg: 'RS256', typ: 'JWT' }),
+    ]
     const old = await rows()
     const oldKid = Object.fromEntries(old.map((r) => [r.alg, r.kid])) as Record<'ES256' | 'RS256', string>
     const stolen = old.map((r) => ({ kid: r.kid, alg: r.alg, jwk: JSON.parse(r.private_jwk) as JWK & { d: string } }))
@@ -165,7 +181,12 @@ describe('start-up maintenance', () => {
     expect(decodeProtectedHeader(await withSecret.sign({}, { alg: 'RS256', typ: 'JWT' })).kid).toBe(newKid.RS256)
     await withSecret.refresh()
     const after = await tdb.db.query<{ kid: string; private_jwk: string | null }>('SELECT kid, private_jwk FROM signing_keys ORDER BY kid')
-    expect(after.rows.filter((r) => r.private_jwk === null).map((r) => r.kid).sort()).toEqual([oldKid.ES256, oldKid.RS256].sort())
+    expect(
+      after.rows
+        .filter((r) => r.private_jwk === null)
+        .map((r) => r.kid)
+        .sort(),
+    ).toEqual([oldKid.ES256, oldKid.RS256].sort())
     expect(Object.fromEntries((await withSecret.list()).map((k) => [k.kid, [k.status, k.privateKey, k.retireAt]]))).toEqual({
       [oldKid.ES256]: ['retired', 'erased', retireAt],
       [oldKid.RS256]: ['retired', 'erased', retireAt],
@@ -180,7 +201,9 @@ describe('start-up maintenance', () => {
     clock.set(retireAt)
     for (const authz of oldTokens) await expect(withSecret.verify(authz)).rejects.toThrow('invalid JWT: unknown kid')
     for (const s of stolen) {
-      const forged = await new SignJWT({ sub: 'admin' }).setProtectedHeader({ alg: s.alg, kid: s.kid, typ: 'at+jwt' }).sign(await importJWK(s.jwk, s.alg))
+      const forged = await new SignJWT({ sub: 'admin' })
+        .setProtectedHeader({ alg: s.alg, kid: s.kid, typ: 'at+jwt' })
+        .sign(await importJWK(s.jwk, s.alg))
       await expect(withSecret.verify(forged)).rejects.toThrow('invalid JWT: unknown kid')
     }
     expect(await withSecret.ensureKeys()).toEqual({ replaced: [], erased: [], removed: [oldKid.ES256, oldKid.RS256].sort() })
@@ -193,11 +216,22 @@ describe('start-up maintenance', () => {
     const plain = service().keys
     await plain.ensureKeys()
     plain.close()
-    const replicas = [service({ KEY_ENCRYPTION_SECRET: SECRET }), service({ KEY_ENCRYPTION_SECRET: SECRET }), service({ KEY_ENCRYPTION_SECRET: SECRET })]
+    const replicas = [
+      service({ KEY_ENCRYPTION_SECRET: SECRET }),
+      service({ KEY_ENCRYPTION_SECRET: SECRET }),
+      service({ KEY_ENCRYPTION_SECRET: SECRET }),
+    ]
     const changes = await Promise.all(replicas.map((r) => r.keys.ensureKeys()))
     expect(changes.flatMap((c) => c.replaced).length).toBe(2) // one replacement per algorithm, by whichever replica came first
     expect((await rows()).map((r) => r.alg)).toEqual(['ES256', 'ES256', 'RS256', 'RS256'])
-    const jwks = await Promise.all(replicas.map(async (r) => (await r.keys.jwks()).keys.map((k) => k.kid).sort().join()))
+    const jwks = await Promise.all(
+      replicas.map(async (r) =>
+        (await r.keys.jwks()).keys
+          .map((k) => k.kid)
+          .sort()
+          .join(),
+      ),
+    )
     expect(new Set(jwks).size).toBe(1)
     replicas.forEach((r) => r.keys.close())
   })
@@ -220,7 +254,9 @@ describe('start-up maintenance', () => {
     clock.set(retireAt)
     const late = service({ KEY_ACTIVATION_DELAY: '60' }, clock).keys
     expect(await late.ensureKeys()).toEqual({ replaced: [], erased: [], removed: [oldKid] })
-    expect((await rows()).map((r) => r.kid).sort()).toEqual([created!.kid, (await keys.jwks()).keys.find((k) => k.alg === 'RS256')!.kid].sort())
+    expect((await rows()).map((r) => r.kid).sort()).toEqual(
+      [created!.kid, (await keys.jwks()).keys.find((k) => k.alg === 'RS256')!.kid].sort(),
+    )
     expect((await late.list()).map((k) => k.status).sort()).toEqual(['current', 'current'])
     late.close()
   })
@@ -269,7 +305,10 @@ describe('rotation', () => {
     const { keys } = service()
     await keys.ensureKeys()
     const created = await keys.rotate()
-    expect(created.map((k) => [k.alg, k.status]).sort()).toEqual([['ES256', 'pending'], ['RS256', 'pending']])
+    expect(created.map((k) => [k.alg, k.status]).sort()).toEqual([
+      ['ES256', 'pending'],
+      ['RS256', 'pending'],
+    ])
     expect((await rows()).length).toBe(4)
     keys.close()
   })
@@ -349,7 +388,10 @@ describe('verify', () => {
       [`${b64({ alg: header.alg, kid: header.kid })}.${p}.${s}`, 'invalid JWT: unexpected typ', { typ: 'at+jwt' }],
     ]
     for (const [jwt, message, opts] of cases) {
-      const err = await keys.verify(jwt, opts).then(() => undefined, (e: unknown) => e)
+      const err = await keys.verify(jwt, opts).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
       expect(err, jwt).toBeInstanceOf(Error)
       expect((err as Error).constructor, jwt).toBe(Error)
       expect((err as Error).message, jwt).toBe(message)

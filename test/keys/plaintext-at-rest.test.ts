@@ -110,9 +110,15 @@ describe('KEY_ENCRYPTION_SECRET set on data written without it', { timeout: SLOW
     }
     const leaked = await readDb(plaintextSecrets)
     expect([...leaked.keys()].filter((w) => w.startsWith('private key')).length).toBe(2) // RS256, ES256
-    expect([...leaked.keys()].filter((w) => w.startsWith('server secret')).sort()).toEqual(['server secret authorize', 'server secret csrf', 'server secret username-hmac'])
+    expect([...leaked.keys()].filter((w) => w.startsWith('server secret')).sort()).toEqual([
+      'server secret authorize',
+      'server secret csrf',
+      'server secret username-hmac',
+    ])
     // The search finds them while they are there (it would find them afterwards too).
-    expect((dataDir ? await searchDataDir(dataDir, leaked) : await searchDatabaseFiles(testDb!.db, leaked)).length).toBeGreaterThanOrEqual(leaked.size)
+    expect((dataDir ? await searchDataDir(dataDir, leaked) : await searchDatabaseFiles(testDb!.db, leaked)).length).toBeGreaterThanOrEqual(
+      leaked.size,
+    )
 
     // Second run, with the secret: the operator's fix.
     const out = await startAndStop({ ...env, KEY_ENCRYPTION_SECRET: SECRET }, dataDir)
@@ -167,7 +173,10 @@ describe.runIf(usingServer())('a transaction that can still read the plaintext s
     const told: Array<[string, boolean]> = []
     const store = createPgServerSecretStore(db, olderTransactionsWaitMs === undefined ? {} : { olderTransactionsWaitMs })
     const load = (key: string | undefined) =>
-      loadServerSecret({ store, clock: createManualClock(), keyEncryptionSecret: key, onReplaced: (name, purged) => told.push([name, purged]) }, 'csrf')
+      loadServerSecret(
+        { store, clock: createManualClock(), keyEncryptionSecret: key, onReplaced: (name, purged) => told.push([name, purged]) },
+        'csrf',
+      )
     return { load, told }
   }
 

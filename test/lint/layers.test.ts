@@ -33,9 +33,11 @@ const TREE: Record<string, string> = {
     "import type { Db } from '../db/db.js'\nimport type { UserStore } from './users.js'\nexport const createPgUserStore = (db: Db): UserStore => ({ find: async () => ({ id: String(await db.query('SELECT 1')) }) })\n",
   'src/tokens/handles.ts': "import type { UserStore } from '../stores/users.js'\nexport const handle = (u?: UserStore) => String(u)\n",
   'src/grants/grant.ts': "import { handle } from '../tokens/handles.js'\nexport const grant = () => handle()\n",
-  'src/http/glue.ts': "import type { FastifyInstance } from 'fastify'\nimport { grant } from '../grants/grant.js'\nexport const glue = (app?: FastifyInstance) => [app, grant()]\n",
+  'src/http/glue.ts':
+    "import type { FastifyInstance } from 'fastify'\nimport { grant } from '../grants/grant.js'\nexport const glue = (app?: FastifyInstance) => [app, grant()]\n",
   'src/pages/page.ts': "import { TOKEN_PATH } from '../endpoints.js'\nexport const page = () => TOKEN_PATH\n",
-  'src/core.ts': "import type { FastifyInstance } from 'fastify'\nexport interface Core { app: FastifyInstance }\nexport interface Flow { register(core: Core): Promise<void> }\n",
+  'src/core.ts':
+    "import type { FastifyInstance } from 'fastify'\nexport interface Core { app: FastifyInstance }\nexport interface Flow { register(core: Core): Promise<void> }\n",
   'src/flows/token/service.ts': "import { grant } from '../../grants/grant.js'\nexport const token = () => grant()\n",
   'src/flows/token/routes.ts':
     "import type { FastifyPluginAsync } from 'fastify'\nimport { token } from './service.js'\nexport const routes: FastifyPluginAsync = async (app) => { app.get('/', async () => token()) }\n",
@@ -66,10 +68,19 @@ describe('dependency rules', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'authz-layers-'))
     await cp(join(ROOT, '.dependency-cruiser.cjs'), join(dir, '.dependency-cruiser.cjs'))
-    await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }))
+    await writeFile(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({ compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', strict: true } }),
+    )
     await mkdir(join(dir, 'node_modules/fastify'), { recursive: true })
-    await writeFile(join(dir, 'node_modules/fastify/package.json'), JSON.stringify({ name: 'fastify', version: '5.0.0', types: 'index.d.ts', main: 'index.js' }))
-    await writeFile(join(dir, 'node_modules/fastify/index.d.ts'), 'export interface FastifyInstance { get(p: string, h: () => unknown): void; register(p: unknown): Promise<void> }\nexport type FastifyPluginAsync = (app: FastifyInstance) => Promise<void>\n')
+    await writeFile(
+      join(dir, 'node_modules/fastify/package.json'),
+      JSON.stringify({ name: 'fastify', version: '5.0.0', types: 'index.d.ts', main: 'index.js' }),
+    )
+    await writeFile(
+      join(dir, 'node_modules/fastify/index.d.ts'),
+      'export interface FastifyInstance { get(p: string, h: () => unknown): void; register(p: unknown): Promise<void> }\nexport type FastifyPluginAsync = (app: FastifyInstance) => Promise<void>\n',
+    )
     await writeFile(join(dir, 'node_modules/fastify/index.js'), 'module.exports = {}\n')
     for (const [file, text] of Object.entries(TREE)) await write(file, text)
   })

@@ -29,12 +29,24 @@ function send(agent: Agent, port: number, path: string, method = 'GET'): Promise
   const sentAt = Date.now()
   return new Promise((resolve) => {
     const body = method === 'POST' ? 'grant_type=client_credentials&client_id=nobody&client_secret=x' : ''
-    const req = request({ host: '127.0.0.1', port, path, method, agent, headers: method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': body.length } : {} }, (res) => {
-      let text = ''
-      res.on('data', (d) => (text += d))
-      res.on('end', () => resolve({ sentAt, answeredAt: Date.now(), status: res.statusCode!, connection: String(res.headers.connection), body: text }))
-      res.on('error', (err: NodeJS.ErrnoException) => resolve({ sentAt, error: err.code ?? err.message }))
-    })
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method,
+        agent,
+        headers: method === 'POST' ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': body.length } : {},
+      },
+      (res) => {
+        let text = ''
+        res.on('data', (d) => (text += d))
+        res.on('end', () =>
+          resolve({ sentAt, answeredAt: Date.now(), status: res.statusCode!, connection: String(res.headers.connection), body: text }),
+        )
+        res.on('error', (err: NodeJS.ErrnoException) => resolve({ sentAt, error: err.code ?? err.message }))
+      },
+    )
     req.on('error', (err: NodeJS.ErrnoException) => resolve({ sentAt, error: err.code ?? err.message }))
     req.end(body)
   })
@@ -73,7 +85,9 @@ describe('drain on SIGTERM', { timeout: 60_000 }, () => {
 
     const errors = outcomes.filter((o) => o.error !== undefined).map((o) => `${o.error} sent at ${o.sentAt - killedAt} ms`)
     expect(errors).toEqual([])
-    const non2xxOrOAuth = outcomes.filter((o) => o.status !== undefined && o.status !== 200 && !(o.status === 401 && o.body?.includes('"error":"invalid_client"')))
+    const non2xxOrOAuth = outcomes.filter(
+      (o) => o.status !== undefined && o.status !== 200 && !(o.status === 401 && o.body?.includes('"error":"invalid_client"')),
+    )
     for (const o of non2xxOrOAuth) {
       // Only a request caught by the close itself may get a 503, and then in OAuth shape.
       expect(o.status).toBe(503)

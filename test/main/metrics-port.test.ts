@@ -20,7 +20,10 @@ describe('METRICS_PORT', { timeout: 90_000 }, () => {
     server = await startServer({ ...testDb.env, SEED_FILE: 'seed/demo.json', METRICS_PORT: String(metricsPort) })
     const token = await fetch(`${server.baseUrl}/connect/token`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from('demo-backend:demo-backend-secret').toString('base64')}` },
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from('demo-backend:demo-backend-secret').toString('base64')}`,
+      },
       body: 'grant_type=client_credentials',
     })
     expect(token.status).toBe(200)

@@ -41,7 +41,10 @@ function runMain(env: Record<string, string>) {
 async function token(baseUrl: string, id: string, secret: string) {
   const res = await fetch(`${baseUrl}/connect/token`, {
     method: 'POST',
-    headers: { authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+    headers: {
+      authorization: `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+    },
     body: 'grant_type=client_credentials',
   })
   return res.status
@@ -55,7 +58,9 @@ describe('start-up', { timeout: SLOW }, () => {
     const lines = res.stderr.trim().split('\n')
     expect(lines).toHaveLength(1)
     expect(lines[0]).toMatch(
-      new RegExp(`^authz failed to start: cannot connect to the database at DATABASE_URL \\(postgres://authz:\\*\\*\\*@127\\.0\\.0\\.1:${port}/authz\\): \\S`),
+      new RegExp(
+        `^authz failed to start: cannot connect to the database at DATABASE_URL \\(postgres://authz:\\*\\*\\*@127\\.0\\.0\\.1:${port}/authz\\): \\S`,
+      ),
     )
     expect(res.stderr + res.stdout).not.toContain('pa55word')
   })
@@ -108,10 +113,18 @@ describe('start-up', { timeout: SLOW }, () => {
     expect(added.code).toBe(0)
     const secret = added.stdout.trim()
     // ...this time with KEY_ENCRYPTION_SECRET: the keys and secrets stored unencrypted are replaced.
-    server = await startServer({ ...env, KEY_ENCRYPTION_SECRET: 'a-key-encryption-secret-for-tests' }, 'src/main.ts', usingServer() ? {} : { dataDir })
+    server = await startServer(
+      { ...env, KEY_ENCRYPTION_SECRET: 'a-key-encryption-secret-for-tests' },
+      'src/main.ts',
+      usingServer() ? {} : { dataDir },
+    )
     expect(server.output()).not.toContain('"msg":"seed applied"')
-    expect(server.output()).toContain('"msg":"signing keys stored in plaintext are replaced by new keys encrypted with KEY_ENCRYPTION_SECRET; copies of the data made before still hold the old keys"')
-    expect(server.output()).toContain('"msg":"server secret stored in plaintext replaced by a new one encrypted with KEY_ENCRYPTION_SECRET"')
+    expect(server.output()).toContain(
+      '"msg":"signing keys stored in plaintext are replaced by new keys encrypted with KEY_ENCRYPTION_SECRET; copies of the data made before still hold the old keys"',
+    )
+    expect(server.output()).toContain(
+      '"msg":"server secret stored in plaintext replaced by a new one encrypted with KEY_ENCRYPTION_SECRET"',
+    )
     expect(server.output()).not.toContain('KEY_ENCRYPTION_SECRET is not set')
     expect(await token(server.baseUrl, 'demo-backend', secret)).toBe(200)
     expect(await token(server.baseUrl, 'demo-backend', 'demo-backend-secret')).toBe(200)

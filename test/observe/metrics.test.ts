@@ -25,7 +25,11 @@ beforeAll(async () => {
 afterAll(() => authz.close())
 
 async function post(path: string, params: Record<string, string>, authorization?: string) {
-  const res = await fetch(`${publicUrl}${path}`, { method: 'POST', headers: { ...FORM, ...(authorization ? { authorization } : {}) }, body: form(params) })
+  const res = await fetch(`${publicUrl}${path}`, {
+    method: 'POST',
+    headers: { ...FORM, ...(authorization ? { authorization } : {}) },
+    body: form(params),
+  })
   return { status: res.status, body: (await res.json()) as Record<string, unknown> }
 }
 
@@ -54,7 +58,8 @@ describe('metrics', () => {
     expect((await fetch(`${publicUrl}/metrics`)).status).toBe(404)
 
     const m = await scrape()
-    const requests = (method: string, route: string, status: number) => m.get(series('authz_http_requests_total', { method, route, status_code: status }))
+    const requests = (method: string, route: string, status: number) =>
+      m.get(series('authz_http_requests_total', { method, route, status_code: status }))
     expect(requests('POST', TOKEN, 200)).toBe(3)
     expect(requests('POST', TOKEN, 401)).toBe(1)
     expect(requests('POST', INTROSPECT, 200)).toBe(2)
@@ -70,7 +75,11 @@ describe('metrics', () => {
 
     expect(m.get(series('authz_tokens_issued_total', { grant_type: 'client_credentials', token_type: 'access_token' }))).toBe(3)
     expect(m.get(series('authz_tokens_issued_total', { grant_type: 'client_credentials', token_type: 'refresh_token' }))).toBeUndefined()
-    for (const [result, n] of [['active', 1], ['inactive', 1], ['rejected', 1]] as const) {
+    for (const [result, n] of [
+      ['active', 1],
+      ['inactive', 1],
+      ['rejected', 1],
+    ] as const) {
       expect(m.get(series('authz_introspections_total', { result }))).toBe(n)
     }
     expect(m.get(series('authz_client_auth_failures_total', { reason: 'bad_secret' }))).toBe(2)

@@ -13,6 +13,8 @@ export function parseMetrics(text: string): Map<string, number> {
 
 /** The key parseMetrics uses for a series. */
 export function series(name: string, labels: Record<string, string | number> = {}): string {
-  const parts = Object.entries(labels).map(([k, v]) => `${k}="${v}"`).sort()
+  const parts = Object.entries(labels)
+    .map(([k, v]) => `${k}="${v}"`)
+    .sort()
   return parts.length ? `${name}{${parts.join(',')}}` : name
 }

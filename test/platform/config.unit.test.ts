@@ -90,7 +90,7 @@ describe('loadConfig', () => {
     )
   })
 
-  it('caps public clients\' refresh tokens at a day unless PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME says otherwise', () => {
+  it("caps public clients' refresh tokens at a day unless PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME says otherwise", () => {
     expect(loadConfig({}).publicClientRefreshTokenLifetime).toBe(86400)
     expect(loadConfig({ PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME: '604800' }).publicClientRefreshTokenLifetime).toBe(604800)
     for (const bad of ['0', '-1', '1.5', 'a day', '31536001']) {

@@ -21,12 +21,34 @@ beforeAll(async () => {
     apiScopes: [{ name: 'orders.read' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] }],
     clients: [
-      { clientId: 'spa', secrets: [{ value: 'spa-secret' }], allowedGrantTypes: [CC], allowedScopes: ['orders.read'], allowedCorsOrigins: [SPA] },
-      { clientId: 'other-app', secrets: [{ value: 'other-secret' }], allowedGrantTypes: [CC], allowedScopes: ['orders.read'], allowedCorsOrigins: [OTHER_APP] },
-      { clientId: 'gone', secrets: [{ value: 'gone-secret' }], allowedGrantTypes: [CC], allowedScopes: ['orders.read'], allowedCorsOrigins: ['https://gone.example'], enabled: false },
+      {
+        clientId: 'spa',
+        secrets: [{ value: 'spa-secret' }],
+        allowedGrantTypes: [CC],
+        allowedScopes: ['orders.read'],
+        allowedCorsOrigins: [SPA],
+      },
+      {
+        clientId: 'other-app',
+        secrets: [{ value: 'other-secret' }],
+        allowedGrantTypes: [CC],
+        allowedScopes: ['orders.read'],
+        allowedCorsOrigins: [OTHER_APP],
+      },
+      {
+        clientId: 'gone',
+        secrets: [{ value: 'gone-secret' }],
+        allowedGrantTypes: [CC],
+        allowedScopes: ['orders.read'],
+        allowedCorsOrigins: ['https://gone.example'],
+        enabled: false,
+      },
       // A browser app with a user's tokens (minted here with the password grant, for brevity).
       {
-        clientId: 'spa-user', requireClientSecret: false, allowedGrantTypes: ['password', DEVICE], allowedScopes: ['openid', 'profile'],
+        clientId: 'spa-user',
+        requireClientSecret: false,
+        allowedGrantTypes: ['password', DEVICE],
+        allowedScopes: ['openid', 'profile'],
         allowedCorsOrigins: [SPA],
       },
     ],
@@ -37,14 +59,22 @@ beforeAll(async () => {
 afterAll(() => authz.close())
 
 const preflight = (url: string, origin: string, extra: Record<string, string> = {}) =>
-  authz.app.inject({ method: 'OPTIONS', url, headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type', ...extra } })
+  authz.app.inject({
+    method: 'OPTIONS',
+    url,
+    headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type', ...extra },
+  })
 const tokenFrom = (origin: string | undefined, id: string, secret: string, params: Record<string, string> = { grant_type: CC }) =>
   authz.app.inject({
-    method: 'POST', url: '/connect/token',
+    method: 'POST',
+    url: '/connect/token',
     headers: { ...FORM, authorization: basic(id, secret), ...(origin ? { origin } : {}) },
     payload: form(params),
   })
-const vary = (h: LightMyRequestResponse['headers']) => String(h.vary ?? '').toLowerCase().split(/\s*,\s*/)
+const vary = (h: LightMyRequestResponse['headers']) =>
+  String(h.vary ?? '')
+    .toLowerCase()
+    .split(/\s*,\s*/)
 
 describe('discovery and JWKS: readable from any origin', () => {
   for (const url of ['/.well-known/openid-configuration', '/.well-known/openid-configuration/jwks']) {
@@ -95,7 +125,9 @@ describe('token endpoint', () => {
 
   it('names the client of the request from client_id in the form too (public and post clients)', async () => {
     const res = await authz.app.inject({
-      method: 'POST', url: '/connect/token', headers: { ...FORM, origin: SPA },
+      method: 'POST',
+      url: '/connect/token',
+      headers: { ...FORM, origin: SPA },
       payload: form({ grant_type: CC, client_id: 'spa', client_secret: 'spa-secret' }),
     })
     expect(res.statusCode).toBe(200)
@@ -133,7 +165,18 @@ describe('token endpoint', () => {
   })
 
   it('ignores a malformed Origin: no CORS headers, never a 5xx', async () => {
-    for (const origin of ['null', `${SPA}/`, `${SPA}/path`, 'HTTPS://SPA.EXAMPLE', 'https://spa.example:443', 'spa.example', 'https://', 'https://spa.example:99999', 'javascript:alert(1)', 'x'.repeat(5000)]) {
+    for (const origin of [
+      'null',
+      `${SPA}/`,
+      `${SPA}/path`,
+      'HTTPS://SPA.EXAMPLE',
+      'https://spa.example:443',
+      'spa.example',
+      'https://',
+      'https://spa.example:99999',
+      'javascript:alert(1)',
+      'x'.repeat(5000),
+    ]) {
       const res = await tokenFrom(origin, 'spa', 'spa-secret')
       expect(res.statusCode, origin).toBe(200)
       expect(res.headers['access-control-allow-origin'], origin).toBeUndefined()
@@ -149,7 +192,12 @@ describe('revocation endpoint', () => {
     const access = (await tokenFrom(undefined, 'spa', 'spa-secret')).json().access_token as string
     expect((await preflight('/connect/revocation', SPA)).headers['access-control-allow-origin']).toBe(SPA)
     const revoke = (origin: string) =>
-      authz.app.inject({ method: 'POST', url: '/connect/revocation', headers: { ...FORM, origin, authorization: basic('spa', 'spa-secret') }, payload: form({ token: access }) })
+      authz.app.inject({
+        method: 'POST',
+        url: '/connect/revocation',
+        headers: { ...FORM, origin, authorization: basic('spa', 'spa-secret') },
+        payload: form({ token: access }),
+      })
     const mine = await revoke(SPA)
     expect(mine.statusCode).toBe(200)
     expect(mine.headers['access-control-allow-origin']).toBe(SPA)
@@ -161,7 +209,10 @@ describe('introspection is for APIs, not browsers', () => {
   it('answers no preflight and sends no CORS headers, whatever the origin', async () => {
     expect((await preflight('/connect/introspect', SPA)).headers['access-control-allow-origin']).toBeUndefined()
     const res = await authz.app.inject({
-      method: 'POST', url: '/connect/introspect', headers: { ...FORM, origin: SPA, authorization: basic('orders-api', 'orders-secret') }, payload: form({ token: 'x' }),
+      method: 'POST',
+      url: '/connect/introspect',
+      headers: { ...FORM, origin: SPA, authorization: basic('orders-api', 'orders-secret') },
+      payload: form({ token: 'x' }),
     })
     expect(res.statusCode).toBe(200)
     expect(res.headers['access-control-allow-origin']).toBeUndefined()
@@ -170,18 +221,31 @@ describe('introspection is for APIs, not browsers', () => {
 
 describe('seed: allowedCorsOrigins', () => {
   it('accepts origins and names the client and the entry of anything else', () => {
-    expect(validateSeed({ clients: [{ clientId: 'a', allowedCorsOrigins: ['https://a.example', 'http://localhost:3000'] }] }).clients[0]?.allowedCorsOrigins)
-      .toEqual(['https://a.example', 'http://localhost:3000'])
-    for (const bad of ['https://a.example/', 'https://a.example/app', 'https://A.example', 'ftp://a.example', '*', 'a.example', 'https://a.example:443']) {
-      expect(() => validateSeed({ clients: [{ clientId: 'web-app', allowedCorsOrigins: ['https://ok.example', bad] }] }), bad)
-        .toThrow(`clients[0].allowedCorsOrigins[1]: client web-app: ${JSON.stringify(bad)} is not an origin`)
+    expect(
+      validateSeed({ clients: [{ clientId: 'a', allowedCorsOrigins: ['https://a.example', 'http://localhost:3000'] }] }).clients[0]
+        ?.allowedCorsOrigins,
+    ).toEqual(['https://a.example', 'http://localhost:3000'])
+    for (const bad of [
+      'https://a.example/',
+      'https://a.example/app',
+      'https://A.example',
+      'ftp://a.example',
+      '*',
+      'a.example',
+      'https://a.example:443',
+    ]) {
+      expect(() => validateSeed({ clients: [{ clientId: 'web-app', allowedCorsOrigins: ['https://ok.example', bad] }] }), bad).toThrow(
+        `clients[0].allowedCorsOrigins[1]: client web-app: ${JSON.stringify(bad)} is not an origin`,
+      )
     }
   })
 })
 
 const userToken = async () => {
   const res = await authz.app.inject({
-    method: 'POST', url: '/connect/token', headers: FORM,
+    method: 'POST',
+    url: '/connect/token',
+    headers: FORM,
     payload: form({ grant_type: 'password', client_id: 'spa-user', username: 'alice', password: 'alice-pw', scope: 'openid profile' }),
   })
   return res.json().access_token as string
@@ -203,13 +267,16 @@ describe('userinfo: the origins of the client the token was issued to', () => {
       expect(res.headers['access-control-allow-origin'], origin).toBeUndefined()
       expect(vary(res.headers), origin).toContain('origin')
     }
-    const pre = await preflight('/connect/userinfo', SPA, { 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' })
+    const pre = await preflight('/connect/userinfo', SPA, {
+      'access-control-request-method': 'GET',
+      'access-control-request-headers': 'authorization',
+    })
     expect(pre.statusCode).toBe(204)
     expect(pre.headers['access-control-allow-origin']).toBe(SPA)
     expect(pre.headers['access-control-allow-methods']).toBe('GET, POST')
   })
 
-  it("a live token of another client: its errors are not readable from this origin either", async () => {
+  it('a live token of another client: its errors are not readable from this origin either', async () => {
     const other = (await tokenFrom(undefined, 'other-app', 'other-secret')).json().access_token as string
     const res = await userinfo(SPA, other)
     expect(res.statusCode).toBe(403) // insufficient_scope: a client_credentials token has no openid
@@ -223,12 +290,22 @@ describe('userinfo: the origins of the client the token was issued to', () => {
   // anyone's, so it is readable where the preflight was, by the origins some enabled client lists.
   it('an expired, revoked, unknown or missing token: a listed origin reads invalid_token and its challenge; others nothing', async () => {
     const revoked = await userToken()
-    await authz.app.inject({ method: 'POST', url: '/connect/revocation', headers: FORM, payload: form({ client_id: 'spa-user', token: revoked }) })
+    await authz.app.inject({
+      method: 'POST',
+      url: '/connect/revocation',
+      headers: FORM,
+      payload: form({ client_id: 'spa-user', token: revoked }),
+    })
     const expired = await userToken()
     const now = authz.clock.now()
     authz.clock.advance(3601)
     try {
-      for (const [what, token] of [['expired', expired], ['revoked', revoked], ['unknown', 'not-a-token'], ['missing', undefined]] as const) {
+      for (const [what, token] of [
+        ['expired', expired],
+        ['revoked', revoked],
+        ['unknown', 'not-a-token'],
+        ['missing', undefined],
+      ] as const) {
         const res = await userinfo(SPA, token)
         expect(res.statusCode, what).toBe(401)
         expect(res.json().error, what).toBe('invalid_token')
@@ -249,8 +326,14 @@ describe('every endpoint a browser app calls', () => {
   // For each: a request that succeeds and one that fails, for the client 'spa-user' (origin SPA).
   type Req = (origin: string | undefined) => Promise<LightMyRequestResponse>
   const h = (origin: string | undefined) => (origin === undefined ? {} : { origin })
-  const post = (url: string, params: Record<string, string>): Req => (origin) => authz.app.inject({ method: 'POST', url, headers: { ...FORM, ...h(origin) }, payload: form(params) })
-  const get = (url: string, headers: Record<string, string> = {}): Req => (origin) => authz.app.inject({ url, headers: { ...headers, ...h(origin) } })
+  const post =
+    (url: string, params: Record<string, string>): Req =>
+    (origin) =>
+      authz.app.inject({ method: 'POST', url, headers: { ...FORM, ...h(origin) }, payload: form(params) })
+  const get =
+    (url: string, headers: Record<string, string> = {}): Req =>
+    (origin) =>
+      authz.app.inject({ url, headers: { ...headers, ...h(origin) } })
   let token = ''
   beforeAll(async () => {
     token = await userToken()
@@ -260,19 +343,33 @@ describe('every endpoint a browser app calls', () => {
     { name: 'RFC 8414 metadata', ok: get('/.well-known/oauth-authorization-server'), open: true },
     { name: 'JWKS', ok: get('/.well-known/openid-configuration/jwks'), open: true },
     {
-      name: 'token', ok: post('/connect/token', { grant_type: 'password', client_id: 'spa-user', username: 'alice', password: 'alice-pw', scope: 'openid' }),
-      error: [post('/connect/token', { grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'not-a-token' }), 400, 'invalid_grant'],
+      name: 'token',
+      ok: post('/connect/token', {
+        grant_type: 'password',
+        client_id: 'spa-user',
+        username: 'alice',
+        password: 'alice-pw',
+        scope: 'openid',
+      }),
+      error: [
+        post('/connect/token', { grant_type: 'refresh_token', client_id: 'spa-user', refresh_token: 'not-a-token' }),
+        400,
+        'invalid_grant',
+      ],
     },
     {
-      name: 'userinfo', ok: (o) => get('/connect/userinfo', { authorization: `Bearer ${token}` })(o),
+      name: 'userinfo',
+      ok: (o) => get('/connect/userinfo', { authorization: `Bearer ${token}` })(o),
       error: [get('/connect/userinfo', { authorization: 'Bearer not-a-token' }), 401, 'invalid_token'],
     },
     {
-      name: 'revocation', ok: post('/connect/revocation', { client_id: 'spa-user', token: 'not-a-token' }),
+      name: 'revocation',
+      ok: post('/connect/revocation', { client_id: 'spa-user', token: 'not-a-token' }),
       error: [post('/connect/revocation', { client_id: 'spa-user' }), 400, 'invalid_request'],
     },
     {
-      name: 'device authorization', ok: post('/connect/deviceauthorization', { client_id: 'spa-user', scope: 'openid' }),
+      name: 'device authorization',
+      ok: post('/connect/deviceauthorization', { client_id: 'spa-user', scope: 'openid' }),
       error: [post('/connect/deviceauthorization', { client_id: 'spa-user', scope: 'orders.read' }), 400, 'invalid_scope'],
     },
   ]
@@ -304,7 +401,14 @@ describe('every endpoint a browser app calls', () => {
     it(`${e.name}: a malformed Origin gets no CORS headers and no 5xx`, async () => {
       // The error request where there is one: the same decision, without a password check each time.
       const req = e.error?.[0] ?? e.ok
-      for (const origin of [`${SPA}/`, 'HTTPS://SPA.EXAMPLE', 'spa.example', 'https://spa.example:99999', 'javascript:alert(1)', 'x'.repeat(5000)]) {
+      for (const origin of [
+        `${SPA}/`,
+        'HTTPS://SPA.EXAMPLE',
+        'spa.example',
+        'https://spa.example:99999',
+        'javascript:alert(1)',
+        'x'.repeat(5000),
+      ]) {
         const res = await req(origin)
         expect(res.statusCode, origin).toBeLessThan(500)
         expect(res.headers['access-control-allow-origin'], origin).toBeUndefined()
@@ -338,10 +442,20 @@ describe('answers made before the client of the request is known', () => {
   afterAll(() => limited?.close())
 
   type Send = (headers: Record<string, string>) => Promise<LightMyRequestResponse>
-  const token = (payload: string, headers: Record<string, string> = FORM, url = '/connect/token'): Send => (h) =>
-    authz.app.inject({ method: 'POST', url, headers: { ...headers, ...h }, payload })
+  const token =
+    (payload: string, headers: Record<string, string> = FORM, url = '/connect/token'): Send =>
+    (h) =>
+      authz.app.inject({ method: 'POST', url, headers: { ...headers, ...h }, payload })
   const cc = form({ grant_type: CC })
-  const MALFORMED = ['null', `${SPA}/`, 'HTTPS://SPA.EXAMPLE', 'spa.example', 'https://spa.example:99999', 'javascript:alert(1)', 'x'.repeat(5000)]
+  const MALFORMED = [
+    'null',
+    `${SPA}/`,
+    'HTTPS://SPA.EXAMPLE',
+    'spa.example',
+    'https://spa.example:99999',
+    'javascript:alert(1)',
+    'x'.repeat(5000),
+  ]
   const invalid = (error_description: string) => ({ error: 'invalid_request', error_description })
 
   /** From a listed origin: readable, its headers exposed; an unlisted one, a malformed one, none: nothing. Vary: Origin always. */
@@ -373,11 +487,23 @@ describe('answers made before the client of the request is known', () => {
     // A fresh address each time: its first request passes, its second is over the limit.
     const send: Send = async (headers) => {
       const remoteAddress = `192.0.2.${++n}`
-      const call = () => limited.app.inject({ method: 'POST', url: '/connect/token', remoteAddress, headers: { ...FORM, ...headers }, payload: form({ grant_type: CC, client_id: 'spa', client_secret: 'spa-secret' }) })
+      const call = () =>
+        limited.app.inject({
+          method: 'POST',
+          url: '/connect/token',
+          remoteAddress,
+          headers: { ...FORM, ...headers },
+          payload: form({ grant_type: CC, client_id: 'spa', client_secret: 'spa-secret' }),
+        })
       expect((await call()).statusCode).toBe(200)
       return call()
     }
-    await expectEarly(send, 429, { error: 'temporarily_unavailable', error_description: 'too many requests from this address, retry later' }, { 'retry-after': /^[1-9][0-9]*$/ })
+    await expectEarly(
+      send,
+      429,
+      { error: 'temporarily_unavailable', error_description: 'too many requests from this address, retry later' },
+      { 'retry-after': /^[1-9][0-9]*$/ },
+    )
   })
 
   it('token: a body too large', async () => {
@@ -385,13 +511,21 @@ describe('answers made before the client of the request is known', () => {
   })
 
   it('token: a body of another type, an unparsable JSON body', async () => {
-    await expectEarly(token('<a', { 'content-type': 'text/xml' }), 400, invalid('unsupported content type: use application/x-www-form-urlencoded'))
+    await expectEarly(
+      token('<a', { 'content-type': 'text/xml' }),
+      400,
+      invalid('unsupported content type: use application/x-www-form-urlencoded'),
+    )
     await expectEarly(token('{"grant_type":', { 'content-type': 'application/json' }), 400, invalid('malformed request body'))
   })
 
   it('token: Basic credentials that cannot be read (with the Basic challenge), no client authentication at all', async () => {
-    await expectEarly(token(cc, { ...FORM, authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` }), 401,
-      { error: 'invalid_client', error_description: 'malformed Basic credentials' }, { 'www-authenticate': /^Basic realm=/ })
+    await expectEarly(
+      token(cc, { ...FORM, authorization: `Basic ${Buffer.from('no-colon').toString('base64')}` }),
+      401,
+      { error: 'invalid_client', error_description: 'malformed Basic credentials' },
+      { 'www-authenticate': /^Basic realm=/ },
+    )
     await expectEarly(token(cc, { ...FORM, authorization: basic('spa\u0001', 'x') }), 400, invalid('client_id contains control characters'))
     await expectEarly(token(cc), 401, { error: 'invalid_client', error_description: 'client authentication is required' })
   })
@@ -405,18 +539,27 @@ describe('answers made before the client of the request is known', () => {
     let n = 0
     const send: Send = async (headers) => {
       const remoteAddress = `198.51.100.${++n}`
-      const call = () => limited.app.inject({ url: '/connect/userinfo', remoteAddress, headers: { ...headers, authorization: 'Bearer not-a-token' } })
+      const call = () =>
+        limited.app.inject({ url: '/connect/userinfo', remoteAddress, headers: { ...headers, authorization: 'Bearer not-a-token' } })
       expect((await call()).statusCode).toBe(401)
       return call()
     }
-    await expectEarly(send, 429, { error: 'temporarily_unavailable', error_description: 'too many requests from this address, retry later' }, { 'retry-after': /^[1-9][0-9]*$/ })
+    await expectEarly(
+      send,
+      429,
+      { error: 'temporarily_unavailable', error_description: 'too many requests from this address, retry later' },
+      { 'retry-after': /^[1-9][0-9]*$/ },
+    )
   })
 
   it('the public documents: readable from any origin, an opaque one (null) included', async () => {
     for (const url of ['/.well-known/openid-configuration?x=%01', '/.well-known/openid-configuration/jwks?x=%01']) {
       for (const origin of [NOBODY, 'null']) {
         const res = await authz.app.inject({ url, headers: { origin } })
-        expect({ status: res.statusCode, body: res.json() }, url).toEqual({ status: 400, body: invalid('a parameter contains control characters') })
+        expect({ status: res.statusCode, body: res.json() }, url).toEqual({
+          status: 400,
+          body: invalid('a parameter contains control characters'),
+        })
         expect(res.headers['access-control-allow-origin'], url).toBe('*')
         expect(vary(res.headers), url).toContain('origin')
       }
@@ -427,7 +570,12 @@ describe('answers made before the client of the request is known', () => {
   })
 
   it('introspection still sends no CORS headers, not even on its early answers', async () => {
-    const res = await authz.app.inject({ method: 'POST', url: '/connect/introspect', headers: { 'content-type': 'application/json', origin: SPA }, payload: '{' })
+    const res = await authz.app.inject({
+      method: 'POST',
+      url: '/connect/introspect',
+      headers: { 'content-type': 'application/json', origin: SPA },
+      payload: '{',
+    })
     expect(res.statusCode).toBe(400)
     expect(res.headers['access-control-allow-origin']).toBeUndefined()
     expect(res.headers['access-control-expose-headers']).toBeUndefined()

@@ -27,13 +27,37 @@ beforeAll(async () => {
     apiScopes: [{ name: 'orders.read' }],
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'api-secret' }] }],
     identityResources: [],
-    users: [{ subjectId: 'u-known', username: 'known', password: 'known-pw' }, { subjectId: 'u-cold', username: 'cold', password: 'cold-pw' }],
+    users: [
+      { subjectId: 'u-known', username: 'known', password: 'known-pw' },
+      { subjectId: 'u-cold', username: 'cold', password: 'cold-pw' },
+    ],
     clients: [
       { clientId: 'app', secrets: [{ value: 'app-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['orders.read'] },
-      { clientId: 'jwt-client', secrets: [{ value: 'jwt-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
-      { clientId: 'ref-client', secrets: [{ value: 'ref-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'], accessTokenType: 'reference' },
-      { clientId: 'warm-client', secrets: [{ value: 'warm-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
-      { clientId: 'cold-client', secrets: [{ value: 'cold-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
+      {
+        clientId: 'jwt-client',
+        secrets: [{ value: 'jwt-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+      },
+      {
+        clientId: 'ref-client',
+        secrets: [{ value: 'ref-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+        accessTokenType: 'reference',
+      },
+      {
+        clientId: 'warm-client',
+        secrets: [{ value: 'warm-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+      },
+      {
+        clientId: 'cold-client',
+        secrets: [{ value: 'cold-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+      },
     ],
   })
 })
@@ -46,8 +70,7 @@ afterAll(async () => {
 const token = (id: string, secret: string) =>
   postFormBasic(authz.app, '/connect/token', { grant_type: 'client_credentials', scope: 'orders.read' }, id, secret)
 
-const introspect = (tok: string) =>
-  postFormBasic(authz.app, '/connect/introspect', { token: tok }, 'orders-api', 'api-secret')
+const introspect = (tok: string) => postFormBasic(authz.app, '/connect/introspect', { token: tok }, 'orders-api', 'api-secret')
 
 async function timed<T>(f: () => Promise<T>): Promise<[T, number]> {
   const t0 = Date.now()
@@ -107,7 +130,9 @@ describe('a frozen database', { timeout: 30_000 }, () => {
     expect((await authz.app.inject({ method: 'GET', url: '/health/ready' })).statusCode).toBe(200)
 
     // One line when it began, one when it ended (with the count), nothing per request.
-    const lines = authz.logs.slice(logsBefore).map((l) => JSON.parse(l) as { level: number; msg: string; failures?: number; err?: { stack?: string } })
+    const lines = authz.logs
+      .slice(logsBefore)
+      .map((l) => JSON.parse(l) as { level: number; msg: string; failures?: number; err?: { stack?: string } })
     const loud = lines.filter((l) => l.level >= 40)
     expect(loud.map((l) => l.msg)).toEqual([
       'database unavailable: answering 503 until it answers again; failures are counted, not logged',
@@ -119,7 +144,8 @@ describe('a frozen database', { timeout: 30_000 }, () => {
   it('logs nothing per request when a browser app calls during the outage (CORS cannot load its client)', async () => {
     const fromBrowser = (id: string, secret: string) =>
       authz.app.inject({
-        method: 'POST', url: '/connect/token',
+        method: 'POST',
+        url: '/connect/token',
         headers: { ...FORM, origin: 'https://app.example.com', authorization: basic(id, secret) },
         payload: form({ grant_type: 'client_credentials', scope: 'orders.read' }),
       })
@@ -133,7 +159,10 @@ describe('a frozen database', { timeout: 30_000 }, () => {
       fdb.thaw()
     }
     await vi.waitFor(async () => expect((await token('cold-client', 'cold-secret')).statusCode).toBe(200), { timeout: 3000, interval: 100 })
-    const loud = authz.logs.slice(logsBefore).map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level >= 40)
+    const loud = authz.logs
+      .slice(logsBefore)
+      .map((l) => JSON.parse(l) as { level: number; msg: string })
+      .filter((l) => l.level >= 40)
     expect(loud.map((l) => l.msg)).toEqual([
       'database unavailable: answering 503 until it answers again; failures are counted, not logged',
       'database available again',
@@ -143,7 +172,9 @@ describe('a frozen database', { timeout: 30_000 }, () => {
   it('introspects a user JWT from the cached user for a bounded time; a user never looked up is 503, not active', async () => {
     const userJwt = async (username: string) => {
       const res = await authz.app.inject({
-        method: 'POST', url: '/connect/token', headers: { ...FORM, authorization: basic('app', 'app-secret') },
+        method: 'POST',
+        url: '/connect/token',
+        headers: { ...FORM, authorization: basic('app', 'app-secret') },
         payload: form({ grant_type: 'password', username, password: `${username}-pw`, scope: 'orders.read' }),
       })
       expect(res.statusCode).toBe(200)
@@ -165,7 +196,10 @@ describe('a frozen database', { timeout: 30_000 }, () => {
     } finally {
       fdb.thaw()
     }
-    await vi.waitFor(async () => expect((await introspect(cold)).json()).toMatchObject({ active: true, sub: 'u-cold' }), { timeout: 3000, interval: 100 })
+    await vi.waitFor(async () => expect((await introspect(cold)).json()).toMatchObject({ active: true, sub: 'u-cold' }), {
+      timeout: 3000,
+      interval: 100,
+    })
   })
 
   it('answers readiness within a second when the database wait is bounded longer than that', async () => {

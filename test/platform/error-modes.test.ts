@@ -44,7 +44,11 @@ describe('error modes', () => {
   it('API routes (the default) answer OAuth JSON', async () => {
     const res = await get('/test/api')
     expect(res.statusCode).toBe(400)
-    expect(res.headers).toMatchObject({ 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', pragma: 'no-cache' })
+    expect(res.headers).toMatchObject({
+      'content-type': 'application/json; charset=utf-8',
+      'cache-control': 'no-store',
+      pragma: 'no-cache',
+    })
     expect(res.json()).toEqual({ error: 'invalid_request', error_description: 'parameter x is invalid' })
   })
 
@@ -66,15 +70,30 @@ describe('error modes', () => {
   })
 
   it('errors Fastify raises itself on a page route are pages too', async () => {
-    const json = await authz.app.inject({ method: 'POST', url: '/account/sign-in', headers: { 'content-type': 'application/json' }, payload: '{"username":"a"}' })
+    const json = await authz.app.inject({
+      method: 'POST',
+      url: '/account/sign-in',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"username":"a"}',
+    })
     expect(json.statusCode).toBe(400)
     expect(json.headers).toMatchObject(PAGE_HEADERS)
     expect(json.body).toContain('Details: the request body must be application/x-www-form-urlencoded.')
-    const text = await authz.app.inject({ method: 'POST', url: '/account/sign-in', headers: { 'content-type': 'application/xml' }, payload: '<x/>' })
+    const text = await authz.app.inject({
+      method: 'POST',
+      url: '/account/sign-in',
+      headers: { 'content-type': 'application/xml' },
+      payload: '<x/>',
+    })
     expect(text.statusCode).toBe(400)
     expect(text.headers).toMatchObject(PAGE_HEADERS)
     expect(text.body).toContain('Details: unsupported content type: use application/x-www-form-urlencoded.')
-    const huge = await authz.app.inject({ method: 'POST', url: '/account/sign-in', headers: FORM, payload: `username=${'a'.repeat(70 * 1024)}` })
+    const huge = await authz.app.inject({
+      method: 'POST',
+      url: '/account/sign-in',
+      headers: FORM,
+      payload: `username=${'a'.repeat(70 * 1024)}`,
+    })
     expect(huge.statusCode).toBe(400)
     expect(huge.headers).toMatchObject(PAGE_HEADERS)
     expect(huge.body).toContain('Details: request body too large.')
@@ -90,7 +109,11 @@ describe('error modes', () => {
     const location = new URL(res.headers.location!)
     expect(`${location.origin}${location.pathname}`).toBe('https://client.example/cb')
     expect([...location.searchParams]).toEqual([
-      ['x', '1'], ['error', 'access_denied'], ['error_description', 'the user denied the request'], ['state', 's &=1'], ['iss', TEST_ISSUER],
+      ['x', '1'],
+      ['error', 'access_denied'],
+      ['error_description', 'the user denied the request'],
+      ['state', 's &=1'],
+      ['iss', TEST_ISSUER],
     ])
   })
 

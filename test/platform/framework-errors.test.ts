@@ -83,7 +83,11 @@ describe('errors raised below the routes', () => {
   })
 
   it('answers an unparsable request with 400 invalid_request', async () => {
-    for (const garbage of ['NOT HTTP AT ALL\r\n\r\n', 'POST /connect/token HTTP/1.1\r\nHost: x\r\nX-A: a\u0001b\r\n\r\n', 'POST /connect/token HTTP/1.1\r\nContent-Length: -1\r\n\r\n']) {
+    for (const garbage of [
+      'NOT HTTP AT ALL\r\n\r\n',
+      'POST /connect/token HTTP/1.1\r\nHost: x\r\nX-A: a\u0001b\r\n\r\n',
+      'POST /connect/token HTTP/1.1\r\nContent-Length: -1\r\n\r\n',
+    ]) {
       const [res] = await exchange([garbage])
       expectOAuthJson(res, 400, 'invalid_request', 'the request is not valid HTTP')
     }
@@ -109,7 +113,13 @@ describe('errors raised below the routes', () => {
       expect({ statusLine, headers }).toEqual({
         statusLine: `HTTP/1.1 ${status} ${STATUS_CODES[status]}`,
         // RFC 9110 §8.6: Content-Length, if sent, is what a GET would have had.
-        headers: { 'content-type': 'application/json; charset=utf-8', 'content-length': String(getBody.length), 'cache-control': 'no-store', pragma: 'no-cache', connection: 'close' },
+        headers: {
+          'content-type': 'application/json; charset=utf-8',
+          'content-length': String(getBody.length),
+          'cache-control': 'no-store',
+          pragma: 'no-cache',
+          connection: 'close',
+        },
       })
     }
   })
@@ -126,7 +136,9 @@ describe('errors raised below the routes', () => {
     expectOAuthJson(badUrl, 400, 'invalid_request', 'malformed request')
     const [tooLarge] = await exchange([form('/connect/token', `a=${'x'.repeat(BODY_LIMIT)}`, 'Connection: close\r\n')])
     expectOAuthJson(tooLarge, 400, 'invalid_request', 'request body too large')
-    const [json] = await exchange([`POST /connect/token HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\nContent-Length: 2\r\nConnection: close\r\n\r\n<a`])
+    const [json] = await exchange([
+      `POST /connect/token HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\nContent-Length: 2\r\nConnection: close\r\n\r\n<a`,
+    ])
     expectOAuthJson(json, 400, 'invalid_request', 'unsupported content type: use application/x-www-form-urlencoded')
   })
 
@@ -134,13 +146,16 @@ describe('errors raised below the routes', () => {
     // A slow request holds the server open; a second one pipelined behind it arrives after close began.
     const body = 'grant_type=client_credentials'
     let closing: Promise<unknown> | undefined
-    const responses = await exchange([form('/connect/token', body).slice(0, -10), `${body.slice(-10)}GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n`], {
-      between: async () => {
-        await new Promise((r) => setTimeout(r, 200)) // transport timing only: let the head arrive
-        closing = authz.app.close()
-        await new Promise((r) => setTimeout(r, 100)) // and the close begin
+    const responses = await exchange(
+      [form('/connect/token', body).slice(0, -10), `${body.slice(-10)}GET /health/live HTTP/1.1\r\nHost: x\r\n\r\n`],
+      {
+        between: async () => {
+          await new Promise((r) => setTimeout(r, 200)) // transport timing only: let the head arrive
+          closing = authz.app.close()
+          await new Promise((r) => setTimeout(r, 100)) // and the close begin
+        },
       },
-    })
+    )
     await closing
     expect(responses).toHaveLength(2)
     expectOAuthJson(responses[0], 401, 'invalid_client', 'client authentication is required') // in flight: answered, not dropped

@@ -58,7 +58,10 @@ async function everyPage(): Promise<Array<[string, number, LightMyRequestRespons
   pages.push(['wrong user', 403, await get(approvalPath(await start('bob')), cookie)])
   const late = await start()
   const lateForm = await get(approvalPath(late), cookie)
-  const withoutSession = cookie.split('; ').filter((c) => !c.startsWith('__Host-authz-session=')).join('; ')
+  const withoutSession = cookie
+    .split('; ')
+    .filter((c) => !c.startsWith('__Host-authz-session='))
+    .join('; ')
   pages.push(['signed out on post', 401, await post(approvalPath(late), withoutSession, { csrf: csrfIn(lateForm.body) })])
   authz.clock.advance(121)
   pages.push(['expired', 410, await get(approvalPath(late), cookie)])
@@ -66,7 +69,11 @@ async function everyPage(): Promise<Array<[string, number, LightMyRequestRespons
   const ask = await get('/account/sign-out', cookie)
   pages.push(['sign out?', 200, ask])
   pages.push(['signed out', 200, await post('/account/sign-out', cookie, { csrf: csrfIn(ask.body) })])
-  pages.push(['error page', 400, await authz.app.inject({ method: 'POST', url: '/account/sign-in', headers: { 'content-type': 'application/xml' }, payload: '<x/>' })])
+  pages.push([
+    'error page',
+    400,
+    await authz.app.inject({ method: 'POST', url: '/account/sign-in', headers: { 'content-type': 'application/xml' }, payload: '<x/>' }),
+  ])
   let limited = await post('/account/sign-in', '', {}, '192.0.2.9')
   for (let i = 0; i < 20; i++) limited = await post('/account/sign-in', '', {}, '192.0.2.9')
   pages.push(['too many attempts', 429, limited])
@@ -91,7 +98,11 @@ describe('every page', () => {
   it('serves the stylesheet as CSS, cacheable for good at its content-addressed path', async () => {
     const res = await authz.app.inject({ method: 'GET', url: STYLESHEET_PATH })
     expect(res.statusCode).toBe(200)
-    expect(res.headers).toMatchObject({ 'content-type': 'text/css; charset=utf-8', 'cache-control': 'public, max-age=31536000, immutable', 'x-content-type-options': 'nosniff' })
+    expect(res.headers).toMatchObject({
+      'content-type': 'text/css; charset=utf-8',
+      'cache-control': 'public, max-age=31536000, immutable',
+      'x-content-type-options': 'nosniff',
+    })
     expect(res.body).toContain('.button{')
   })
 

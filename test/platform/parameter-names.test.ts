@@ -43,32 +43,48 @@ const CONTROL_BINDING_MESSAGE = invalid('binding_message contains control charac
 
 const OAUTH_ENDPOINTS: Endpoint[] = [
   {
-    url: '/connect/token', base: raw({ client_id: 'cc-only', client_secret: 'cc-secret', grant_type: 'nope' }),
-    refused: { error: 'unsupported_grant_type' }, tooLong: TOO_LONG, bindingMessage: CONTROL_BINDING_MESSAGE,
+    url: '/connect/token',
+    base: raw({ client_id: 'cc-only', client_secret: 'cc-secret', grant_type: 'nope' }),
+    refused: { error: 'unsupported_grant_type' },
+    tooLong: TOO_LONG,
+    bindingMessage: CONTROL_BINDING_MESSAGE,
   },
   {
-    url: '/connect/introspect', base: raw({ client_id: 'orders-api', client_secret: 'api-secret' }),
-    refused: invalid('token is required'), tooLong: TOO_LONG, bindingMessage: CONTROL_BINDING_MESSAGE,
+    url: '/connect/introspect',
+    base: raw({ client_id: 'orders-api', client_secret: 'api-secret' }),
+    refused: invalid('token is required'),
+    tooLong: TOO_LONG,
+    bindingMessage: CONTROL_BINDING_MESSAGE,
   },
   {
-    url: '/connect/revocation', base: raw({ client_id: 'cc-only', client_secret: 'cc-secret' }),
-    refused: invalid('token is required'), tooLong: TOO_LONG, bindingMessage: CONTROL_BINDING_MESSAGE,
+    url: '/connect/revocation',
+    base: raw({ client_id: 'cc-only', client_secret: 'cc-secret' }),
+    refused: invalid('token is required'),
+    tooLong: TOO_LONG,
+    bindingMessage: CONTROL_BINDING_MESSAGE,
   },
   {
-    url: '/connect/ciba', base: raw({ ...BANK, scope: 'openid' }),
-    refused: invalid('exactly one of login_hint, id_token_hint and login_hint_token is required'), tooLong: TOO_LONG,
+    url: '/connect/ciba',
+    base: raw({ ...BANK, scope: 'openid' }),
+    refused: invalid('exactly one of login_hint, id_token_hint and login_hint_token is required'),
+    tooLong: TOO_LONG,
     // CIBA Core §13: here, and only here, an unacceptable binding_message has its own code.
     bindingMessage: { error: 'invalid_binding_message', error_description: 'binding_message contains control characters' },
   },
   {
-    url: '/connect/deviceauthorization', base: raw({ client_id: 'cc-only', client_secret: 'cc-secret' }),
+    url: '/connect/deviceauthorization',
+    base: raw({ client_id: 'cc-only', client_secret: 'cc-secret' }),
     refused: { error: 'unauthorized_client', error_description: 'the client may not use the device authorization grant' },
-    tooLong: TOO_LONG, bindingMessage: CONTROL_BINDING_MESSAGE,
+    tooLong: TOO_LONG,
+    bindingMessage: CONTROL_BINDING_MESSAGE,
   },
   {
     // Userinfo takes one parameter (access_token, RFC 6750 §2.2) and no length limits (a JWT is long).
-    url: '/connect/userinfo', base: raw({ access_token: 'x' }), headers: { authorization: 'Bearer x' },
-    refused: invalid('present the access token once, as a Bearer token'), tooLong: invalid('present the access token once, as a Bearer token'),
+    url: '/connect/userinfo',
+    base: raw({ access_token: 'x' }),
+    headers: { authorization: 'Bearer x' },
+    refused: invalid('present the access token once, as a Bearer token'),
+    tooLong: invalid('present the access token once, as a Bearer token'),
     bindingMessage: CONTROL_BINDING_MESSAGE,
   },
 ]
@@ -86,7 +102,12 @@ describe('parameter names inherited from Object.prototype', () => {
       const baseline = await post(e.url, e.base, e.headers)
       expect(answer(e.url, baseline)).toEqual({ where: e.url, status: 400, body: e.refused })
       for (const name of INHERITED) {
-        for (const [value, expected] of [['a%01b', CONTROL], ['%00', CONTROL], [LONG, e.tooLong], ['x', e.refused]] as const) {
+        for (const [value, expected] of [
+          ['a%01b', CONTROL],
+          ['%00', CONTROL],
+          [LONG, e.tooLong],
+          ['x', e.refused],
+        ] as const) {
           const where = `${e.url} ${name}=${value.slice(0, 5)}`
           const res = await post(e.url, `${e.base}&${name}=${value}`, e.headers)
           expect(answer(where, res)).toEqual({ where, status: 400, body: expected })
@@ -108,12 +129,22 @@ describe('parameter names inherited from Object.prototype', () => {
 
   it('are unknown parameters at the logout endpoint: its page never repeats them', async () => {
     for (const name of INHERITED) {
-      for (const [value, description] of [['a%01b', 'a parameter contains control characters'], [LONG, 'a parameter is too long']] as const) {
+      for (const [value, description] of [
+        ['a%01b', 'a parameter contains control characters'],
+        [LONG, 'a parameter is too long'],
+      ] as const) {
         const form = await post('/connect/endsession', `${name}=${value}`)
         const query = await authz.app.inject({ method: 'GET', url: `/connect/endsession?${name}=${value}` })
-        for (const [how, res] of [['POST', form], ['GET', query]] as const) {
+        for (const [how, res] of [
+          ['POST', form],
+          ['GET', query],
+        ] as const) {
           const where = `endsession ${how} ${name}=${value.slice(0, 5)}`
-          expect({ where, status: res.statusCode, type: res.headers['content-type'] }).toEqual({ where, status: 400, type: 'text/html; charset=utf-8' })
+          expect({ where, status: res.statusCode, type: res.headers['content-type'] }).toEqual({
+            where,
+            status: 400,
+            type: 'text/html; charset=utf-8',
+          })
           expect(res.body, where).toContain(`<p>Details: ${description}.</p>`)
           expect(res.body, where).not.toContain(name)
         }

@@ -19,7 +19,13 @@ afterAll(async () => {
 
 const ENDPOINTS = ['/connect/token', '/connect/introspect', '/connect/revocation', '/connect/ciba']
 const call = (app: TestApp, url: string, address: string) =>
-  app.app.inject({ method: 'POST', url, remoteAddress: address, headers: { ...FORM, authorization: basic('backend', 's3cret') }, payload: form({ grant_type: CC, token: 'x' }) })
+  app.app.inject({
+    method: 'POST',
+    url,
+    remoteAddress: address,
+    headers: { ...FORM, authorization: basic('backend', 's3cret') },
+    payload: form({ grant_type: CC, token: 'x' }),
+  })
 
 describe('request rate limits', () => {
   it.each(ENDPOINTS)('%s answers 429 temporarily_unavailable with Retry-After past the limit, per address', async (url) => {
@@ -42,8 +48,10 @@ describe('request rate limits', () => {
     const subnet = `2001:db8:${ENDPOINTS.indexOf(url) + 10}:7`
     for (let i = 0; i < 3; i++) expect((await call(authz, url, `${subnet}:${i + 1}::${i + 42}`)).statusCode).not.toBe(429)
     const res = await call(authz, url, `${subnet}:ffff:ffff:ffff:fffe`)
-    expect({ status: res.statusCode, body: res.json() })
-      .toEqual({ status: 429, body: { error: 'temporarily_unavailable', error_description: 'too many requests from this address, retry later' } })
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 429,
+      body: { error: 'temporarily_unavailable', error_description: 'too many requests from this address, retry later' },
+    })
     expect(res.headers['retry-after']).toMatch(/^[1-9][0-9]*$/)
     expect((await call(authz, url, `2001:db8:${ENDPOINTS.indexOf(url) + 10}:8::1`)).statusCode).not.toBe(429) // the next /64
   })
@@ -56,7 +64,13 @@ describe('request rate limits', () => {
 
   it('limits the sign-in POST with an HTML page', async () => {
     const signIn = () =>
-      authz.app.inject({ method: 'POST', url: '/account/sign-in?return_to=%2Fciba%2Fapprove%3Frequest%3Dnope', remoteAddress: '192.0.2.60', headers: FORM, payload: form({ username: 'a', password: 'b' }) })
+      authz.app.inject({
+        method: 'POST',
+        url: '/account/sign-in?return_to=%2Fciba%2Fapprove%3Frequest%3Dnope',
+        remoteAddress: '192.0.2.60',
+        headers: FORM,
+        payload: form({ username: 'a', password: 'b' }),
+      })
     for (let i = 0; i < 2; i++) expect((await signIn()).statusCode).not.toBe(429)
     const res = await signIn()
     expect(res.statusCode).toBe(429)
@@ -72,7 +86,13 @@ describe('request rate limits', () => {
     ['GET', '/device?user_code=WDJB-MJHT', '2001:db8:61'],
   ] as const)('%s %s counts an IPv6 /64 as one address: rotating through it buys no fresh guesses', async (method, url, prefix) => {
     const send = (address: string) =>
-      authz.app.inject({ method, url, remoteAddress: address, headers: FORM, ...(method === 'POST' ? { payload: form({ username: 'a', password: 'b' }) } : {}) })
+      authz.app.inject({
+        method,
+        url,
+        remoteAddress: address,
+        headers: FORM,
+        ...(method === 'POST' ? { payload: form({ username: 'a', password: 'b' }) } : {}),
+      })
     expect((await send(`${prefix}:1::1`)).statusCode).not.toBe(429)
     expect((await send(`${prefix}:1:abcd::2`)).statusCode).not.toBe(429)
     const res = await send(`${prefix}:1:ffff:ffff:ffff:fffe`)

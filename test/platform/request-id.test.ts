@@ -13,9 +13,16 @@ afterAll(() => authz.close())
 
 async function idFor(header: string | undefined) {
   authz.logs.length = 0
-  const res = await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration', headers: header === undefined ? {} : { 'x-request-id': header } })
+  const res = await authz.app.inject({
+    method: 'GET',
+    url: '/.well-known/openid-configuration',
+    headers: header === undefined ? {} : { 'x-request-id': header },
+  })
   expect(res.statusCode).toBe(200)
-  const logged = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'incoming request').map((l) => l.reqId)
+  const logged = authz.logs
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.msg === 'incoming request')
+    .map((l) => l.reqId)
   return { answered: res.headers['x-request-id'], logged }
 }
 
@@ -48,14 +55,18 @@ describe('X-Request-Id', () => {
 describe('health probes', () => {
   it('write no request lines at info, and write them at debug', async () => {
     authz.logs.length = 0
-    for (const url of ['/health/live', '/health/ready', '/health/live?x=1']) expect((await authz.app.inject({ method: 'GET', url })).statusCode).toBe(200)
+    for (const url of ['/health/live', '/health/ready', '/health/live?x=1'])
+      expect((await authz.app.inject({ method: 'GET', url })).statusCode).toBe(200)
     expect(authz.logs).toEqual([])
     const d = await createTestApp({ env: { LOG_LEVEL: 'debug' } })
     try {
       d.logs.length = 0
       await d.app.inject({ method: 'GET', url: '/health/live' })
       const lines = d.logs.map((l) => JSON.parse(l) as Record<string, unknown>)
-      expect(lines.map((l) => [l.level, l.msg])).toEqual([[20, 'incoming request'], [20, 'request completed']])
+      expect(lines.map((l) => [l.level, l.msg])).toEqual([
+        [20, 'incoming request'],
+        [20, 'request completed'],
+      ])
       expect(lines[1]).toMatchObject({ res: { statusCode: 200 } })
     } finally {
       await d.close()
@@ -66,7 +77,9 @@ describe('health probes', () => {
     authz.logs.length = 0
     await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })
     await authz.app.inject({ method: 'GET', url: '/health/livez' })
-    const lines = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'incoming request' || l.msg === 'request completed')
+    const lines = authz.logs
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'incoming request' || l.msg === 'request completed')
     expect(lines.map((l) => l.level)).toEqual([30, 30, 30, 30])
   })
 })

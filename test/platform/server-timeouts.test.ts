@@ -44,7 +44,9 @@ const HALF_HEAD = 'POST /connect/token HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Ty
 function expect408(text: string) {
   expect(text).toMatch(/^HTTP\/1\.1 408 /)
   expect(text).toMatch(/\r\ncache-control: no-store\r\n/i)
-  expect(text.slice(text.indexOf('\r\n\r\n') + 4)).toBe(JSON.stringify({ error: 'invalid_request', error_description: 'the request was not received in time' }))
+  expect(text.slice(text.indexOf('\r\n\r\n') + 4)).toBe(
+    JSON.stringify({ error: 'invalid_request', error_description: 'the request was not received in time' }),
+  )
 }
 
 describe('HTTP timeouts and connection cap', { timeout: 20_000 }, () => {

@@ -13,7 +13,9 @@ async function seenFrom(trustProxy: string, peers: string[]): Promise<Array<{ ad
     for (const peer of peers) {
       authz.logs.length = 0
       const res = await authz.app.inject({
-        method: 'GET', url: '/.well-known/openid-configuration', remoteAddress: peer,
+        method: 'GET',
+        url: '/.well-known/openid-configuration',
+        remoteAddress: peer,
         headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https' },
       })
       expect(res.statusCode).toBe(200)
@@ -37,7 +39,13 @@ describe('TRUST_PROXY', () => {
   })
   it('with proxy addresses and networks, believes X-Forwarded-For only from them', async () => {
     const peers = ['10.1.2.3', '192.0.2.10', '198.51.100.20', '::1', '2001:db8::5']
-    expect(await addresses('10.0.0.0/8, 192.0.2.10,loopback', peers)).toEqual(['203.0.113.7', '203.0.113.7', '198.51.100.20', '203.0.113.7', '2001:db8::5'])
+    expect(await addresses('10.0.0.0/8, 192.0.2.10,loopback', peers)).toEqual([
+      '203.0.113.7',
+      '203.0.113.7',
+      '198.51.100.20',
+      '203.0.113.7',
+      '2001:db8::5',
+    ])
   })
   it('refuses anything else, naming the variable', () => {
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).trustProxy).toEqual(['10.0.0.0/8'])

@@ -88,7 +88,11 @@ describe('cached client store', () => {
     const clock = createManualClock()
     let loads = 0
     const inner: ResourceStore = {
-      loadCatalogue: async () => ({ apiScopes: new Map(), apiResources: new Map([['x', { name: String(++loads) } as never]]), identityResources: new Map() }),
+      loadCatalogue: async () => ({
+        apiScopes: new Map(),
+        apiResources: new Map([['x', { name: String(++loads) } as never]]),
+        identityResources: new Map(),
+      }),
       findApiResource: async () => undefined,
     }
     const cached = createCachedResourceStore(inner, { ttlSeconds: 1, clock })
@@ -135,7 +139,12 @@ describe('revocation list', () => {
     let handler: ((e: { jti: string; expiresAt: number } | undefined) => void) | undefined
     const list = createRevocationList({
       clock,
-      store: { revoke: async () => {}, listActive: async () => rows, removeExpired: async () => 0, subscribe: async (h) => ((handler = h), async () => {}) },
+      store: {
+        revoke: async () => {},
+        listActive: async () => rows,
+        removeExpired: async () => 0,
+        subscribe: async (h) => ((handler = h), async () => {}),
+      },
     })
     await list.start()
     expect(list.has('a')).toBe(true)

@@ -17,8 +17,11 @@ beforeAll(async () => {
       600, 120, 7, '{corp-ad}', true, '{"keys":[{"kty":"EC","kid":"k1"}]}', '{acme,globex}',
       '{https://app.example}', false, 'https://app.example/backchannel-logout', false, '{web,web-ref}', '{orders-api}')`)
   await authz.db.query(`INSERT INTO clients (client_id) VALUES ('bare')`)
-  await authz.db.query(`INSERT INTO client_secrets (client_id, value_hash, expires_at, description)
-    VALUES ('full', $1, '2030-01-01T00:00:00Z', 'primary'), ('full', $2, NULL, NULL)`, [secretHash('a'), secretHash('b')])
+  await authz.db.query(
+    `INSERT INTO client_secrets (client_id, value_hash, expires_at, description)
+    VALUES ('full', $1, '2030-01-01T00:00:00Z', 'primary'), ('full', $2, NULL, NULL)`,
+    [secretHash('a'), secretHash('b')],
+  )
 })
 afterAll(() => authz.close())
 
@@ -103,7 +106,9 @@ describe('PgClientStore', () => {
   })
 
   it('adds a secret to an existing client only', async () => {
-    expect(await store.addSecret('bare', { valueHash: secretHash('new'), expiresAt: Date.UTC(2031, 5, 1, 12), description: 'cli' })).toBe(true)
+    expect(await store.addSecret('bare', { valueHash: secretHash('new'), expiresAt: Date.UTC(2031, 5, 1, 12), description: 'cli' })).toBe(
+      true,
+    )
     expect(await store.addSecret('nope', { valueHash: secretHash('x') })).toBe(false)
     expect((await store.findById('bare'))?.secrets).toEqual([
       { valueHash: secretHash('new'), expiresAt: Date.UTC(2031, 5, 1, 12), description: 'cli' },

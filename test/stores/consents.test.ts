@@ -11,7 +11,14 @@ const T1 = T0 + 60_000
 let authz: TestDb
 let store: ConsentStore
 const user = (subjectId: string, username: string) =>
-  createPgUserStore(authz.db).upsert({ subjectId, username, passwordHash: undefined, enabled: true, claims: {}, cibaUserCodeHash: undefined })
+  createPgUserStore(authz.db).upsert({
+    subjectId,
+    username,
+    passwordHash: undefined,
+    enabled: true,
+    claims: {},
+    cibaUserCodeHash: undefined,
+  })
 
 beforeAll(async () => {
   authz = await createTestDb()
@@ -28,7 +35,13 @@ describe('PgConsentStore', () => {
     const first = await store.grant('alice-1', 'web', ['openid', 'profile', 'profile'], T0)
     expect(first).toEqual({ subjectId: 'alice-1', clientId: 'web', scopes: ['openid', 'profile'], createdAt: T0, updatedAt: T0 })
     const merged = await store.grant('alice-1', 'web', ['email', 'openid', 'offline_access'], T1)
-    expect(merged).toEqual({ subjectId: 'alice-1', clientId: 'web', scopes: ['openid', 'profile', 'email', 'offline_access'], createdAt: T0, updatedAt: T1 })
+    expect(merged).toEqual({
+      subjectId: 'alice-1',
+      clientId: 'web',
+      scopes: ['openid', 'profile', 'email', 'offline_access'],
+      createdAt: T0,
+      updatedAt: T1,
+    })
     expect(await store.find('alice-1', 'web')).toEqual(merged)
     const { rows } = await authz.db.query(`SELECT count(*)::int AS n FROM consents WHERE subject_id = 'alice-1' AND client_id = 'web'`)
     expect(rows).toEqual([{ n: 1 }])

@@ -23,7 +23,11 @@ describe('PgFailureCounterStore', () => {
     expect(await store.recordFailure(key, policy, T0)).toEqual({ counted: true, failures: 2, blocks: 0, blockedUntil: undefined })
     expect(await store.recordFailure(key, policy, T0)).toEqual({ counted: true, failures: 0, blocks: 1, blockedUntil: T0 + 60_000 })
     expect(await store.recordFailure(key, policy, T0 + 59_999)).toEqual({ counted: false, blockedUntil: T0 + 60_000 })
-    expect(await store.listBlocked('client', T0 + 1000, 10)).toContainEqual({ name: key.name, source: key.source, blockedUntil: T0 + 60_000 })
+    expect(await store.listBlocked('client', T0 + 1000, 10)).toContainEqual({
+      name: key.name,
+      source: key.source,
+      blockedUntil: T0 + 60_000,
+    })
     const t1 = T0 + 60_000
     await store.recordFailure(key, policy, t1)
     await store.recordFailure(key, policy, t1)
@@ -72,7 +76,12 @@ describe('PgFailureCounterStore', () => {
 
   it('blocks on the first failure when the limit is 1', async () => {
     const key = freshKey()
-    expect(await store.recordFailure(key, { ...policy, limit: 1 }, T0)).toEqual({ counted: true, failures: 0, blocks: 1, blockedUntil: T0 + 60_000 })
+    expect(await store.recordFailure(key, { ...policy, limit: 1 }, T0)).toEqual({
+      counted: true,
+      failures: 0,
+      blocks: 1,
+      blockedUntil: T0 + 60_000,
+    })
   })
 
   it('counts concurrent failures exactly: never more than the limit before the block', async () => {

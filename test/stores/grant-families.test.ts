@@ -14,19 +14,37 @@ afterAll(() => authz.close())
 
 const T0 = Date.UTC(2026, 0, 1)
 const HOUR = 3600_000
-const jwtRow = (jti: string, expiresAt = T0 + HOUR): FamilyGrant =>
-  ({ handle: jti, kind: 'jwt_access_token', clientId: 'c1', subjectId: 'u1', data: { jti }, createdAt: T0, expiresAt })
-const refreshRow = (handle: string, expiresAt = T0 + 24 * HOUR): FamilyGrant =>
-  ({ handle, kind: 'refresh_token', clientId: 'c1', subjectId: 'u1', data: {}, createdAt: T0, expiresAt })
+const jwtRow = (jti: string, expiresAt = T0 + HOUR): FamilyGrant => ({
+  handle: jti,
+  kind: 'jwt_access_token',
+  clientId: 'c1',
+  subjectId: 'u1',
+  data: { jti },
+  createdAt: T0,
+  expiresAt,
+})
+const refreshRow = (handle: string, expiresAt = T0 + 24 * HOUR): FamilyGrant => ({
+  handle,
+  kind: 'refresh_token',
+  clientId: 'c1',
+  subjectId: 'u1',
+  data: {},
+  createdAt: T0,
+  expiresAt,
+})
 
 async function family(id: string) {
   const { rows } = await authz.db.query<{ expires_ms: number | null; revoked_ms: number | null }>(
     `SELECT (extract(epoch FROM expires_at) * 1000)::float8 AS expires_ms, (extract(epoch FROM revoked_at) * 1000)::float8 AS revoked_ms
-     FROM grant_families WHERE family_id = $1`, [id])
+     FROM grant_families WHERE family_id = $1`,
+    [id],
+  )
   return rows[0] && { expiresAt: rows[0].expires_ms, revokedAt: rows[0].revoked_ms }
 }
 const familyRows = async (id: string) =>
-  (await authz.db.query<{ kind: string }>('SELECT kind FROM persisted_grants WHERE family_id = $1 ORDER BY kind', [id])).rows.map((r) => r.kind)
+  (await authz.db.query<{ kind: string }>('SELECT kind FROM persisted_grants WHERE family_id = $1 ORDER BY kind', [id])).rows.map(
+    (r) => r.kind,
+  )
 const revokedJti = async (jti: string) => (await authz.db.query('SELECT 1 FROM revoked_tokens WHERE jti = $1', [jti])).rows.length === 1
 
 describe('GrantStore families (postgres)', () => {

@@ -15,8 +15,15 @@ afterAll(() => authz.close())
 
 const T0 = Date.UTC(2026, 0, 1)
 const grant = (handle: string, over: Partial<NewGrant> = {}): NewGrant => ({
-  handle, kind: 'reference_token', clientId: 'c1', subjectId: 'u1', familyId: `f-${handle}`,
-  data: { scope: 'a b', quote: 'it\'s "quoted" \\ {x}' }, createdAt: T0, expiresAt: T0 + 3600_000, ...over,
+  handle,
+  kind: 'reference_token',
+  clientId: 'c1',
+  subjectId: 'u1',
+  familyId: `f-${handle}`,
+  data: { scope: 'a b', quote: 'it\'s "quoted" \\ {x}' },
+  createdAt: T0,
+  expiresAt: T0 + 3600_000,
+  ...over,
 })
 
 /** The store's database, counting the statements it sends. */
@@ -30,7 +37,9 @@ function counting(db: Db): { db: Db; statements: string[] } {
 
 async function storedHashes(prefix: string): Promise<string[]> {
   const { rows } = await authz.db.query<{ handle_hash: string }>(
-    'SELECT handle_hash FROM persisted_grants WHERE family_id LIKE $1 ORDER BY handle_hash', [`f-${prefix}%`])
+    'SELECT handle_hash FROM persisted_grants WHERE family_id LIKE $1 ORDER BY handle_hash',
+    [`f-${prefix}%`],
+  )
   return rows.map((r) => r.handle_hash)
 }
 
@@ -41,8 +50,11 @@ describe('GrantStore batching (postgres)', () => {
     const handles = Array.from({ length: 25 }, (_, i) => `many-${i}`)
     // On resolve, a separate statement (another pooled connection on pg) must already see the row.
     const seen = await Promise.all(
-      handles.map((h) => store.store(grant(h)).then(() =>
-        authz.db.query('SELECT 1 FROM persisted_grants WHERE handle_hash = $1', [handleHash(h)]).then((r) => r.rowCount))),
+      handles.map((h) =>
+        store
+          .store(grant(h))
+          .then(() => authz.db.query('SELECT 1 FROM persisted_grants WHERE handle_hash = $1', [handleHash(h)]).then((r) => r.rowCount)),
+      ),
     )
     expect(seen).toEqual(handles.map(() => 1))
     expect(c.statements).toEqual(['INSERT'])
@@ -56,10 +68,28 @@ describe('GrantStore batching (postgres)', () => {
       store.store(grant('exact-2', { kind: 'refresh_token', subjectId: undefined, expiresAt: undefined, createdAt: T0 + 1 })),
     ])
     expect(await Promise.all([store.find('exact-1'), store.find('exact-2')])).toEqual([
-      { handleHash: handleHash('exact-1'), kind: 'reference_token', clientId: 'c1', subjectId: 'u1', familyId: 'f-exact-1',
-        data: { scope: 'a b', quote: 'it\'s "quoted" \\ {x}' }, createdAt: T0, expiresAt: T0 + 3600_000, consumedAt: undefined },
-      { handleHash: handleHash('exact-2'), kind: 'refresh_token', clientId: 'c1', subjectId: undefined, familyId: 'f-exact-2',
-        data: { scope: 'a b', quote: 'it\'s "quoted" \\ {x}' }, createdAt: T0 + 1, expiresAt: undefined, consumedAt: undefined },
+      {
+        handleHash: handleHash('exact-1'),
+        kind: 'reference_token',
+        clientId: 'c1',
+        subjectId: 'u1',
+        familyId: 'f-exact-1',
+        data: { scope: 'a b', quote: 'it\'s "quoted" \\ {x}' },
+        createdAt: T0,
+        expiresAt: T0 + 3600_000,
+        consumedAt: undefined,
+      },
+      {
+        handleHash: handleHash('exact-2'),
+        kind: 'refresh_token',
+        clientId: 'c1',
+        subjectId: undefined,
+        familyId: 'f-exact-2',
+        data: { scope: 'a b', quote: 'it\'s "quoted" \\ {x}' },
+        createdAt: T0 + 1,
+        expiresAt: undefined,
+        consumedAt: undefined,
+      },
     ])
   })
 
@@ -94,7 +124,11 @@ describe('GrantStore batching (postgres)', () => {
     ])
     expect(c.statements).toEqual(['SELECT'])
     expect([ref?.handleHash, ref?.kind, rt?.handleHash, rt?.kind]).toEqual([
-      handleHash('find-ref'), 'reference_token', handleHash('find-rt'), 'refresh_token'])
+      handleHash('find-ref'),
+      'reference_token',
+      handleHash('find-rt'),
+      'refresh_token',
+    ])
     expect([missing, refAsRt]).toEqual([undefined, undefined])
     expect(rtAsRt).toEqual(rt)
     expect(refAgain).toEqual(ref)

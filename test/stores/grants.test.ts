@@ -20,8 +20,15 @@ describe('GrantStore (postgres)', () => {
     const { rows } = await authz.db.query('SELECT handle_hash FROM persisted_grants WHERE family_id = $1', ['f-find'])
     expect(rows).toEqual([{ handle_hash: handleHash('h-find') }])
     expect(await store.find('h-find')).toEqual({
-      handleHash: handleHash('h-find'), kind: 'refresh_token', clientId: 'c1', subjectId: 'u1', familyId: 'f-find',
-      data: { a: 1 }, createdAt: T0, expiresAt: T0 + 3600_000, consumedAt: undefined,
+      handleHash: handleHash('h-find'),
+      kind: 'refresh_token',
+      clientId: 'c1',
+      subjectId: 'u1',
+      familyId: 'f-find',
+      data: { a: 1 },
+      createdAt: T0,
+      expiresAt: T0 + 3600_000,
+      consumedAt: undefined,
     })
     expect(await store.find('h-find', 'reference_token')).toBeUndefined()
     expect(await store.find('nope')).toBeUndefined()
@@ -35,7 +42,7 @@ describe('GrantStore (postgres)', () => {
     expect((await store.find('h-race'))?.consumedAt).toBe(T0 + 1000)
   })
 
-  it('consume records the winner\'s redemption digest with consumed_at; a losing consume changes neither', async () => {
+  it("consume records the winner's redemption digest with consumed_at; a losing consume changes neither", async () => {
     const store = createPgGrantStore(authz.db)
     await store.store({ ...base, handle: 'h-digest', kind: 'authorization_code', familyId: 'f-digest' })
     const results = await Promise.all(['d-1', 'd-2', 'd-3'].map((d) => store.consume('h-digest', 'authorization_code', T0 + 1000, d)))
@@ -61,7 +68,14 @@ describe('GrantStore (postgres)', () => {
     const revocations = createPgRevocationStore(authz.db)
     await store.store({ ...base, handle: 'h-fam-rt', kind: 'refresh_token', familyId: 'fam' })
     await store.store({ ...base, handle: 'jti-live', kind: 'jwt_access_token', familyId: 'fam', data: { jti: 'jti-live' } })
-    await store.store({ ...base, handle: 'jti-old', kind: 'jwt_access_token', familyId: 'fam', data: { jti: 'jti-old' }, expiresAt: T0 + 1000 })
+    await store.store({
+      ...base,
+      handle: 'jti-old',
+      kind: 'jwt_access_token',
+      familyId: 'fam',
+      data: { jti: 'jti-old' },
+      expiresAt: T0 + 1000,
+    })
     await store.store({ ...base, handle: 'h-other', kind: 'refresh_token', familyId: 'other-fam' })
     const heard: Array<string | undefined> = []
     const unlisten = await authz.db.listen('authz_revocations', (p) => heard.push(p))

@@ -18,9 +18,10 @@ beforeAll(async () => {
     INSERT INTO identity_resources (name, claims) VALUES ('email', '{email,email_verified}');
     INSERT INTO identity_resources (name, display_name, description, claims) VALUES ('openid', 'Sign-in', 'Lets the app know who you are', '{sub}');
   `)
-  await authz.db.query(`INSERT INTO api_resource_secrets (api_resource_name, value_hash, expires_at) VALUES ('orders-api', $1, '2030-01-01T00:00:00Z')`, [
-    secretHash('api-secret'),
-  ])
+  await authz.db.query(
+    `INSERT INTO api_resource_secrets (api_resource_name, value_hash, expires_at) VALUES ('orders-api', $1, '2030-01-01T00:00:00Z')`,
+    [secretHash('api-secret')],
+  )
 })
 afterAll(() => authz.close())
 

@@ -67,7 +67,11 @@ function redemptionDigest(clientId: string, params: AuthorizationCodeParams, ctx
 }
 
 /** A true duplicate: consumed moments ago by a request with the same digest. */
-function isDuplicate(seen: { consumedAt?: number | undefined; redemptionHash?: string | undefined }, digest: string | undefined, now: number): boolean {
+function isDuplicate(
+  seen: { consumedAt?: number | undefined; redemptionHash?: string | undefined },
+  digest: string | undefined,
+  now: number,
+): boolean {
   if (seen.consumedAt === undefined || now - seen.consumedAt >= CONCURRENT_REDEMPTION_MS) return false
   if (digest === undefined || seen.redemptionHash === undefined) return false
   const a = Buffer.from(seen.redemptionHash)
@@ -90,7 +94,8 @@ function checkPkce(challenge: string | undefined, verifier: string | undefined):
   if (!VERIFIER.test(verifier)) throw invalid('code_verifier is malformed')
   const computed = createHash('sha256').update(verifier).digest()
   const expected = Buffer.from(challenge, 'base64url')
-  if (expected.length !== computed.length || !timingSafeEqual(expected, computed)) throw invalid('code_verifier does not match code_challenge')
+  if (expected.length !== computed.length || !timingSafeEqual(expected, computed))
+    throw invalid('code_verifier does not match code_challenge')
 }
 
 export function createAuthorizationCodeGrant(deps: {
@@ -120,7 +125,9 @@ export function createAuthorizationCodeGrant(deps: {
       if (data.redirectUri !== params.redirect_uri) throw invalid('redirect_uri does not match the authorization request')
       // A code issued without PKCE before the client became public (or began to require it) is refused.
       if (data.codeChallenge === undefined && requiresPkce(client)) {
-        throw invalid(isPublicClient(client) ? 'public clients must use PKCE' : 'the client requires PKCE and the code was issued without it')
+        throw invalid(
+          isPublicClient(client) ? 'public clients must use PKCE' : 'the client requires PKCE and the code was issued without it',
+        )
       }
       checkPkce(data.codeChallenge, params.code_verifier)
       const subjectId = code.subjectId
@@ -144,10 +151,17 @@ export function createAuthorizationCodeGrant(deps: {
           if (data.tenant !== undefined) extra.tenant = data.tenant
           if (data.idp !== undefined) extra.idp = data.idp
           return deps.tokenIssuer.issue({
-            client, subjectId, granted, familyId: code.familyId,
+            client,
+            subjectId,
+            granted,
+            familyId: code.familyId,
             claims: { ...extra, auth_time: authTime, amr: data.amr, acr: data.acr },
             idToken: {
-              user, authTime, amr: data.amr, acr: data.acr, extraClaims: { ...extra, sid: data.sid },
+              user,
+              authTime,
+              amr: data.amr,
+              acr: data.acr,
+              extraClaims: { ...extra, sid: data.sid },
               ...(data.nonce !== undefined ? { nonce: data.nonce } : {}),
             },
             refreshToken: true,

@@ -11,12 +11,30 @@ export const authorizationCodeFlow: Flow = {
   async register(core: Core) {
     const { config, clock, stores, scopes, keys } = core
     const authorize = createAuthorizeService({
-      issuer: config.issuer, codeLifetime: config.authorizationCodeLifetime, clock, clients: stores.clients, resources: stores.resources,
-      scopes, consent: core.consent, sessions: core.interaction.sessions, grants: stores.grants, keys, secret: await core.serverSecret('authorize'),
+      issuer: config.issuer,
+      codeLifetime: config.authorizationCodeLifetime,
+      clock,
+      clients: stores.clients,
+      resources: stores.resources,
+      scopes,
+      consent: core.consent,
+      sessions: core.interaction.sessions,
+      grants: stores.grants,
+      keys,
+      secret: await core.serverSecret('authorize'),
     })
     core.interaction.returnTargets.allow({ path: AUTHORIZE_PATH, describe: authorize.describe })
     await core.app.register(authorizeRoutes, { authorize, pages: core.interaction.pages })
-    core.grants.add(createAuthorizationCodeGrant({ clock, grants: stores.grants, oneTimeUse: core.oneTimeUse, users: stores.users, scopes, tokenIssuer: core.tokenIssuer }))
+    core.grants.add(
+      createAuthorizationCodeGrant({
+        clock,
+        grants: stores.grants,
+        oneTimeUse: core.oneTimeUse,
+        users: stores.users,
+        scopes,
+        tokenIssuer: core.tokenIssuer,
+      }),
+    )
     core.discovery.contribute(() => ({
       authorization_endpoint: `${config.issuer}${AUTHORIZE_PATH}`,
       response_types_supported: ['code'],

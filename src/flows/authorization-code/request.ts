@@ -41,8 +41,18 @@ export interface AuthorizationRequest extends ResponseTarget {
 
 /** Longest values accepted; anything longer is invalid_request (the request is anyone's). */
 const LIMITS: Record<string, number> = {
-  client_id: 200, redirect_uri: 400, state: 1000, nonce: 500, scope: 1000, code_challenge: 128, login_hint: 200,
-  id_token_hint: 4000, acr_values: 300, resource: 512, prompt: 100, max_age: 10,
+  client_id: 200,
+  redirect_uri: 400,
+  state: 1000,
+  nonce: 500,
+  scope: 1000,
+  code_challenge: 128,
+  login_hint: 200,
+  id_token_hint: 4000,
+  acr_values: 300,
+  resource: 512,
+  prompt: 100,
+  max_age: 10,
 }
 const DEFAULT_LIMIT = 200
 

@@ -45,16 +45,25 @@ export const authorizeRoutes: FastifyPluginAsync<AuthorizeRouteDeps> = async (ap
       case 'sign-in':
         return pages.toSignIn(reply, outcome.returnTo)
       case 'consent':
-        return pages.send(reply, renderConsent(outcome.view, {
-          action: outcome.action, csrf: pages.csrfToken(req, reply), switchAccountHref: signInUrl(outcome.switchAccount),
-        }), { formActionOrigins: [new URL(outcome.target.redirectUri).origin] })
+        return pages.send(
+          reply,
+          renderConsent(outcome.view, {
+            action: outcome.action,
+            csrf: pages.csrfToken(req, reply),
+            switchAccountHref: signInUrl(outcome.switchAccount),
+          }),
+          { formActionOrigins: [new URL(outcome.target.redirectUri).origin] },
+        )
       case 'respond': {
         const { target, params } = outcome
         if (target.responseMode === 'form_post') {
           const { headers, body } = formPostResponse(target.redirectUri, params, pages.site)
           return reply.code(200).headers(headers).send(body)
         }
-        return reply.code(303).headers({ location: withQuery(target.redirectUri, params), 'cache-control': 'no-store' }).send()
+        return reply
+          .code(303)
+          .headers({ location: withQuery(target.redirectUri, params), 'cache-control': 'no-store' })
+          .send()
       }
     }
   }

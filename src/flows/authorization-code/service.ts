@@ -112,7 +112,8 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
     if (!session) return false
     if (req.idTokenHint !== undefined) {
       const hint = await readIdTokenHint(deps.keys, deps.issuer, req.idTokenHint)
-      if (!hint || !hint.audiences.includes(req.client.clientId)) throw new OAuthError('invalid_request', 'id_token_hint is not an ID token issued to this client')
+      if (!hint || !hint.audiences.includes(req.client.clientId))
+        throw new OAuthError('invalid_request', 'id_token_hint is not an ID token issued to this client')
       if (hint.sub !== session.subjectId) return false
     }
     const asked = markerTime(req.params)
@@ -132,7 +133,10 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
         client: req.client,
         username: session.username,
         scopes: req.granted.scopes,
-        details: [{ label: 'Tenant', value: req.acr.tenant }, { label: 'Identity provider', value: req.acr.idp }],
+        details: [
+          { label: 'Tenant', value: req.acr.tenant },
+          { label: 'Identity provider', value: req.acr.idp },
+        ],
         approveLabel: 'Allow',
         offerRemember: true,
       }),
@@ -157,8 +161,14 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       idp: req.acr.idp,
     }
     await deps.grants.store({
-      handle: code, kind: 'authorization_code', clientId: req.client.clientId, subjectId: session.subjectId, familyId: randomUUID(),
-      data: JSON.parse(JSON.stringify(data)) as Record<string, unknown>, createdAt: now, expiresAt: now + deps.codeLifetime * 1000,
+      handle: code,
+      kind: 'authorization_code',
+      clientId: req.client.clientId,
+      subjectId: session.subjectId,
+      familyId: randomUUID(),
+      data: JSON.parse(JSON.stringify(data)) as Record<string, unknown>,
+      createdAt: now,
+      expiresAt: now + deps.codeLifetime * 1000,
     })
     await deps.sessions.addClient(session, req.client.clientId)
     return { kind: 'respond', target: req, params: responseParams(req, { code }) }
@@ -190,7 +200,12 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
     },
 
     /** The consent form's answer. A session that no longer fits goes round the sign-in again. */
-    async decide(target: ResponseTarget, raw: RawParams, session: Session | undefined, form: Record<string, string>): Promise<AuthorizeOutcome> {
+    async decide(
+      target: ResponseTarget,
+      raw: RawParams,
+      session: Session | undefined,
+      form: Record<string, string>,
+    ): Promise<AuthorizeOutcome> {
       const req = await validateRequest(target, raw, deps.scopes)
       const now = clock.now()
       const live = await sessionFits(req, session, now)
@@ -214,4 +229,3 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
     },
   }
 }
-

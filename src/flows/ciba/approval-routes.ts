@@ -21,9 +21,14 @@ export const cibaApproveRoutes: FastifyPluginAsync<CibaApproveRouteDeps> = async
   function send(req: FastifyRequest, reply: FastifyReply, page: ApprovalPage, id: string | undefined) {
     if (page.kind === 'sign-in') return pages.toSignIn(reply, here(id))
     const needsForm = page.kind === 'decision'
-    return pages.send(reply, renderApprovalPage(page, {
-      requestId: id, csrf: needsForm ? pages.csrfToken(req, reply) : '', signInHref: signInUrl(here(id)),
-    }))
+    return pages.send(
+      reply,
+      renderApprovalPage(page, {
+        requestId: id,
+        csrf: needsForm ? pages.csrfToken(req, reply) : '',
+        signInHref: signInUrl(here(id)),
+      }),
+    )
   }
 
   app.get(CIBA_APPROVE_PATH, pages.page, async (req, reply) => {
@@ -33,6 +38,11 @@ export const cibaApproveRoutes: FastifyPluginAsync<CibaApproveRouteDeps> = async
 
   app.post(CIBA_APPROVE_PATH, pages.form(), async (req, reply) => {
     const id = requestId(req)
-    return send(req, reply, await approval.decide(id, await pages.session(req), pages.formOf(req).decision, { address: req.ip, requestId: req.id }), id)
+    return send(
+      req,
+      reply,
+      await approval.decide(id, await pages.session(req), pages.formOf(req).decision, { address: req.ip, requestId: req.id }),
+      id,
+    )
   })
 }

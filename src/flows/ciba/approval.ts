@@ -52,10 +52,15 @@ export interface CibaApproval {
    * Approves or denies. The tokens carry the session's auth_time: the time the person signed
    * in, not the time of this click (OIDC Core §2).
    */
-  decide(requestId: string | undefined, session: Session | undefined, decision: string | undefined, ctx?: {
+  decide(
+    requestId: string | undefined,
+    session: Session | undefined,
+    decision: string | undefined,
+    ctx?: {
       address?: string
       requestId?: string
-  }): Promise<ApprovalPage>
+    },
+  ): Promise<ApprovalPage>
 }
 
 export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
@@ -87,7 +92,10 @@ export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
         username: session.username,
         scopes: req.requestedScopes,
         bindingMessage: req.bindingMessage,
-        details: [{ label: 'Identity provider', value: req.idp }, { label: 'Tenant', value: req.tenant }],
+        details: [
+          { label: 'Identity provider', value: req.idp },
+          { label: 'Tenant', value: req.tenant },
+        ],
       }),
     }
   }
@@ -109,7 +117,12 @@ export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
      * Approves or denies. The tokens carry the session's auth_time: the time the person signed
      * in, not the time of this click (OIDC Core §2).
      */
-    async decide(requestId: string | undefined, session: Session | undefined, decision: string | undefined, ctx?: { address?: string; requestId?: string }): Promise<ApprovalPage> {
+    async decide(
+      requestId: string | undefined,
+      session: Session | undefined,
+      decision: string | undefined,
+      ctx?: { address?: string; requestId?: string },
+    ): Promise<ApprovalPage> {
       const req = await open(requestId)
       if (!('id' in req)) return req
       if (!session) return { kind: 'signed-out' }
@@ -118,18 +131,24 @@ export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
       if (decision !== 'approve' && decision !== 'deny') return { ...shown, unanswered: true }
       const decided = await deps.requests.decide(
         req.id,
-        decision === 'approve' ? { status: 'approved', approvedScopes: req.requestedScopes, authTime: session.authTime } : { status: 'denied' },
+        decision === 'approve'
+          ? { status: 'approved', approvedScopes: req.requestedScopes, authTime: session.authTime }
+          : { status: 'denied' },
         clock.now(),
       )
       // Lost a race with another decision or with expiry: say what the request's state is now.
       if (!decided) return (await open(req.id)) as ApprovalPage
       deps.audit?.emit({
-        event: decided.status === 'approved' ? 'ciba.approved' : 'ciba.denied', clientId: req.clientId, subject: session.subjectId,
-        grantType: CIBA_GRANT, address: ctx?.address, requestId: ctx?.requestId, cibaRequestId: req.id,
+        event: decided.status === 'approved' ? 'ciba.approved' : 'ciba.denied',
+        clientId: req.clientId,
+        subject: session.subjectId,
+        grantType: CIBA_GRANT,
+        address: ctx?.address,
+        requestId: ctx?.requestId,
+        cibaRequestId: req.id,
         ...(decided.status === 'approved' ? { scope: req.requestedScopes.join(' ') } : { reason: 'user_denied' }),
       })
       return { kind: 'done', status: decided.status as 'approved' | 'denied', clientName: shown.view.clientName }
     },
   }
 }
-

@@ -67,7 +67,15 @@ export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id
     params: z.object({ auth_req_id: z.string().min(1).max(256) }),
     async handle(client, { auth_req_id }, ctx) {
       const found = await requests.findByAuthReqId(auth_req_id)
-      return deps.polling.poll({ client, found, store: requests, texts: TEXTS, issue: (consumed) => issue(client, consumed), grantType: CIBA_GRANT, ctx })
+      return deps.polling.poll({
+        client,
+        found,
+        store: requests,
+        texts: TEXTS,
+        issue: (consumed) => issue(client, consumed),
+        grantType: CIBA_GRANT,
+        ctx,
+      })
     },
   }
 }

@@ -29,15 +29,37 @@ export function cibaFlow(options: { notifier?: CibaNotifier | undefined } = {}):
         await Promise.race([notifier.drain(), new Promise((r) => setTimeout(r, 2000).unref())])
       })
       const ciba = createCibaService({
-        config, clock, users: stores.users, requests: stores.cibaRequests, scopes, keys: core.keys, notifier, audit,
+        config,
+        clock,
+        users: stores.users,
+        requests: stores.cibaRequests,
+        scopes,
+        keys: core.keys,
+        notifier,
+        audit,
         clientJwts: createClientJwtVerifier({ clock, issuer: config.issuer, usedJtis: stores.usedJtis }),
         userCodes: createUserCodeCheck({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
       })
       await app.register(cibaRoutes, { authenticator: core.clientAuth, ciba, rateLimit: apiRateLimit(config.rateLimitApi) })
-      const approval = createCibaApproval({ clock, requests: stores.cibaRequests, clients: stores.clients, resources: stores.resources, audit })
+      const approval = createCibaApproval({
+        clock,
+        requests: stores.cibaRequests,
+        clients: stores.clients,
+        resources: stores.resources,
+        audit,
+      })
       core.interaction.returnTargets.allow({ path: CIBA_APPROVE_PATH, describe: approval.describe })
       await app.register(cibaApproveRoutes, { approval, pages: core.interaction.pages })
-      core.grants.add(createCibaGrant({ clock, requests: stores.cibaRequests, polling: core.polling, users: stores.users, scopes, tokenIssuer: core.tokenIssuer }))
+      core.grants.add(
+        createCibaGrant({
+          clock,
+          requests: stores.cibaRequests,
+          polling: core.polling,
+          users: stores.users,
+          scopes,
+          tokenIssuer: core.tokenIssuer,
+        }),
+      )
       core.cleanup.add({ name: 'cibaRequests', remove: stores.cibaRequests.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS })
       core.cleanup.add({ name: 'usedJtis', remove: stores.usedJtis.removeExpired })
       core.discovery.contribute(() => ({

@@ -12,8 +12,18 @@ import { checkNoControlCharacters, checkParameters, type ParameterErrorCodes } f
 export const REQUEST_OBJECT_ALGS = ['ES256', 'PS256', 'RS256'] as const
 
 /** The authentication request parameters (CIBA Core §7.1); a request object carries them as claims (§7.1.1). */
-export const CIBA_AUTH_PARAMS = ['scope', 'client_notification_token', 'acr_values', 'login_hint_token', 'id_token_hint',
-  'login_hint', 'binding_message', 'user_code', 'requested_expiry', 'resource'] as const
+export const CIBA_AUTH_PARAMS = [
+  'scope',
+  'client_notification_token',
+  'acr_values',
+  'login_hint_token',
+  'id_token_hint',
+  'login_hint',
+  'binding_message',
+  'user_code',
+  'requested_expiry',
+  'resource',
+] as const
 /**
  * CIBA Core §13: at this endpoint an unacceptable binding_message is invalid_binding_message, in the
  * form and in a request object alike; at every other endpoint it is an unknown parameter.
@@ -62,8 +72,11 @@ export function createClientJwtVerifier(deps: ClientJwtVerifierDeps): ClientJwtV
     let result
     try {
       result = await jwtVerify(jwt, keySet(client, what), {
-        algorithms: [...REQUEST_OBJECT_ALGS], audience: deps.issuer, requiredClaims,
-        currentDate: new Date(deps.clock.now()), clockTolerance: CLOCK_TOLERANCE,
+        algorithms: [...REQUEST_OBJECT_ALGS],
+        audience: deps.issuer,
+        requiredClaims,
+        currentDate: new Date(deps.clock.now()),
+        clockTolerance: CLOCK_TOLERANCE,
       })
     } catch (err) {
       if (err instanceof OAuthError) throw err
@@ -117,7 +130,8 @@ export function createClientJwtVerifier(deps: ClientJwtVerifierDeps): ClientJwtV
       const { payload, protectedHeader, jti } = await verify(client, jwt, what, ['exp', 'aud', 'jti'])
       // A request object carries the request (scope at least) or says what it is in typ; a
       // login_hint_token names a user and nothing else.
-      const isRequestObject = protectedHeader.typ?.toLowerCase() === REQUEST_OBJECT_TYP || CIBA_AUTH_PARAMS.some((p) => p !== 'login_hint' && p in payload)
+      const isRequestObject =
+        protectedHeader.typ?.toLowerCase() === REQUEST_OBJECT_TYP || CIBA_AUTH_PARAMS.some((p) => p !== 'login_hint' && p in payload)
       if (isRequestObject) throw new OAuthError('invalid_request', `${what}: a request object is not a login_hint_token`)
       const claim = typeof payload.sub === 'string' ? 'sub' : 'login_hint'
       const hint = payload[claim]

@@ -17,7 +17,6 @@ export interface CibaRouteDeps {
   rateLimit?: RateLimitOptions | undefined
 }
 
-
 export const cibaRoutes: FastifyPluginAsync<CibaRouteDeps> = async (app, deps) => {
   app.post(CIBA_PATH, { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {
     // binding_message gets its own error code (invalid_binding_message), here and in the service.

@@ -19,7 +19,6 @@ import { CIBA_INPUT_LIMITS, checkInputLengths } from '../../domain/input-limits.
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { UserCodeCheck } from '../../interaction/user-code-check.js'
 
-
 /** binding_message: short enough to show on a phone, no control characters (§7.1). */
 const BINDING_MESSAGE_MAX = 64
 
@@ -159,27 +158,55 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
       const interval = client.pollingInterval ?? config.cibaPollingInterval
       const expiresAt = now + expiresIn * 1000
       const request = {
-        id, authReqId, clientId: client.clientId, subjectId: user.subjectId, requestedScopes: granted.scopes,
-        resources: p.resource === undefined ? [] : [p.resource], acrValues: acr.acrValues, tenant: acr.tenant,
-        idp: acr.idp, bindingMessage: p.binding_message, intervalSeconds: interval, familyId: randomUUID(),
-        createdAt: now, expiresAt,
+        id,
+        authReqId,
+        clientId: client.clientId,
+        subjectId: user.subjectId,
+        requestedScopes: granted.scopes,
+        resources: p.resource === undefined ? [] : [p.resource],
+        acrValues: acr.acrValues,
+        tenant: acr.tenant,
+        idp: acr.idp,
+        bindingMessage: p.binding_message,
+        intervalSeconds: interval,
+        familyId: randomUUID(),
+        createdAt: now,
+        expiresAt,
       }
       // Push-notification fatigue: a client may neither pile up requests for one user nor send
       // them faster than the rate. Counted per client and user, so that no client can keep the
       // others from reaching the user.
-      const created = await deps.requests.createWithinLimit(request, {
-        maxPending: config.cibaMaxPendingPerUser, maxPerWindow: config.cibaRateLimitPerUser, windowMs: CIBA_RATE_WINDOW_SECONDS * 1000,
-      }, now)
+      const created = await deps.requests.createWithinLimit(
+        request,
+        {
+          maxPending: config.cibaMaxPendingPerUser,
+          maxPerWindow: config.cibaRateLimitPerUser,
+          windowMs: CIBA_RATE_WINDOW_SECONDS * 1000,
+        },
+        now,
+      )
       if (created.kind !== 'created') throw refused(created, now)
       deps.notifier.notify({
-        request_id: id, subject: user.subjectId, username: user.username, client_id: client.clientId,
-        client_name: client.clientName ?? client.clientId, scopes: granted.scopes, binding_message: p.binding_message ?? null,
+        request_id: id,
+        subject: user.subjectId,
+        username: user.username,
+        client_id: client.clientId,
+        client_name: client.clientName ?? client.clientId,
+        scopes: granted.scopes,
+        binding_message: p.binding_message ?? null,
         acr_values: [...acr.acrValues, ...(acr.tenant ? [`tenant:${acr.tenant}`] : []), ...(acr.idp ? [`idp:${acr.idp}`] : [])],
-        expires_at: Math.floor(expiresAt / 1000), approval_url: approvalUrl(config.issuer, id),
+        expires_at: Math.floor(expiresAt / 1000),
+        approval_url: approvalUrl(config.issuer, id),
       })
       deps.audit?.emit({
-        event: 'ciba.requested', clientId: client.clientId, subject: user.subjectId, grantType: CIBA_GRANT, address: ctx?.address,
-        requestId: ctx?.requestId, scope: granted.scopes.join(' '), cibaRequestId: id,
+        event: 'ciba.requested',
+        clientId: client.clientId,
+        subject: user.subjectId,
+        grantType: CIBA_GRANT,
+        address: ctx?.address,
+        requestId: ctx?.requestId,
+        scope: granted.scopes.join(' '),
+        cibaRequestId: id,
       })
       // No poll time is stamped here: the first poll is never slow_down.
       return { auth_req_id: authReqId, expires_in: expiresIn, interval }

@@ -9,7 +9,6 @@ import type { DeviceAuthorizationService } from './authorization.js'
 import { checkInputLengths } from '../../domain/input-limits.js'
 import { DEVICE_AUTHORIZATION_PATH } from '../../endpoints.js'
 
-
 export interface DeviceAuthorizationRouteDeps {
   authenticator: ClientAuthenticator
   devices: DeviceAuthorizationService

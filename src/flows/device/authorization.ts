@@ -25,7 +25,10 @@ export interface DeviceAuthorizationResponse {
 }
 
 export interface DeviceAuthorizationDeps {
-  config: Pick<Config, 'issuer' | 'deviceCodeLifetime' | 'devicePollingInterval' | 'deviceMaxPendingPerClient' | 'deviceMaxPendingPerAddress'>
+  config: Pick<
+    Config,
+    'issuer' | 'deviceCodeLifetime' | 'devicePollingInterval' | 'deviceMaxPendingPerClient' | 'deviceMaxPendingPerAddress'
+  >
   clock: Clock
   devices: Pick<DeviceAuthorizationStore, 'createWithinLimit'>
   scopes: ScopeResolver
@@ -75,11 +78,22 @@ export function createDeviceAuthorization(deps: DeviceAuthorizationDeps): Device
       const lifetime = config.deviceCodeLifetime
       for (let i = 0; i < USER_CODE_ATTEMPTS; i++) {
         const userCode = newUserCode()
-        const created = await deps.devices.createWithinLimit({
-          id: randomBytes(16).toString('hex'), deviceCode, userCode, clientId: client.clientId, requestedScopes: granted.scopes,
-          intervalSeconds: interval, familyId: randomUUID(), createdAt: now, expiresAt: now + lifetime * 1000,
-          requesterAddress: throttleAddress(address),
-        }, { perClient: config.deviceMaxPendingPerClient, perAddress: config.deviceMaxPendingPerAddress }, now)
+        const created = await deps.devices.createWithinLimit(
+          {
+            id: randomBytes(16).toString('hex'),
+            deviceCode,
+            userCode,
+            clientId: client.clientId,
+            requestedScopes: granted.scopes,
+            intervalSeconds: interval,
+            familyId: randomUUID(),
+            createdAt: now,
+            expiresAt: now + lifetime * 1000,
+            requesterAddress: throttleAddress(address),
+          },
+          { perClient: config.deviceMaxPendingPerClient, perAddress: config.deviceMaxPendingPerAddress },
+          now,
+        )
         if (created.kind === 'full') throw tooManyPending(created.per, Math.max(1, Math.ceil((created.oldestExpiresAt - now) / 1000)))
         if (created.kind === 'code-taken') continue
         const shown = formatUserCode(userCode)
@@ -97,4 +111,3 @@ export function createDeviceAuthorization(deps: DeviceAuthorizationDeps): Device
     },
   }
 }
-

@@ -58,7 +58,15 @@ export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{
     params: z.object({ device_code: z.string().min(1).max(256) }),
     async handle(client, { device_code }, ctx) {
       const found = await deps.devices.findByDeviceCode(device_code)
-      return deps.polling.poll({ client, found, store: deps.devices, texts: TEXTS, issue: (consumed) => issue(client, consumed), grantType: DEVICE_CODE_GRANT, ctx })
+      return deps.polling.poll({
+        client,
+        found,
+        store: deps.devices,
+        texts: TEXTS,
+        issue: (consumed) => issue(client, consumed),
+        grantType: DEVICE_CODE_GRANT,
+        ctx,
+      })
     },
   }
 }

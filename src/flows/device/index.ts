@@ -18,12 +18,25 @@ export const deviceFlow: Flow = {
     const devices = createDeviceAuthorization({ config, clock, devices: stores.devices, scopes })
     await app.register(deviceAuthorizationRoutes, { authenticator: core.clientAuth, devices, rateLimit: apiRateLimit(config.rateLimitApi) })
     const verification = createDeviceVerification({
-      clock, devices: stores.devices, clients: stores.clients, resources: stores.resources, audit,
+      clock,
+      devices: stores.devices,
+      clients: stores.clients,
+      resources: stores.resources,
+      audit,
       throttle: createDeviceUserCodeThrottle({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
     })
     core.interaction.returnTargets.allow({ path: DEVICE_PATH, describe: verification.describe })
     await app.register(deviceRoutes, { verification, pages: core.interaction.pages, rateLimit: pageRateLimit(config.rateLimitSignIn) })
-    core.grants.add(createDeviceCodeGrant({ clock, devices: stores.devices, polling: core.polling, users: stores.users, scopes, tokenIssuer: core.tokenIssuer }))
+    core.grants.add(
+      createDeviceCodeGrant({
+        clock,
+        devices: stores.devices,
+        polling: core.polling,
+        users: stores.users,
+        scopes,
+        tokenIssuer: core.tokenIssuer,
+      }),
+    )
     // Kept as long as CIBA requests past expiry: a late poll still gets expired_token, a replay still revokes.
     core.cleanup.add({ name: 'deviceAuthorizations', remove: stores.devices.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS })
     core.discovery.contribute(() => ({ device_authorization_endpoint: `${config.issuer}${DEVICE_AUTHORIZATION_PATH}` }))

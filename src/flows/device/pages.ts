@@ -9,7 +9,6 @@ import { messagePage } from '../../pages/message.js'
 import { signInUrl } from '../../pages/sign-in.js'
 import { DEVICE_PATH } from '../../endpoints.js'
 
-
 /** The device page of one code; its decision form posts to the same URL. */
 export function devicePageUrl(userCode: string): string {
   return `${DEVICE_PATH}?user_code=${formatUserCode(userCode)}`
@@ -53,22 +52,32 @@ export function renderDevicePage(page: Exclude<DevicePage, { kind: 'sign-in' }>,
       return entryPage(false, { code: page.userCode ?? '' })
     case 'blocked':
       return messagePage({
-        status: 429, title: 'Too many wrong codes', tone: 'alert',
+        status: 429,
+        title: 'Too many wrong codes',
+        tone: 'alert',
         text: ['Too many codes that did not match any device were typed from your network. Please wait a few minutes and try again.'],
       })
     case 'expired':
       return messagePage({
-        status: 410, title: 'This code has expired', tone: 'alert',
-        text: ['It can no longer be used. Start again on your device to get a new code.'], action: startAgain,
+        status: 410,
+        title: 'This code has expired',
+        tone: 'alert',
+        text: ['It can no longer be used. Start again on your device to get a new code.'],
+        action: startAgain,
       })
     case 'used':
       return messagePage({
-        status: 410, title: 'This code was already used', tone: 'alert',
-        text: ['Someone already approved or denied this request. If that was not you, start again on your device.'], action: startAgain,
+        status: 410,
+        title: 'This code was already used',
+        tone: 'alert',
+        text: ['Someone already approved or denied this request. If that was not you, start again on your device.'],
+        action: startAgain,
       })
     case 'signed-out':
       return messagePage({
-        status: 401, title: 'Your session has ended', tone: 'alert',
+        status: 401,
+        title: 'Your session has ended',
+        tone: 'alert',
         text: ['Your session has ended. Please sign in again to answer the request. Nothing was changed.'],
         action: { href: signInUrl(deviceReturnTarget(page.userCode, page.requestId)), label: 'Sign in' },
       })
@@ -86,7 +95,17 @@ export function renderDevicePage(page: Exclude<DevicePage, { kind: 'sign-in' }>,
       }
     case 'done':
       return page.status === 'approved'
-        ? messagePage({ status: 200, title: 'Device connected', tone: 'success', text: [`You approved ${page.clientName}. Go back to your device: it continues by itself. You can close this page.`] })
-        : messagePage({ status: 200, title: 'Denied', tone: 'success', text: [`You denied ${page.clientName}. The device gets no access. You can close this page.`] })
+        ? messagePage({
+            status: 200,
+            title: 'Device connected',
+            tone: 'success',
+            text: [`You approved ${page.clientName}. Go back to your device: it continues by itself. You can close this page.`],
+          })
+        : messagePage({
+            status: 200,
+            title: 'Denied',
+            tone: 'success',
+            text: [`You denied ${page.clientName}. The device gets no access. You can close this page.`],
+          })
   }
 }

@@ -30,7 +30,11 @@ export const deviceRoutes: FastifyPluginAsync<DeviceRouteDeps> = async (app, { v
   }
 
   app.get(DEVICE_PATH, { ...pages.page, config: { ...pages.page.config, ...(rateLimit ? { rateLimit } : {}) } }, async (req, reply) => {
-    return send(req, reply, await verification.show(typed(req), await pages.session(req), req.ip, { fromAnotherSite: fromAnotherSite(req) }))
+    return send(
+      req,
+      reply,
+      await verification.show(typed(req), await pages.session(req), req.ip, { fromAnotherSite: fromAnotherSite(req) }),
+    )
   })
 
   app.post(DEVICE_PATH, pages.form(rateLimit), async (req, reply) => {

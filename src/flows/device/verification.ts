@@ -70,9 +70,14 @@ export interface DeviceVerification {
    * header gains nothing either). Opened directly (a scanned QR code, a typed URL: `none`) or
    * without fetch metadata, the code is looked up at once as before.
    */
-  show(typed: string | undefined, session: Session | undefined, address: string, opts?: {
+  show(
+    typed: string | undefined,
+    session: Session | undefined,
+    address: string,
+    opts?: {
       fromAnotherSite?: boolean
-  }): Promise<DevicePage>
+    },
+  ): Promise<DevicePage>
   /** Approves or denies; the tokens carry the session's auth_time and amr (OIDC Core §2). */
   decide(typed: string | undefined, session: Session | undefined, address: string, decision: string | undefined): Promise<DevicePage>
 }
@@ -84,7 +89,8 @@ export function createDeviceVerification(deps: DeviceVerificationDeps): DeviceVe
     if (typed === undefined || typed.trim() === '') return { kind: 'enter' }
     const userCode = normalizeUserCode(typed)
     const found = await deps.throttle.lookup(address, userCode, (code) => deps.devices.findByUserCode(code))
-    if (found.kind === 'blocked') return { kind: 'blocked', retryAfter: Math.max(1, Math.ceil(((found.until ?? clock.now()) - clock.now()) / 1000)) }
+    if (found.kind === 'blocked')
+      return { kind: 'blocked', retryAfter: Math.max(1, Math.ceil(((found.until ?? clock.now()) - clock.now()) / 1000)) }
     if (found.kind === 'unknown') return { kind: 'enter', unknown: true }
     const device = found.value
     if (device.status !== 'pending' || device.consumedAt !== undefined) return { kind: 'used' }
@@ -135,7 +141,12 @@ export function createDeviceVerification(deps: DeviceVerificationDeps): DeviceVe
      * header gains nothing either). Opened directly (a scanned QR code, a typed URL: `none`) or
      * without fetch metadata, the code is looked up at once as before.
      */
-    async show(typed: string | undefined, session: Session | undefined, address: string, opts: { fromAnotherSite?: boolean } = {}): Promise<DevicePage> {
+    async show(
+      typed: string | undefined,
+      session: Session | undefined,
+      address: string,
+      opts: { fromAnotherSite?: boolean } = {},
+    ): Promise<DevicePage> {
       if (opts.fromAnotherSite && typed !== undefined && typed.trim() !== '') {
         const code = normalizeUserCode(typed)
         return { kind: 'confirm', userCode: code && formatUserCode(code) }
@@ -147,7 +158,12 @@ export function createDeviceVerification(deps: DeviceVerificationDeps): DeviceVe
     },
 
     /** Approves or denies; the tokens carry the session's auth_time and amr (OIDC Core §2). */
-    async decide(typed: string | undefined, session: Session | undefined, address: string, decision: string | undefined): Promise<DevicePage> {
+    async decide(
+      typed: string | undefined,
+      session: Session | undefined,
+      address: string,
+      decision: string | undefined,
+    ): Promise<DevicePage> {
       const opened = await open(typed, address)
       if (!('device' in opened)) return opened
       const { device, userCode } = opened
@@ -157,18 +173,27 @@ export function createDeviceVerification(deps: DeviceVerificationDeps): DeviceVe
       const decided = await deps.devices.decide(
         device.id,
         decision === 'approve'
-          ? { status: 'approved', subjectId: session.subjectId, approvedScopes: device.requestedScopes, authTime: session.authTime, amr: session.amr }
+          ? {
+              status: 'approved',
+              subjectId: session.subjectId,
+              approvedScopes: device.requestedScopes,
+              authTime: session.authTime,
+              amr: session.amr,
+            }
           : { status: 'denied' },
         clock.now(),
       )
       // Lost a race with another decision or with expiry.
       if (!decided) return device.expiresAt <= clock.now() ? { kind: 'expired' } : { kind: 'used' }
       deps.audit?.emit({
-        event: decided.status === 'approved' ? 'device.approved' : 'device.denied', clientId: device.clientId, subject: session.subjectId,
-        grantType: DEVICE_CODE_GRANT, address, ...(decided.status === 'approved' ? { scope: device.requestedScopes.join(' ') } : { reason: 'user_denied' }),
+        event: decided.status === 'approved' ? 'device.approved' : 'device.denied',
+        clientId: device.clientId,
+        subject: session.subjectId,
+        grantType: DEVICE_CODE_GRANT,
+        address,
+        ...(decided.status === 'approved' ? { scope: device.requestedScopes.join(' ') } : { reason: 'user_denied' }),
       })
       return { kind: 'done', status: decided.status as 'approved' | 'denied', clientName: shown.view.clientName }
     },
   }
 }
-

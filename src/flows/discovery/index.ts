@@ -8,7 +8,12 @@ export const discoveryFlow: Flow = {
   name: 'discovery',
   async register(core: Core) {
     const { config, keys, stores } = core
-    const discovery = createDiscoveryService({ config, keys, loadCatalogue: () => stores.resources.loadCatalogue(), contributions: core.discovery.contributions() })
+    const discovery = createDiscoveryService({
+      config,
+      keys,
+      loadCatalogue: () => stores.resources.loadCatalogue(),
+      contributions: core.discovery.contributions(),
+    })
     await core.app.register(discoveryRoutes, { discovery })
   },
 }

@@ -40,7 +40,6 @@ export interface DiscoveryDeps {
   contributions?: DiscoveryContribution[]
 }
 
-
 /** Claims every ID token we issue carries (OIDC Core §2), before identity resources add theirs. */
 const BASE_CLAIMS = ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'amr', 'sid']
 
@@ -76,7 +75,10 @@ export function createDiscoveryService(deps: DiscoveryDeps): DiscoveryService {
       const c = await deps.loadCatalogue()
       const enabled = <T extends { enabled: boolean; name: string }>(m: Map<string, T>) => [...m.values()].filter((v) => v.enabled)
       doc.scopes_supported = [...enabled(c.identityResources), ...enabled(c.apiScopes)].map((v) => v.name)
-      doc.claims_supported = unite(BASE_CLAIMS, enabled(c.identityResources).flatMap((r) => r.claims))
+      doc.claims_supported = unite(
+        BASE_CLAIMS,
+        enabled(c.identityResources).flatMap((r) => r.claims),
+      )
     }
     return doc
   }

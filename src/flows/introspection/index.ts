@@ -14,9 +14,22 @@ export const introspectionFlow: Flow = {
     await core.app.register(introspectRoutes, {
       rateLimit: apiRateLimit(config.rateLimitApi),
       ...(core.metrics ? { countResult: core.metrics.introspection } : {}),
-      callers: createIntrospectionCallerAuthenticator({ clients: stores.clients, resources: stores.resources, clock, realm: config.issuer, throttle: core.clientAuthThrottle }),
+      callers: createIntrospectionCallerAuthenticator({
+        clients: stores.clients,
+        resources: stores.resources,
+        clock,
+        realm: config.issuer,
+        throttle: core.clientAuthThrottle,
+      }),
       introspection: createIntrospectionService({
-        config, clock, keys, grants: stores.grants, revocations: core.revocationList, clients: stores.clients, users: stores.users, reader: core.tokenReader,
+        config,
+        clock,
+        keys,
+        grants: stores.grants,
+        revocations: core.revocationList,
+        clients: stores.clients,
+        users: stores.users,
+        reader: core.tokenReader,
       }),
     })
     core.discovery.contribute(() => ({

@@ -65,8 +65,12 @@ export function createIntrospectionService(deps: {
     if (caller.kind !== 'client' || g.clientId !== caller.clientId || g.consumedAt !== undefined) return INACTIVE
     const data = g.data as unknown as RefreshTokenData
     const out: Record<string, unknown> = {
-      active: true, iss: config.issuer, sub: g.subjectId, client_id: g.clientId,
-      scope: data.granted.scopes.join(' '), iat: Math.floor(g.createdAt / 1000),
+      active: true,
+      iss: config.issuer,
+      sub: g.subjectId,
+      client_id: g.clientId,
+      scope: data.granted.scopes.join(' '),
+      iat: Math.floor(g.createdAt / 1000),
     }
     if (g.expiresAt !== undefined) out.exp = Math.floor(g.expiresAt / 1000)
     return out as IntrospectionResponse
@@ -83,7 +87,12 @@ export function createIntrospectionService(deps: {
       if (typeof ti.aud === 'string') ti.aud = [ti.aud]
       // RFC 9701 §5: iss, aud (the caller), iat, token_introspection; no top-level sub or exp.
       return deps.keys.sign(
-        { iss: config.issuer, aud: caller.kind === 'api' ? caller.name : caller.clientId, iat: Math.floor(clock.now() / 1000), token_introspection: ti },
+        {
+          iss: config.issuer,
+          aud: caller.kind === 'api' ? caller.name : caller.clientId,
+          iat: Math.floor(clock.now() / 1000),
+          token_introspection: ti,
+        },
         { alg: config.accessTokenSigningAlg, typ: 'token-introspection+jwt' },
       )
     },

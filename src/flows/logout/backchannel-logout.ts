@@ -147,7 +147,13 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
     // and a token naming a user's session is not signed for it (the row ends, audited).
     if (!client.enabled) return { kind: 'failed', retry: false, error: 'client_disabled' }
     if (client.backChannelLogoutSessionRequired && d.sid === undefined) return { kind: 'failed', retry: false, error: 'sid_required' }
-    const token = await signLogoutToken(deps.keys, { issuer: deps.issuer, clientId: d.clientId, subjectId: d.subjectId, sid: d.sid, now: clock.now() })
+    const token = await signLogoutToken(deps.keys, {
+      issuer: deps.issuer,
+      clientId: d.clientId,
+      subjectId: d.subjectId,
+      sid: d.sid,
+      now: clock.now(),
+    })
     return post(uri, token)
   }
 
@@ -179,11 +185,21 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
         if (await store.retry(d, now + wait, { at: now, error: result.error, httpStatus: result.httpStatus })) {
           run.retrying++
           logger.warn(
-            { delivery_id: d.id, client_id: d.clientId, sid: d.sid, attempt: d.attempts, error: result.error, http_status: result.httpStatus, retry_in_seconds: wait / 1000 },
+            {
+              delivery_id: d.id,
+              client_id: d.clientId,
+              sid: d.sid,
+              attempt: d.attempts,
+              error: result.error,
+              http_status: result.httpStatus,
+              retry_in_seconds: wait / 1000,
+            },
             'back-channel logout attempt failed; will retry',
           )
         }
-      } else if (await store.finish(d, 'failed', { at: now, error: result.error, httpStatus: result.httpStatus, expiresAt: now + o.retentionMs })) {
+      } else if (
+        await store.finish(d, 'failed', { at: now, error: result.error, httpStatus: result.httpStatus, expiresAt: now + o.retentionMs })
+      ) {
         run.failed++
         deps.audit.emit({ event: 'logout.failed', ...fields, reason: result.error, httpStatus: result.httpStatus })
       }

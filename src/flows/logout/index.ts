@@ -18,7 +18,13 @@ export function logoutFlow(options: { backchannelLogout?: Partial<BackchannelLog
       const endSession = createEndSessionService({ issuer: config.issuer, clients: stores.clients, keys })
       await core.app.register(endSessionRoutes, { endSession, pages: core.interaction.pages })
       const worker = createBackchannelLogoutWorker({
-        issuer: config.issuer, clock, store: stores.backchannelLogouts, clients: stores.clients, keys, logger, audit,
+        issuer: config.issuer,
+        clock,
+        store: stores.backchannelLogouts,
+        clients: stores.clients,
+        keys,
+        logger,
+        audit,
         ...(options.backchannelLogout ? { options: options.backchannelLogout } : {}),
       })
       core.workers.add(BACKCHANNEL_LOGOUT_WORKER, worker)

@@ -25,14 +25,17 @@ function bodyParams(req: FastifyRequest): Array<[string, string]> {
     throw new OAuthError('invalid_request', 'the request body must be application/x-www-form-urlencoded')
   }
   const out: Array<[string, string]> = []
-  for (const [k, v] of Object.entries((req.body ?? {}) as Record<string, unknown>)) for (const x of [v].flat()) if (typeof x === 'string') out.push([k, x])
+  for (const [k, v] of Object.entries((req.body ?? {}) as Record<string, unknown>))
+    for (const x of [v].flat()) if (typeof x === 'string') out.push([k, x])
   return out
 }
 
 export const endSessionRoutes: FastifyPluginAsync<EndSessionRouteDeps> = async (app, { endSession, pages }) => {
   async function send(req: FastifyRequest, reply: FastifyReply, outcome: EndSessionOutcome) {
     if (outcome.kind === 'confirm') {
-      return pages.send(reply, renderLogoutConfirm(outcome, { action: outcome.action, csrf: pages.csrfToken(req, reply) }), { formActionOrigins: outcome.formActionOrigins })
+      return pages.send(reply, renderLogoutConfirm(outcome, { action: outcome.action, csrf: pages.csrfToken(req, reply) }), {
+        formActionOrigins: outcome.formActionOrigins,
+      })
     }
     await pages.endSession(req, reply)
     if (outcome.redirectTo) return reply.code(303).headers({ location: outcome.redirectTo, 'cache-control': 'no-store' }).send()
@@ -49,5 +52,6 @@ export const endSessionRoutes: FastifyPluginAsync<EndSessionRouteDeps> = async (
     return start(req, reply, raw, new URLSearchParams(raw).toString(), 'POST')
   })
   app.post(END_SESSION_CONFIRM_PATH, pages.form(), async (req, reply) =>
-    send(req, reply, await endSession.confirm([...new URLSearchParams(query(req))], await pages.session(req))))
+    send(req, reply, await endSession.confirm([...new URLSearchParams(query(req))], await pages.session(req))),
+  )
 }

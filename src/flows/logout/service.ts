@@ -45,7 +45,12 @@ export interface EndSessionDeps {
 }
 
 /** Longest values of the parameters we know (a Map: a name the request chose never finds an inherited entry); others 2000. */
-const LIMITS: ReadonlyMap<string, number> = new Map([['id_token_hint', 4000], ['post_logout_redirect_uri', 400], ['state', 1000], ['client_id', 200]])
+const LIMITS: ReadonlyMap<string, number> = new Map([
+  ['id_token_hint', 4000],
+  ['post_logout_redirect_uri', 400],
+  ['state', 1000],
+  ['client_id', 200],
+])
 const invalid = (d: string) => new OAuthError('invalid_request', d)
 
 export interface EndSessionService {
@@ -98,11 +103,18 @@ export function createEndSessionService(deps: EndSessionDeps): EndSessionService
      * The request: end the session now (proven), or ask first. `query` is the request's own query,
      * for the form's action; `method` says whether the request could have carried the session cookie.
      */
-    async start(raw: Array<[string, string]>, session: Session | undefined, query: string, method: 'GET' | 'POST'): Promise<EndSessionOutcome> {
+    async start(
+      raw: Array<[string, string]>,
+      session: Session | undefined,
+      query: string,
+      method: 'GET' | 'POST',
+    ): Promise<EndSessionOutcome> {
       const req = await validate(raw, session)
       if (session ? req.proven : method === 'GET') return { kind: 'done', redirectTo: req.redirectTo }
       return {
-        kind: 'confirm', clientName: req.clientName, username: session?.username,
+        kind: 'confirm',
+        clientName: req.clientName,
+        username: session?.username,
         action: `${END_SESSION_CONFIRM_PATH}${query ? `?${query}` : ''}`,
         formActionOrigins: req.redirectTo ? [new URL(req.redirectTo).origin] : [],
       }
@@ -115,4 +127,3 @@ export function createEndSessionService(deps: EndSessionDeps): EndSessionService
     },
   }
 }
-

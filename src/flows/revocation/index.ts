@@ -12,7 +12,16 @@ export const revocationFlow: Flow = {
     await core.app.register(revocationRoutes, {
       authenticator: core.clientAuth,
       rateLimit: apiRateLimit(config.rateLimitApi),
-      revocation: createRevocationService({ config, clock, keys, grants: stores.grants, oneTimeUse: core.oneTimeUse, revocations: stores.revocations, list: core.revocationList, audit }),
+      revocation: createRevocationService({
+        config,
+        clock,
+        keys,
+        grants: stores.grants,
+        oneTimeUse: core.oneTimeUse,
+        revocations: stores.revocations,
+        list: core.revocationList,
+        audit,
+      }),
     })
     core.discovery.contribute(() => ({
       revocation_endpoint: `${config.issuer}${REVOCATION_PATH}`,

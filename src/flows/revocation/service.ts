@@ -37,8 +37,12 @@ export function createRevocationService(deps: {
   /** Only what was revoked is audited: an unknown or foreign token is a silent success (§2.2). */
   const revoked = (client: Client, tokenKind: string, subject: unknown, ctx: RevocationContext | undefined) =>
     deps.audit?.emit({
-      event: 'token.revoked', clientId: client.clientId, subject: typeof subject === 'string' ? subject : undefined, tokenKind,
-      address: ctx?.address, requestId: ctx?.requestId,
+      event: 'token.revoked',
+      clientId: client.clientId,
+      subject: typeof subject === 'string' ? subject : undefined,
+      tokenKind,
+      address: ctx?.address,
+      requestId: ctx?.requestId,
     })
 
   async function revokeJwt(client: Client, token: string, now: number, ctx: RevocationContext | undefined) {

@@ -27,10 +27,15 @@ export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { p
   app.post(SIGN_IN_PATH, pages.form(signInRateLimit), async (req, reply) => {
     const form = pages.formOf(req)
     const result = await signIn.submit(returnTo(req.query), form, {
-      address: req.ip, requestId: req.id, previousHandle: pages.sessionHandle(req), session: await pages.session(req),
+      address: req.ip,
+      requestId: req.id,
+      previousHandle: pages.sessionHandle(req),
+      session: await pages.session(req),
     })
     if (!result.ok) {
-      return pages.send(reply, renderSignIn(result.view, { csrf: pages.csrfToken(req, reply) }), { formActionOrigins: result.view.formActionOrigins })
+      return pages.send(reply, renderSignIn(result.view, { csrf: pages.csrfToken(req, reply) }), {
+        formActionOrigins: result.view.formActionOrigins,
+      })
     }
     pages.setSession(req, reply, result.handle)
     // 303: the browser follows with a GET, so a reload never posts the password again.

@@ -17,7 +17,14 @@ export const tokenFlow: Flow = {
     core.grants.add(createClientCredentialsGrant({ scopes, tokenIssuer }))
     core.grants.add(
       createRefreshTokenGrant({
-        clock, publicClientRefreshTokenLifetime: config.publicClientRefreshTokenLifetime, grants: stores.grants, oneTimeUse: core.oneTimeUse, users: stores.users, scopes, tokenIssuer, audit,
+        clock,
+        publicClientRefreshTokenLifetime: config.publicClientRefreshTokenLifetime,
+        grants: stores.grants,
+        oneTimeUse: core.oneTimeUse,
+        users: stores.users,
+        scopes,
+        tokenIssuer,
+        audit,
       }),
     )
     core.grants.add(createPasswordGrant({ clock, passwords: core.passwordCheck, scopes, tokenIssuer }))

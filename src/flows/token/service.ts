@@ -45,8 +45,15 @@ export function createTokenService(deps: { registry: GrantRegistry; audit?: Audi
       const res = await handler.handle(client, parsed.data, { ...ctx, clientAuthentication })
       // Every grant, built-in or extension, is audited here, once: the issuer marked what it issued.
       deps.audit?.emit({
-        event: 'token.issued', clientId: client.clientId, subject: res[ISSUED]?.subject, grantType, address: ctx.address,
-        requestId: ctx.requestId, scope: res.scope, tokenTypes: issuedTokenTypes(res), accessTokenFormat: res[ISSUED]?.accessTokenFormat,
+        event: 'token.issued',
+        clientId: client.clientId,
+        subject: res[ISSUED]?.subject,
+        grantType,
+        address: ctx.address,
+        requestId: ctx.requestId,
+        scope: res.scope,
+        tokenTypes: issuedTokenTypes(res),
+        accessTokenFormat: res[ISSUED]?.accessTokenFormat,
       })
       return res
     },

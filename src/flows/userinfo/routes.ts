@@ -8,7 +8,6 @@ import { readForm } from '../../http/form.js'
 import { bearerChallenge, type UserinfoService } from './service.js'
 import { USERINFO_PATH } from '../../endpoints.js'
 
-
 export interface UserinfoRouteDeps {
   userinfo: UserinfoService
   realm: string
@@ -33,7 +32,8 @@ export const userinfoRoutes: FastifyPluginAsync<UserinfoRouteDeps> = async (app,
     return claims
   }
 
-  const formOf = (req: FastifyRequest) => (req.method === 'POST' && !(req.headers['content-type'] === undefined && req.body === undefined) ? readForm(req) : {})
+  const formOf = (req: FastifyRequest) =>
+    req.method === 'POST' && !(req.headers['content-type'] === undefined && req.body === undefined) ? readForm(req) : {}
   // Browser apps call userinfo too: CORS for the origins of the client the token was issued to.
   const config = {
     rateLimit,

@@ -33,7 +33,9 @@ export interface UserinfoService {
 export function createUserinfoService(deps: UserinfoDeps): UserinfoService {
   const realm = deps.config.issuer
   const invalidToken = () =>
-    new OAuthError('invalid_token', 'the access token is not valid', { headers: { 'www-authenticate': bearerChallenge(realm, 'invalid_token') } })
+    new OAuthError('invalid_token', 'the access token is not valid', {
+      headers: { 'www-authenticate': bearerChallenge(realm, 'invalid_token') },
+    })
 
   return {
     /** The client the token was issued to (CORS: whose allowedCorsOrigins apply), if it is a live token of ours. */
@@ -70,4 +72,3 @@ export function createUserinfoService(deps: UserinfoDeps): UserinfoService {
     },
   }
 }
-

@@ -57,7 +57,12 @@ describe('errors redirected with state and iss', () => {
     ['response_type token', { response_type: 'token' }, 'unsupported_response_type', 'response_type must be code'],
     ['no response_type', { response_type: undefined }, 'invalid_request', 'response_type is missing'],
     ['an unknown scope', { scope: 'openid nope' }, 'invalid_scope', 'scope holds a value this client may not request'],
-    ['no code_challenge', { code_challenge: undefined, code_challenge_method: undefined }, 'invalid_request', 'code_challenge is required (PKCE with S256)'],
+    [
+      'no code_challenge',
+      { code_challenge: undefined, code_challenge_method: undefined },
+      'invalid_request',
+      'code_challenge is required (PKCE with S256)',
+    ],
     ['code_challenge_method plain', { code_challenge_method: 'plain' }, 'invalid_request', 'code_challenge_method must be S256'],
     ['no code_challenge_method', { code_challenge_method: undefined }, 'invalid_request', 'code_challenge_method must be S256'],
     ['a malformed code_challenge', { code_challenge: 'short' }, 'invalid_request', 'code_challenge is not a S256 challenge'],
@@ -65,16 +70,36 @@ describe('errors redirected with state and iss', () => {
     ['an unknown prompt', { prompt: 'select_account' }, 'invalid_request', 'prompt holds an unsupported value'],
     ['a bad max_age', { max_age: '-1' }, 'invalid_request', 'max_age must be a non-negative integer'],
     ['response_mode fragment', { response_mode: 'fragment' }, 'invalid_request', 'response_mode must be query or form_post'],
-    ['a tenant the client may not assert', { acr_values: 'tenant:globex' }, 'invalid_request', 'acr_values holds a tenant this client may not assert'],
+    [
+      'a tenant the client may not assert',
+      { acr_values: 'tenant:globex' },
+      'invalid_request',
+      'acr_values holds a tenant this client may not assert',
+    ],
     ['a request object', { request: 'eyJ.x.y' }, 'invalid_request', 'request objects are not supported'],
-    ['an id_token_hint that is not ours', { id_token_hint: 'not-a-jwt' }, 'invalid_request', 'id_token_hint is not an ID token issued to this client'],
+    [
+      'an id_token_hint that is not ours',
+      { id_token_hint: 'not-a-jwt' },
+      'invalid_request',
+      'id_token_hint is not an ID token issued to this client',
+    ],
   ])('%s', async (_name, params, error, description) => {
     const cookie = 'id_token_hint' in params ? await session(authz) : ''
-    expect(errorAt(await get(authorizeUrl(params as Record<string, string | undefined>), cookie))).toEqual({ error, error_description: description, state: 'st-1', iss: TEST_ISSUER })
+    expect(errorAt(await get(authorizeUrl(params as Record<string, string | undefined>), cookie))).toEqual({
+      error,
+      error_description: description,
+      state: 'st-1',
+      iss: TEST_ISSUER,
+    })
   })
 
   it('a repeated parameter other than client_id and redirect_uri', async () => {
-    expect(errorAt(await get(`${authorizeUrl()}&scope=openid`))).toEqual({ error: 'invalid_request', error_description: 'scope is repeated', state: 'st-1', iss: TEST_ISSUER })
+    expect(errorAt(await get(`${authorizeUrl()}&scope=openid`))).toEqual({
+      error: 'invalid_request',
+      error_description: 'scope is repeated',
+      state: 'st-1',
+      iss: TEST_ISSUER,
+    })
   })
 
   // The attack: a parameter named after what every object inherits (constructor, __proto__…) was
@@ -82,44 +107,78 @@ describe('errors redirected with state and iss', () => {
   it('an over-long parameter named after an Object.prototype member is too long, like any other', async () => {
     for (const name of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) {
       const res = await get(`${authorizeUrl()}&${name}=${'y'.repeat(201)}`)
-      expect({ name, ...errorAt(res) }).toEqual({ name, error: 'invalid_request', error_description: 'a parameter is too long', state: 'st-1', iss: TEST_ISSUER })
+      expect({ name, ...errorAt(res) }).toEqual({
+        name,
+        error: 'invalid_request',
+        error_description: 'a parameter is too long',
+        state: 'st-1',
+        iss: TEST_ISSUER,
+      })
     }
   })
 
   it('a client that may not use the flow: unauthorized_client', async () => {
     const res = await get(authorizeUrl({ client_id: 'cc-only', redirect_uri: 'https://cc.example/cb', scope: 'orders.read' }))
-    expect(errorAt(res, 'https://cc.example/cb')).toEqual({ error: 'unauthorized_client', error_description: 'the client may not use the authorization code flow', state: 'st-1', iss: TEST_ISSUER })
+    expect(errorAt(res, 'https://cc.example/cb')).toEqual({
+      error: 'unauthorized_client',
+      error_description: 'the client may not use the authorization code flow',
+      state: 'st-1',
+      iss: TEST_ISSUER,
+    })
   })
 
   it('without state, no state', async () => {
-    expect(errorAt(await get(authorizeUrl({ state: undefined, response_type: 'token' })))).toEqual({ error: 'unsupported_response_type', error_description: 'response_type must be code', iss: TEST_ISSUER })
+    expect(errorAt(await get(authorizeUrl({ state: undefined, response_type: 'token' })))).toEqual({
+      error: 'unsupported_response_type',
+      error_description: 'response_type must be code',
+      iss: TEST_ISSUER,
+    })
   })
 
   it('keeps a query the redirect URI has', async () => {
     await authz.app.inject({ method: 'GET', url: '/health/live' })
     const res = await get(authorizeUrl({ client_id: 'nopkce', redirect_uri: 'https://nopkce.example/cb', response_type: 'token' }))
-    expect(located(res).href).toBe(`https://nopkce.example/cb?error=unsupported_response_type&error_description=response_type+must+be+code&state=st-1&iss=${encodeURIComponent(TEST_ISSUER)}`)
+    expect(located(res).href).toBe(
+      `https://nopkce.example/cb?error=unsupported_response_type&error_description=response_type+must+be+code&state=st-1&iss=${encodeURIComponent(TEST_ISSUER)}`,
+    )
   })
 
   it('prompt=none without a session: login_required', async () => {
-    expect(errorAt(await get(authorizeUrl({ prompt: 'none' })))).toEqual({ error: 'login_required', error_description: 'the user must sign in', state: 'st-1', iss: TEST_ISSUER })
+    expect(errorAt(await get(authorizeUrl({ prompt: 'none' })))).toEqual({
+      error: 'login_required',
+      error_description: 'the user must sign in',
+      state: 'st-1',
+      iss: TEST_ISSUER,
+    })
   })
 
   it('prompt=none with a session but no consent yet: consent_required', async () => {
     const cookie = await session(authz, 'bob', 'bob-pw')
-    expect(errorAt(await get(authorizeUrl({ prompt: 'none' }), cookie))).toEqual({ error: 'consent_required', error_description: 'the user must consent', state: 'st-1', iss: TEST_ISSUER })
+    expect(errorAt(await get(authorizeUrl({ prompt: 'none' }), cookie))).toEqual({
+      error: 'consent_required',
+      error_description: 'the user must consent',
+      state: 'st-1',
+      iss: TEST_ISSUER,
+    })
   })
 
   it('the person denies: access_denied', async () => {
     const cookie = await session(authz, 'bob', 'bob-pw')
     const res = await consent(authz, authorizeUrl(), cookie, 'deny')
-    expect(errorAt(res)).toEqual({ error: 'access_denied', error_description: 'the user denied the request', state: 'st-1', iss: TEST_ISSUER })
+    expect(errorAt(res)).toEqual({
+      error: 'access_denied',
+      error_description: 'the user denied the request',
+      state: 'st-1',
+      iss: TEST_ISSUER,
+    })
   })
 
   it('form_post: the error is posted by a form to the redirect URI', async () => {
     const res = await get(authorizeUrl({ response_mode: 'form_post', scope: 'nope' }))
     expect(res.statusCode).toBe(200)
-    expect(res.headers['content-security-policy']).toMatch(/form-action 'self' https:\/\/web\.example; frame-ancestors 'none'; base-uri 'none'; script-src 'sha256-[A-Za-z0-9+/]+=*'/)
+    expect(res.headers['content-security-policy']).toMatch(
+      /form-action 'self' https:\/\/web\.example; frame-ancestors 'none'; base-uri 'none'; script-src 'sha256-[A-Za-z0-9+/]+=*'/,
+    )
     expect(res.body).toContain(`<form method="post" action="${WEB_CB}">`)
     expect(res.body).toContain('<input type="hidden" name="error" value="invalid_scope">')
     expect(res.body).toContain('<input type="hidden" name="state" value="st-1">')
@@ -154,8 +213,18 @@ describe('sign-in, consent, code', () => {
     expect(back.searchParams.get('state')).toBe('st-1')
     expect(back.searchParams.get('iss')).toBe(TEST_ISSUER)
     const code = back.searchParams.get('code')!
-    const row = (await authz.db.query('SELECT kind, client_id, subject_id, data, expires_at - created_at AS life FROM persisted_grants WHERE handle_hash = $1', [handleHash(code)])).rows[0]
-    expect(row).toMatchObject({ kind: 'authorization_code', client_id: 'web', subject_id: 'u-alice', data: { redirectUri: WEB_CB, nonce: 'n-1', scope: 'openid profile' } })
+    const row = (
+      await authz.db.query(
+        'SELECT kind, client_id, subject_id, data, expires_at - created_at AS life FROM persisted_grants WHERE handle_hash = $1',
+        [handleHash(code)],
+      )
+    ).rows[0]
+    expect(row).toMatchObject({
+      kind: 'authorization_code',
+      client_id: 'web',
+      subject_id: 'u-alice',
+      data: { redirectUri: WEB_CB, nonce: 'n-1', scope: 'openid profile' },
+    })
     expect(JSON.stringify(row)).not.toContain(code) // stored only as a hash
   })
 
@@ -223,7 +292,9 @@ describe('sign-in, consent, code', () => {
     authz.clock.advance(120)
     const url = authorizeUrl({ client_id: 'spa', redirect_uri: SPA_CB, max_age: '60' })
     expect(located(await get(url, cookie)).pathname).toBe('/account/sign-in')
-    expect(located(await get(authorizeUrl({ client_id: 'spa', redirect_uri: SPA_CB, max_age: '600' }), cookie)).searchParams.has('code')).toBe(true)
+    expect(
+      located(await get(authorizeUrl({ client_id: 'spa', redirect_uri: SPA_CB, max_age: '600' }), cookie)).searchParams.has('code'),
+    ).toBe(true)
     const zero = await get(authorizeUrl({ client_id: 'spa', redirect_uri: SPA_CB, max_age: '0' }), cookie)
     const again = await signInAt(authz, `${located(zero).pathname}${located(zero).search}`, 'alice', 'alice-pw', cookie)
     authz.clock.advance(5)
@@ -266,10 +337,12 @@ describe('discovery and logs', () => {
       scopes_supported: ['email', 'offline_access', 'openid', 'profile', 'orders.read', 'orders.write'],
     })
     expect(oidc.json().grant_types_supported).toContain('authorization_code')
-    expect(oidc.json().claims_supported).toEqual(expect.arrayContaining(['sub', 'name', 'family_name', 'email', 'email_verified', 'sid', 'acr', 'amr']))
+    expect(oidc.json().claims_supported).toEqual(
+      expect.arrayContaining(['sub', 'name', 'family_name', 'email', 'email_verified', 'sid', 'acr', 'amr']),
+    )
   })
 
-  it('never logs an id_token_hint, not even inside the sign-in page\'s return_to', async () => {
+  it("never logs an id_token_hint, not even inside the sign-in page's return_to", async () => {
     const hint = 'eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJlLWhlcmU'
     const res = await get(authorizeUrl({ id_token_hint: hint }))
     const signIn = located(res)
@@ -280,7 +353,12 @@ describe('discovery and logs', () => {
 
 describe('bad input in a POSTed authorization request', () => {
   it('a control character in client_id is a page, not a server error', async () => {
-    const res = await authz.app.inject({ method: 'POST', url: '/connect/authorize', headers: FORM, payload: 'client_id=we%00b&response_type=code' })
+    const res = await authz.app.inject({
+      method: 'POST',
+      url: '/connect/authorize',
+      headers: FORM,
+      payload: 'client_id=we%00b&response_type=code',
+    })
     expect(res.statusCode).toBe(400)
     expect(res.headers.location).toBeUndefined()
     expect(res.body).toContain('client_id contains control characters')

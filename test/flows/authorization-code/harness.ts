@@ -19,24 +19,58 @@ export function authorizeSeed() {
     identityResources: ['openid', 'profile', 'email', 'offline_access'],
     clients: [
       {
-        clientId: 'web', clientName: 'Web <App>', secrets: [{ value: 'web-secret' }], allowedGrantTypes: ['authorization_code'],
-        allowedScopes: ['openid', 'profile', 'email', 'orders.read', 'offline_access'], allowOfflineAccess: true, requireConsent: true,
-        redirectUris: [WEB_CB, 'https://web.example/other'], postLogoutRedirectUris: ['https://web.example/bye'],
-        allowedTenants: ['acme'], identityProviderRestrictions: ['corp-ad'],
+        clientId: 'web',
+        clientName: 'Web <App>',
+        secrets: [{ value: 'web-secret' }],
+        allowedGrantTypes: ['authorization_code'],
+        allowedScopes: ['openid', 'profile', 'email', 'orders.read', 'offline_access'],
+        allowOfflineAccess: true,
+        requireConsent: true,
+        redirectUris: [WEB_CB, 'https://web.example/other'],
+        postLogoutRedirectUris: ['https://web.example/bye'],
+        allowedTenants: ['acme'],
+        identityProviderRestrictions: ['corp-ad'],
       },
       {
-        clientId: 'spa', clientName: 'Single-page app', requireClientSecret: false, allowedGrantTypes: ['authorization_code'],
-        allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'], allowOfflineAccess: true, redirectUris: [SPA_CB],
+        clientId: 'spa',
+        clientName: 'Single-page app',
+        requireClientSecret: false,
+        allowedGrantTypes: ['authorization_code'],
+        allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'],
+        allowOfflineAccess: true,
+        redirectUris: [SPA_CB],
       },
       {
-        clientId: 'nopkce', secrets: [{ value: 'nopkce-secret' }], allowedGrantTypes: ['authorization_code'], requirePkce: false,
-        allowedScopes: ['openid', 'orders.read'], redirectUris: ['https://nopkce.example/cb'],
+        clientId: 'nopkce',
+        secrets: [{ value: 'nopkce-secret' }],
+        allowedGrantTypes: ['authorization_code'],
+        requirePkce: false,
+        allowedScopes: ['openid', 'orders.read'],
+        redirectUris: ['https://nopkce.example/cb'],
       },
-      { clientId: 'cc-only', secrets: [{ value: 'cc-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'], redirectUris: ['https://cc.example/cb'] },
-      { clientId: 'off', enabled: false, secrets: [{ value: 'off-secret' }], allowedGrantTypes: ['authorization_code'], allowedScopes: ['openid'], redirectUris: ['https://off.example/cb'] },
+      {
+        clientId: 'cc-only',
+        secrets: [{ value: 'cc-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+        redirectUris: ['https://cc.example/cb'],
+      },
+      {
+        clientId: 'off',
+        enabled: false,
+        secrets: [{ value: 'off-secret' }],
+        allowedGrantTypes: ['authorization_code'],
+        allowedScopes: ['openid'],
+        redirectUris: ['https://off.example/cb'],
+      },
     ],
     users: [
-      { subjectId: 'u-alice', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', family_name: 'Example', email: 'alice@example.com', email_verified: true } },
+      {
+        subjectId: 'u-alice',
+        username: 'alice',
+        password: 'alice-pw',
+        claims: { name: 'Alice Example', family_name: 'Example', email: 'alice@example.com', email_verified: true },
+      },
       { subjectId: 'u-bob', username: 'bob', password: 'bob-pw', claims: { name: 'Bob' } },
     ],
   }
@@ -56,8 +90,15 @@ export function pkcePair(): { verifier: string; challenge: string } {
 /** /connect/authorize?… for `web` with PKCE, state and nonce, unless overridden (undefined drops a parameter). */
 export function authorizeUrl(params: Record<string, string | undefined> = {}, challenge = pkcePair().challenge): string {
   const all: Record<string, string | undefined> = {
-    client_id: 'web', redirect_uri: WEB_CB, response_type: 'code', scope: 'openid profile', state: 'st-1', nonce: 'n-1',
-    code_challenge: challenge, code_challenge_method: 'S256', ...params,
+    client_id: 'web',
+    redirect_uri: WEB_CB,
+    response_type: 'code',
+    scope: 'openid profile',
+    state: 'st-1',
+    nonce: 'n-1',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...params,
   }
   const q = new URLSearchParams()
   for (const [k, v] of Object.entries(all)) if (v !== undefined) q.append(k, v)
@@ -88,7 +129,9 @@ export async function consent(authz: TestApp, url: string, cookie: string, decis
   const jar = withCookies(cookie, page.headers['set-cookie'])
   const action = /<form method="post" action="([^"]+)"/.exec(page.body)![1]!.replace(/&amp;/g, '&')
   return authz.app.inject({
-    method: 'POST', url: action, headers: { ...FORM, cookie: jar },
+    method: 'POST',
+    url: action,
+    headers: { ...FORM, cookie: jar },
     payload: form({ csrf: csrfIn(page.body), decision, ...(remember ? { remember: 'yes' } : {}) }),
   })
 }
@@ -106,6 +149,10 @@ export async function codeFor(authz: TestApp, cookie: string, params: Record<str
   return { code: code!, verifier, back }
 }
 
-export function redeem(authz: TestApp, params: Record<string, string>, auth: Record<string, string> = { client_id: 'web', client_secret: 'web-secret' }) {
+export function redeem(
+  authz: TestApp,
+  params: Record<string, string>,
+  auth: Record<string, string> = { client_id: 'web', client_secret: 'web-secret' },
+) {
   return postForm(authz.app, '/connect/token', { grant_type: 'authorization_code', redirect_uri: WEB_CB, ...auth, ...params })
 }

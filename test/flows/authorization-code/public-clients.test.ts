@@ -25,22 +25,41 @@ beforeAll(async () => {
       ...seed.clients,
       // What a seed may say of a public client; neither setting is obeyed.
       { ...spa, clientId: 'spa-lax', requirePkce: false, refreshTokenUsage: 'reUse' as const },
-      { ...spa, clientId: 'spa-sliding', refreshTokenExpiration: 'sliding' as const, slidingRefreshTokenLifetime: 40_000, absoluteRefreshTokenLifetime: 0 },
+      {
+        ...spa,
+        clientId: 'spa-sliding',
+        refreshTokenExpiration: 'sliding' as const,
+        slidingRefreshTokenLifetime: 40_000,
+        absoluteRefreshTokenLifetime: 0,
+      },
       { ...spa, clientId: 'spa-short', absoluteRefreshTokenLifetime: 500 },
-      { clientId: 'turncoat', secrets: [{ value: 'turncoat-secret' }], requirePkce: false, allowedGrantTypes: ['authorization_code'], allowedScopes: ['openid'], redirectUris: [TURNCOAT_CB] },
+      {
+        clientId: 'turncoat',
+        secrets: [{ value: 'turncoat-secret' }],
+        requirePkce: false,
+        allowedGrantTypes: ['authorization_code'],
+        allowedScopes: ['openid'],
+        redirectUris: [TURNCOAT_CB],
+      },
     ],
   })
 })
 afterAll(() => authz?.close())
 
 /** The client's credentials in the form: client_id alone for the public ones. */
-const auth = (clientId: string): Record<string, string> => (clientId === 'web' ? { client_id: 'web', client_secret: 'web-secret' } : { client_id: clientId })
+const auth = (clientId: string): Record<string, string> =>
+  clientId === 'web' ? { client_id: 'web', client_secret: 'web-secret' } : { client_id: clientId }
 
 /** A refresh token from the code flow (with PKCE), for a fresh sign-in of alice. */
 async function refreshTokenFor(clientId: string): Promise<string> {
   const cookie = await session(authz)
   const spa = clientId !== 'web'
-  const { code, verifier } = await codeFor(authz, cookie, { client_id: clientId, redirect_uri: spa ? SPA_CB : WEB_CB, scope: 'openid orders.read offline_access' }, spa ? 'spa' : 'web')
+  const { code, verifier } = await codeFor(
+    authz,
+    cookie,
+    { client_id: clientId, redirect_uri: spa ? SPA_CB : WEB_CB, scope: 'openid orders.read offline_access' },
+    spa ? 'spa' : 'web',
+  )
   const res = await redeem(authz, { code, code_verifier: verifier, redirect_uri: spa ? SPA_CB : WEB_CB }, auth(clientId))
   expect(res.statusCode).toBe(200)
   return res.json().refresh_token
@@ -56,7 +75,8 @@ const expired = { status: 400, error: 'invalid_grant', error_description: 'refre
 describe('PKCE for public clients, whatever requirePkce says', () => {
   it('an authorization request without code_challenge goes back with invalid_request, and no code is made', async () => {
     const cookie = await session(authz)
-    const codes = async () => (await authz.db.query(`SELECT count(*)::int AS n FROM persisted_grants WHERE kind = 'authorization_code'`)).rows[0]
+    const codes = async () =>
+      (await authz.db.query(`SELECT count(*)::int AS n FROM persisted_grants WHERE kind = 'authorization_code'`)).rows[0]
     const before = await codes()
     const q = new URLSearchParams({ client_id: 'spa-lax', redirect_uri: SPA_CB, response_type: 'code', scope: 'openid', state: 'st-9' })
     const res = await authz.app.inject({ method: 'GET', url: `/connect/authorize?${q}`, headers: { cookie } })
@@ -64,32 +84,64 @@ describe('PKCE for public clients, whatever requirePkce says', () => {
     const back = located(res)
     expect(`${back.origin}${back.pathname}`).toBe(SPA_CB)
     expect(Object.fromEntries(back.searchParams)).toEqual({
-      error: 'invalid_request', error_description: 'code_challenge is required: public clients must use PKCE with S256', state: 'st-9', iss: TEST_ISSUER,
+      error: 'invalid_request',
+      error_description: 'code_challenge is required: public clients must use PKCE with S256',
+      state: 'st-9',
+      iss: TEST_ISSUER,
     })
     expect(await codes()).toEqual(before)
   })
 
   it('a code issued without PKCE while the client was confidential is refused once it is public', async () => {
     const cookie = await session(authz)
-    const res = await authz.app.inject({ method: 'GET', url: `/connect/authorize?client_id=turncoat&response_type=code&scope=openid`, headers: { cookie } })
+    const res = await authz.app.inject({
+      method: 'GET',
+      url: `/connect/authorize?client_id=turncoat&response_type=code&scope=openid`,
+      headers: { cookie },
+    })
     const code = located(res).searchParams.get('code')!
     expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/)
-    await applySeed(authz.db, { clients: [{ clientId: 'turncoat', requireClientSecret: false, secrets: [], requirePkce: false, allowedGrantTypes: ['authorization_code'], allowedScopes: ['openid'], redirectUris: [TURNCOAT_CB] }] })
+    await applySeed(authz.db, {
+      clients: [
+        {
+          clientId: 'turncoat',
+          requireClientSecret: false,
+          secrets: [],
+          requirePkce: false,
+          allowedGrantTypes: ['authorization_code'],
+          allowedScopes: ['openid'],
+          redirectUris: [TURNCOAT_CB],
+        },
+      ],
+    })
     const redeemed = await redeem(authz, { code, redirect_uri: TURNCOAT_CB }, { client_id: 'turncoat' })
     expect(redeemed.statusCode).toBe(400)
     expect(redeemed.json()).toEqual({ error: 'invalid_grant', error_description: 'public clients must use PKCE' })
   })
 
   it('likewise a confidential client that turned requirePkce on since its code was issued', async () => {
-    const turncoat = { clientId: 'turncoat-2', secrets: [{ value: 'turncoat-secret' }], allowedGrantTypes: ['authorization_code'], allowedScopes: ['openid'], redirectUris: [TURNCOAT_CB] }
+    const turncoat = {
+      clientId: 'turncoat-2',
+      secrets: [{ value: 'turncoat-secret' }],
+      allowedGrantTypes: ['authorization_code'],
+      allowedScopes: ['openid'],
+      redirectUris: [TURNCOAT_CB],
+    }
     await applySeed(authz.db, { clients: [{ ...turncoat, requirePkce: false }] })
     const cookie = await session(authz)
-    const res = await authz.app.inject({ method: 'GET', url: `/connect/authorize?client_id=turncoat-2&response_type=code&scope=openid`, headers: { cookie } })
+    const res = await authz.app.inject({
+      method: 'GET',
+      url: `/connect/authorize?client_id=turncoat-2&response_type=code&scope=openid`,
+      headers: { cookie },
+    })
     const code = located(res).searchParams.get('code')!
     await applySeed(authz.db, { clients: [{ ...turncoat, requirePkce: true }] })
     const redeemed = await redeem(authz, { code, redirect_uri: TURNCOAT_CB }, { client_id: 'turncoat-2', client_secret: 'turncoat-secret' })
     expect(redeemed.statusCode).toBe(400)
-    expect(redeemed.json()).toEqual({ error: 'invalid_grant', error_description: 'the client requires PKCE and the code was issued without it' })
+    expect(redeemed.json()).toEqual({
+      error: 'invalid_grant',
+      error_description: 'the client requires PKCE and the code was issued without it',
+    })
   })
 })
 
@@ -101,10 +153,18 @@ describe('refresh tokens of public clients', () => {
     const second = res.json()
     expect(second.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(second.refresh_token).not.toBe(first)
-    expect(await errorOf(refresh('spa-lax', first))).toEqual({ status: 400, error: 'invalid_grant', error_description: 'refresh token already used' })
+    expect(await errorOf(refresh('spa-lax', first))).toEqual({
+      status: 400,
+      error: 'invalid_grant',
+      error_description: 'refresh token already used',
+    })
     // Everything the family issued is dead: the rotated refresh token and its access token.
     expect(await errorOf(refresh('spa-lax', second.refresh_token))).toMatchObject({ status: 400, error: 'invalid_grant' })
-    const userinfo = await authz.app.inject({ method: 'GET', url: '/connect/userinfo', headers: { authorization: `Bearer ${second.access_token}` } })
+    const userinfo = await authz.app.inject({
+      method: 'GET',
+      url: '/connect/userinfo',
+      headers: { authorization: `Bearer ${second.access_token}` },
+    })
     expect(userinfo.statusCode).toBe(401)
   })
 
@@ -126,11 +186,25 @@ describe('refresh tokens of public clients', () => {
   it('a family older than the cap gets no fresh day when its client turns public: it is expired', async () => {
     // A careless operator makes a confidential client public; its refresh tokens, which needed the
     // secret, now work with client_id alone, so a family that began more than a cap ago must be over.
-    const rt = { clientId: 'turncoat-rt', allowedGrantTypes: ['authorization_code'], allowedScopes: ['openid', 'offline_access'], allowOfflineAccess: true, redirectUris: [TURNCOAT_CB] }
+    const rt = {
+      clientId: 'turncoat-rt',
+      allowedGrantTypes: ['authorization_code'],
+      allowedScopes: ['openid', 'offline_access'],
+      allowOfflineAccess: true,
+      redirectUris: [TURNCOAT_CB],
+    }
     await applySeed(authz.db, { clients: [{ ...rt, secrets: [{ value: 'turncoat-secret' }] }] })
     const cookie = await session(authz)
-    const { code, verifier } = await codeFor(authz, cookie, { client_id: 'turncoat-rt', redirect_uri: TURNCOAT_CB, scope: 'openid offline_access' })
-    const res = await redeem(authz, { code, code_verifier: verifier, redirect_uri: TURNCOAT_CB }, { client_id: 'turncoat-rt', client_secret: 'turncoat-secret' })
+    const { code, verifier } = await codeFor(authz, cookie, {
+      client_id: 'turncoat-rt',
+      redirect_uri: TURNCOAT_CB,
+      scope: 'openid offline_access',
+    })
+    const res = await redeem(
+      authz,
+      { code, code_verifier: verifier, redirect_uri: TURNCOAT_CB },
+      { client_id: 'turncoat-rt', client_secret: 'turncoat-secret' },
+    )
     expect(res.statusCode).toBe(200)
     authz.clock.advance(CAP + 60) // well within its own 30 days
     await applySeed(authz.db, { clients: [{ ...rt, requireClientSecret: false, secrets: [] }] })

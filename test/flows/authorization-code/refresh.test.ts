@@ -19,17 +19,32 @@ beforeAll(async () => {
     ...seed,
     clients: [
       ...seed.clients,
-      { ...spa, clientId: 'sliding', redirectUris: [SPA_CB], refreshTokenExpiration: 'sliding' as const, slidingRefreshTokenLifetime: 100, absoluteRefreshTokenLifetime: 250 },
+      {
+        ...spa,
+        clientId: 'sliding',
+        redirectUris: [SPA_CB],
+        refreshTokenExpiration: 'sliding' as const,
+        slidingRefreshTokenLifetime: 100,
+        absoluteRefreshTokenLifetime: 250,
+      },
       { ...spa, clientId: 'absolute', redirectUris: [SPA_CB], absoluteRefreshTokenLifetime: 250 },
       // reUse is a confidential client's choice: a public client's tokens rotate whatever it says (public-clients.test.ts).
-      { ...spa, clientId: 'reuse', requireClientSecret: true, secrets: [{ value: 'reuse-secret' }], redirectUris: [SPA_CB], refreshTokenUsage: 'reUse' as const },
+      {
+        ...spa,
+        clientId: 'reuse',
+        requireClientSecret: true,
+        secrets: [{ value: 'reuse-secret' }],
+        redirectUris: [SPA_CB],
+        refreshTokenUsage: 'reUse' as const,
+      },
     ],
   })
 })
 afterAll(() => authz?.close())
 
 /** The client's credentials in the form: client_id alone for the public ones. */
-const auth = (clientId: string): Record<string, string> => (clientId === 'reuse' ? { client_id: clientId, client_secret: 'reuse-secret' } : { client_id: clientId })
+const auth = (clientId: string): Record<string, string> =>
+  clientId === 'reuse' ? { client_id: clientId, client_secret: 'reuse-secret' } : { client_id: clientId }
 
 async function refreshTokenFor(clientId: string, scope = 'openid orders.read offline_access'): Promise<string> {
   const cookie = await session(authz)
@@ -46,9 +61,13 @@ const errorOf = async (p: ReturnType<typeof refresh>) => {
 }
 
 describe('refresh tokens of the code flow', () => {
-  it('work without refresh_token in allowedGrantTypes; another client\'s token is invalid_grant', async () => {
+  it("work without refresh_token in allowedGrantTypes; another client's token is invalid_grant", async () => {
     const token = await refreshTokenFor('spa')
-    expect(await errorOf(refresh('reuse', token))).toEqual({ status: 400, error: 'invalid_grant', error_description: 'unknown refresh token' })
+    expect(await errorOf(refresh('reuse', token))).toEqual({
+      status: 400,
+      error: 'invalid_grant',
+      error_description: 'unknown refresh token',
+    })
     const res = await refresh('spa', token)
     expect(res.statusCode).toBe(200)
     expect(res.json().refresh_token).not.toBe(token)
@@ -59,7 +78,11 @@ describe('refresh tokens of the code flow', () => {
 
   it('scope narrows, never widens', async () => {
     const token = await refreshTokenFor('spa', 'openid offline_access')
-    expect(await errorOf(refresh('spa', token, { scope: 'openid orders.read offline_access' }))).toEqual({ status: 400, error: 'invalid_scope', error_description: 'scope exceeds the original grant' })
+    expect(await errorOf(refresh('spa', token, { scope: 'openid orders.read offline_access' }))).toEqual({
+      status: 400,
+      error: 'invalid_scope',
+      error_description: 'scope exceeds the original grant',
+    })
     const narrowed = await refresh('spa', token, { scope: 'openid' })
     expect(narrowed.json()).toMatchObject({ scope: 'openid' })
   })
@@ -79,7 +102,11 @@ describe('refresh tokens of the code flow', () => {
       token = res.json().refresh_token
     }
     authz.clock.advance(50) // 250 s after the first issue
-    expect(await errorOf(refresh('absolute', token))).toEqual({ status: 400, error: 'invalid_grant', error_description: 'refresh token expired' })
+    expect(await errorOf(refresh('absolute', token))).toEqual({
+      status: 400,
+      error: 'invalid_grant',
+      error_description: 'refresh token expired',
+    })
   })
 
   it('sliding: each use extends it, never past the absolute lifetime', async () => {
@@ -91,20 +118,36 @@ describe('refresh tokens of the code flow', () => {
       token = res.json().refresh_token
     }
     authz.clock.advance(70) // 250 s after the first issue: the absolute bound, though the window had 30 s left
-    expect(await errorOf(refresh('sliding', token))).toEqual({ status: 400, error: 'invalid_grant', error_description: 'refresh token expired' })
+    expect(await errorOf(refresh('sliding', token))).toEqual({
+      status: 400,
+      error: 'invalid_grant',
+      error_description: 'refresh token expired',
+    })
     const idle = await refreshTokenFor('sliding')
     authz.clock.advance(100) // unused for the whole window
-    expect(await errorOf(refresh('sliding', idle))).toEqual({ status: 400, error: 'invalid_grant', error_description: 'refresh token expired' })
+    expect(await errorOf(refresh('sliding', idle))).toEqual({
+      status: 400,
+      error: 'invalid_grant',
+      error_description: 'refresh token expired',
+    })
   })
 
   it('a disabled user, or a client that lost allowOfflineAccess: invalid_grant', async () => {
     const token = await refreshTokenFor('spa')
     await authz.db.query(`UPDATE users SET enabled = false WHERE username = 'alice'`)
-    expect(await errorOf(refresh('spa', token))).toEqual({ status: 400, error: 'invalid_grant', error_description: 'the user is no longer active' })
+    expect(await errorOf(refresh('spa', token))).toEqual({
+      status: 400,
+      error: 'invalid_grant',
+      error_description: 'the user is no longer active',
+    })
     await authz.db.query(`UPDATE users SET enabled = true WHERE username = 'alice'`)
     await authz.db.query(`UPDATE clients SET allow_offline_access = false WHERE client_id = 'spa'`)
     try {
-      expect(await errorOf(refresh('spa', token))).toEqual({ status: 400, error: 'invalid_grant', error_description: 'the client may no longer use refresh tokens' })
+      expect(await errorOf(refresh('spa', token))).toEqual({
+        status: 400,
+        error: 'invalid_grant',
+        error_description: 'the client may no longer use refresh tokens',
+      })
     } finally {
       await authz.db.query(`UPDATE clients SET allow_offline_access = true WHERE client_id = 'spa'`)
     }

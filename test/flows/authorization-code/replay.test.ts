@@ -21,7 +21,9 @@ beforeAll(async () => {
   const seed = authorizeSeed()
   await applySeed(authz.db, {
     ...seed,
-    clients: seed.clients.map((c) => (c.clientId === 'web' ? { ...c, secrets: [{ value: 'web-secret' }, { value: 'web-old-secret' }] } : c)),
+    clients: seed.clients.map((c) =>
+      c.clientId === 'web' ? { ...c, secrets: [{ value: 'web-secret' }, { value: 'web-old-secret' }] } : c,
+    ),
   })
   alice = await session(authz)
   await authz.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at)
@@ -30,8 +32,7 @@ beforeAll(async () => {
 afterAll(() => authz?.close())
 
 const SCOPE = 'openid orders.read offline_access'
-const introspect = (token: string) =>
-  postFormBasic(authz.app, '/connect/introspect', { token }, 'orders-api', 'api-secret')
+const introspect = (token: string) => postFormBasic(authz.app, '/connect/introspect', { token }, 'orders-api', 'api-secret')
 const refresh = (token: string, auth: Record<string, string>) =>
   postForm(authz.app, '/connect/token', { grant_type: 'refresh_token', refresh_token: token, ...auth })
 
@@ -59,7 +60,7 @@ describe('a second use inside the concurrency window that is not the same reques
     expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier }, LEAKED), 'unknown authorization code')
   })
 
-  it('stolen code: a second redemption with another code_verifier revokes the first redeemer\'s tokens', async () => {
+  it("stolen code: a second redemption with another code_verifier revokes the first redeemer's tokens", async () => {
     const c = await codeFor(authz, alice, { scope: SCOPE })
     const first = await redeem(authz, { code: c.code, code_verifier: c.verifier }, WEB)
     expect(first.statusCode).toBe(200)
@@ -67,7 +68,7 @@ describe('a second use inside the concurrency window that is not the same reques
     await expectRevoked(first.json(), WEB)
   })
 
-  it('stolen code: a second redemption without the code_verifier revokes the first redeemer\'s tokens', async () => {
+  it("stolen code: a second redemption without the code_verifier revokes the first redeemer's tokens", async () => {
     const c = await codeFor(authz, alice, { scope: SCOPE })
     const first = await redeem(authz, { code: c.code, code_verifier: c.verifier }, WEB)
     expect(first.statusCode).toBe(200)
@@ -75,11 +76,14 @@ describe('a second use inside the concurrency window that is not the same reques
     await expectRevoked(first.json(), WEB)
   })
 
-  it('stolen code: a second redemption naming another redirect URI revokes the first redeemer\'s tokens', async () => {
+  it("stolen code: a second redemption naming another redirect URI revokes the first redeemer's tokens", async () => {
     const c = await codeFor(authz, alice, { scope: SCOPE })
     const first = await redeem(authz, { code: c.code, code_verifier: c.verifier }, WEB)
     expect(first.statusCode).toBe(200)
-    expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier, redirect_uri: 'https://web.example/other' }, WEB), 'authorization code already used')
+    expectError(
+      await redeem(authz, { code: c.code, code_verifier: c.verifier, redirect_uri: 'https://web.example/other' }, WEB),
+      'authorization code already used',
+    )
     await expectRevoked(first.json(), WEB)
   })
 
@@ -88,7 +92,10 @@ describe('a second use inside the concurrency window that is not the same reques
     const spa = { client_id: 'spa' }
     const first = await redeem(authz, { code: c.code, code_verifier: c.verifier, redirect_uri: SPA_CB }, spa)
     expect(first.statusCode).toBe(200)
-    expectError(await redeem(authz, { code: c.code, code_verifier: pkcePair().verifier, redirect_uri: SPA_CB }, spa), 'authorization code already used')
+    expectError(
+      await redeem(authz, { code: c.code, code_verifier: pkcePair().verifier, redirect_uri: SPA_CB }, spa),
+      'authorization code already used',
+    )
     await expectRevoked(first.json(), spa)
   })
 
@@ -97,11 +104,15 @@ describe('a second use inside the concurrency window that is not the same reques
     const first = await redeem(authz, { code: c.code, code_verifier: c.verifier }, WEB)
     expect(first.statusCode).toBe(200)
     authz.clock.advance(1.9)
-    expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier }, WEB), 'authorization code is being redeemed by another request')
+    expectError(
+      await redeem(authz, { code: c.code, code_verifier: c.verifier }, WEB),
+      'authorization code is being redeemed by another request',
+    )
     expect((await introspect(first.json().access_token)).json()).toMatchObject({ active: true })
     // The redemption is recorded with the code as a digest; neither the secret nor the verifier is stored in clear.
     const { rows } = await authz.db.query<{ row: string; redemption_hash: string | null }>(
-      `SELECT row_to_json(p)::text AS row, redemption_hash FROM persisted_grants p WHERE kind = 'authorization_code' AND consumed_at IS NOT NULL`)
+      `SELECT row_to_json(p)::text AS row, redemption_hash FROM persisted_grants p WHERE kind = 'authorization_code' AND consumed_at IS NOT NULL`,
+    )
     expect(rows.length).toBeGreaterThan(0)
     for (const r of rows) {
       expect(r.redemption_hash).toMatch(/^[A-Za-z0-9_-]{43}$/)
@@ -112,20 +123,24 @@ describe('a second use inside the concurrency window that is not the same reques
 })
 
 describe('racing redemptions by two parties', () => {
-  it('the thief and the client redeem at once with different client authentication, 20 trials: no token survives', { timeout: 120_000 }, async () => {
-    const alive: string[] = []
-    for (let trial = 0; trial < 20; trial++) {
-      const c = await codeFor(authz, alice, { scope: SCOPE })
-      const results = await Promise.all([LEAKED, WEB].map((auth) => redeem(authz, { code: c.code, code_verifier: c.verifier }, auth)))
-      const ok = results.filter((r) => r.statusCode === 200)
-      expect(ok.length).toBeLessThanOrEqual(1)
-      for (const r of results.filter((r) => r.statusCode !== 200)) expect(r.json()).toMatchObject({ error: 'invalid_grant' })
-      for (const r of ok) {
-        const body = r.json()
-        if ((await introspect(body.access_token)).json().active !== false) alive.push(`trial ${trial}: access token active`)
-        if ((await refresh(body.refresh_token, WEB)).statusCode !== 400) alive.push(`trial ${trial}: refresh token works`)
+  it(
+    'the thief and the client redeem at once with different client authentication, 20 trials: no token survives',
+    { timeout: 120_000 },
+    async () => {
+      const alive: string[] = []
+      for (let trial = 0; trial < 20; trial++) {
+        const c = await codeFor(authz, alice, { scope: SCOPE })
+        const results = await Promise.all([LEAKED, WEB].map((auth) => redeem(authz, { code: c.code, code_verifier: c.verifier }, auth)))
+        const ok = results.filter((r) => r.statusCode === 200)
+        expect(ok.length).toBeLessThanOrEqual(1)
+        for (const r of results.filter((r) => r.statusCode !== 200)) expect(r.json()).toMatchObject({ error: 'invalid_grant' })
+        for (const r of ok) {
+          const body = r.json()
+          if ((await introspect(body.access_token)).json().active !== false) alive.push(`trial ${trial}: access token active`)
+          if ((await refresh(body.refresh_token, WEB)).statusCode !== 400) alive.push(`trial ${trial}: refresh token works`)
+        }
       }
-    }
-    expect(alive).toEqual([])
-  })
+      expect(alive).toEqual([])
+    },
+  )
 })

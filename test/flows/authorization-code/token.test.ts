@@ -21,9 +21,9 @@ beforeAll(async () => {
 })
 afterAll(() => authz?.close())
 
-const jwks = async () => createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
-const introspect = (token: string) =>
-  postFormBasic(authz.app, '/connect/introspect', { token }, 'web', 'web-secret')
+const jwks = async () =>
+  createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
+const introspect = (token: string) => postFormBasic(authz.app, '/connect/introspect', { token }, 'web', 'web-secret')
 
 function expectError(res: Awaited<ReturnType<typeof redeem>>, error: string, description: string) {
   expect(res.statusCode).toBe(400)
@@ -42,15 +42,35 @@ describe('a successful redemption', () => {
     expect(body.refresh_token).toMatch(/^[A-Za-z0-9_-]{43}$/)
     const at = decodeJwt(body.access_token)
     expect(at).toMatchObject({ iss: TEST_ISSUER, sub: 'u-alice', client_id: 'web', aud: 'orders-api', amr: ['pwd'], acr: '1' })
-    const session = (await authz.db.query<{ sid: string; auth_time: Date }>(`SELECT sid, auth_time FROM user_sessions WHERE subject_id = 'u-alice' ORDER BY created_at DESC LIMIT 1`)).rows[0]!
+    const session = (
+      await authz.db.query<{ sid: string; auth_time: Date }>(
+        `SELECT sid, auth_time FROM user_sessions WHERE subject_id = 'u-alice' ORDER BY created_at DESC LIMIT 1`,
+      )
+    ).rows[0]!
     const authTime = Math.floor(new Date(session.auth_time).getTime() / 1000)
-    const { payload, protectedHeader } = await jwtVerify(body.id_token, await jwks(), { issuer: TEST_ISSUER, audience: 'web', currentDate: new Date(authz.clock.now()) })
+    const { payload, protectedHeader } = await jwtVerify(body.id_token, await jwks(), {
+      issuer: TEST_ISSUER,
+      audience: 'web',
+      currentDate: new Date(authz.clock.now()),
+    })
     expect(protectedHeader.alg).toBe('RS256')
     const now = Math.floor(authz.clock.now() / 1000)
     expect(payload).toEqual({
-      iss: TEST_ISSUER, sub: 'u-alice', aud: 'web', iat: now, exp: now + 300, auth_time: authTime, nonce: 'n-42', sid: session.sid,
-      acr: '1', amr: ['pwd'], at_hash: atHash(body.access_token),
-      name: 'Alice Example', family_name: 'Example', email: 'alice@example.com', email_verified: true,
+      iss: TEST_ISSUER,
+      sub: 'u-alice',
+      aud: 'web',
+      iat: now,
+      exp: now + 300,
+      auth_time: authTime,
+      nonce: 'n-42',
+      sid: session.sid,
+      acr: '1',
+      amr: ['pwd'],
+      at_hash: atHash(body.access_token),
+      name: 'Alice Example',
+      family_name: 'Example',
+      email: 'alice@example.com',
+      email_verified: true,
     })
   })
 
@@ -70,10 +90,20 @@ describe('a successful redemption', () => {
   })
 
   it('a client without requirePkce may leave PKCE out', async () => {
-    await authz.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES ('u-alice', 'nopkce', '{openid}', now(), now()) ON CONFLICT DO NOTHING`)
-    const res = await authz.app.inject({ method: 'GET', url: `/connect/authorize?client_id=nopkce&response_type=code&scope=openid`, headers: { cookie: alice } })
+    await authz.db.query(
+      `INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES ('u-alice', 'nopkce', '{openid}', now(), now()) ON CONFLICT DO NOTHING`,
+    )
+    const res = await authz.app.inject({
+      method: 'GET',
+      url: `/connect/authorize?client_id=nopkce&response_type=code&scope=openid`,
+      headers: { cookie: alice },
+    })
     const code = new URL(String(res.headers.location)).searchParams.get('code')!
-    const ok = await redeem(authz, { code, redirect_uri: 'https://nopkce.example/cb' }, { client_id: 'nopkce', client_secret: 'nopkce-secret' })
+    const ok = await redeem(
+      authz,
+      { code, redirect_uri: 'https://nopkce.example/cb' },
+      { client_id: 'nopkce', client_secret: 'nopkce-secret' },
+    )
     expect(ok.statusCode).toBe(200)
   })
 })
@@ -81,36 +111,79 @@ describe('a successful redemption', () => {
 describe('invalid_request and invalid_grant', () => {
   it('code or redirect_uri missing: invalid_request', async () => {
     const { code, verifier } = await codeFor(authz, alice)
-    const noCode = await postForm(authz.app, '/connect/token', { grant_type: 'authorization_code', client_id: 'web', client_secret: 'web-secret', redirect_uri: WEB_CB, code_verifier: verifier })
+    const noCode = await postForm(authz.app, '/connect/token', {
+      grant_type: 'authorization_code',
+      client_id: 'web',
+      client_secret: 'web-secret',
+      redirect_uri: WEB_CB,
+      code_verifier: verifier,
+    })
     expectError(noCode, 'invalid_request', 'code is missing or invalid')
-    const noRedirect = await postForm(authz.app, '/connect/token', { grant_type: 'authorization_code', client_id: 'web', client_secret: 'web-secret', code, code_verifier: verifier })
+    const noRedirect = await postForm(authz.app, '/connect/token', {
+      grant_type: 'authorization_code',
+      client_id: 'web',
+      client_secret: 'web-secret',
+      code,
+      code_verifier: verifier,
+    })
     expectError(noRedirect, 'invalid_request', 'redirect_uri is missing or invalid')
     expect((await redeem(authz, { code, code_verifier: verifier })).statusCode).toBe(200) // neither consumed it
   })
 
   it.each([
-    ['an unknown code', (c: { code: string; verifier: string }) => ({ code: 'x'.repeat(43), code_verifier: c.verifier }), 'unknown authorization code'],
-    ['a redirect URI that differs', (c: { code: string; verifier: string }) => ({ code: c.code, code_verifier: c.verifier, redirect_uri: 'https://web.example/other' }), 'redirect_uri does not match the authorization request'],
-    ['a wrong verifier', (c: { code: string; verifier: string }) => ({ code: c.code, code_verifier: pkcePair().verifier }), 'code_verifier does not match code_challenge'],
+    [
+      'an unknown code',
+      (c: { code: string; verifier: string }) => ({ code: 'x'.repeat(43), code_verifier: c.verifier }),
+      'unknown authorization code',
+    ],
+    [
+      'a redirect URI that differs',
+      (c: { code: string; verifier: string }) => ({ code: c.code, code_verifier: c.verifier, redirect_uri: 'https://web.example/other' }),
+      'redirect_uri does not match the authorization request',
+    ],
+    [
+      'a wrong verifier',
+      (c: { code: string; verifier: string }) => ({ code: c.code, code_verifier: pkcePair().verifier }),
+      'code_verifier does not match code_challenge',
+    ],
     ['no verifier', (c: { code: string; verifier: string }) => ({ code: c.code }), 'code_verifier is required for this code'],
-    ['a verifier too short', (c: { code: string; verifier: string }) => ({ code: c.code, code_verifier: 'a'.repeat(42) }), 'code_verifier is malformed'],
-    ['a verifier outside the alphabet', (c: { code: string; verifier: string }) => ({ code: c.code, code_verifier: `${c.verifier.slice(0, 42)}+` }), 'code_verifier is malformed'],
+    [
+      'a verifier too short',
+      (c: { code: string; verifier: string }) => ({ code: c.code, code_verifier: 'a'.repeat(42) }),
+      'code_verifier is malformed',
+    ],
+    [
+      'a verifier outside the alphabet',
+      (c: { code: string; verifier: string }) => ({ code: c.code, code_verifier: `${c.verifier.slice(0, 42)}+` }),
+      'code_verifier is malformed',
+    ],
   ])('%s', async (_name, params, description) => {
     const c = await codeFor(authz, alice)
     expectError(await redeem(authz, params(c)), 'invalid_grant', description)
     expect((await redeem(authz, { code: c.code, code_verifier: c.verifier })).statusCode).toBe(200) // the code still works once
   })
 
-  it('another client\'s code', async () => {
+  it("another client's code", async () => {
     const c = await codeFor(authz, alice, {}, 'spa')
     expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'unknown authorization code')
   })
 
   it('a verifier where no challenge was stored', async () => {
-    const res = await authz.app.inject({ method: 'GET', url: `/connect/authorize?client_id=nopkce&response_type=code&scope=openid`, headers: { cookie: alice } })
+    const res = await authz.app.inject({
+      method: 'GET',
+      url: `/connect/authorize?client_id=nopkce&response_type=code&scope=openid`,
+      headers: { cookie: alice },
+    })
     const code = new URL(String(res.headers.location)).searchParams.get('code')!
-    expectError(await redeem(authz, { code, redirect_uri: 'https://nopkce.example/cb', code_verifier: pkcePair().verifier }, { client_id: 'nopkce', client_secret: 'nopkce-secret' }),
-      'invalid_grant', 'code_verifier sent for a code issued without code_challenge')
+    expectError(
+      await redeem(
+        authz,
+        { code, redirect_uri: 'https://nopkce.example/cb', code_verifier: pkcePair().verifier },
+        { client_id: 'nopkce', client_secret: 'nopkce-secret' },
+      ),
+      'invalid_grant',
+      'code_verifier sent for a code issued without code_challenge',
+    )
   })
 
   it('an expired code (AUTHORIZATION_CODE_LIFETIME, 300 s)', async () => {
@@ -124,7 +197,11 @@ describe('invalid_request and invalid_grant', () => {
     const c = await codeFor(authz, bob, {}, 'spa')
     await authz.db.query(`UPDATE users SET enabled = false WHERE username = 'bob'`)
     try {
-      expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier, redirect_uri: SPA_CB }, { client_id: 'spa' }), 'invalid_grant', 'the user is no longer active')
+      expectError(
+        await redeem(authz, { code: c.code, code_verifier: c.verifier, redirect_uri: SPA_CB }, { client_id: 'spa' }),
+        'invalid_grant',
+        'the user is no longer active',
+      )
     } finally {
       await authz.db.query(`UPDATE users SET enabled = true WHERE username = 'bob'`)
     }
@@ -137,12 +214,21 @@ describe('used once', () => {
     const first = (await redeem(authz, { code: c.code, code_verifier: c.verifier })).json()
     expect((await introspect(first.access_token)).json()).toMatchObject({ active: true })
     // Within CONCURRENT_REDEMPTION_MS: a duplicate in flight, refused without revoking.
-    expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'authorization code is being redeemed by another request')
+    expectError(
+      await redeem(authz, { code: c.code, code_verifier: c.verifier }),
+      'invalid_grant',
+      'authorization code is being redeemed by another request',
+    )
     expect((await introspect(first.access_token)).json()).toMatchObject({ active: true })
     authz.clock.advance(2)
     expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'authorization code already used')
     expect((await introspect(first.access_token)).json()).toEqual({ active: false })
-    const refresh = await postForm(authz.app, '/connect/token', { grant_type: 'refresh_token', refresh_token: first.refresh_token, client_id: 'web', client_secret: 'web-secret' })
+    const refresh = await postForm(authz.app, '/connect/token', {
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token,
+      client_id: 'web',
+      client_secret: 'web-secret',
+    })
     expectError(refresh, 'invalid_grant', 'unknown refresh token')
   })
 

@@ -15,8 +15,19 @@ beforeAll(async () => {
   authz = await createCibaTestApp()
   await applySeed(authz.db, {
     clients: [
-      { clientId: 'multi', secrets: [{ value: 'multi-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'], allowedTenants: ['acme', 'globex'] },
-      { clientId: 'single', secrets: [{ value: 'single-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
+      {
+        clientId: 'multi',
+        secrets: [{ value: 'multi-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+        allowedTenants: ['acme', 'globex'],
+      },
+      {
+        clientId: 'single',
+        secrets: [{ value: 'single-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+      },
     ],
   })
 })
@@ -29,7 +40,11 @@ const UNPRINTABLE = invalid('acr_values holds control or format characters')
 
 async function token(clientId: string, acrValues: string) {
   return postForm(authz.app, '/connect/token', {
-    grant_type: 'client_credentials', client_id: clientId, client_secret: `${clientId}-secret`, scope: 'orders.read', acr_values: acrValues,
+    grant_type: 'client_credentials',
+    client_id: clientId,
+    client_secret: `${clientId}-secret`,
+    scope: 'orders.read',
+    acr_values: acrValues,
   })
 }
 
@@ -54,7 +69,8 @@ describe('tenant: at the token endpoint', () => {
   it('refuses two tenants, one too long, and control or format characters', async () => {
     await expectRefused(await token('multi', 'tenant:acme tenant:globex'), invalid('acr_values holds more than one tenant'))
     await expectRefused(await token('multi', `tenant:${'a'.repeat(101)}`), invalid('acr_values holds a value that is too long'))
-    for (const v of ['tenant:ac\u202eme', 'tenant:acme\u200b', 'tenant:\u2066acme', 'x\u00ad']) await expectRefused(await token('multi', v), UNPRINTABLE)
+    for (const v of ['tenant:ac\u202eme', 'tenant:acme\u200b', 'tenant:\u2066acme', 'x\u00ad'])
+      await expectRefused(await token('multi', v), UNPRINTABLE)
   })
 })
 
@@ -64,8 +80,13 @@ describe('tenant: and idp: at the CIBA endpoint', () => {
   it('refuses what the approval page would show: bidi overrides, zero-width characters, a tenant or idp not configured', async () => {
     await authz.db.query('DELETE FROM ciba_requests')
     const cases: Array<[string, object]> = [
-      ['tenant:ac\u202eme', UNPRINTABLE], ['tenant:acme\u200b', UNPRINTABLE], ['idp:corp\u200d-ad', UNPRINTABLE], ['idp:\u061ccorp-ad', UNPRINTABLE],
-      ['tenant:any-other-tenant', NOT_ALLOWED_TENANT], ['idp:google', NOT_ALLOWED_IDP], ['idp:corp-ad idp:corp-ad', invalid('acr_values holds more than one idp')],
+      ['tenant:ac\u202eme', UNPRINTABLE],
+      ['tenant:acme\u200b', UNPRINTABLE],
+      ['idp:corp\u200d-ad', UNPRINTABLE],
+      ['idp:\u061ccorp-ad', UNPRINTABLE],
+      ['tenant:any-other-tenant', NOT_ALLOWED_TENANT],
+      ['idp:google', NOT_ALLOWED_IDP],
+      ['idp:corp-ad idp:corp-ad', invalid('acr_values holds more than one idp')],
       [`idp:${'c'.repeat(101)}`, invalid('acr_values holds a value that is too long')],
     ]
     for (const [acr, body] of cases) {
@@ -73,7 +94,13 @@ describe('tenant: and idp: at the CIBA endpoint', () => {
       expect({ acr, status: res.statusCode, body: res.json() }).toEqual({ acr, status: 400, body })
     }
     // A client without identityProviderRestrictions asserts no idp at all.
-    const plain = await startCiba(authz, { client_id: 'plain', client_secret: 'plain-secret', scope: 'openid', login_hint: 'alice', acr_values: 'idp:corp-ad' })
+    const plain = await startCiba(authz, {
+      client_id: 'plain',
+      client_secret: 'plain-secret',
+      scope: 'openid',
+      login_hint: 'alice',
+      acr_values: 'idp:corp-ad',
+    })
     expect({ status: plain.statusCode, body: plain.json() }).toEqual({ status: 400, body: NOT_ALLOWED_IDP })
     expect((await authz.db.query('SELECT count(*)::int AS n FROM ciba_requests')).rows).toEqual([{ n: 0 }])
     expect(authz.notifications.filter((n) => n.acr_values.length > 0)).toEqual([])
@@ -98,8 +125,16 @@ describe('allowedTenants in the seed file', () => {
   })
 
   it('refuses a tenant name a client could never assert', async () => {
-    for (const [name, problem] of [['', 'Too small'], ['two words', 'must not contain whitespace'], ['ac\u202eme', 'must not contain control or format characters'], ['a'.repeat(101), 'Too big']]) {
-      const err = await applySeed(authz.db, { clients: [{ clientId: 'bad', allowedTenants: ['ok', name] }] }).then(() => undefined, (e: unknown) => e)
+    for (const [name, problem] of [
+      ['', 'Too small'],
+      ['two words', 'must not contain whitespace'],
+      ['ac\u202eme', 'must not contain control or format characters'],
+      ['a'.repeat(101), 'Too big'],
+    ]) {
+      const err = await applySeed(authz.db, { clients: [{ clientId: 'bad', allowedTenants: ['ok', name] }] }).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
       expect(err).toBeInstanceOf(SeedError)
       expect((err as SeedError).message).toContain('clients[0].allowedTenants[1]')
       expect((err as SeedError).message).toContain(problem)

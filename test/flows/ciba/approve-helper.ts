@@ -21,12 +21,19 @@ export async function decideWith(authz: CibaTestApp, requestId: string, decision
   const shown = await authz.app.inject({ method: 'GET', url: approvalPath(requestId), headers: { cookie } })
   expect(shown.statusCode).toBe(200)
   return authz.app.inject({
-    method: 'POST', url: approvalPath(requestId), headers: { ...FORM, cookie: withCookies(cookie, shown.headers['set-cookie']) },
+    method: 'POST',
+    url: approvalPath(requestId),
+    headers: { ...FORM, cookie: withCookies(cookie, shown.headers['set-cookie']) },
     payload: form({ csrf: csrfIn(shown.body), decision }),
   })
 }
 
-export async function decide(authz: CibaTestApp, requestId: string, decision: 'approve' | 'deny', user = { username: 'alice', password: 'alice-pw' }) {
+export async function decide(
+  authz: CibaTestApp,
+  requestId: string,
+  decision: 'approve' | 'deny',
+  user = { username: 'alice', password: 'alice-pw' },
+) {
   const { res, cookie } = await signIn(authz, requestId, user.username, user.password)
   expect(res.statusCode).toBe(303)
   expect(res.headers.location).toBe(approvalPath(requestId))

@@ -14,8 +14,14 @@ const T0 = Date.UTC(2026, 2, 1, 12)
 const clock = createManualClock(T0)
 let out: string[] = []
 const ctx = (): CliContext => ({
-  out: (l) => void out.push(l), err: () => {}, stdin: process.stdin, clock,
-  config: () => { throw new Error('not needed') }, db: async () => authz.db,
+  out: (l) => void out.push(l),
+  err: () => {},
+  stdin: process.stdin,
+  clock,
+  config: () => {
+    throw new Error('not needed')
+  },
+  db: async () => authz.db,
 })
 const run = async (...args: string[]) => {
   out = []
@@ -25,8 +31,21 @@ const run = async (...args: string[]) => {
 
 function req(id: string, over: Partial<NewCibaRequest> = {}): NewCibaRequest {
   return {
-    id, authReqId: `a-${id}`, clientId: 'bank', subjectId: 'u-alice', requestedScopes: ['openid', 'email'], resources: [], acrValues: [],
-    tenant: undefined, idp: undefined, bindingMessage: 'K9', intervalSeconds: 5, familyId: `f-${id}`, createdAt: T0, expiresAt: T0 + 60_000, ...over,
+    id,
+    authReqId: `a-${id}`,
+    clientId: 'bank',
+    subjectId: 'u-alice',
+    requestedScopes: ['openid', 'email'],
+    resources: [],
+    acrValues: [],
+    tenant: undefined,
+    idp: undefined,
+    bindingMessage: 'K9',
+    intervalSeconds: 5,
+    familyId: `f-${id}`,
+    createdAt: T0,
+    expiresAt: T0 + 60_000,
+    ...over,
   }
 }
 
@@ -48,8 +67,14 @@ describe('authz ciba', () => {
       'r2          bank    alice  u-alice  2026-03-01T12:01:00.000Z  openid email  ',
     ])
     expect((await run('list', '--json')).map((l) => JSON.parse(l))[0]).toEqual({
-      request_id: 'r1', client_id: 'bank', subject: 'u-alice', username: 'alice', scopes: ['openid', 'email'], binding_message: 'K9',
-      created_at: '2026-03-01T12:00:00.000Z', expires_at: '2026-03-01T12:01:00.000Z',
+      request_id: 'r1',
+      client_id: 'bank',
+      subject: 'u-alice',
+      username: 'alice',
+      scopes: ['openid', 'email'],
+      binding_message: 'K9',
+      created_at: '2026-03-01T12:00:00.000Z',
+      expires_at: '2026-03-01T12:01:00.000Z',
     })
   })
 

@@ -19,7 +19,13 @@ const ok = { ...BANK, scope: 'openid profile', login_hint: 'alice' }
 const lht = (key: CibaTestApp['clientKey'], claims: Record<string, unknown>, opts: { lifetime?: number } = {}) =>
   signJwt(authz, key, { aud: TEST_ISSUER, jti: randomUUID(), ...claims }, opts)
 
-async function expectError(params: Record<string, string>, status: number, error: string, description?: string, headers: Record<string, string> = {}) {
+async function expectError(
+  params: Record<string, string>,
+  status: number,
+  error: string,
+  description?: string,
+  headers: Record<string, string> = {},
+) {
   const res = await startCiba(authz, params, headers)
   expect({ status: res.statusCode, body: res.json() }).toEqual({
     status,
@@ -39,35 +45,62 @@ describe('POST /connect/ciba success', () => {
     expect(Object.keys(body).sort()).toEqual(['auth_req_id', 'expires_in', 'interval'])
     expect(body.auth_req_id).toMatch(/^[A-Za-z0-9_-]{43}$/)
     expect(body).toMatchObject({ expires_in: 120, interval: 5 })
-    const { rows } = await authz.db.query<Record<string, unknown> & { id: string }>('SELECT * FROM ciba_requests ORDER BY created_at DESC LIMIT 1')
+    const { rows } = await authz.db.query<Record<string, unknown> & { id: string }>(
+      'SELECT * FROM ciba_requests ORDER BY created_at DESC LIMIT 1',
+    )
     expect(rows[0]).toMatchObject({
-      client_id: 'bank', subject_id: 'u-alice', requested_scopes: ['openid', 'profile'], acr_values: ['1'],
-      tenant: 'acme', idp: 'corp-ad', binding_message: 'W4SCT', status: 'pending', interval_seconds: 5, last_polled_at: null,
+      client_id: 'bank',
+      subject_id: 'u-alice',
+      requested_scopes: ['openid', 'profile'],
+      acr_values: ['1'],
+      tenant: 'acme',
+      idp: 'corp-ad',
+      binding_message: 'W4SCT',
+      status: 'pending',
+      interval_seconds: 5,
+      last_polled_at: null,
     })
     expect(JSON.stringify(rows[0])).not.toContain(body.auth_req_id)
     // 128 random bits in hex: never starts with '-', so `authz ciba approve ID` cannot read it as an option.
     expect(rows[0]!.id).toMatch(/^[0-9a-f]{32}$/)
     const n = authz.notifications.at(-1)!
     expect(n).toEqual({
-      request_id: rows[0]!.id, subject: 'u-alice', username: 'alice', client_id: 'bank', client_name: 'Bank <App>',
-      scopes: ['openid', 'profile'], binding_message: 'W4SCT', acr_values: ['1', 'tenant:acme', 'idp:corp-ad'],
-      expires_at: Math.floor(authz.clock.now() / 1000) + 120, approval_url: `${TEST_ISSUER}/ciba/approve?request=${rows[0]!.id}`,
+      request_id: rows[0]!.id,
+      subject: 'u-alice',
+      username: 'alice',
+      client_id: 'bank',
+      client_name: 'Bank <App>',
+      scopes: ['openid', 'profile'],
+      binding_message: 'W4SCT',
+      acr_values: ['1', 'tenant:acme', 'idp:corp-ad'],
+      expires_at: Math.floor(authz.clock.now() / 1000) + 120,
+      approval_url: `${TEST_ISSUER}/ciba/approve?request=${rows[0]!.id}`,
     })
   })
 
   it('honours requested_expiry up to the cap, uses the server defaults for a client without its own, and accepts Basic', async () => {
     expect((await startCiba(authz, { ...ok, requested_expiry: '30' })).json()).toMatchObject({ expires_in: 30, interval: 5 })
     expect((await startCiba(authz, { ...ok, requested_expiry: '120' })).json()).toMatchObject({ expires_in: 120 })
-    const res = await startCiba(authz, { scope: 'openid', login_hint: 'alice@EXAMPLE.com' }, { authorization: basic('plain', 'plain-secret') })
+    const res = await startCiba(
+      authz,
+      { scope: 'openid', login_hint: 'alice@EXAMPLE.com' },
+      { authorization: basic('plain', 'plain-secret') },
+    )
     expect(res.statusCode).toBe(200)
     expect(res.json()).toMatchObject({ expires_in: 300, interval: 5 })
   })
 
   it('refuses an idp: value the client may not use, resolves login_hint by subject id', async () => {
-    await expectError({ ...ok, login_hint: 'u-alice', acr_values: 'idp:google' }, 400, 'invalid_request', 'acr_values holds an idp this client may not assert')
+    await expectError(
+      { ...ok, login_hint: 'u-alice', acr_values: 'idp:google' },
+      400,
+      'invalid_request',
+      'acr_values holds an idp this client may not assert',
+    )
     expect((await startCiba(authz, { ...ok, login_hint: 'u-alice', acr_values: 'idp:corp-ad' })).statusCode).toBe(200)
     const { rows } = await authz.db.query<{ subject_id: string; idp: string | null; acr_values: string[] }>(
-      'SELECT subject_id, idp, acr_values FROM ciba_requests ORDER BY created_at DESC, id LIMIT 1')
+      'SELECT subject_id, idp, acr_values FROM ciba_requests ORDER BY created_at DESC, id LIMIT 1',
+    )
     expect(rows).toEqual([{ subject_id: 'u-alice', idp: 'corp-ad', acr_values: [] }])
   })
 
@@ -87,7 +120,12 @@ describe('POST /connect/ciba errors', () => {
   it('client authentication and grant', async () => {
     await expectError({ ...ok, client_secret: 'wrong' }, 401, 'invalid_client', expect.any(String))
     await expectError({ client_id: 'public', scope: 'openid', login_hint: 'alice' }, 401, 'invalid_client', expect.any(String))
-    await expectError({ client_id: 'cc-only', client_secret: 'cc-secret', scope: 'openid', login_hint: 'alice' }, 400, 'unauthorized_client', 'the client may not use CIBA')
+    await expectError(
+      { client_id: 'cc-only', client_secret: 'cc-secret', scope: 'openid', login_hint: 'alice' },
+      400,
+      'unauthorized_client',
+      'the client may not use CIBA',
+    )
   })
 
   it('scope', async () => {
@@ -106,7 +144,12 @@ describe('POST /connect/ciba errors', () => {
   })
 
   it('binding_message', async () => {
-    await expectError({ ...ok, binding_message: 'x'.repeat(65) }, 400, 'invalid_binding_message', 'binding_message is longer than 64 characters')
+    await expectError(
+      { ...ok, binding_message: 'x'.repeat(65) },
+      400,
+      'invalid_binding_message',
+      'binding_message is longer than 64 characters',
+    )
     await expectError({ ...ok, binding_message: 'a\nb' }, 400, 'invalid_binding_message', 'binding_message contains control characters')
     expect((await startCiba(authz, { ...ok, binding_message: '🙂'.repeat(64) })).statusCode).toBe(200)
   })
@@ -142,32 +185,100 @@ describe('POST /connect/ciba errors', () => {
   it('id_token_hint: ours, for this client, expired accepted; foreign or for another client refused', async () => {
     const keys = authz.app.authz.keys
     const now = Math.floor(authz.clock.now() / 1000)
-    const idt = (claims: Record<string, unknown>) => keys.sign({ iss: TEST_ISSUER, sub: 'u-alice', aud: 'bank', iat: now - 7200, exp: now - 3600, ...claims }, { alg: 'RS256', typ: 'JWT' })
+    const idt = (claims: Record<string, unknown>) =>
+      keys.sign(
+        { iss: TEST_ISSUER, sub: 'u-alice', aud: 'bank', iat: now - 7200, exp: now - 3600, ...claims },
+        { alg: 'RS256', typ: 'JWT' },
+      )
     expect((await startCiba(authz, { ...BANK, scope: 'openid', id_token_hint: await idt({}) })).statusCode).toBe(200)
-    await expectError({ ...BANK, scope: 'openid', id_token_hint: await idt({ aud: 'plain' }) }, 400, 'invalid_request', 'id_token_hint was not issued to this client')
-    await expectError({ ...BANK, scope: 'openid', id_token_hint: await idt({ sub: 'u-nobody' }) }, 400, 'unknown_user_id', 'the hint names no known user')
+    await expectError(
+      { ...BANK, scope: 'openid', id_token_hint: await idt({ aud: 'plain' }) },
+      400,
+      'invalid_request',
+      'id_token_hint was not issued to this client',
+    )
+    await expectError(
+      { ...BANK, scope: 'openid', id_token_hint: await idt({ sub: 'u-nobody' }) },
+      400,
+      'unknown_user_id',
+      'the hint names no known user',
+    )
     const foreign = await signJwt(authz, authz.clientKey, { iss: TEST_ISSUER, sub: 'u-alice', aud: 'bank' })
-    await expectError({ ...BANK, scope: 'openid', id_token_hint: foreign }, 400, 'invalid_request', 'id_token_hint is not an ID token issued by this server')
+    await expectError(
+      { ...BANK, scope: 'openid', id_token_hint: foreign },
+      400,
+      'invalid_request',
+      'id_token_hint is not an ID token issued by this server',
+    )
     // Another JWT we signed whose claims would pass (an access token naming the client) is no ID token.
-    const accessToken = await keys.sign({ iss: TEST_ISSUER, sub: 'u-alice', aud: 'bank', iat: now, exp: now + 60 }, { alg: 'ES256', typ: 'at+jwt' })
-    await expectError({ ...BANK, scope: 'openid', id_token_hint: accessToken }, 400, 'invalid_request', 'id_token_hint is not an ID token issued by this server')
+    const accessToken = await keys.sign(
+      { iss: TEST_ISSUER, sub: 'u-alice', aud: 'bank', iat: now, exp: now + 60 },
+      { alg: 'ES256', typ: 'at+jwt' },
+    )
+    await expectError(
+      { ...BANK, scope: 'openid', id_token_hint: accessToken },
+      400,
+      'invalid_request',
+      'id_token_hint is not an ID token issued by this server',
+    )
   })
 
   it('login_hint_token: signed with the client key, sub or login_hint; expired; wrong key', async () => {
-    expect((await startCiba(authz, { ...BANK, scope: 'openid', login_hint_token: await lht(authz.clientKey, { sub: 'alice@example.com' }) })).statusCode).toBe(200)
-    expect((await startCiba(authz, { ...BANK, scope: 'openid', login_hint_token: await lht(authz.clientKey, { login_hint: 'alice' }) })).statusCode).toBe(200)
+    expect(
+      (await startCiba(authz, { ...BANK, scope: 'openid', login_hint_token: await lht(authz.clientKey, { sub: 'alice@example.com' }) }))
+        .statusCode,
+    ).toBe(200)
+    expect(
+      (await startCiba(authz, { ...BANK, scope: 'openid', login_hint_token: await lht(authz.clientKey, { login_hint: 'alice' }) }))
+        .statusCode,
+    ).toBe(200)
     const expired = await lht(authz.clientKey, { sub: 'alice' }, { lifetime: 10 })
     authz.clock.advance(100)
-    await expectError({ ...BANK, scope: 'openid', login_hint_token: expired }, 400, 'expired_login_hint_token', 'the login_hint_token has expired')
-    await expectError({ ...BANK, scope: 'openid', login_hint_token: await lht(authz.otherKey, { sub: 'alice' }) }, 400, 'invalid_request', 'invalid login_hint_token: no registered key matches')
-    await expectError({ ...BANK, scope: 'openid', login_hint_token: await lht(authz.clientKey, { sub: 'nobody' }) }, 400, 'unknown_user_id', 'the hint names no known user')
-    await expectError({ ...BANK, scope: 'openid', login_hint_token: await lht(authz.clientKey, { foo: 'x' }) }, 400, 'invalid_request', 'invalid login_hint_token: it names no user (sub or login_hint)')
-    await expectError({ client_id: 'plain', client_secret: 'plain-secret', scope: 'openid', login_hint_token: await lht(authz.clientKey, { sub: 'alice' }) }, 400, 'invalid_request', 'invalid login_hint_token: the client has no registered public keys')
+    await expectError(
+      { ...BANK, scope: 'openid', login_hint_token: expired },
+      400,
+      'expired_login_hint_token',
+      'the login_hint_token has expired',
+    )
+    await expectError(
+      { ...BANK, scope: 'openid', login_hint_token: await lht(authz.otherKey, { sub: 'alice' }) },
+      400,
+      'invalid_request',
+      'invalid login_hint_token: no registered key matches',
+    )
+    await expectError(
+      { ...BANK, scope: 'openid', login_hint_token: await lht(authz.clientKey, { sub: 'nobody' }) },
+      400,
+      'unknown_user_id',
+      'the hint names no known user',
+    )
+    await expectError(
+      { ...BANK, scope: 'openid', login_hint_token: await lht(authz.clientKey, { foo: 'x' }) },
+      400,
+      'invalid_request',
+      'invalid login_hint_token: it names no user (sub or login_hint)',
+    )
+    await expectError(
+      {
+        client_id: 'plain',
+        client_secret: 'plain-secret',
+        scope: 'openid',
+        login_hint_token: await lht(authz.clientKey, { sub: 'alice' }),
+      },
+      400,
+      'invalid_request',
+      'invalid login_hint_token: the client has no registered public keys',
+    )
     await authz.db.query(`DELETE FROM ciba_requests`)
   })
 
   it('not a form POST', async () => {
-    const res = await authz.app.inject({ method: 'POST', url: '/connect/ciba', headers: { 'content-type': 'application/json' }, payload: '{}' })
+    const res = await authz.app.inject({
+      method: 'POST',
+      url: '/connect/ciba',
+      headers: { 'content-type': 'application/json' },
+      payload: '{}',
+    })
     expect(res.statusCode).toBe(400)
     expect(res.json().error).toBe('invalid_request')
   })

@@ -60,9 +60,16 @@ export function cibaSeed(jwk: Record<string, unknown>) {
     ],
     clients: [
       {
-        clientId: 'bank', clientName: 'Bank <App>', secrets: [{ value: 'bank-secret' }],
-        allowedGrantTypes: [CIBA], allowedScopes: ['openid', 'profile', 'email', 'orders.read', 'offline_access'],
-        allowOfflineAccess: true, cibaLifetime: 120, pollingInterval: 5, identityProviderRestrictions: ['corp-ad'], allowedTenants: ['acme'],
+        clientId: 'bank',
+        clientName: 'Bank <App>',
+        secrets: [{ value: 'bank-secret' }],
+        allowedGrantTypes: [CIBA],
+        allowedScopes: ['openid', 'profile', 'email', 'orders.read', 'offline_access'],
+        allowOfflineAccess: true,
+        cibaLifetime: 120,
+        pollingInterval: 5,
+        identityProviderRestrictions: ['corp-ad'],
+        allowedTenants: ['acme'],
         jwks: { keys: [jwk] },
       },
       { clientId: 'plain', secrets: [{ value: 'plain-secret' }], allowedGrantTypes: [CIBA], allowedScopes: ['openid', 'orders.read'] },
@@ -102,7 +109,15 @@ export async function createCibaTestApp(
   await applySeed(testDb.db, cibaSeed(client.jwk))
   if (port) await app.listen({ port, host: '127.0.0.1' })
   return {
-    app, db: testDb.db, config, clock, logs, notifications, clientKey: client.key, otherKey: other.key, baseUrl: config.issuer,
+    app,
+    db: testDb.db,
+    config,
+    clock,
+    logs,
+    notifications,
+    clientKey: client.key,
+    otherKey: other.key,
+    baseUrl: config.issuer,
     async close() {
       await app.close()
       await testDb.close()

@@ -41,11 +41,14 @@ describe('login_hint_token', () => {
   })
 
   it('refuses one with only sub, or without exp, aud or jti', async () => {
-    const bare = await new SignJWT({ sub: 'alice' }).setProtectedHeader({ alg: 'ES256', kid: authz.clientKey.kid }).sign(authz.clientKey.privateKey)
+    const bare = await new SignJWT({ sub: 'alice' })
+      .setProtectedHeader({ alg: 'ES256', kid: authz.clientKey.kid })
+      .sign(authz.clientKey.privateKey)
     await expectRefused(bare, 'invalid login_hint_token: aud claim missing')
     const now = Math.floor(authz.clock.now() / 1000)
     const noExp = await new SignJWT({ sub: 'alice', aud: TEST_ISSUER, jti: randomUUID(), iat: now })
-      .setProtectedHeader({ alg: 'ES256', kid: authz.clientKey.kid }).sign(authz.clientKey.privateKey)
+      .setProtectedHeader({ alg: 'ES256', kid: authz.clientKey.kid })
+      .sign(authz.clientKey.privateKey)
     await expectRefused(noExp, 'invalid login_hint_token: exp claim missing')
     await expectRefused(await hint({ aud: undefined }), 'invalid login_hint_token: aud claim missing')
     await expectRefused(await hint({ aud: 'https://elsewhere.example' }), 'invalid login_hint_token: aud claim invalid')
@@ -60,7 +63,8 @@ describe('login_hint_token', () => {
     const now = Math.floor(authz.clock.now() / 1000)
     // No iat to measure from: the lifetime counts from now.
     const farExp = await new SignJWT({ sub: 'alice', aud: TEST_ISSUER, jti: randomUUID(), exp: now + 7200 })
-      .setProtectedHeader({ alg: 'ES256', kid: authz.clientKey.kid }).sign(authz.clientKey.privateKey)
+      .setProtectedHeader({ alg: 'ES256', kid: authz.clientKey.kid })
+      .sign(authz.clientKey.privateKey)
     await expectRefused(farExp, 'invalid login_hint_token: lifetime over 3600 seconds')
     const expired = await hint({}, { lifetime: 10 })
     authz.clock.advance(100)
@@ -69,10 +73,14 @@ describe('login_hint_token', () => {
 
   it('is never a signed request object, and a request object is never a login_hint_token', async () => {
     const object = { iss: 'bank', aud: TEST_ISSUER, scope: 'openid', login_hint: 'alice', binding_message: 'R1' }
-    await expectRefused(await signJwt(authz, authz.clientKey, { ...object, jti: randomUUID() }), 'invalid login_hint_token: a request object is not a login_hint_token')
+    await expectRefused(
+      await signJwt(authz, authz.clientKey, { ...object, jti: randomUUID() }),
+      'invalid login_hint_token: a request object is not a login_hint_token',
+    )
     const now = Math.floor(authz.clock.now() / 1000)
     const typed = await new SignJWT({ sub: 'alice', aud: TEST_ISSUER, jti: randomUUID(), iat: now, exp: now + 60 })
-      .setProtectedHeader({ alg: 'ES256', kid: authz.clientKey.kid, typ: 'oauth-authz-req+jwt' }).sign(authz.clientKey.privateKey)
+      .setProtectedHeader({ alg: 'ES256', kid: authz.clientKey.kid, typ: 'oauth-authz-req+jwt' })
+      .sign(authz.clientKey.privateKey)
     await expectRefused(typed, 'invalid login_hint_token: a request object is not a login_hint_token')
     // The other way round: a login_hint_token as the request object.
     const res = await startCiba(authz, { ...BANK, request: await hint({ iss: 'bank' }) })

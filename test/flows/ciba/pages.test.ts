@@ -42,7 +42,9 @@ describe('approval page', () => {
     expect(page.body).toContain('<label for="password">Password</label>')
     expect(page.body).toContain(`<form method="post" action="${signInPath(approvalPath(id))}">`)
     expect(page.body).not.toMatch(/<script|<style| style=/)
-    expect([page.headers['set-cookie']].flat()).toEqual([expect.stringMatching(/^__Host-authz-csrf=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; Secure; SameSite=Lax$/)])
+    expect([page.headers['set-cookie']].flat()).toEqual([
+      expect.stringMatching(/^__Host-authz-csrf=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; Secure; SameSite=Lax$/),
+    ])
     expect(csrfIn(page.body)).toMatch(/^[A-Za-z0-9_-]{43}$/)
   })
 
@@ -52,10 +54,14 @@ describe('approval page', () => {
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe(approvalPath(id))
     const set = [res.headers['set-cookie']].flat()
-    expect(set).toContainEqual(expect.stringMatching(/^__Host-authz-session=[A-Za-z0-9_-]{43}; Max-Age=36000; Path=\/; HttpOnly; Secure; SameSite=Lax$/))
+    expect(set).toContainEqual(
+      expect.stringMatching(/^__Host-authz-session=[A-Za-z0-9_-]{43}; Max-Age=36000; Path=\/; HttpOnly; Secure; SameSite=Lax$/),
+    )
     expect(set).toContainEqual(expect.stringMatching(/^__Host-authz-csrf=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; Secure; SameSite=Lax$/))
     const value = cookieValue(cookie, '__Host-authz-session')!
-    const { rows } = await authz.db.query('SELECT id_hash, subject_id, amr, client_ids FROM user_sessions WHERE id_hash = $1', [handleHash(value)])
+    const { rows } = await authz.db.query('SELECT id_hash, subject_id, amr, client_ids FROM user_sessions WHERE id_hash = $1', [
+      handleHash(value),
+    ])
     expect(rows).toEqual([{ id_hash: handleHash(value), subject_id: 'u-alice', amr: ['pwd'], client_ids: [] }])
     const page = await authz.app.inject({ method: 'GET', url: approvalPath(id), headers: { cookie } })
     expect(page.statusCode).toBe(200)
@@ -63,7 +69,9 @@ describe('approval page', () => {
     expect(page.body).toContain('<h1>Bank &lt;App&gt; asks for your approval</h1>')
     expect(page.body).toContain('Signed in as <strong id="signed-in-as">alice</strong>')
     expect(page.body).toContain('<p class="code" id="binding-message">&lt;b&gt;A1&lt;/b&gt;</p>')
-    expect(page.body).toContain('<li data-scope="email"><strong>Your e-mail address</strong><span>Your e-mail address and whether it is verified</span></li>')
+    expect(page.body).toContain(
+      '<li data-scope="email"><strong>Your e-mail address</strong><span>Your e-mail address and whether it is verified</span></li>',
+    )
     expect(page.body).toContain('<li data-scope="orders.read"><strong>Read your orders</strong></li>')
     expect(page.body).toContain('<dt>Identity provider</dt><dd>corp-ad</dd>')
     expect(page.body).toContain('<button class="button primary" type="submit" name="decision" value="approve">Approve</button>')
@@ -95,7 +103,9 @@ describe('approval page', () => {
     const page = await authz.app.inject({ method: 'GET', url: signInPath(approvalPath(id)) })
     const pre = withCookies('', page.headers['set-cookie'])
     const forged = await authz.app.inject({
-      method: 'POST', url: signInPath(approvalPath(id)), headers: { ...FORM, cookie: pre },
+      method: 'POST',
+      url: signInPath(approvalPath(id)),
+      headers: { ...FORM, cookie: pre },
       payload: form({ csrf: 'x'.repeat(43), username: 'alice', password: 'alice-pw' }),
     })
     expect(forged.statusCode).toBe(403)
@@ -107,11 +117,19 @@ describe('approval page', () => {
     const { cookie } = await signIn(authz, id, 'alice', 'alice-pw')
     // The token of the page shown before the sign-in: the binding was replaced at sign-in.
     const stale = await authz.app.inject({
-      method: 'POST', url: approvalPath(id), headers: { ...FORM, cookie }, payload: form({ csrf: csrfIn(page.body), decision: 'approve' }),
+      method: 'POST',
+      url: approvalPath(id),
+      headers: { ...FORM, cookie },
+      payload: form({ csrf: csrfIn(page.body), decision: 'approve' }),
     })
     expect(stale.statusCode).toBe(403)
     expect(stale.body).toContain(`<a class="button primary" href="${approvalPath(id)}">Start again</a>`)
-    const missing = await authz.app.inject({ method: 'POST', url: approvalPath(id), headers: { ...FORM, cookie }, payload: form({ decision: 'approve' }) })
+    const missing = await authz.app.inject({
+      method: 'POST',
+      url: approvalPath(id),
+      headers: { ...FORM, cookie },
+      payload: form({ decision: 'approve' }),
+    })
     expect(missing.statusCode).toBe(403)
     expect(missing.body).toContain('<h1>Form not accepted</h1>')
     expect(await status(id)).toEqual([{ status: 'pending' }])
@@ -122,7 +140,12 @@ describe('approval page', () => {
     const { cookie } = await signIn(authz, id, 'alice', 'alice-pw')
     const shown = await authz.app.inject({ method: 'GET', url: approvalPath(id), headers: { cookie } })
     await authz.db.query('DELETE FROM user_sessions WHERE id_hash = $1', [handleHash(cookieValue(cookie, '__Host-authz-session')!)])
-    const res = await authz.app.inject({ method: 'POST', url: approvalPath(id), headers: { ...FORM, cookie }, payload: form({ csrf: csrfIn(shown.body), decision: 'approve' }) })
+    const res = await authz.app.inject({
+      method: 'POST',
+      url: approvalPath(id),
+      headers: { ...FORM, cookie },
+      payload: form({ csrf: csrfIn(shown.body), decision: 'approve' }),
+    })
     expect(res.statusCode).toBe(401)
     expect(res.body).toContain('<h1>Your session has ended</h1>')
     expect(res.body).toContain(`<a class="button primary" href="${signInPath(approvalPath(id))}">Sign in</a>`)
@@ -164,7 +187,9 @@ async function decideWithout(id: string, cookie: string, decision: string | unde
   const token = await authz.app.inject({ method: 'GET', url: '/account', headers: { cookie } })
   const jar = withCookies(cookie, token.headers['set-cookie'])
   return authz.app.inject({
-    method: 'POST', url: approvalPath(id), headers: { ...FORM, cookie: jar },
+    method: 'POST',
+    url: approvalPath(id),
+    headers: { ...FORM, cookie: jar },
     payload: form({ csrf: csrfIn(token.body), ...(decision ? { decision } : {}) }),
   })
 }

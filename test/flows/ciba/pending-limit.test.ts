@@ -12,21 +12,36 @@ const DENIED = { error: 'access_denied', error_description: 'too many pending re
 async function appWithCap(cap: string | undefined, env: Record<string, string> = {}): Promise<CibaTestApp> {
   const authz = await createCibaTestApp({ env: cap === undefined ? env : { ...env, CIBA_MAX_PENDING_PER_USER: cap } })
   await applySeed(authz.db, {
-    clients: [{ clientId: 'other', secrets: [{ value: 'other-secret' }], allowedGrantTypes: ['urn:openid:params:grant-type:ciba'], allowedScopes: ['openid'] }],
+    clients: [
+      {
+        clientId: 'other',
+        secrets: [{ value: 'other-secret' }],
+        allowedGrantTypes: ['urn:openid:params:grant-type:ciba'],
+        allowedScopes: ['openid'],
+      },
+    ],
     users: [{ subjectId: 'u-dave', username: 'dave', password: 'dave-pw' }],
   })
   return authz
 }
 
-const start = (authz: CibaTestApp, client: Record<string, string>, loginHint = 'alice') => startCiba(authz, { ...client, scope: 'openid', login_hint: loginHint })
+const start = (authz: CibaTestApp, client: Record<string, string>, loginHint = 'alice') =>
+  startCiba(authz, { ...client, scope: 'openid', login_hint: loginHint })
 const pending = async (authz: CibaTestApp) =>
-  (await authz.db.query<{ client_id: string; n: number }>(`SELECT client_id, count(*)::int AS n FROM ciba_requests WHERE status = 'pending' GROUP BY client_id ORDER BY client_id`)).rows
+  (
+    await authz.db.query<{ client_id: string; n: number }>(
+      `SELECT client_id, count(*)::int AS n FROM ciba_requests WHERE status = 'pending' GROUP BY client_id ORDER BY client_id`,
+    )
+  ).rows
 
 describe('CIBA_MAX_PENDING_PER_USER', () => {
   it('defaults to 10, accepts 0 (no cap), refuses a negative or fractional value', () => {
     expect(loadConfig({}).cibaMaxPendingPerUser).toBe(10)
     expect(loadConfig({ CIBA_MAX_PENDING_PER_USER: '0' }).cibaMaxPendingPerUser).toBe(0)
-    for (const bad of ['-1', '2.5', 'many']) expect(() => loadConfig({ CIBA_MAX_PENDING_PER_USER: bad })).toThrow(/^CIBA_MAX_PENDING_PER_USER must be an integer from 0 to 100000, got "/)
+    for (const bad of ['-1', '2.5', 'many'])
+      expect(() => loadConfig({ CIBA_MAX_PENDING_PER_USER: bad })).toThrow(
+        /^CIBA_MAX_PENDING_PER_USER must be an integer from 0 to 100000, got "/,
+      )
   })
 })
 
@@ -48,7 +63,10 @@ describe('a cap of 3', () => {
     // Another client still reaches alice, and the first client still reaches dave.
     for (let i = 0; i < 3; i++) expect((await start(authz, OTHER)).statusCode).toBe(200)
     expect((await start(authz, BANK, 'dave')).statusCode).toBe(200)
-    expect(await pending(authz)).toEqual([{ client_id: 'bank', n: 4 }, { client_id: 'other', n: 3 }])
+    expect(await pending(authz)).toEqual([
+      { client_id: 'bank', n: 4 },
+      { client_id: 'other', n: 3 },
+    ])
   })
 
   it('frees a place when a request expires or is decided', async () => {

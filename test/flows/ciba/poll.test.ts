@@ -23,7 +23,10 @@ async function start(params: Record<string, string> = {}) {
 async function expectPollError(authReqId: string, error: string, description?: string) {
   const res = await poll(authz, authReqId)
   expect(res.headers).toMatchObject(NO_STORE)
-  expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: { error, ...(description ? { error_description: description } : {}) } })
+  expect({ status: res.statusCode, body: res.json() }).toEqual({
+    status: 400,
+    body: { error, ...(description ? { error_description: description } : {}) },
+  })
 }
 
 describe('CIBA token grant', () => {
@@ -55,21 +58,44 @@ describe('CIBA token grant', () => {
     expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'refresh_token', 'scope', 'token_type'])
     expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope: 'openid profile email orders.read offline_access' })
     const jwks = createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
-    const { payload: id } = await jwtVerify(body.id_token, jwks, { issuer: TEST_ISSUER, audience: 'bank', currentDate: new Date(authz.clock.now()) })
-    expect(id).toMatchObject({
-      sub: 'u-alice', auth_time: approvedAt, acr: '1', amr: ['pwd'], tenant: 'acme', idp: 'corp-ad',
-      name: 'Alice Example', email: 'alice@example.com', at_hash: expect.any(String),
+    const { payload: id } = await jwtVerify(body.id_token, jwks, {
+      issuer: TEST_ISSUER,
+      audience: 'bank',
+      currentDate: new Date(authz.clock.now()),
     })
-    const { payload: at } = await jwtVerify(body.access_token, jwks, { issuer: TEST_ISSUER, audience: 'orders-api', currentDate: new Date(authz.clock.now()) })
+    expect(id).toMatchObject({
+      sub: 'u-alice',
+      auth_time: approvedAt,
+      acr: '1',
+      amr: ['pwd'],
+      tenant: 'acme',
+      idp: 'corp-ad',
+      name: 'Alice Example',
+      email: 'alice@example.com',
+      at_hash: expect.any(String),
+    })
+    const { payload: at } = await jwtVerify(body.access_token, jwks, {
+      issuer: TEST_ISSUER,
+      audience: 'orders-api',
+      currentDate: new Date(authz.clock.now()),
+    })
     expect(at).toMatchObject({ sub: 'u-alice', client_id: 'bank', tenant: 'acme', idp: 'corp-ad', acr: '1', auth_time: approvedAt })
-    const { rows } = await authz.db.query('SELECT status, approved_scopes, consumed_at IS NOT NULL AS consumed FROM ciba_requests WHERE id = $1', [requestId])
-    expect(rows).toEqual([{ status: 'approved', approved_scopes: ['openid', 'profile', 'email', 'orders.read', 'offline_access'], consumed: true }])
+    const { rows } = await authz.db.query(
+      'SELECT status, approved_scopes, consumed_at IS NOT NULL AS consumed FROM ciba_requests WHERE id = $1',
+      [requestId],
+    )
+    expect(rows).toEqual([
+      { status: 'approved', approved_scopes: ['openid', 'profile', 'email', 'orders.read', 'offline_access'], consumed: true },
+    ])
 
     // Replay: invalid_grant, and everything issued from the request is revoked.
     authz.clock.advance(10)
-    const family = (await authz.db.query<{ family_id: string }>('SELECT family_id FROM ciba_requests WHERE id = $1', [requestId])).rows[0]!.family_id
-    expect((await authz.db.query('SELECT kind FROM persisted_grants WHERE family_id = $1 ORDER BY kind', [family])).rows)
-      .toEqual([{ kind: 'jwt_access_token' }, { kind: 'refresh_token' }])
+    const family = (await authz.db.query<{ family_id: string }>('SELECT family_id FROM ciba_requests WHERE id = $1', [requestId])).rows[0]!
+      .family_id
+    expect((await authz.db.query('SELECT kind FROM persisted_grants WHERE family_id = $1 ORDER BY kind', [family])).rows).toEqual([
+      { kind: 'jwt_access_token' },
+      { kind: 'refresh_token' },
+    ])
     await expectPollError(authReqId, 'invalid_grant', 'auth_req_id already used')
     // Nothing secret reaches the logs: handles, tokens, passwords, session cookies.
     const logText = authz.logs.join('\n')
@@ -80,8 +106,19 @@ describe('CIBA token grant', () => {
     expect((await authz.db.query('SELECT jti FROM revoked_tokens WHERE jti = $1', [at.jti])).rows).toEqual([{ jti: at.jti }])
   })
 
-  it('a client with alwaysIncludeUserClaimsInIdToken false: the ID token carries the protocol claims and the sign-in\'s only', async () => {
-    await applySeed(authz.db, { clients: [{ clientId: 'quiet-bank', secrets: [{ value: 'quiet-secret' }], allowedGrantTypes: [CIBA], allowedScopes: ['openid', 'profile', 'email'], allowedTenants: ['acme'], alwaysIncludeUserClaimsInIdToken: false }] })
+  it("a client with alwaysIncludeUserClaimsInIdToken false: the ID token carries the protocol claims and the sign-in's only", async () => {
+    await applySeed(authz.db, {
+      clients: [
+        {
+          clientId: 'quiet-bank',
+          secrets: [{ value: 'quiet-secret' }],
+          allowedGrantTypes: [CIBA],
+          allowedScopes: ['openid', 'profile', 'email'],
+          allowedTenants: ['acme'],
+          alwaysIncludeUserClaimsInIdToken: false,
+        },
+      ],
+    })
     const quiet = { client_id: 'quiet-bank', client_secret: 'quiet-secret' }
     const res = await startCiba(authz, { ...quiet, scope: 'openid profile email', login_hint: 'alice', acr_values: 'tenant:acme' })
     expect(res.statusCode).toBe(200)
@@ -100,7 +137,10 @@ describe('CIBA token grant', () => {
     expect(results.filter((r) => r.statusCode === 200)).toHaveLength(1)
     for (const r of results.filter((x) => x.statusCode !== 200)) expect(r.json().error).toBe('slow_down')
     // Overlapping polls are too fast, not replays: the tokens issued stay valid.
-    const { rows } = await authz.db.query('SELECT count(*)::int AS n FROM persisted_grants g JOIN ciba_requests r ON r.family_id = g.family_id WHERE r.id = $1', [requestId])
+    const { rows } = await authz.db.query(
+      'SELECT count(*)::int AS n FROM persisted_grants g JOIN ciba_requests r ON r.family_id = g.family_id WHERE r.id = $1',
+      [requestId],
+    )
     expect(rows).toEqual([{ n: 1 }])
   })
 
@@ -117,7 +157,9 @@ describe('CIBA token grant', () => {
     await expectPollError(authReqId, 'expired_token', 'the request has expired')
     await expectPollError(authReqId, 'expired_token', 'the request has expired') // no slow_down after expiry
     const cleanup = createCleanup({
-      clock: authz.clock, logger: { info: () => {}, warn: () => {} }, batchSize: 2,
+      clock: authz.clock,
+      logger: { info: () => {}, warn: () => {} },
+      batchSize: 2,
       tasks: [{ name: 'requests', remove: createPgCibaRequestStore(authz.db).removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS }],
     })
     authz.clock.advance(299)
@@ -143,7 +185,9 @@ describe('CIBA token grant', () => {
     const other = await poll(authz, authReqId, { client_id: 'plain', client_secret: 'plain-secret' })
     expect(other.json()).toEqual({ error: 'invalid_grant', error_description: 'unknown auth_req_id' })
     const missing = await authz.app.inject({
-      method: 'POST', url: '/connect/token', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      method: 'POST',
+      url: '/connect/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
       payload: new URLSearchParams({ ...BANK, grant_type: 'urn:openid:params:grant-type:ciba' }).toString(),
     })
     expect(missing.statusCode).toBe(400)

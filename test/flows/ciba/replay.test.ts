@@ -17,7 +17,16 @@ const FAST = { client_id: 'fast', client_secret: 'fast-secret' }
 beforeAll(async () => {
   authz = await createCibaTestApp()
   await applySeed(authz.db, {
-    clients: [{ clientId: 'fast', secrets: [{ value: 'fast-secret' }], allowedGrantTypes: [CIBA], allowedScopes: ['openid', 'orders.read', 'offline_access'], allowOfflineAccess: true, pollingInterval: 1 }],
+    clients: [
+      {
+        clientId: 'fast',
+        secrets: [{ value: 'fast-secret' }],
+        allowedGrantTypes: [CIBA],
+        allowedScopes: ['openid', 'orders.read', 'offline_access'],
+        allowOfflineAccess: true,
+        pollingInterval: 1,
+      },
+    ],
   })
 })
 afterAll(() => authz.close())
@@ -29,7 +38,10 @@ async function approved(client = BANK): Promise<string> {
   const res = await startCiba(authz, { ...client, scope: SCOPE, login_hint: 'alice' })
   expect(res.statusCode).toBe(200)
   const decided = await createPgCibaRequestStore(authz.db).decide(
-    await lastRequestId(authz), { status: 'approved', approvedScopes: SCOPE.split(' '), authTime: authz.clock.now() }, authz.clock.now())
+    await lastRequestId(authz),
+    { status: 'approved', approvedScopes: SCOPE.split(' '), authTime: authz.clock.now() },
+    authz.clock.now(),
+  )
   expect(decided?.status).toBe('approved')
   return res.json().auth_req_id as string
 }
@@ -94,7 +106,13 @@ describe('redemption racing a replay on another replica', () => {
   it('30 trials: wherever the auth_req_id was used twice, nothing it issued survives', async () => {
     // Replica B runs 10 s ahead (its polls are past the interval and the grace), on the same database.
     const { logger } = captureLogs(authz.config)
-    const b = await buildApp({ config: authz.config, db: authz.db, clock: { now: () => authz.clock.now() + 10_000 }, logger, cibaNotifier: { notify: () => {}, drain: async () => {} } })
+    const b = await buildApp({
+      config: authz.config,
+      db: authz.db,
+      clock: { now: () => authz.clock.now() + 10_000 },
+      logger,
+      cibaNotifier: { notify: () => {}, drain: async () => {} },
+    })
     await b.ready()
     const survivors: string[] = []
     let revokedTrials = 0
@@ -102,11 +120,13 @@ describe('redemption racing a replay on another replica', () => {
       for (let trial = 0; trial < 30; trial++) {
         authz.clock.advance(30)
         const authReqId = await approved()
-        const pollAt = (app: typeof b) =>
-          postForm(app, '/connect/token', { ...BANK, grant_type: CIBA, auth_req_id: authReqId })
+        const pollAt = (app: typeof b) => postForm(app, '/connect/token', { ...BANK, grant_type: CIBA, auth_req_id: authReqId })
         const replay = new Promise((r) => setTimeout(r, trial % 5)).then(() => pollAt(b))
         const [onA, onB] = await Promise.all([pollAt(authz.app), replay])
-        const answers = [{ app: authz.app, res: onA }, { app: b, res: onB }]
+        const answers = [
+          { app: authz.app, res: onA },
+          { app: b, res: onB },
+        ]
         const winner = answers.find((x) => x.res.statusCode === 200)
         const revoker = answers.find((x) => x.res.json().error_description === 'auth_req_id already used')
         for (const x of answers) {

@@ -17,9 +17,21 @@ let n = 0
 function newRequest(over: Partial<NewCibaRequest> = {}): NewCibaRequest {
   n += 1
   return {
-    id: `req-${n}`, authReqId: `auth-req-${n}`, clientId: 'c1', subjectId: 'u-1', requestedScopes: ['openid'],
-    resources: [], acrValues: [], tenant: undefined, idp: undefined, bindingMessage: undefined,
-    intervalSeconds: 5, familyId: `fam-${n}`, createdAt: T0, expiresAt: T0 + 300_000, ...over,
+    id: `req-${n}`,
+    authReqId: `auth-req-${n}`,
+    clientId: 'c1',
+    subjectId: 'u-1',
+    requestedScopes: ['openid'],
+    resources: [],
+    acrValues: [],
+    tenant: undefined,
+    idp: undefined,
+    bindingMessage: undefined,
+    intervalSeconds: 5,
+    familyId: `fam-${n}`,
+    createdAt: T0,
+    expiresAt: T0 + 300_000,
+    ...over,
   }
 }
 
@@ -32,10 +44,25 @@ describe('ciba request store', () => {
     expect(rows[0]!.auth_req_id_hash).toBe(handleHash(r.authReqId))
     const found = await store.findByAuthReqId(r.authReqId)
     expect(found).toEqual({
-      id: r.id, clientId: 'c1', subjectId: 'u-1', requestedScopes: ['openid'], resources: [], acrValues: ['1'],
-      tenant: 'acme', idp: undefined, bindingMessage: 'W4SCT', status: 'pending', approvedScopes: undefined,
-      authTime: undefined, intervalSeconds: 5, lastPolledAt: undefined, familyId: r.familyId, createdAt: T0,
-      expiresAt: T0 + 300_000, decidedAt: undefined, consumedAt: undefined,
+      id: r.id,
+      clientId: 'c1',
+      subjectId: 'u-1',
+      requestedScopes: ['openid'],
+      resources: [],
+      acrValues: ['1'],
+      tenant: 'acme',
+      idp: undefined,
+      bindingMessage: 'W4SCT',
+      status: 'pending',
+      approvedScopes: undefined,
+      authTime: undefined,
+      intervalSeconds: 5,
+      lastPolledAt: undefined,
+      familyId: r.familyId,
+      createdAt: T0,
+      expiresAt: T0 + 300_000,
+      decidedAt: undefined,
+      consumedAt: undefined,
     })
     expect(await store.findById(r.id)).toEqual(found)
     expect(await store.findByAuthReqId(r.id)).toBeUndefined()
@@ -94,7 +121,10 @@ describe('ciba request store', () => {
     expect(await store.createWithinLimit(newRequest({ subjectId: 'u-2' }), cap(7), T0)).toEqual({ kind: 'created' })
     expect(await store.createWithinLimit(newRequest(), cap(3), T0 + 2000)).toEqual({ kind: 'created' }) // the 5 short-lived ones expired
     expect(await store.createWithinLimit(newRequest(), cap(0), T0)).toEqual({ kind: 'created' }) // 0: no cap
-    await authz.db.query(`DELETE FROM ciba_requests WHERE client_id = 'c2' OR subject_id = 'u-2' OR created_at = $1 AND expires_at = $2`, [new Date(T0), new Date(T0 + 300_000)])
+    await authz.db.query(`DELETE FROM ciba_requests WHERE client_id = 'c2' OR subject_id = 'u-2' OR created_at = $1 AND expires_at = $2`, [
+      new Date(T0),
+      new Date(T0 + 300_000),
+    ])
     expect(await store.removeExpired(T0 + 2000, 3)).toBe(3)
     expect(await store.removeExpired(T0 + 2000, 3)).toBe(2)
     expect(await store.removeExpired(T0 + 2000, 3)).toBe(0)
@@ -113,14 +143,29 @@ describe('ciba request store: the rate per client and user', () => {
     }
     await authz.db.query(`UPDATE ciba_requests SET status = 'denied' WHERE created_at = $1`, [new Date(T0)])
     // Full until the oldest of the three is 60 s old.
-    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 30_000 }), rate, T0 + 30_000)).toEqual({ kind: 'rate', retryAt: T0 + 60_000 })
-    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 59_999 }), rate, T0 + 59_999)).toEqual({ kind: 'rate', retryAt: T0 + 60_000 })
-    expect(await store.createWithinLimit(newRequest({ clientId: 'c2', createdAt: T0 + 30_000 }), rate, T0 + 30_000)).toEqual({ kind: 'created' })
-    expect(await store.createWithinLimit(newRequest({ subjectId: 'u-2', createdAt: T0 + 30_000 }), rate, T0 + 30_000)).toEqual({ kind: 'created' })
+    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 30_000 }), rate, T0 + 30_000)).toEqual({
+      kind: 'rate',
+      retryAt: T0 + 60_000,
+    })
+    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 59_999 }), rate, T0 + 59_999)).toEqual({
+      kind: 'rate',
+      retryAt: T0 + 60_000,
+    })
+    expect(await store.createWithinLimit(newRequest({ clientId: 'c2', createdAt: T0 + 30_000 }), rate, T0 + 30_000)).toEqual({
+      kind: 'created',
+    })
+    expect(await store.createWithinLimit(newRequest({ subjectId: 'u-2', createdAt: T0 + 30_000 }), rate, T0 + 30_000)).toEqual({
+      kind: 'created',
+    })
     expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 60_000 }), rate, T0 + 60_000)).toEqual({ kind: 'created' })
     // Now T0+10 s, +20 s and +60 s fill it: the next place frees when T0+10 s leaves.
-    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 61_000 }), rate, T0 + 61_000)).toEqual({ kind: 'rate', retryAt: T0 + 70_000 })
-    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 61_000 }), { ...rate, maxPerWindow: 0 }, T0 + 61_000)).toEqual({ kind: 'created' })
+    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 61_000 }), rate, T0 + 61_000)).toEqual({
+      kind: 'rate',
+      retryAt: T0 + 70_000,
+    })
+    expect(await store.createWithinLimit(newRequest({ createdAt: T0 + 61_000 }), { ...rate, maxPerWindow: 0 }, T0 + 61_000)).toEqual({
+      kind: 'created',
+    })
     await authz.db.query('DELETE FROM ciba_requests')
   })
 })

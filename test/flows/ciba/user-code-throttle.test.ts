@@ -12,9 +12,13 @@ beforeEach(async () => {
 })
 
 const PLAIN = { client_id: 'plain', client_secret: 'plain-secret' }
-const bob = (client: Record<string, string>, code: string) => startCiba(authz, { ...client, scope: 'openid', login_hint: 'bob', user_code: code })
+const bob = (client: Record<string, string>, code: string) =>
+  startCiba(authz, { ...client, scope: 'openid', login_hint: 'bob', user_code: code })
 const WRONG = { error: 'invalid_user_code', error_description: 'the user_code is wrong' }
-const BLOCKED = { error: 'invalid_user_code', error_description: 'too many wrong user_code values from this client for this user, retry later' }
+const BLOCKED = {
+  error: 'invalid_user_code',
+  error_description: 'too many wrong user_code values from this client for this user, retry later',
+}
 const answer = async (p: ReturnType<typeof bob>) => {
   const res = await p
   return res.statusCode === 200 ? 200 : { status: res.statusCode, body: res.json() }

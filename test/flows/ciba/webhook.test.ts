@@ -9,7 +9,10 @@ import { createManualClock } from '../../../src/domain/clock.js'
 import { createLogNotifier, createWebhookNotifier, webhookSignature, type CibaNotification } from '../../../src/flows/ciba/notifier.js'
 import { BANK, createCibaTestApp, startCiba, TEST_ISSUER, type CibaTestApp } from './harness.js'
 
-interface Received { headers: IncomingMessage['headers']; body: string }
+interface Received {
+  headers: IncomingMessage['headers']
+  body: string
+}
 
 let server: Server
 let url: string
@@ -75,8 +78,15 @@ describe('CIBA notification webhook', () => {
     const body = JSON.parse(r.body) as CibaNotification
     const { rows } = await authz.db.query<{ id: string }>('SELECT id FROM ciba_requests')
     expect(body).toEqual({
-      request_id: rows[0]!.id, subject: 'u-alice', username: 'alice', client_id: 'bank', client_name: 'Bank <App>', scopes: ['openid'],
-      binding_message: 'K9', acr_values: [], expires_at: Math.floor(authz.clock.now() / 1000) + 120,
+      request_id: rows[0]!.id,
+      subject: 'u-alice',
+      username: 'alice',
+      client_id: 'bank',
+      client_name: 'Bank <App>',
+      scopes: ['openid'],
+      binding_message: 'K9',
+      acr_values: [],
+      expires_at: Math.floor(authz.clock.now() / 1000) + 120,
       approval_url: `${TEST_ISSUER}/ciba/approve?request=${rows[0]!.id}`,
     })
     expect(r.body).not.toContain(res.json().auth_req_id)
@@ -85,8 +95,16 @@ describe('CIBA notification webhook', () => {
 
 describe('webhook notifier', () => {
   const n: CibaNotification = {
-    request_id: 'r1', subject: 's', username: 'u', client_id: 'c', client_name: 'C', scopes: ['openid'], binding_message: null,
-    acr_values: [], expires_at: 1, approval_url: 'https://x/ciba/approve?request=r1',
+    request_id: 'r1',
+    subject: 's',
+    username: 'u',
+    client_id: 'c',
+    client_name: 'C',
+    scopes: ['openid'],
+    binding_message: null,
+    acr_values: [],
+    expires_at: 1,
+    approval_url: 'https://x/ciba/approve?request=r1',
   }
   const logs: Array<{ level: string; obj: unknown; msg: string }> = []
   const logger = {
@@ -114,8 +132,11 @@ describe('webhook notifier', () => {
     notifier.notify(n)
     await notifier.drain()
     expect(received).toHaveLength(3)
-    expect(logs.at(-1)).toEqual({ level: 'error', msg: 'CIBA notification failed; giving up',
-      obj: { request_id: 'r1', client_id: 'c', webhook_id: received[0]!.headers['webhook-id'], attempt: 3, failure: 'HTTP 500' } })
+    expect(logs.at(-1)).toEqual({
+      level: 'error',
+      msg: 'CIBA notification failed; giving up',
+      obj: { request_id: 'r1', client_id: 'c', webhook_id: received[0]!.headers['webhook-id'], attempt: 3, failure: 'HTTP 500' },
+    })
   })
 
   it('bounds each attempt with a timeout and never blocks notify()', async () => {
@@ -133,13 +154,19 @@ describe('webhook notifier', () => {
   it('without a webhook, logs the approval URL at info level', () => {
     logs.length = 0
     createLogNotifier({ logger }).notify(n)
-    expect(logs).toEqual([{ level: 'info', msg: 'CIBA approval requested: open approval_url to approve or deny',
-      obj: { request_id: 'r1', client_id: 'c', subject: 's', approval_url: 'https://x/ciba/approve?request=r1' } }])
+    expect(logs).toEqual([
+      {
+        level: 'info',
+        msg: 'CIBA approval requested: open approval_url to approve or deny',
+        obj: { request_id: 'r1', client_id: 'c', subject: 's', approval_url: 'https://x/ciba/approve?request=r1' },
+      },
+    ])
   })
 
   it('signs as the spec says', () => {
     const key = Buffer.from('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'base64')
-    expect(webhookSignature(`whsec_${key.toString('base64')}`, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}'))
-      .toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=')
+    expect(webhookSignature(`whsec_${key.toString('base64')}`, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe(
+      'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    )
   })
 })

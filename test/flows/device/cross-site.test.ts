@@ -22,7 +22,12 @@ const SIGN_IN = /^\/account\/sign-in\?return_to=%2Fdevice%3Fuser_code%3D/
 
 /** What the person's own browser sends after typing the code on the page itself. */
 const typedHere = (userCode: string, address: string) =>
-  authz.app.inject({ method: 'GET', url: devicePath(userCode), remoteAddress: address, headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate' } })
+  authz.app.inject({
+    method: 'GET',
+    url: devicePath(userCode),
+    remoteAddress: address,
+    headers: { 'sec-fetch-site': 'same-origin', 'sec-fetch-mode': 'navigate' },
+  })
 
 const counted = async (address: string) =>
   (await authz.db.query(`SELECT failures, blocks FROM failure_counters WHERE kind = 'device_user_code' AND name = $1`, [address])).rows
@@ -32,7 +37,9 @@ describe('wrong codes sent from another site', () => {
     const address = '192.0.2.10'
     for (let i = 0; i < 12; i++) {
       const res = await authz.app.inject({
-        method: 'POST', url: devicePath(wrong(i)), remoteAddress: address,
+        method: 'POST',
+        url: devicePath(wrong(i)),
+        remoteAddress: address,
         headers: { ...FORM, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate' },
         payload: form({ decision: 'approve' }),
       })
@@ -49,7 +56,12 @@ describe('wrong codes sent from another site', () => {
     const address = '192.0.2.11'
     for (let i = 0; i < 12; i++) {
       const site = i % 2 === 0 ? 'cross-site' : 'same-site' // a sibling subdomain is another site's page too
-      const res = await authz.app.inject({ method: 'GET', url: devicePath(wrong(i)), remoteAddress: address, headers: { 'sec-fetch-site': site } })
+      const res = await authz.app.inject({
+        method: 'GET',
+        url: devicePath(wrong(i)),
+        remoteAddress: address,
+        headers: { 'sec-fetch-site': site },
+      })
       expect({ status: res.statusCode, h1: h1(res.body) }).toEqual({ status: 200, h1: 'Connect a device' })
       expect(res.body).toContain(`value="${wrong(i)}"`)
       expect(res.body).toContain('Check that this is the code your device shows')
@@ -64,15 +76,30 @@ describe('wrong codes sent from another site', () => {
   it('a right code from another site gets the very page a wrong one gets: no redirect, no application named', async () => {
     const s = await start(authz)
     const other = wrong(99)
-    const right = await authz.app.inject({ method: 'GET', url: devicePath(s.user_code), remoteAddress: '192.0.2.12', headers: { 'sec-fetch-site': 'cross-site' } })
-    const bad = await authz.app.inject({ method: 'GET', url: devicePath(other), remoteAddress: '192.0.2.12', headers: { 'sec-fetch-site': 'cross-site' } })
+    const right = await authz.app.inject({
+      method: 'GET',
+      url: devicePath(s.user_code),
+      remoteAddress: '192.0.2.12',
+      headers: { 'sec-fetch-site': 'cross-site' },
+    })
+    const bad = await authz.app.inject({
+      method: 'GET',
+      url: devicePath(other),
+      remoteAddress: '192.0.2.12',
+      headers: { 'sec-fetch-site': 'cross-site' },
+    })
     expect(right.statusCode).toBe(200)
     expect(right.body.replace(s.user_code, 'CODE')).toBe(bad.body.replace(other, 'CODE'))
     expect(right.body).not.toContain('Living Room')
   })
 
   it('something that cannot be a code is not echoed into the form', async () => {
-    const res = await authz.app.inject({ method: 'GET', url: devicePath('Call +1 555 0100 now'), remoteAddress: '192.0.2.13', headers: { 'sec-fetch-site': 'cross-site' } })
+    const res = await authz.app.inject({
+      method: 'GET',
+      url: devicePath('Call +1 555 0100 now'),
+      remoteAddress: '192.0.2.13',
+      headers: { 'sec-fetch-site': 'cross-site' },
+    })
     expect(res.statusCode).toBe(200)
     expect(res.body).not.toContain('555')
     expect(res.body).toContain('<input id="user_code" name="user_code" type="text" value=""')
@@ -94,7 +121,12 @@ describe('wrong codes sent from another site', () => {
     const address = '192.0.2.15'
     const statuses: number[] = []
     for (let i = 0; i < 25; i++) {
-      const res = await authz.app.inject({ method: 'GET', url: devicePath(wrong(i)), remoteAddress: address, headers: { 'sec-fetch-site': 'cross-site' } })
+      const res = await authz.app.inject({
+        method: 'GET',
+        url: devicePath(wrong(i)),
+        remoteAddress: address,
+        headers: { 'sec-fetch-site': 'cross-site' },
+      })
       statuses.push(res.statusCode)
     }
     // The flood meets the limit itself...

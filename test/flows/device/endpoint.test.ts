@@ -25,7 +25,14 @@ describe('device authorization endpoint', () => {
     expect(res.statusCode).toBe(200)
     expect(res.headers).toMatchObject(NO_STORE)
     const body = res.json()
-    expect(Object.keys(body).sort()).toEqual(['device_code', 'expires_in', 'interval', 'user_code', 'verification_uri', 'verification_uri_complete'])
+    expect(Object.keys(body).sort()).toEqual([
+      'device_code',
+      'expires_in',
+      'interval',
+      'user_code',
+      'verification_uri',
+      'verification_uri_complete',
+    ])
     expect(body.device_code).toMatch(/^[A-Za-z0-9_-]{43}$/) // 256 bits
     expect(body.user_code).toMatch(USER_CODE)
     expect(body).toMatchObject({
@@ -36,11 +43,17 @@ describe('device authorization endpoint', () => {
     })
     // Neither code is stored as such: only SHA-256 of the device code and of the normalized user code.
     const { rows } = await authz.db.query<Record<string, unknown>>(
-      'SELECT device_code_hash, user_code_hash, client_id, requested_scopes, status, interval_seconds FROM device_authorizations WHERE client_id = $1', ['tv'])
+      'SELECT device_code_hash, user_code_hash, client_id, requested_scopes, status, interval_seconds FROM device_authorizations WHERE client_id = $1',
+      ['tv'],
+    )
     const sha = (v: string) => createHash('sha256').update(v).digest('base64url')
     expect(rows).toContainEqual({
-      device_code_hash: sha(body.device_code), user_code_hash: sha(body.user_code.replace('-', '')), client_id: 'tv',
-      requested_scopes: ['openid', 'profile', 'orders.read', 'offline_access'], status: 'pending', interval_seconds: 5,
+      device_code_hash: sha(body.device_code),
+      user_code_hash: sha(body.user_code.replace('-', '')),
+      client_id: 'tv',
+      requested_scopes: ['openid', 'profile', 'orders.read', 'offline_access'],
+      status: 'pending',
+      interval_seconds: 5,
     })
     const dump = JSON.stringify((await authz.db.query('SELECT * FROM device_authorizations')).rows)
     expect(dump).not.toContain(body.device_code)
@@ -56,8 +69,9 @@ describe('device authorization endpoint', () => {
 
   it('without scope asks for the client API scopes', async () => {
     const body = await start(authz, TV)
-    const { rows } = await authz.db.query('SELECT requested_scopes FROM device_authorizations WHERE user_code_hash = $1',
-      [createHash('sha256').update(body.user_code.replace('-', '')).digest('base64url')])
+    const { rows } = await authz.db.query('SELECT requested_scopes FROM device_authorizations WHERE user_code_hash = $1', [
+      createHash('sha256').update(body.user_code.replace('-', '')).digest('base64url'),
+    ])
     expect(rows).toEqual([{ requested_scopes: ['orders.read'] }])
   })
 
@@ -85,8 +99,12 @@ describe('device authorization endpoint', () => {
   })
 
   it('a client without the grant type: 400 unauthorized_client', async () => {
-    await expectError(await authorize(authz, { client_id: 'cc-only', client_secret: 'cc-secret' }), 400, 'unauthorized_client',
-      'the client may not use the device authorization grant')
+    await expectError(
+      await authorize(authz, { client_id: 'cc-only', client_secret: 'cc-secret' }),
+      400,
+      'unauthorized_client',
+      'the client may not use the device authorization grant',
+    )
   })
 
   it('scope checks as at the token endpoint: invalid_scope', async () => {
@@ -100,7 +118,12 @@ describe('device authorization endpoint', () => {
   })
 
   it('a repeated parameter or an over-long one: 400 invalid_request', async () => {
-    const repeated = await authz.app.inject({ method: 'POST', url: '/connect/deviceauthorization', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'client_id=tv&scope=openid&scope=profile' })
+    const repeated = await authz.app.inject({
+      method: 'POST',
+      url: '/connect/deviceauthorization',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      payload: 'client_id=tv&scope=openid&scope=profile',
+    })
     expect({ status: repeated.statusCode, error: repeated.json().error }).toEqual({ status: 400, error: 'invalid_request' })
     const long = await authorize(authz, { ...TV, scope: 'a'.repeat(5000) })
     expect({ status: long.statusCode, error: long.json().error }).toEqual({ status: 400, error: 'invalid_request' })

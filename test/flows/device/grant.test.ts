@@ -18,15 +18,23 @@ beforeAll(async () => {
 })
 afterAll(() => authz.close())
 
-async function expectPollError(deviceCode: string, error: string, description?: string, client: Record<string, string> = TV, headers: Record<string, string> = {}) {
+async function expectPollError(
+  deviceCode: string,
+  error: string,
+  description?: string,
+  client: Record<string, string> = TV,
+  headers: Record<string, string> = {},
+) {
   const res = await poll(authz, deviceCode, client, headers)
   expect(res.headers).toMatchObject(NO_STORE)
-  expect({ status: res.statusCode, body: res.json() }).toEqual({ status: 400, body: { error, ...(description ? { error_description: description } : {}) } })
+  expect({ status: res.statusCode, body: res.json() }).toEqual({
+    status: 400,
+    body: { error, ...(description ? { error_description: description } : {}) },
+  })
 }
 
 const API = { client_id: 'orders-api', client_secret: 'api-secret' }
-const active = async (token: string) =>
-  (await postForm(authz.app, '/connect/introspect', { ...API, token })).json().active as boolean
+const active = async (token: string) => (await postForm(authz.app, '/connect/introspect', { ...API, token })).json().active as boolean
 const refresh = (refreshToken: string) =>
   postForm(authz.app, '/connect/token', { ...TV, grant_type: 'refresh_token', refresh_token: refreshToken })
 
@@ -45,7 +53,10 @@ describe('device_code grant', () => {
     await expectPollError(s.device_code, 'slow_down', 'poll at most every 15 seconds')
     authz.clock.advance(9)
     await expectPollError(s.device_code, 'authorization_pending')
-    const { rows } = await authz.db.query('SELECT interval_seconds FROM device_authorizations WHERE client_id = $1 AND last_polled_at IS NOT NULL', ['tv'])
+    const { rows } = await authz.db.query(
+      'SELECT interval_seconds FROM device_authorizations WHERE client_id = $1 AND last_polled_at IS NOT NULL',
+      ['tv'],
+    )
     expect(rows).toEqual([{ interval_seconds: 15 }])
   })
 
@@ -66,12 +77,20 @@ describe('device_code grant', () => {
     const { payload: id } = await jwtVerify(body.id_token, jwks, { ...opts, audience: 'tv' })
     expect(id).toMatchObject({ sub: 'u-alice', auth_time: signedInAt, amr: ['pwd'], name: 'Alice Example' })
     const { payload: at } = await jwtVerify(body.access_token, jwks, opts)
-    expect(at).toMatchObject({ sub: 'u-alice', client_id: 'tv', aud: 'orders-api', scope: 'openid profile orders.read offline_access', auth_time: signedInAt })
+    expect(at).toMatchObject({
+      sub: 'u-alice',
+      client_id: 'tv',
+      aud: 'orders-api',
+      scope: 'openid profile orders.read offline_access',
+      auth_time: signedInAt,
+    })
     expect((await refresh(body.refresh_token)).statusCode).toBe(200)
   })
 
   it('a client with alwaysIncludeUserClaimsInIdToken false: the ID token carries the protocol claims only', async () => {
-    await applySeed(authz.db, { clients: [{ ...deviceSeed.clients[0]!, clientId: 'quiet-tv', allowedCorsOrigins: [], alwaysIncludeUserClaimsInIdToken: false }] })
+    await applySeed(authz.db, {
+      clients: [{ ...deviceSeed.clients[0]!, clientId: 'quiet-tv', allowedCorsOrigins: [], alwaysIncludeUserClaimsInIdToken: false }],
+    })
     const s = await start(authz, { client_id: 'quiet-tv', scope: 'openid profile' })
     await decide(authz, s.user_code, 'approve')
     authz.clock.advance(5)
@@ -105,8 +124,12 @@ describe('device_code grant', () => {
     await expectPollError(s.device_code, 'expired_token', 'the device_code has expired')
     await expectPollError(s.device_code, 'expired_token', 'the device_code has expired')
     const cleanup = createCleanup({
-      clock: authz.clock, logger: { info: () => {}, warn: () => {} }, batchSize: 50,
-      tasks: [{ name: 'devices', remove: createPgDeviceAuthorizationStore(authz.db).removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS }],
+      clock: authz.clock,
+      logger: { info: () => {}, warn: () => {} },
+      batchSize: 50,
+      tasks: [
+        { name: 'devices', remove: createPgDeviceAuthorizationStore(authz.db).removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS },
+      ],
     })
     authz.clock.advance(299)
     await cleanup.runOnce()
@@ -116,7 +139,7 @@ describe('device_code grant', () => {
     await expectPollError(s.device_code, 'invalid_grant', 'unknown device_code')
   })
 
-  it('an unknown device_code, or another client\'s: invalid_grant', async () => {
+  it("an unknown device_code, or another client's: invalid_grant", async () => {
     await expectPollError('x'.repeat(43), 'invalid_grant', 'unknown device_code')
     const s = await approved()
     await expectPollError(s.device_code, 'invalid_grant', 'unknown device_code', { client_id: 'other-tv' })
@@ -126,12 +149,18 @@ describe('device_code grant', () => {
 
   it('a missing or over-long device_code: invalid_request; a client without the grant: unauthorized_client', async () => {
     const missing = await postForm(authz.app, '/connect/token', { ...TV, grant_type: DEVICE })
-    expect({ status: missing.statusCode, body: missing.json() }).toEqual({ status: 400, body: { error: 'invalid_request', error_description: 'device_code is missing or invalid' } })
+    expect({ status: missing.statusCode, body: missing.json() }).toEqual({
+      status: 400,
+      body: { error: 'invalid_request', error_description: 'device_code is missing or invalid' },
+    })
     const long = await poll(authz, 'x'.repeat(300))
     expect({ status: long.statusCode, error: long.json().error }).toEqual({ status: 400, error: 'invalid_request' })
     const s = await start(authz)
     const cc = await poll(authz, s.device_code, {}, { authorization: basic('cc-only', 'cc-secret') })
-    expect({ status: cc.statusCode, body: cc.json() }).toEqual({ status: 400, body: { error: 'unauthorized_client', error_description: 'the client may not use this grant type' } })
+    expect({ status: cc.statusCode, body: cc.json() }).toEqual({
+      status: 400,
+      body: { error: 'unauthorized_client', error_description: 'the client may not use this grant type' },
+    })
   })
 
   it('a user disabled since the approval gets nothing: invalid_grant', async () => {
@@ -170,7 +199,9 @@ describe('device_code grant', () => {
       }
       const { rows } = await authz.db.query<{ n: string | number }>(
         `SELECT count(*) AS n FROM persisted_grants g JOIN device_authorizations d ON d.family_id = g.family_id
-          WHERE g.kind = 'refresh_token' AND d.device_code_hash = $1`, [createHash('sha256').update(s.device_code).digest('base64url')])
+          WHERE g.kind = 'refresh_token' AND d.device_code_hash = $1`,
+        [createHash('sha256').update(s.device_code).digest('base64url')],
+      )
       expect(Number(rows[0]!.n)).toBeLessThanOrEqual(1)
       authz.clock.advance(10)
     }
@@ -180,7 +211,13 @@ describe('device_code grant', () => {
 describe('device authorization store', () => {
   it('refuses a second request with a user code already stored (the service then draws another)', async () => {
     const store = createPgDeviceAuthorizationStore(authz.db)
-    const base = { clientId: 'tv', requestedScopes: ['openid'], intervalSeconds: 5, createdAt: authz.clock.now(), expiresAt: authz.clock.now() + 300_000 }
+    const base = {
+      clientId: 'tv',
+      requestedScopes: ['openid'],
+      intervalSeconds: 5,
+      createdAt: authz.clock.now(),
+      expiresAt: authz.clock.now() + 300_000,
+    }
     expect(await store.create({ ...base, id: 'dup-1', deviceCode: 'device-code-1', userCode: 'ZZZZZZZZ', familyId: 'f-dup-1' })).toBe(true)
     expect(await store.create({ ...base, id: 'dup-2', deviceCode: 'device-code-2', userCode: 'ZZZZZZZZ', familyId: 'f-dup-2' })).toBe(false)
     expect((await store.findByUserCode('ZZZZZZZZ'))?.id).toBe('dup-1')

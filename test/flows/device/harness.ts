@@ -23,13 +23,21 @@ export const deviceSeed = {
   ],
   clients: [
     {
-      clientId: 'tv', clientName: 'Living Room <TV>', requireClientSecret: false, allowedGrantTypes: [DEVICE, 'refresh_token'],
-      allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'], allowOfflineAccess: true,
+      clientId: 'tv',
+      clientName: 'Living Room <TV>',
+      requireClientSecret: false,
+      allowedGrantTypes: [DEVICE, 'refresh_token'],
+      allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'],
+      allowOfflineAccess: true,
       allowedCorsOrigins: ['https://tv.example'],
     },
     {
-      clientId: 'console', clientName: 'Game Console', secrets: [{ value: 'console-secret' }], allowedGrantTypes: [DEVICE],
-      allowedScopes: ['openid', 'orders.read', 'offline_access'], pollingInterval: 7,
+      clientId: 'console',
+      clientName: 'Game Console',
+      secrets: [{ value: 'console-secret' }],
+      allowedGrantTypes: [DEVICE],
+      allowedScopes: ['openid', 'orders.read', 'offline_access'],
+      pollingInterval: 7,
     },
     { clientId: 'other-tv', requireClientSecret: false, allowedGrantTypes: [DEVICE], allowedScopes: ['openid', 'orders.read'] },
     { clientId: 'cc-only', secrets: [{ value: 'cc-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
@@ -50,8 +58,19 @@ export const TV = { client_id: 'tv' }
 export const CONSOLE = { authorization: basic('console', 'console-secret') }
 
 /** POST /connect/deviceauthorization with form `params` (and headers, e.g. Basic). */
-export function authorize(authz: TestApp, params: Record<string, string>, headers: Record<string, string> = {}, remoteAddress = '127.0.0.1') {
-  return authz.app.inject({ method: 'POST', url: '/connect/deviceauthorization', headers: { ...FORM, ...headers }, payload: form(params), remoteAddress })
+export function authorize(
+  authz: TestApp,
+  params: Record<string, string>,
+  headers: Record<string, string> = {},
+  remoteAddress = '127.0.0.1',
+) {
+  return authz.app.inject({
+    method: 'POST',
+    url: '/connect/deviceauthorization',
+    headers: { ...FORM, ...headers },
+    payload: form(params),
+    remoteAddress,
+  })
 }
 
 export interface Started {
@@ -63,7 +82,11 @@ export interface Started {
   interval: number
 }
 
-export async function start(authz: TestApp, params: Record<string, string> = { ...TV, scope: 'openid profile orders.read offline_access' }, headers: Record<string, string> = {}): Promise<Started> {
+export async function start(
+  authz: TestApp,
+  params: Record<string, string> = { ...TV, scope: 'openid profile orders.read offline_access' },
+  headers: Record<string, string> = {},
+): Promise<Started> {
   const res = await authorize(authz, params, headers)
   expect(res.statusCode).toBe(200)
   return res.json()
@@ -93,14 +116,21 @@ export async function decideWith(authz: TestApp, userCode: string, decision: str
   const shown = await authz.app.inject({ method: 'GET', url: devicePath(userCode), headers: { cookie }, remoteAddress })
   expect(shown.statusCode).toBe(200)
   return authz.app.inject({
-    method: 'POST', url: devicePath(userCode), remoteAddress,
+    method: 'POST',
+    url: devicePath(userCode),
+    remoteAddress,
     headers: { ...FORM, cookie: withCookies(cookie, shown.headers['set-cookie']) },
     payload: form({ csrf: csrfIn(shown.body), decision }),
   })
 }
 
 /** Signs in as `user` and approves or denies the request of `userCode`. */
-export async function decide(authz: TestApp, userCode: string, decision: 'approve' | 'deny', user?: { username: string; password: string }) {
+export async function decide(
+  authz: TestApp,
+  userCode: string,
+  decision: 'approve' | 'deny',
+  user?: { username: string; password: string },
+) {
   const cookie = await signInForDevice(authz, userCode, user)
   const res = await decideWith(authz, userCode, decision, cookie)
   expect(res.statusCode).toBe(200)

@@ -48,7 +48,9 @@ describe('device page', () => {
     const first = await get(devicePath(typed), { address })
     expect(first.statusCode).toBe(303)
     // The sign-in page returns to the normalized code's page (with the request, for its name).
-    expect(first.headers.location).toBe(`/account/sign-in?return_to=${encodeURIComponent(`/device?user_code=${s.user_code}&request=${await requestIdOf(authz, s.user_code)}`)}`)
+    expect(first.headers.location).toBe(
+      `/account/sign-in?return_to=${encodeURIComponent(`/device?user_code=${s.user_code}&request=${await requestIdOf(authz, s.user_code)}`)}`,
+    )
     const signInPage = await get(first.headers.location!)
     expect(signInPage.statusCode).toBe(200)
     expect(signInPage.body).toContain('<h1>Sign in</h1>')
@@ -59,14 +61,23 @@ describe('device page', () => {
     expect(h1(shown.body)).toBe('Connect Living Room &lt;TV&gt; on your device?')
     expect(shown.body).toContain(`<p class="code" id="binding-message">${s.user_code}</p>`)
     expect(shown.body).toContain('It must match the code shown where the request was made. If it does not, deny.')
-    expect([...shown.body.matchAll(/data-scope="([^"]+)"/g)].map((m) => m[1])).toEqual(['openid', 'profile', 'orders.read', 'offline_access'])
+    expect([...shown.body.matchAll(/data-scope="([^"]+)"/g)].map((m) => m[1])).toEqual([
+      'openid',
+      'profile',
+      'orders.read',
+      'offline_access',
+    ])
     expect(shown.body).toContain(`action="/device?user_code=${s.user_code}"`)
     const done = await decideWith(authz, s.user_code, 'approve', cookie, address)
     expect(done.statusCode).toBe(200)
     expect(h1(done.body)).toBe('Device connected')
     expect(done.body).toContain('You approved Living Room &lt;TV&gt;. Go back to your device')
-    const { rows } = await authz.db.query('SELECT status, subject_id, approved_scopes, amr FROM device_authorizations WHERE id IN (SELECT id FROM device_authorizations WHERE decided_at IS NOT NULL ORDER BY decided_at DESC LIMIT 1)')
-    expect(rows).toEqual([{ status: 'approved', subject_id: 'u-alice', approved_scopes: ['openid', 'profile', 'orders.read', 'offline_access'], amr: ['pwd'] }])
+    const { rows } = await authz.db.query(
+      'SELECT status, subject_id, approved_scopes, amr FROM device_authorizations WHERE id IN (SELECT id FROM device_authorizations WHERE decided_at IS NOT NULL ORDER BY decided_at DESC LIMIT 1)',
+    )
+    expect(rows).toEqual([
+      { status: 'approved', subject_id: 'u-alice', approved_scopes: ['openid', 'profile', 'orders.read', 'offline_access'], amr: ['pwd'] },
+    ])
     // Decided: the page now says the code was used.
     const again = await get(devicePath(s.user_code), { cookie, address })
     expect({ status: again.statusCode, h1: h1(again.body) }).toEqual({ status: 410, h1: 'This code was already used' })
@@ -86,7 +97,9 @@ describe('device page', () => {
     const res = await decideWith(authz, s.user_code, 'maybe', cookie)
     expect(res.statusCode).toBe(400)
     expect(res.body).toContain('Choose Approve or Deny.')
-    const { rows } = await authz.db.query(`SELECT count(*)::int AS n FROM device_authorizations WHERE status = 'pending' AND decided_at IS NOT NULL`)
+    const { rows } = await authz.db.query(
+      `SELECT count(*)::int AS n FROM device_authorizations WHERE status = 'pending' AND decided_at IS NOT NULL`,
+    )
     expect(rows).toEqual([{ n: 0 }])
   })
 
@@ -95,10 +108,17 @@ describe('device page', () => {
     const cookie = await signInForDevice(authz, s.user_code)
     const shown = await get(devicePath(s.user_code), { cookie })
     const jar = withCookies(cookie, shown.headers['set-cookie'])
-    const noToken = await authz.app.inject({ method: 'POST', url: devicePath(s.user_code), headers: { ...FORM, cookie: jar }, payload: form({ decision: 'approve' }) })
+    const noToken = await authz.app.inject({
+      method: 'POST',
+      url: devicePath(s.user_code),
+      headers: { ...FORM, cookie: jar },
+      payload: form({ decision: 'approve' }),
+    })
     expect({ status: noToken.statusCode, h1: h1(noToken.body) }).toEqual({ status: 403, h1: 'Form not accepted' })
     const crossSite = await authz.app.inject({
-      method: 'POST', url: devicePath(s.user_code), headers: { ...FORM, cookie: jar, origin: 'https://evil.example' },
+      method: 'POST',
+      url: devicePath(s.user_code),
+      headers: { ...FORM, cookie: jar, origin: 'https://evil.example' },
       payload: form({ csrf: csrfIn(shown.body), decision: 'approve' }),
     })
     expect({ status: crossSite.statusCode, h1: h1(crossSite.body) }).toEqual({ status: 403, h1: 'Form not accepted' })
@@ -110,10 +130,20 @@ describe('device page', () => {
     const cookie = await signInForDevice(authz, s.user_code)
     const shown = await get(devicePath(s.user_code), { cookie })
     const jar = withCookies(cookie, shown.headers['set-cookie'])
-    const csrfOnly = jar.split('; ').filter((c) => !c.startsWith('authz-session=') && !c.startsWith('__Host-authz-session=')).join('; ')
-    const res = await authz.app.inject({ method: 'POST', url: devicePath(s.user_code), headers: { ...FORM, cookie: csrfOnly }, payload: form({ csrf: csrfIn(shown.body), decision: 'approve' }) })
+    const csrfOnly = jar
+      .split('; ')
+      .filter((c) => !c.startsWith('authz-session=') && !c.startsWith('__Host-authz-session='))
+      .join('; ')
+    const res = await authz.app.inject({
+      method: 'POST',
+      url: devicePath(s.user_code),
+      headers: { ...FORM, cookie: csrfOnly },
+      payload: form({ csrf: csrfIn(shown.body), decision: 'approve' }),
+    })
     expect({ status: res.statusCode, h1: h1(res.body) }).toEqual({ status: 401, h1: 'Your session has ended' })
-    expect(res.body).toContain(`href="/account/sign-in?return_to=${encodeURIComponent(`/device?user_code=${s.user_code}&request=${await requestIdOf(authz, s.user_code)}`)}"`)
+    expect(res.body).toContain(
+      `href="/account/sign-in?return_to=${encodeURIComponent(`/device?user_code=${s.user_code}&request=${await requestIdOf(authz, s.user_code)}`)}"`,
+    )
   })
 
   it('an unknown or malformed code: 404 with the form again; an expired one: 410', async () => {
@@ -140,7 +170,9 @@ describe('device page', () => {
     expect({ status: blocked.statusCode, h1: h1(blocked.body) }).toEqual({ status: 429, h1: 'Too many wrong codes' })
     expect(blocked.headers['retry-after']).toBe('300')
     expect((await get(devicePath(s.user_code), { address: newAddress() })).statusCode).toBe(303) // to sign-in
-    const { rows } = await authz.db.query(`SELECT failures, blocks FROM failure_counters WHERE kind = 'device_user_code' AND name = $1`, [address])
+    const { rows } = await authz.db.query(`SELECT failures, blocks FROM failure_counters WHERE kind = 'device_user_code' AND name = $1`, [
+      address,
+    ])
     expect(rows).toEqual([{ failures: 0, blocks: 1 }])
     expect(authz.logs.some((l) => l.includes('"msg":"device user_code blocked"') && l.includes(address))).toBe(true)
     expect(authz.logs.join('\n')).not.toContain(s.user_code)

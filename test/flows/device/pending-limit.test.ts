@@ -10,15 +10,20 @@ import { authorize, CONSOLE, createDeviceTestApp, NO_STORE, TV } from './harness
 const FULL = { error: 'temporarily_unavailable', error_description: 'too many pending device authorizations for this client, retry later' }
 
 const pending = async (authz: TestApp) =>
-  (await authz.db.query<{ client_id: string; n: number }>(
-    `SELECT client_id, count(*)::int AS n FROM device_authorizations WHERE status = 'pending' GROUP BY client_id ORDER BY client_id`)).rows
+  (
+    await authz.db.query<{ client_id: string; n: number }>(
+      `SELECT client_id, count(*)::int AS n FROM device_authorizations WHERE status = 'pending' GROUP BY client_id ORDER BY client_id`,
+    )
+  ).rows
 
 describe('DEVICE_MAX_PENDING_PER_CLIENT', () => {
   it('defaults to 1000, accepts 0 (no cap), refuses a negative or fractional value with a sentence', () => {
     expect(loadConfig({}).deviceMaxPendingPerClient).toBe(1000)
     expect(loadConfig({ DEVICE_MAX_PENDING_PER_CLIENT: '0' }).deviceMaxPendingPerClient).toBe(0)
     for (const bad of ['-1', '2.5', 'many']) {
-      expect(() => loadConfig({ DEVICE_MAX_PENDING_PER_CLIENT: bad })).toThrow(/^DEVICE_MAX_PENDING_PER_CLIENT must be an integer from 0 to 1000000, got "/)
+      expect(() => loadConfig({ DEVICE_MAX_PENDING_PER_CLIENT: bad })).toThrow(
+        /^DEVICE_MAX_PENDING_PER_CLIENT must be an integer from 0 to 1000000, got "/,
+      )
     }
   })
 })
@@ -42,7 +47,10 @@ describe('a cap of 3', () => {
     // The oldest pending request expires 300 s after it was made, 20 s ago: a place frees then.
     expect(refused.headers['retry-after']).toBe('280')
     for (let i = 0; i < 3; i++) expect((await authorize(authz, { scope: 'openid' }, CONSOLE)).statusCode).toBe(200)
-    expect(await pending(authz)).toEqual([{ client_id: 'console', n: 3 }, { client_id: 'tv', n: 3 }])
+    expect(await pending(authz)).toEqual([
+      { client_id: 'console', n: 3 },
+      { client_id: 'tv', n: 3 },
+    ])
   })
 
   it('frees a place when a request is decided or expires', async () => {
@@ -61,16 +69,18 @@ describe('a cap of 3', () => {
       const statuses = (await Promise.all(Array.from({ length: 8 }, () => authorize(authz, TV)))).map((r) => r.statusCode)
       const stored = (await pending(authz))[0]?.n ?? 0
       const accepted = statuses.filter((s) => s === 200).length
-      if (accepted !== 3 || statuses.filter((s) => s === 429).length !== 5 || stored !== 3) off.push(`trial ${trial}: ${statuses.join(' ')}, ${stored} stored`)
+      if (accepted !== 3 || statuses.filter((s) => s === 429).length !== 5 || stored !== 3)
+        off.push(`trial ${trial}: ${statuses.join(' ')}, ${stored} stored`)
     }
     expect(off).toEqual([])
   })
 
   it('counts with an index on the pending requests of a client', async () => {
     const { rows } = await authz.db.query<{ indexdef: string }>(
-      `SELECT indexdef FROM pg_indexes WHERE tablename = 'device_authorizations' AND indexname = 'device_authorizations_pending_idx'`)
+      `SELECT indexdef FROM pg_indexes WHERE tablename = 'device_authorizations' AND indexname = 'device_authorizations_pending_idx'`,
+    )
     expect(rows.map((r) => r.indexdef)).toEqual([
-      'CREATE INDEX device_authorizations_pending_idx ON public.device_authorizations USING btree (client_id, expires_at) WHERE (status = \'pending\'::text)',
+      "CREATE INDEX device_authorizations_pending_idx ON public.device_authorizations USING btree (client_id, expires_at) WHERE (status = 'pending'::text)",
     ])
   })
 })

@@ -38,7 +38,11 @@ describe('the sign-in page reached from /device', () => {
     const s = await start(authz)
     const other = await start(authz, { client_id: 'console', client_secret: 'console-secret', scope: 'openid' })
     const id = await requestIdOf(authz, s.user_code)
-    const otherId = (await authz.db.query<{ id: string }>(`SELECT id FROM device_authorizations WHERE client_id = 'console' ORDER BY created_at DESC LIMIT 1`)).rows[0]!.id
+    const otherId = (
+      await authz.db.query<{ id: string }>(
+        `SELECT id FROM device_authorizations WHERE client_id = 'console' ORDER BY created_at DESC LIMIT 1`,
+      )
+    ).rows[0]!.id
     for (const target of [
       `/device?user_code=${s.user_code}`,
       `/device?user_code=${s.user_code}&request=${otherId}`,

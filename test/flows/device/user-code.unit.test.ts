@@ -25,7 +25,17 @@ describe('device user codes', () => {
   })
 
   it('anything else is not a code: wrong length, a vowel, a digit, other punctuation, too long', () => {
-    for (const typed of ['', 'BCDF-GHJ', 'BCDF-GHJKL', 'BCDF-GHJA', 'BCDF-GHJ1', 'BCDF_GHJK', 'BCDF.GHJK', `BCDFGHJK${' '.repeat(40)}`, 'ßCDF-GHJK']) {
+    for (const typed of [
+      '',
+      'BCDF-GHJ',
+      'BCDF-GHJKL',
+      'BCDF-GHJA',
+      'BCDF-GHJ1',
+      'BCDF_GHJK',
+      'BCDF.GHJK',
+      `BCDFGHJK${' '.repeat(40)}`,
+      'ßCDF-GHJK',
+    ]) {
       expect(normalizeUserCode(typed)).toBeUndefined()
     }
   })

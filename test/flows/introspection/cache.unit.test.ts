@@ -20,9 +20,14 @@ function setup(cacheSize: number) {
     },
   } as unknown as SigningKeyService
   const service = createIntrospectionService({
-    config: { issuer: ISSUER, accessTokenSigningAlg: 'ES256' }, clock, keys,
-    grants: {} as GrantStore, revocations: { has: () => false }, cacheSize,
-    clients: { findById: async (clientId) => ({ clientId, enabled: true }) as Client }, users: { isEnabled: async () => true },
+    config: { issuer: ISSUER, accessTokenSigningAlg: 'ES256' },
+    clock,
+    keys,
+    grants: {} as GrantStore,
+    revocations: { has: () => false },
+    cacheSize,
+    clients: { findById: async (clientId) => ({ clientId, enabled: true }) as Client },
+    users: { isEnabled: async () => true },
   })
   const caller = { kind: 'client', clientId: 'c' } as const
   const active = async (n: number) => (await service.introspect(caller, `h.p${n}.s`)).active

@@ -6,7 +6,9 @@ const JWT = 'application/token-introspection+jwt'
 describe('Accept negotiation for RFC 9701', () => {
   it('parses media ranges and q-values', () => {
     expect(parseAccept(`Application/JSON;q=0.5 , ${JWT};level=1;q=1, */*;q=abc,`)).toEqual([
-      { type: 'application/json', q: 0.5 }, { type: JWT, q: 1 }, { type: '*/*', q: 0 },
+      { type: 'application/json', q: 0.5 },
+      { type: JWT, q: 1 },
+      { type: '*/*', q: 0 },
     ])
   })
   it.each([

@@ -35,8 +35,18 @@ describe('introspection answers (RFC 7662 §2.2)', () => {
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
     const c = claimsOf(jwt)
     expect(res.json()).toEqual({
-      active: true, iss: TEST_ISSUER, sub: 'backend', client_id: 'backend', aud: ['orders-api', 'billing-api'],
-      scope: 'orders.read', jti: c.jti, iat: c.iat, nbf: c.nbf, exp: c.exp, token_type: 'Bearer', tenant: 'acme',
+      active: true,
+      iss: TEST_ISSUER,
+      sub: 'backend',
+      client_id: 'backend',
+      aud: ['orders-api', 'billing-api'],
+      scope: 'orders.read',
+      jti: c.jti,
+      iat: c.iat,
+      nbf: c.nbf,
+      exp: c.exp,
+      token_type: 'Bearer',
+      tenant: 'acme',
     })
   })
 
@@ -54,15 +64,26 @@ describe('introspection answers (RFC 7662 §2.2)', () => {
 
   it('hides a token from an API none of whose scopes it carries', async () => {
     const ordersOnly = (await token('other', 'other-secret', { scope: 'orders.read' })).access_token
-    expect((await introspect({ token: ordersOnly }, { authorization: basic('billing-api', 'billing-secret-2') })).json()).toEqual({ active: false })
+    expect((await introspect({ token: ordersOnly }, { authorization: basic('billing-api', 'billing-secret-2') })).json()).toEqual({
+      active: false,
+    })
   })
 
   it('introspects reference tokens with one lookup, whatever the hint', async () => {
     const res = await introspect({ token: ref, token_type_hint: 'refresh_token' }, asOrders)
     const body = res.json()
     expect(body).toEqual({
-      active: true, iss: TEST_ISSUER, sub: 'ref-client', client_id: 'ref-client', aud: 'orders-api', scope: 'orders.read',
-      jti: expect.any(String), iat: expect.any(Number), nbf: expect.any(Number), exp: body.iat + 600, token_type: 'Bearer',
+      active: true,
+      iss: TEST_ISSUER,
+      sub: 'ref-client',
+      client_id: 'ref-client',
+      aud: 'orders-api',
+      scope: 'orders.read',
+      jti: expect.any(String),
+      iat: expect.any(Number),
+      nbf: expect.any(Number),
+      exp: body.iat + 600,
+      token_type: 'Bearer',
     })
   })
 
@@ -105,9 +126,17 @@ describe('introspection errors', () => {
     const missing = await introspect({}, asOrders)
     expect(missing.statusCode).toBe(400)
     expect(missing.json()).toEqual({ error: 'invalid_request', error_description: 'token is required' })
-    const json = await authz.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...asOrders, 'content-type': 'application/json' }, payload: '{}' })
+    const json = await authz.app.inject({
+      method: 'POST',
+      url: '/connect/introspect',
+      headers: { ...asOrders, 'content-type': 'application/json' },
+      payload: '{}',
+    })
     expect(json.statusCode).toBe(400)
-    expect(json.json()).toEqual({ error: 'invalid_request', error_description: 'the request body must be application/x-www-form-urlencoded' })
+    expect(json.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'the request body must be application/x-www-form-urlencoded',
+    })
   })
 })
 
@@ -119,7 +148,11 @@ describe('RFC 9701 JWT response', () => {
     expect(res.headers['content-type']).toBe(JWT_TYPE)
     expect(res.headers['cache-control']).toBe('no-store')
     const jwks = createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
-    const { payload, protectedHeader } = await jwtVerify(res.body, jwks, { issuer: TEST_ISSUER, audience: 'orders-api', typ: 'token-introspection+jwt' })
+    const { payload, protectedHeader } = await jwtVerify(res.body, jwks, {
+      issuer: TEST_ISSUER,
+      audience: 'orders-api',
+      typ: 'token-introspection+jwt',
+    })
     expect(protectedHeader).toEqual({ alg: 'ES256', typ: 'token-introspection+jwt', kid: expect.any(String) })
     const json = (await introspect({ token: jwt }, asOrders)).json()
     expect(payload).toEqual({ iss: TEST_ISSUER, aud: 'orders-api', iat: Math.floor(authz.clock.now() / 1000), token_introspection: json })

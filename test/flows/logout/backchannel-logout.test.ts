@@ -52,7 +52,8 @@ function createReceiver() {
     answer: (path: string, ...next: Array<number | 'hold'>) => answers.set(path, next),
     release: (status = 200) => held.splice(0).forEach((r) => r(status)),
     /** Resolves once `n` requests have arrived in all. */
-    arrivals: (n: number) => new Promise<void>((resolve) => (received.length >= n ? resolve() : arrived.push({ test: () => received.length >= n, resolve }))),
+    arrivals: (n: number) =>
+      new Promise<void>((resolve) => (received.length >= n ? resolve() : arrived.push({ test: () => received.length >= n, resolve }))),
     /** Resolves once what has arrived makes `test` true (checked at each arrival). */
     until: (test: (all: Received[]) => boolean) =>
       new Promise<void>((resolve) => (test(received) ? resolve() : arrived.push({ test: () => test(received), resolve }))),
@@ -60,10 +61,11 @@ function createReceiver() {
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     },
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections()
-      server.close(() => r())
-    }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
     reset() {
       received.length = 0
       answers.clear()
@@ -84,7 +86,9 @@ beforeAll(async () => {
   const withUri: Record<string, string> = { web: `${base}/logout/web`, spa: `${base}/logout/spa` } // nopkce has none
   for (const c of seed.clients) if (withUri[c.clientId]) Object.assign(c, { backChannelLogoutUri: withUri[c.clientId] })
   await applySeed(authz.db, seed)
-  await authz.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES ('u-alice', 'web', '{openid,profile}', now(), now()), ('u-bob', 'web', '{openid,profile}', now(), now())`)
+  await authz.db.query(
+    `INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES ('u-alice', 'web', '{openid,profile}', now(), now()), ('u-bob', 'web', '{openid,profile}', now(), now())`,
+  )
   jwks = createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json<JSONWebKeySet>())
 })
 afterAll(async () => {
@@ -98,7 +102,10 @@ beforeEach(async () => {
 
 async function cli(args: string[]) {
   const out: string[] = []
-  await usersCommand.run(args, createContext({ out: (l) => out.push(l), err: () => {}, stdin: new PassThrough(), clock: authz.clock }, {}, { db: authz.db }))
+  await usersCommand.run(
+    args,
+    createContext({ out: (l) => out.push(l), err: () => {}, stdin: new PassThrough(), clock: authz.clock }, {}, { db: authz.db }),
+  )
   return out
 }
 
@@ -110,7 +117,13 @@ async function signedIn(clients: string[] = []) {
   const cookie = await session(authz)
   const { code, verifier } = await codeFor(authz, cookie)
   const idToken = (await redeem(authz, { code, code_verifier: verifier })).json().id_token as string
-  for (const c of clients) await codeFor(authz, cookie, c === 'nopkce' ? { client_id: 'nopkce', redirect_uri: 'https://nopkce.example/cb', scope: 'openid' } : {}, c)
+  for (const c of clients)
+    await codeFor(
+      authz,
+      cookie,
+      c === 'nopkce' ? { client_id: 'nopkce', redirect_uri: 'https://nopkce.example/cb', scope: 'openid' } : {},
+      c,
+    )
   return { cookie, idToken, sid: sidOf(idToken) }
 }
 
@@ -118,9 +131,18 @@ const logout = (cookie: string, idToken: string) =>
   authz.app.inject({ method: 'GET', url: `/connect/endsession?${new URLSearchParams({ id_token_hint: idToken })}`, headers: { cookie } })
 
 const rows = async (sid: string) =>
-  (await authz.db.query<{ client_id: string; status: string; attempts: number; last_error: string | null; http_status: number | null; reason: string }>(
-    'SELECT client_id, status, attempts, last_error, http_status, reason FROM backchannel_logouts WHERE sid = $1 ORDER BY client_id', [sid],
-  )).rows
+  (
+    await authz.db.query<{
+      client_id: string
+      status: string
+      attempts: number
+      last_error: string | null
+      http_status: number | null
+      reason: string
+    }>('SELECT client_id, status, attempts, last_error, http_status, reason FROM backchannel_logouts WHERE sid = $1 ORDER BY client_id', [
+      sid,
+    ])
+  ).rows
 
 const audits = (event: string) => authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === event)
 
@@ -145,13 +167,22 @@ describe('back-channel logout', () => {
       expect([...new URLSearchParams(r.body).keys()]).toEqual(['logout_token'])
       const aud = r.path.slice('/logout/'.length)
       const { payload, protectedHeader } = await jwtVerify(r.token, jwks, {
-        issuer: TEST_ISSUER, audience: aud, typ: 'logout+jwt', currentDate: new Date(authz.clock.now()),
+        issuer: TEST_ISSUER,
+        audience: aud,
+        typ: 'logout+jwt',
+        currentDate: new Date(authz.clock.now()),
       })
       expect(protectedHeader).toMatchObject({ alg: 'RS256', typ: 'logout+jwt' })
       const iat = Math.floor(authz.clock.now() / 1000)
       expect(payload).toEqual({
-        iss: TEST_ISSUER, sub: 'u-alice', aud, iat, exp: iat + 120, jti: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
-        sid, events: { [EVENT]: {} },
+        iss: TEST_ISSUER,
+        sub: 'u-alice',
+        aud,
+        iat,
+        exp: iat + 120,
+        jti: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+        sid,
+        events: { [EVENT]: {} },
       })
       expect(payload).not.toHaveProperty('nonce')
     }
@@ -162,8 +193,24 @@ describe('back-channel logout', () => {
       { client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'logout' },
     ])
     expect(audits('logout.delivered').filter((a) => a.sid === sid)).toEqual([
-      expect.objectContaining({ level: 30, outcome: 'success', client_id: expect.any(String), subject: 'u-alice', attempts: 1, session_end: 'logout', http_status: 200 }),
-      expect.objectContaining({ level: 30, outcome: 'success', client_id: expect.any(String), subject: 'u-alice', attempts: 1, session_end: 'logout', http_status: 200 }),
+      expect.objectContaining({
+        level: 30,
+        outcome: 'success',
+        client_id: expect.any(String),
+        subject: 'u-alice',
+        attempts: 1,
+        session_end: 'logout',
+        http_status: 200,
+      }),
+      expect.objectContaining({
+        level: 30,
+        outcome: 'success',
+        client_id: expect.any(String),
+        subject: 'u-alice',
+        attempts: 1,
+        session_end: 'logout',
+        http_status: 200,
+      }),
     ])
     for (const r of receiver.received) expect(authz.logs.join('\n')).not.toContain(r.token.split('.')[2])
   })
@@ -175,7 +222,9 @@ describe('back-channel logout', () => {
     await worker().runOnce()
     expect(receiver.received.map((r) => r.path)).toEqual(['/logout/web'])
     expect(decodeJwt(receiver.received[0]!.token)).toMatchObject({ sid, sub: 'u-alice', aud: 'web' })
-    expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'replaced' }])
+    expect(await rows(sid)).toEqual([
+      { client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'replaced' },
+    ])
   })
 
   it('the sign-out page is answered before delivery completes (the outbox row is queued with the session end)', async () => {
@@ -185,10 +234,14 @@ describe('back-channel logout', () => {
     expect(res.statusCode).toBe(200)
     const run = worker().runOnce()
     await receiver.arrivals(1)
-    expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'pending', attempts: 1, last_error: null, http_status: null, reason: 'logout' }])
+    expect(await rows(sid)).toEqual([
+      { client_id: 'web', status: 'pending', attempts: 1, last_error: null, http_status: null, reason: 'logout' },
+    ])
     receiver.release(204) // §2.8: some frameworks answer 204; it counts as success
     await run
-    expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 204, reason: 'logout' }])
+    expect(await rows(sid)).toEqual([
+      { client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 204, reason: 'logout' },
+    ])
   })
 
   it('a 500 and a timeout are retried after the back-off (on the clock), up to the bound; then the failure is recorded and logged', async () => {
@@ -196,7 +249,9 @@ describe('back-channel logout', () => {
     const { cookie, idToken, sid } = await signedIn()
     await logout(cookie, idToken)
     await worker().runOnce()
-    expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'pending', attempts: 1, last_error: 'http_status', http_status: 500, reason: 'logout' }])
+    expect(await rows(sid)).toEqual([
+      { client_id: 'web', status: 'pending', attempts: 1, last_error: 'http_status', http_status: 500, reason: 'logout' },
+    ])
     await worker().runOnce() // not due yet
     authz.clock.advance(4)
     await worker().runOnce()
@@ -205,26 +260,39 @@ describe('back-channel logout', () => {
     authz.clock.advance(1) // the first back-off: 5 s
     await worker().runOnce() // held: the attempt times out
     expect(receiver.received).toHaveLength(2)
-    expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'pending', attempts: 2, last_error: 'timeout', http_status: null, reason: 'logout' }])
+    expect(await rows(sid)).toEqual([
+      { client_id: 'web', status: 'pending', attempts: 2, last_error: 'timeout', http_status: null, reason: 'logout' },
+    ])
     receiver.release()
 
     authz.clock.advance(30) // the second back-off
     await worker().runOnce()
     expect(receiver.received).toHaveLength(3)
-    expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'failed', attempts: 3, last_error: 'http_status', http_status: 503, reason: 'logout' }])
+    expect(await rows(sid)).toEqual([
+      { client_id: 'web', status: 'failed', attempts: 3, last_error: 'http_status', http_status: 503, reason: 'logout' },
+    ])
     authz.clock.advance(3600)
     await worker().runOnce()
     expect(receiver.received).toHaveLength(3) // bounded: nothing after the last attempt
 
-    const retries = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'back-channel logout attempt failed; will retry' && l.sid === sid)
+    const retries = authz.logs
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'back-channel logout attempt failed; will retry' && l.sid === sid)
     expect(retries).toEqual([
       expect.objectContaining({ level: 40, client_id: 'web', attempt: 1, error: 'http_status', http_status: 500, retry_in_seconds: 5 }),
       expect.objectContaining({ level: 40, client_id: 'web', attempt: 2, error: 'timeout', retry_in_seconds: 30 }),
     ])
     expect(audits('logout.failed').filter((a) => a.sid === sid)).toEqual([
       expect.objectContaining({
-        level: 40, msg: 'back-channel logout failed; giving up', outcome: 'failure', client_id: 'web', subject: 'u-alice',
-        reason: 'http_status', http_status: 503, attempts: 3, session_end: 'logout',
+        level: 40,
+        msg: 'back-channel logout failed; giving up',
+        outcome: 'failure',
+        client_id: 'web',
+        subject: 'u-alice',
+        reason: 'http_status',
+        http_status: 503,
+        attempts: 3,
+        session_end: 'logout',
       }),
     ])
     for (const r of receiver.received) expect(authz.logs.join('\n')).not.toContain(r.token.split('.')[2])
@@ -238,7 +306,9 @@ describe('back-channel logout', () => {
     authz.clock.advance(3600)
     await worker().runOnce()
     expect(receiver.received).toHaveLength(1)
-    expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'failed', attempts: 1, last_error: 'http_status', http_status: 400, reason: 'logout' }])
+    expect(await rows(sid)).toEqual([
+      { client_id: 'web', status: 'failed', attempts: 1, last_error: 'http_status', http_status: 400, reason: 'logout' },
+    ])
   })
 
   it('an administrator signs a user out everywhere (authz users sign-out, disable): the clients of every session are told', async () => {
@@ -252,7 +322,9 @@ describe('back-channel logout', () => {
     expect(await cli(['sign-out', 'alice'])).toEqual(['ended 2 sessions of user "alice"'])
     await worker().runOnce()
     expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([first.sid, second.sid].sort())
-    expect(await rows(first.sid)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'admin' }])
+    expect(await rows(first.sid)).toEqual([
+      { client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'admin' },
+    ])
     expect((await authz.app.inject({ method: 'GET', url: '/account', headers: { cookie: first.cookie } })).statusCode).toBe(303) // signed out
     expect((await authz.app.inject({ method: 'GET', url: '/account', headers: { cookie: bob } })).statusCode).toBe(200) // bob untouched
     expect(await cli(['sign-out', 'alice'])).toEqual(['user "alice" had no sessions'])
@@ -267,10 +339,17 @@ describe('back-channel logout', () => {
 
   describe("replicas (the app's own worker stopped, so that only those under test send)", () => {
     beforeAll(() => worker().stop())
-    const replica = (options: Partial<BackchannelLogoutOptions> = {}) => createBackchannelLogoutWorker({
-      issuer: TEST_ISSUER, clock: authz.clock, store: createPgBackchannelLogoutStore(authz.db), clients: createPgClientStore(authz.db),
-      keys: authz.app.authz.keys, logger: authz.app.log, audit: authz.app.authz.audit, options,
-    })
+    const replica = (options: Partial<BackchannelLogoutOptions> = {}) =>
+      createBackchannelLogoutWorker({
+        issuer: TEST_ISSUER,
+        clock: authz.clock,
+        store: createPgBackchannelLogoutStore(authz.db),
+        clients: createPgClientStore(authz.db),
+        keys: authz.app.authz.keys,
+        logger: authz.app.log,
+        audit: authz.app.authz.audit,
+        options,
+      })
     /** Queues `n` logouts for a client directly (as ended sessions would), `secondsAgo` before now. */
     let queued = 0
     const queue = async (clientId: string, n: number, secondsAgo = 0) => {
@@ -284,7 +363,12 @@ describe('back-channel logout', () => {
       return ids.map((r) => r.sid)
     }
     const statuses = async (sids: string[]) =>
-      (await authz.db.query<{ status: string; last_error: string | null }>('SELECT status, last_error FROM backchannel_logouts WHERE sid = ANY ($1)', [sids])).rows
+      (
+        await authz.db.query<{ status: string; last_error: string | null }>(
+          'SELECT status, last_error FROM backchannel_logouts WHERE sid = ANY ($1)',
+          [sids],
+        )
+      ).rows
 
     it("one app's unanswering receiver does not hold up another app's logouts, however many of its own are queued", async () => {
       // An attacker who can sign in can queue many logouts for an app whose receiver hangs
@@ -310,13 +394,20 @@ describe('back-channel logout', () => {
       const [disabled] = await queue('spa', 1)
       const [moved] = await queue('web', 1)
       await authz.db.query(`UPDATE clients SET enabled = false WHERE client_id = 'spa'`)
-      const webUri = (await authz.db.query<{ u: string }>(`SELECT back_channel_logout_uri AS u FROM clients WHERE client_id = 'web'`)).rows[0]!.u
-      await authz.db.query(`UPDATE clients SET back_channel_logout_uri = $1 WHERE client_id = 'web'`, [webUri.replace('/logout/web', '/logout/web-moved')])
+      const webUri = (await authz.db.query<{ u: string }>(`SELECT back_channel_logout_uri AS u FROM clients WHERE client_id = 'web'`))
+        .rows[0]!.u
+      await authz.db.query(`UPDATE clients SET back_channel_logout_uri = $1 WHERE client_id = 'web'`, [
+        webUri.replace('/logout/web', '/logout/web-moved'),
+      ])
       try {
         await replica().runOnce()
         expect(receiver.received.map((r) => r.path)).toEqual(['/logout/web-moved'])
-        expect(await rows(disabled!)).toEqual([{ client_id: 'spa', status: 'failed', attempts: 1, last_error: 'client_disabled', http_status: null, reason: 'replaced' }])
-        expect(await rows(moved!)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'replaced' }])
+        expect(await rows(disabled!)).toEqual([
+          { client_id: 'spa', status: 'failed', attempts: 1, last_error: 'client_disabled', http_status: null, reason: 'replaced' },
+        ])
+        expect(await rows(moved!)).toEqual([
+          { client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'replaced' },
+        ])
         expect(audits('logout.failed').filter((a) => a.sid === disabled)).toEqual([
           expect.objectContaining({ client_id: 'spa', reason: 'client_disabled', attempts: 1, session_end: 'replaced' }),
         ])
@@ -325,7 +416,9 @@ describe('back-channel logout', () => {
         await authz.db.query(`UPDATE clients SET back_channel_logout_uri = NULL WHERE client_id = 'web'`)
         await replica().runOnce()
         expect(receiver.received).toHaveLength(1)
-        expect(await rows(unregistered!)).toEqual([{ client_id: 'web', status: 'failed', attempts: 1, last_error: 'client_gone', http_status: null, reason: 'replaced' }])
+        expect(await rows(unregistered!)).toEqual([
+          { client_id: 'web', status: 'failed', attempts: 1, last_error: 'client_gone', http_status: null, reason: 'replaced' },
+        ])
       } finally {
         await authz.db.query(`UPDATE clients SET enabled = true WHERE client_id = 'spa'`)
         await authz.db.query(`UPDATE clients SET back_channel_logout_uri = $1 WHERE client_id = 'web'`, [webUri])
@@ -338,7 +431,13 @@ describe('back-channel logout', () => {
       const run = replica({ timeoutMs: 5000 }).runOnce()
       await receiver.arrivals(5)
       // Claimed (leased) rows: those in flight; the rest wait for a slot of this client.
-      expect((await authz.db.query<{ n: number }>('SELECT count(*)::int AS n FROM backchannel_logouts WHERE sid = ANY ($1) AND attempts > 0', [sids])).rows[0]!.n).toBe(5)
+      expect(
+        (
+          await authz.db.query<{ n: number }>('SELECT count(*)::int AS n FROM backchannel_logouts WHERE sid = ANY ($1) AND attempts > 0', [
+            sids,
+          ])
+        ).rows[0]!.n,
+      ).toBe(5)
       expect(receiver.received).toHaveLength(5)
       receiver.answer('/logout/web')
       receiver.release()
@@ -351,19 +450,28 @@ describe('back-channel logout', () => {
       const store = createPgBackchannelLogoutStore(authz.db)
       const down = new UnavailableError('database unavailable')
       const flaky = createBackchannelLogoutWorker({
-        issuer: TEST_ISSUER, clock: authz.clock, store: { ...store, finish: () => Promise.reject(down), retry: () => Promise.reject(down) },
-        clients: createPgClientStore(authz.db), keys: authz.app.authz.keys, logger: authz.app.log, audit: authz.app.authz.audit,
+        issuer: TEST_ISSUER,
+        clock: authz.clock,
+        store: { ...store, finish: () => Promise.reject(down), retry: () => Promise.reject(down) },
+        clients: createPgClientStore(authz.db),
+        keys: authz.app.authz.keys,
+        logger: authz.app.log,
+        audit: authz.app.authz.audit,
       })
       const [sid] = await queue('web', 1)
       await flaky.runOnce()
       expect(receiver.received).toHaveLength(1)
-      expect(await rows(sid!)).toEqual([{ client_id: 'web', status: 'pending', attempts: 1, last_error: null, http_status: null, reason: 'replaced' }])
+      expect(await rows(sid!)).toEqual([
+        { client_id: 'web', status: 'pending', attempts: 1, last_error: null, http_status: null, reason: 'replaced' },
+      ])
       await replica().runOnce()
       expect(receiver.received).toHaveLength(1) // leased: not sent again while the lease holds
       authz.clock.advance(60)
       await replica().runOnce()
       expect(receiver.received.map((r) => decodeJwt(r.token).sid)).toEqual([sid, sid])
-      expect(await rows(sid!)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 2, last_error: null, http_status: 200, reason: 'replaced' }])
+      expect(await rows(sid!)).toEqual([
+        { client_id: 'web', status: 'delivered', attempts: 2, last_error: null, http_status: 200, reason: 'replaced' },
+      ])
     })
 
     it('a database restart while outcomes are saved: they are saved once it answers, nothing is sent twice, the client is not held up', async () => {
@@ -373,8 +481,13 @@ describe('back-channel logout', () => {
       // those rows were sent again although the receiver had accepted them.
       const faulty = createFreezableDb(authz.db)
       const w = createBackchannelLogoutWorker({
-        issuer: TEST_ISSUER, clock: authz.clock, store: createPgBackchannelLogoutStore(faulty.db), clients: createPgClientStore(faulty.db),
-        keys: authz.app.authz.keys, logger: authz.app.log, audit: authz.app.authz.audit,
+        issuer: TEST_ISSUER,
+        clock: authz.clock,
+        store: createPgBackchannelLogoutStore(faulty.db),
+        clients: createPgClientStore(faulty.db),
+        keys: authz.app.authz.keys,
+        logger: authz.app.log,
+        audit: authz.app.authz.audit,
       })
       const inFlight = await queue('web', 5, 10)
       const later = await queue('web', 5)
@@ -390,12 +503,17 @@ describe('back-channel logout', () => {
 
       await w.runOnce()
       expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...inFlight, ...later].sort())
-      expect(await statuses([...inFlight, ...later])).toEqual([...inFlight, ...later].map(() => ({ status: 'delivered', last_error: null })))
+      expect(await statuses([...inFlight, ...later])).toEqual(
+        [...inFlight, ...later].map(() => ({ status: 'delivered', last_error: null })),
+      )
       authz.clock.advance(120) // past any lease: nothing is sent again
       await w.runOnce()
       await replica().runOnce()
       expect(receiver.received).toHaveLength(10)
-      const { rows: attempts } = await authz.db.query<{ attempts: number }>('SELECT attempts FROM backchannel_logouts WHERE sid = ANY ($1)', [[...inFlight, ...later]])
+      const { rows: attempts } = await authz.db.query<{ attempts: number }>(
+        'SELECT attempts FROM backchannel_logouts WHERE sid = ANY ($1)',
+        [[...inFlight, ...later]],
+      )
       expect(attempts.map((r) => r.attempts)).toEqual(attempts.map(() => 1))
     })
 
@@ -422,7 +540,9 @@ describe('back-channel logout', () => {
       authz.clock.advance(50) // the dead replica's leases run out: at least once, never lost
       await w.runOnce()
       expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...inFlight, ...later].sort())
-      expect(await statuses([...inFlight, ...later])).toEqual([...inFlight, ...later].map(() => ({ status: 'delivered', last_error: null })))
+      expect(await statuses([...inFlight, ...later])).toEqual(
+        [...inFlight, ...later].map(() => ({ status: 'delivered', last_error: null })),
+      )
     })
 
     it('an attempt that hangs does not hold up the others claimed with it', async () => {
@@ -453,25 +573,37 @@ describe('back-channel logout', () => {
       await Promise.all(runs)
       await Promise.all([a.runOnce(), b.runOnce()])
       expect(receiver.received.map((r) => decodeJwt(r.token).sid).sort()).toEqual([...sids].sort())
-      for (const sid of sids) expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'logout' }])
+      for (const sid of sids)
+        expect(await rows(sid)).toEqual([
+          { client_id: 'web', status: 'delivered', attempts: 1, last_error: null, http_status: 200, reason: 'logout' },
+        ])
     })
 
     it('an attempt that cannot even be made (the client cannot be read) counts as a failed one and is retried', async () => {
-    const broken = createBackchannelLogoutWorker({
-      issuer: TEST_ISSUER, clock: authz.clock, store: createPgBackchannelLogoutStore(authz.db), clients: { findById: () => Promise.reject(new Error('boom')) },
-      keys: authz.app.authz.keys, logger: authz.app.log, audit: authz.app.authz.audit,
+      const broken = createBackchannelLogoutWorker({
+        issuer: TEST_ISSUER,
+        clock: authz.clock,
+        store: createPgBackchannelLogoutStore(authz.db),
+        clients: { findById: () => Promise.reject(new Error('boom')) },
+        keys: authz.app.authz.keys,
+        logger: authz.app.log,
+        audit: authz.app.authz.audit,
+      })
+      const { cookie, idToken, sid } = await signedIn()
+      await logout(cookie, idToken)
+      await broken.runOnce()
+      expect(await rows(sid)).toEqual([
+        { client_id: 'web', status: 'pending', attempts: 1, last_error: 'internal_error', http_status: null, reason: 'logout' },
+      ])
+      expect(authz.logs.some((l) => l.includes('back-channel logout attempt crashed') && l.includes('boom'))).toBe(true)
+      authz.clock.advance(5)
+      await replica().runOnce()
+      expect(await rows(sid)).toEqual([
+        { client_id: 'web', status: 'delivered', attempts: 2, last_error: null, http_status: 200, reason: 'logout' },
+      ])
     })
-    const { cookie, idToken, sid } = await signedIn()
-    await logout(cookie, idToken)
-    await broken.runOnce()
-    expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'pending', attempts: 1, last_error: 'internal_error', http_status: null, reason: 'logout' }])
-    expect(authz.logs.some((l) => l.includes('back-channel logout attempt crashed') && l.includes('boom'))).toBe(true)
-    authz.clock.advance(5)
-    await replica().runOnce()
-    expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'delivered', attempts: 2, last_error: null, http_status: 200, reason: 'logout' }])
-  })
 
-  it('stopping (SIGTERM) cuts an attempt in flight short and hands the row back, not counted, for another replica', async () => {
+    it('stopping (SIGTERM) cuts an attempt in flight short and hands the row back, not counted, for another replica', async () => {
       const one = replica()
       receiver.answer('/logout/web', 'hold')
       const { cookie, idToken, sid } = await signedIn()
@@ -480,8 +612,12 @@ describe('back-channel logout', () => {
       await receiver.arrivals(1)
       await one.stop()
       await run
-      expect(await rows(sid)).toEqual([{ client_id: 'web', status: 'pending', attempts: 0, last_error: null, http_status: null, reason: 'logout' }])
-      const { rows: [lease] } = await authz.db.query<{ leased_until: Date | null }>('SELECT leased_until FROM backchannel_logouts WHERE sid = $1', [sid])
+      expect(await rows(sid)).toEqual([
+        { client_id: 'web', status: 'pending', attempts: 0, last_error: null, http_status: null, reason: 'logout' },
+      ])
+      const {
+        rows: [lease],
+      } = await authz.db.query<{ leased_until: Date | null }>('SELECT leased_until FROM backchannel_logouts WHERE sid = $1', [sid])
       expect(lease!.leased_until).toBeNull()
       receiver.release()
     })
@@ -492,7 +628,13 @@ describe('seed: backChannelLogoutUri and backChannelLogoutSessionRequired', () =
   const one = (c: Record<string, unknown>) => validateSeed({ clients: [{ clientId: 'web-app', ...c }] }).clients[0]!
 
   it('accepts https anywhere and http on this machine; sid is required by default, as in Duende', () => {
-    for (const uri of ['https://app.example/backchannel-logout?tenant=a', 'http://localhost:3000/bcl', 'http://127.0.0.1:8080/bcl', 'http://[::1]/bcl', 'http://app.localhost/bcl']) {
+    for (const uri of [
+      'https://app.example/backchannel-logout?tenant=a',
+      'http://localhost:3000/bcl',
+      'http://127.0.0.1:8080/bcl',
+      'http://[::1]/bcl',
+      'http://app.localhost/bcl',
+    ]) {
       expect(one({ backChannelLogoutUri: uri }), uri).toMatchObject({ backChannelLogoutUri: uri, backChannelLogoutSessionRequired: true })
     }
     expect(one({}).backChannelLogoutUri).toBeUndefined()
@@ -510,7 +652,9 @@ describe('seed: backChannelLogoutUri and backChannelLogoutSessionRequired', () =
       ['https://user:pw@app.example/bcl', 'must not contain credentials'],
     ]
     for (const [uri, problem] of cases) {
-      expect(() => one({ backChannelLogoutUri: uri }), uri).toThrow(`clients[0].backChannelLogoutUri: client web-app: backChannelLogoutUri ${JSON.stringify(uri)} ${problem}`)
+      expect(() => one({ backChannelLogoutUri: uri }), uri).toThrow(
+        `clients[0].backChannelLogoutUri: client web-app: backChannelLogoutUri ${JSON.stringify(uri)} ${problem}`,
+      )
     }
     expect(() => one({ backChannelLogoutSessionRequired: 'yes' })).toThrow('clients[0].backChannelLogoutSessionRequired')
   })

@@ -14,11 +14,22 @@ beforeAll(async () => {
   authz = await createAuthorizeTestApp()
   // A client of alice's outside the browser: its ID tokens name her but no session of this browser.
   const seed = authorizeSeed()
-  await applySeed(authz.db, { ...seed, clients: [...seed.clients, {
-    clientId: 'legacy', secrets: [{ value: 'legacy-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['openid'],
-    postLogoutRedirectUris: ['https://legacy.example/bye'],
-  }] })
-  await authz.db.query(`INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES ('u-alice', 'web', '{openid,profile}', now(), now())`)
+  await applySeed(authz.db, {
+    ...seed,
+    clients: [
+      ...seed.clients,
+      {
+        clientId: 'legacy',
+        secrets: [{ value: 'legacy-secret' }],
+        allowedGrantTypes: ['password'],
+        allowedScopes: ['openid'],
+        postLogoutRedirectUris: ['https://legacy.example/bye'],
+      },
+    ],
+  })
+  await authz.db.query(
+    `INSERT INTO consents (subject_id, client_id, scopes, created_at, updated_at) VALUES ('u-alice', 'web', '{openid,profile}', now(), now())`,
+  )
 })
 afterAll(() => authz?.close())
 
@@ -47,7 +58,12 @@ describe('RP-initiated logout', () => {
 
   it('POST works the same', async () => {
     const { cookie, idToken } = await signedInWithIdToken()
-    const res = await authz.app.inject({ method: 'POST', url: '/connect/endsession', headers: { ...FORM, cookie }, payload: form({ id_token_hint: idToken, post_logout_redirect_uri: BYE }) })
+    const res = await authz.app.inject({
+      method: 'POST',
+      url: '/connect/endsession',
+      headers: { ...FORM, cookie },
+      payload: form({ id_token_hint: idToken, post_logout_redirect_uri: BYE }),
+    })
     expect(res.headers.location).toBe(BYE)
     expect(await signedIn(cookie)).toBe(false)
   })
@@ -62,7 +78,12 @@ describe('RP-initiated logout', () => {
     expect(await signedIn(cookie)).toBe(true) // nothing ended yet
     const jar = withCookies(cookie, page.headers['set-cookie'])
     const action = /<form method="post" action="([^"]+)"/.exec(page.body)![1]!.replace(/&amp;/g, '&')
-    const res = await authz.app.inject({ method: 'POST', url: action, headers: { ...FORM, cookie: jar }, payload: form({ csrf: csrfIn(page.body), decision: 'sign-out' }) })
+    const res = await authz.app.inject({
+      method: 'POST',
+      url: action,
+      headers: { ...FORM, cookie: jar },
+      payload: form({ csrf: csrfIn(page.body), decision: 'sign-out' }),
+    })
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe(`${BYE}?state=x`)
     expect(await signedIn(cookie)).toBe(false)
@@ -82,15 +103,27 @@ describe('RP-initiated logout', () => {
     // any page would sign the person out at once and tell every client of the session; only a
     // sid of this session shows the request comes from one of its clients (RP-Initiated Logout 1.0 §2).
     const issued = await authz.app.inject({
-      method: 'POST', url: '/connect/token', headers: FORM,
-      payload: form({ grant_type: 'password', client_id: 'legacy', client_secret: 'legacy-secret', username: 'alice', password: 'alice-pw', scope: 'openid' }),
+      method: 'POST',
+      url: '/connect/token',
+      headers: FORM,
+      payload: form({
+        grant_type: 'password',
+        client_id: 'legacy',
+        client_secret: 'legacy-secret',
+        username: 'alice',
+        password: 'alice-pw',
+        scope: 'openid',
+      }),
     })
     expect(issued.statusCode).toBe(200)
     const idToken = issued.json().id_token as string
     expect(JSON.parse(Buffer.from(idToken.split('.')[1]!, 'base64url').toString())).not.toHaveProperty('sid')
     authz.clock.advance(2 * 3600) // the ID token has expired; the browser signs in after that
     const { cookie } = await signedInWithIdToken()
-    const requests: Array<Record<string, string>> = [{ id_token_hint: idToken }, { id_token_hint: idToken, post_logout_redirect_uri: 'https://legacy.example/bye', state: 's' }]
+    const requests: Array<Record<string, string>> = [
+      { id_token_hint: idToken },
+      { id_token_hint: idToken, post_logout_redirect_uri: 'https://legacy.example/bye', state: 's' },
+    ]
     for (const params of requests) {
       const page = await get(endsession(params), cookie)
       expect(page.statusCode).toBe(200)
@@ -109,7 +142,9 @@ describe('RP-initiated logout', () => {
     // (a same-origin POST, which carries the cookie) ends the session.
     const { cookie, idToken } = await signedInWithIdToken()
     const res = await authz.app.inject({
-      method: 'POST', url: '/connect/endsession', headers: { ...FORM, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+      method: 'POST',
+      url: '/connect/endsession',
+      headers: { ...FORM, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
       payload: form({ id_token_hint: idToken, post_logout_redirect_uri: BYE, state: 's-1' }),
     })
     expect(res.statusCode).toBe(200)
@@ -122,7 +157,12 @@ describe('RP-initiated logout', () => {
 
     const jar = withCookies(cookie, res.headers['set-cookie'])
     const action = /<form method="post" action="([^"]+)"/.exec(res.body)![1]!.replace(/&amp;/g, '&')
-    const done = await authz.app.inject({ method: 'POST', url: action, headers: { ...FORM, cookie: jar }, payload: form({ csrf: csrfIn(res.body), decision: 'sign-out' }) })
+    const done = await authz.app.inject({
+      method: 'POST',
+      url: action,
+      headers: { ...FORM, cookie: jar },
+      payload: form({ csrf: csrfIn(res.body), decision: 'sign-out' }),
+    })
     expect(done.statusCode).toBe(303)
     expect(done.headers.location).toBe(`${BYE}?state=s-1`)
     expect(String(done.headers['set-cookie'])).toMatch(/__Host-authz-session=;/)
@@ -131,7 +171,12 @@ describe('RP-initiated logout', () => {
 
   it('the confirmation form without a CSRF token changes nothing', async () => {
     const cookie = await session(authz)
-    const res = await authz.app.inject({ method: 'POST', url: '/connect/endsession/confirm', headers: { ...FORM, cookie }, payload: form({ decision: 'sign-out' }) })
+    const res = await authz.app.inject({
+      method: 'POST',
+      url: '/connect/endsession/confirm',
+      headers: { ...FORM, cookie },
+      payload: form({ decision: 'sign-out' }),
+    })
     expect(res.statusCode).toBe(403)
     expect(await signedIn(cookie)).toBe(true)
   })
@@ -143,10 +188,22 @@ describe('RP-initiated logout', () => {
   })
 
   it.each([
-    ['an unregistered post_logout_redirect_uri', { client_id: 'web', post_logout_redirect_uri: 'https://evil.example/' }, 'post_logout_redirect_uri is not registered for this client'],
-    ['a redirect URI of the client is not a post-logout one', { client_id: 'web', post_logout_redirect_uri: 'https://web.example/cb' }, 'post_logout_redirect_uri is not registered for this client'],
+    [
+      'an unregistered post_logout_redirect_uri',
+      { client_id: 'web', post_logout_redirect_uri: 'https://evil.example/' },
+      'post_logout_redirect_uri is not registered for this client',
+    ],
+    [
+      'a redirect URI of the client is not a post-logout one',
+      { client_id: 'web', post_logout_redirect_uri: 'https://web.example/cb' },
+      'post_logout_redirect_uri is not registered for this client',
+    ],
     ['a URI without a client', { post_logout_redirect_uri: BYE }, 'post_logout_redirect_uri needs id_token_hint or client_id'],
-    ['a forged id_token_hint', { id_token_hint: 'a.b.c', post_logout_redirect_uri: BYE }, 'id_token_hint is not an ID token issued by this server'],
+    [
+      'a forged id_token_hint',
+      { id_token_hint: 'a.b.c', post_logout_redirect_uri: BYE },
+      'id_token_hint is not an ID token issued by this server',
+    ],
     ['an unknown client', { client_id: 'nobody', post_logout_redirect_uri: BYE }, 'client_id is unknown or the client is disabled'],
   ])('%s: a page, no redirect, the session stays', async (_name, params, description) => {
     const cookie = await session(authz)
@@ -157,7 +214,7 @@ describe('RP-initiated logout', () => {
     expect(await signedIn(cookie)).toBe(true)
   })
 
-  it('client_id that is not the hint\'s audience', async () => {
+  it("client_id that is not the hint's audience", async () => {
     const { cookie, idToken } = await signedInWithIdToken()
     const res = await get(endsession({ id_token_hint: idToken, client_id: 'spa' }), cookie)
     expect(res.statusCode).toBe(400)

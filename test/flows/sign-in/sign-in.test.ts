@@ -39,11 +39,20 @@ describe('return target', () => {
     expect(res.headers.location).toBe(approvalPath(id))
   })
 
-  it.each([
-    'https://evil.example/', '//evil.example/ciba/approve', '/\\evil.example', '/ciba/approve?request=nope', '/connect/token',
-    'javascript:alert(1)', ' /account', '/account#x', `/ciba/approve?request=x${'y'.repeat(5000)}`, '/%2F/evil.example',
-  ].map((target) => [target.length > 60 ? `${target.slice(0, 40)}… (${target.length} characters)` : target, target]))(
-    'ignores %s: the page names no application and the person lands on /account', async (_name, target) => {
+  it.each(
+    [
+      'https://evil.example/',
+      '//evil.example/ciba/approve',
+      '/\\evil.example',
+      '/ciba/approve?request=nope',
+      '/connect/token',
+      'javascript:alert(1)',
+      ' /account',
+      '/account#x',
+      `/ciba/approve?request=x${'y'.repeat(5000)}`,
+      '/%2F/evil.example',
+    ].map((target) => [target.length > 60 ? `${target.slice(0, 40)}… (${target.length} characters)` : target, target]),
+  )('ignores %s: the page names no application and the person lands on /account', async (_name, target) => {
     const page = await authz.app.inject({ method: 'GET', url: signInPath(target) })
     expect(page.statusCode).toBe(200)
     expect(page.body).toContain('<p class="lead">to your account</p>')
@@ -61,7 +70,10 @@ describe('failures', () => {
     const page = async (username: string, password: string) => {
       const { res } = await signInWithForm(authz.app, { returnTo: returnTo }, username, password)
       expect(res.headers['set-cookie']).toBeUndefined() // no session
-      return { status: res.statusCode, body: res.body.replace(/name="csrf" value="[^"]+"/, '').replace(/name="username" type="text" value="[^"]*"/, '') }
+      return {
+        status: res.statusCode,
+        body: res.body.replace(/name="csrf" value="[^"]+"/, '').replace(/name="username" type="text" value="[^"]*"/, ''),
+      }
     }
     const unknown = await page('mallory', 'alice-pw')
     const wrong = await page('bob', 'wrong')
@@ -71,9 +83,18 @@ describe('failures', () => {
     expect(unknown.status).toBe(401)
     expect(unknown.body).toContain(SIGN_IN_FAILED)
     expect([wrong, locked, disabled]).toEqual([unknown, unknown, unknown])
-    const reasons = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed').map((l) => [l.username ?? l.username_hash, l.reason, l.client_id])
+    const reasons = authz.logs
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'sign-in failed')
+      .map((l) => [l.username ?? l.username_hash, l.reason, l.client_id])
     const mallory = await unknownUsernameDigest(authz.db, 'mallory') // no account: only its keyed digest
-    expect(reasons.slice(-5)).toEqual([[mallory, 'unknown_user', 'bank'], ['bob', 'bad_password', 'bank'], ['bob', 'bad_password', 'bank'], ['bob', 'locked', 'bank'], ['carol', 'disabled', 'bank']])
+    expect(reasons.slice(-5)).toEqual([
+      [mallory, 'unknown_user', 'bank'],
+      ['bob', 'bad_password', 'bank'],
+      ['bob', 'bad_password', 'bank'],
+      ['bob', 'locked', 'bank'],
+      ['carol', 'disabled', 'bank'],
+    ])
     expect(authz.logs.join('\n')).not.toContain('bob-pw')
   })
 })
@@ -113,12 +134,23 @@ describe('session', () => {
     const { cookie } = await signInWithForm(authz.app, { returnTo: '/account' }, 'alice', 'alice-pw')
     const ask = await authz.app.inject({ method: 'GET', url: '/account/sign-out', headers: { cookie } })
     expect(ask.body).toContain('<h1>Sign out?</h1>')
-    const res = await authz.app.inject({ method: 'POST', url: '/account/sign-out', headers: { ...FORM, cookie }, payload: form({ csrf: csrfIn(ask.body) }) })
+    const res = await authz.app.inject({
+      method: 'POST',
+      url: '/account/sign-out',
+      headers: { ...FORM, cookie },
+      payload: form({ csrf: csrfIn(ask.body) }),
+    })
     expect(res.statusCode).toBe(200)
     expect(res.body).toContain('<h1>You are signed out</h1>')
-    expect([res.headers['set-cookie']].flat()).toContainEqual(expect.stringMatching(new RegExp(`^${SESSION}=; Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax$`)))
+    expect([res.headers['set-cookie']].flat()).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`^${SESSION}=; Max-Age=0; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; Secure; SameSite=Lax$`),
+      ),
+    )
     expect((await account(cookie)).statusCode).toBe(303)
-    const { rows } = await authz.db.query('SELECT count(*)::int AS n FROM user_sessions WHERE id_hash = $1', [handleHash(cookieValue(cookie, SESSION)!)])
+    const { rows } = await authz.db.query('SELECT count(*)::int AS n FROM user_sessions WHERE id_hash = $1', [
+      handleHash(cookieValue(cookie, SESSION)!),
+    ])
     expect(rows).toEqual([{ n: 0 }])
   })
 })
@@ -133,7 +165,9 @@ describe('form POSTs: Origin and CSRF token', () => {
   }
   const post = (f: { id: string; cookie: string; csrf?: string }, headers: Record<string, string> = {}) =>
     authz.app.inject({
-      method: 'POST', url: approvalPath(f.id), headers: { ...FORM, cookie: f.cookie, ...headers },
+      method: 'POST',
+      url: approvalPath(f.id),
+      headers: { ...FORM, cookie: f.cookie, ...headers },
       payload: form({ ...(f.csrf ? { csrf: f.csrf } : {}), decision: 'approve' }),
     })
   const status = async (id: string) => (await authz.db.query('SELECT status FROM ciba_requests WHERE id = $1', [id])).rows[0]
@@ -153,7 +187,7 @@ describe('form POSTs: Origin and CSRF token', () => {
     expect(await status(f.id)).toEqual({ status: 'pending' })
   })
 
-  it('refuses a missing token and another browser\'s token', async () => {
+  it("refuses a missing token and another browser's token", async () => {
     const f = await approvalForm()
     const other = await approvalForm() // another browser (its own cookies), same user
     for (const res of [await post({ ...f, csrf: '' }), await post({ ...f, csrf: other.csrf })]) {
@@ -191,7 +225,10 @@ describe('cookie names and flags by scheme', () => {
     const page = await app.app.inject({ method: 'GET', url: '/account/sign-in', headers })
     const jar = withCookies('', page.headers['set-cookie'])
     const signed = await app.app.inject({
-      method: 'POST', url: '/account/sign-in', headers: { ...FORM, ...headers, cookie: jar }, payload: form({ csrf: csrfIn(page.body), username: 'alice', password: 'alice-pw' }),
+      method: 'POST',
+      url: '/account/sign-in',
+      headers: { ...FORM, ...headers, cookie: jar },
+      payload: form({ csrf: csrfIn(page.body), username: 'alice', password: 'alice-pw' }),
     })
     expect(signed.statusCode).toBe(303)
     return [signed.headers['set-cookie']].flat().map((c) => c!.replace(/=[A-Za-z0-9_-]{43};/, '=…;'))

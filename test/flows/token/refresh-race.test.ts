@@ -37,12 +37,20 @@ beforeAll(async () => {
     identityResources: ['offline_access'],
     clients: [
       ...[CLIENTS.app, CLIENTS.ref].map((c) => ({
-        clientId: c.id, secrets: [{ value: c.secret }], allowedGrantTypes: ['refresh_token'], allowedScopes: ['orders.read'],
-        allowOfflineAccess: true, accessTokenType: c === CLIENTS.ref ? ('reference' as const) : ('jwt' as const),
+        clientId: c.id,
+        secrets: [{ value: c.secret }],
+        allowedGrantTypes: ['refresh_token'],
+        allowedScopes: ['orders.read'],
+        allowOfflineAccess: true,
+        accessTokenType: c === CLIENTS.ref ? ('reference' as const) : ('jwt' as const),
       })),
       {
-        clientId: CLIENTS.spa.id, requireClientSecret: false, refreshTokenUsage: 'reUse' as const,
-        allowedGrantTypes: ['refresh_token'], allowedScopes: ['orders.read'], allowOfflineAccess: true,
+        clientId: CLIENTS.spa.id,
+        requireClientSecret: false,
+        refreshTokenUsage: 'reUse' as const,
+        allowedGrantTypes: ['refresh_token'],
+        allowedScopes: ['orders.read'],
+        allowOfflineAccess: true,
       },
     ],
     users: [{ subjectId: 'u-1', username: 'alice', claims: {} }],
@@ -50,7 +58,14 @@ beforeAll(async () => {
   const resources = createPgResourceStore(authz.db)
   const users = createPgUserStore(authz.db)
   const clients = createPgClientStore(authz.db)
-  const issuer = createTokenIssuer({ config: authz.config, clock: authz.clock, keys: authz.app.authz.keys, grants: createPgGrantStore(authz.db), users, resources })
+  const issuer = createTokenIssuer({
+    config: authz.config,
+    clock: authz.clock,
+    keys: authz.app.authz.keys,
+    grants: createPgGrantStore(authz.db),
+    users,
+    resources,
+  })
   const scopes = createScopeResolver({ resources })
   firstRefreshToken = async (who) => {
     const client = (await clients.findById(who.id))!
@@ -134,7 +149,8 @@ describe('a refresh racing an RFC 7009 revocation of its token', () => {
         const revoke = new Promise((r) => setTimeout(r, trial % 10)).then(() => post('/connect/revocation', who, { token }))
         const [res, rev] = await Promise.all([refresh(who, token), revoke])
         expect(rev.statusCode).toBe(200)
-        if (res.statusCode !== 200) expect({ status: res.statusCode, error: res.json().error }).toEqual({ status: 400, error: 'invalid_grant' })
+        if (res.statusCode !== 200)
+          expect({ status: res.statusCode, error: res.json().error }).toEqual({ status: 400, error: 'invalid_grant' })
         const got: Received = { access: [], refresh: [token] }
         collect([res], got)
         alive.push(...(await survivors(who, got)).map((s) => `trial ${trial}: ${s}`))

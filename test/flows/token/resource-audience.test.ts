@@ -17,8 +17,12 @@ let firstRefreshToken: (clientId: string, scope: string, resource?: string) => P
 beforeAll(async () => {
   authz = await createTestApp()
   const client = (clientId: string, grant: string, accessTokenType: 'jwt' | 'reference') => ({
-    clientId, secrets: [{ value: `${clientId}-secret` }], allowedGrantTypes: [grant], accessTokenType,
-    allowedScopes: ['orders.read', 'shared.write', 'billing.read', 'offline_access'], allowOfflineAccess: grant === 'refresh_token',
+    clientId,
+    secrets: [{ value: `${clientId}-secret` }],
+    allowedGrantTypes: [grant],
+    accessTokenType,
+    allowedScopes: ['orders.read', 'shared.write', 'billing.read', 'offline_access'],
+    allowOfflineAccess: grant === 'refresh_token',
   })
   await applySeed(authz.db, {
     apiScopes: [{ name: 'orders.read' }, { name: 'shared.write' }, { name: 'billing.read' }],
@@ -30,14 +34,22 @@ beforeAll(async () => {
     ],
     identityResources: ['offline_access'],
     clients: [
-      client('cc', 'client_credentials', 'jwt'), client('cc-ref', 'client_credentials', 'reference'),
-      client('app', 'refresh_token', 'jwt'), client('app-ref', 'refresh_token', 'reference'),
+      client('cc', 'client_credentials', 'jwt'),
+      client('cc-ref', 'client_credentials', 'reference'),
+      client('app', 'refresh_token', 'jwt'),
+      client('app-ref', 'refresh_token', 'reference'),
     ],
     users: [{ subjectId: 'u-1', username: 'alice', claims: {} }],
   })
   const resources = createPgResourceStore(authz.db)
   const clients = createPgClientStore(authz.db)
-  const issuer = createTokenIssuer({ config: authz.config, clock: authz.clock, keys: authz.app.authz.keys, grants: createPgGrantStore(authz.db), resources })
+  const issuer = createTokenIssuer({
+    config: authz.config,
+    clock: authz.clock,
+    keys: authz.app.authz.keys,
+    grants: createPgGrantStore(authz.db),
+    resources,
+  })
   const scopes = createScopeResolver({ resources })
   firstRefreshToken = async (clientId, scope, resource) => {
     const c = (await clients.findById(clientId))!
@@ -47,9 +59,12 @@ beforeAll(async () => {
 })
 afterAll(() => authz.close())
 
-const token = (clientId: string, params: Record<string, string>) => postFormBasic(authz.app, '/connect/token', params, clientId, `${clientId}-secret`)
+const token = (clientId: string, params: Record<string, string>) =>
+  postFormBasic(authz.app, '/connect/token', params, clientId, `${clientId}-secret`)
 const seenBy = async (api: 'orders' | 'shared' | 'billing', accessToken: string) =>
-  (await postFormBasic(authz.app, '/connect/introspect', { token: accessToken }, `${api}-api`, `${api}-secret`)).json<Record<string, unknown>>()
+  (await postFormBasic(authz.app, '/connect/introspect', { token: accessToken }, `${api}-api`, `${api}-secret`)).json<
+    Record<string, unknown>
+  >()
 
 describe('introspection by an API resource checks the audience', () => {
   for (const clientId of ['cc', 'cc-ref']) {
@@ -63,9 +78,14 @@ describe('introspection by an API resource checks the audience', () => {
     })
 
     it(`${clientId}: without a resource the token is for every API that carries its scopes, each seeing its own`, async () => {
-      const at = (await token(clientId, { grant_type: 'client_credentials', scope: 'orders.read shared.write' })).json().access_token as string
+      const at = (await token(clientId, { grant_type: 'client_credentials', scope: 'orders.read shared.write' })).json()
+        .access_token as string
       expect(await seenBy('orders', at)).toMatchObject({ active: true, aud: ['orders-api', 'shared-api'], scope: 'orders.read' })
-      expect(await seenBy('shared', at)).toMatchObject({ active: true, aud: ['orders-api', 'shared-api'], scope: 'orders.read shared.write' })
+      expect(await seenBy('shared', at)).toMatchObject({
+        active: true,
+        aud: ['orders-api', 'shared-api'],
+        scope: 'orders.read shared.write',
+      })
       expect(await seenBy('billing', at)).toEqual({ active: false })
     })
   }
@@ -111,7 +131,11 @@ describe('refresh keeps the resource restriction (RFC 8707 §2.2)', () => {
       const full = await refresh(clientId, { refresh_token: narrow.json().refresh_token })
       expect(full.statusCode).toBe(200)
       expect(full.json().scope).toBe('orders.read shared.write offline_access')
-      expect(await seenBy('shared', full.json().access_token)).toMatchObject({ active: true, aud: ['orders-api', 'shared-api'], scope: 'orders.read shared.write' })
+      expect(await seenBy('shared', full.json().access_token)).toMatchObject({
+        active: true,
+        aud: ['orders-api', 'shared-api'],
+        scope: 'orders.read shared.write',
+      })
     })
   }
 
@@ -119,8 +143,10 @@ describe('refresh keeps the resource restriction (RFC 8707 §2.2)', () => {
     const rt = await firstRefreshToken('app', 'orders.read offline_access', 'orders-api')
     for (const resource of ['shared-api', 'billing-api', 'no-such-api']) {
       const res = await refresh('app', { refresh_token: rt, resource })
-      expect({ status: res.statusCode, body: res.json() })
-        .toEqual({ status: 400, body: { error: 'invalid_target', error_description: 'resource is not part of the original grant' } })
+      expect({ status: res.statusCode, body: res.json() }).toEqual({
+        status: 400,
+        body: { error: 'invalid_target', error_description: 'resource is not part of the original grant' },
+      })
     }
     expect((await refresh('app', { refresh_token: rt })).statusCode).toBe(200)
   })

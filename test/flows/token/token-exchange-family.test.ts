@@ -53,7 +53,12 @@ beforeAll(async () => {
 afterAll(() => authz.close())
 
 const post = (url: string, params: Record<string, string>, clientId: string) =>
-  authz.app.inject({ method: 'POST', url, headers: { ...FORM, authorization: basic(clientId, `${clientId}-secret`) }, payload: form(params) })
+  authz.app.inject({
+    method: 'POST',
+    url,
+    headers: { ...FORM, authorization: basic(clientId, `${clientId}-secret`) },
+    payload: form(params),
+  })
 async function userTokens(clientId: string): Promise<{ access_token: string; refresh_token: string }> {
   const res = await post(
     '/connect/token',

@@ -21,24 +21,66 @@ beforeAll(async () => {
     ],
     identityResources: ['openid', 'profile', 'offline_access'],
     clients: [
-      { clientId: 'web', secrets: [{ value: 'web-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['openid', 'profile', 'orders.read', 'orders.write', 'offline_access'], allowOfflineAccess: true },
-      { clientId: 'web-ref', secrets: [{ value: 'web-ref-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['orders.read', 'orders.write'], accessTokenType: 'reference' },
-      { clientId: 'web-short', secrets: [{ value: 'web-short-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['orders.read'], accessTokenLifetime: 60 },
+      {
+        clientId: 'web',
+        secrets: [{ value: 'web-secret' }],
+        allowedGrantTypes: ['password'],
+        allowedScopes: ['openid', 'profile', 'orders.read', 'orders.write', 'offline_access'],
+        allowOfflineAccess: true,
+      },
+      {
+        clientId: 'web-ref',
+        secrets: [{ value: 'web-ref-secret' }],
+        allowedGrantTypes: ['password'],
+        allowedScopes: ['orders.read', 'orders.write'],
+        accessTokenType: 'reference',
+      },
+      {
+        clientId: 'web-short',
+        secrets: [{ value: 'web-short-secret' }],
+        allowedGrantTypes: ['password'],
+        allowedScopes: ['orders.read'],
+        accessTokenLifetime: 60,
+      },
       // Whose tokens each may exchange, and for which APIs: token-exchange-policy.test.ts.
       {
-        clientId: 'gateway', secrets: [{ value: 'gateway-secret' }], allowedGrantTypes: [TE], allowedScopes: ['openid', 'orders.read', 'orders.write', 'billing.read'],
-        allowedSubjectTokenClients: ['web', 'web-ref', 'web-short', 'gateway'], allowedExchangeAudiences: ['orders-api', 'billing-api'],
+        clientId: 'gateway',
+        secrets: [{ value: 'gateway-secret' }],
+        allowedGrantTypes: [TE],
+        allowedScopes: ['openid', 'orders.read', 'orders.write', 'billing.read'],
+        allowedSubjectTokenClients: ['web', 'web-ref', 'web-short', 'gateway'],
+        allowedExchangeAudiences: ['orders-api', 'billing-api'],
       },
       {
-        clientId: 'gateway-ref', secrets: [{ value: 'gateway-ref-secret' }], allowedGrantTypes: [TE], allowedScopes: ['orders.read'], accessTokenType: 'reference',
-        allowedSubjectTokenClients: ['web-ref'], allowedExchangeAudiences: ['orders-api'],
+        clientId: 'gateway-ref',
+        secrets: [{ value: 'gateway-ref-secret' }],
+        allowedGrantTypes: [TE],
+        allowedScopes: ['orders.read'],
+        accessTokenType: 'reference',
+        allowedSubjectTokenClients: ['web-ref'],
+        allowedExchangeAudiences: ['orders-api'],
       },
       {
-        clientId: 'svc-a', secrets: [{ value: 'svc-a-secret' }], allowedGrantTypes: ['client_credentials', TE], allowedScopes: ['orders.read'],
-        allowedSubjectTokenClients: ['svc-a', 'web'], allowedExchangeAudiences: ['orders-api'],
+        clientId: 'svc-a',
+        secrets: [{ value: 'svc-a-secret' }],
+        allowedGrantTypes: ['client_credentials', TE],
+        allowedScopes: ['orders.read'],
+        allowedSubjectTokenClients: ['svc-a', 'web'],
+        allowedExchangeAudiences: ['orders-api'],
       },
-      { clientId: 'svc-b', secrets: [{ value: 'svc-b-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'], accessTokenType: 'reference' },
-      { clientId: 'no-exchange', secrets: [{ value: 'ne-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
+      {
+        clientId: 'svc-b',
+        secrets: [{ value: 'svc-b-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+        accessTokenType: 'reference',
+      },
+      {
+        clientId: 'no-exchange',
+        secrets: [{ value: 'ne-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+      },
       { clientId: 'spa', requireClientSecret: false, allowedGrantTypes: [TE], allowedScopes: ['orders.read'] },
     ],
     users: [{ subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice' } }],
@@ -46,12 +88,16 @@ beforeAll(async () => {
 })
 afterAll(() => authz.close())
 
-const token = (params: Record<string, string>, id: string, secret: string) =>
-  postFormBasic(authz.app, '/connect/token', params, id, secret)
+const token = (params: Record<string, string>, id: string, secret: string) => postFormBasic(authz.app, '/connect/token', params, id, secret)
 const GATEWAY = ['gateway', 'gateway-secret'] as const
-const exchange = (params: Record<string, string>, [id, secret]: readonly [string, string] = GATEWAY) => token({ grant_type: TE, ...params }, id, secret)
+const exchange = (params: Record<string, string>, [id, secret]: readonly [string, string] = GATEWAY) =>
+  token({ grant_type: TE, ...params }, id, secret)
 
-interface Tokens { access_token: string; id_token?: string; refresh_token?: string }
+interface Tokens {
+  access_token: string
+  id_token?: string
+  refresh_token?: string
+}
 async function userToken(client = 'web', scope = 'openid profile orders.read orders.write offline_access'): Promise<Tokens> {
   const res = await token({ grant_type: 'password', username: 'alice', password: 'alice-pw', scope }, client, `${client}-secret`)
   expect(res.statusCode).toBe(200)
@@ -83,12 +129,25 @@ describe('token exchange: the issued token', () => {
     expect(res.headers['cache-control']).toBe('no-store')
     expect(res.headers.pragma).toBe('no-cache')
     expect(res.json()).toEqual({
-      access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'openid orders.read orders.write', issued_token_type: AT,
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'openid orders.read orders.write',
+      issued_token_type: AT,
     })
     const now = Math.floor(authz.clock.now() / 1000)
     expect(await claimsOf(res.json().access_token)).toEqual({
-      iss: TEST_ISSUER, sub: 'alice-1', client_id: 'gateway', aud: 'orders-api', scope: 'openid orders.read orders.write',
-      auth_time: now, amr: ['pwd'], jti: expect.any(String), iat: now, nbf: now, exp: now + 3600,
+      iss: TEST_ISSUER,
+      sub: 'alice-1',
+      client_id: 'gateway',
+      aud: 'orders-api',
+      scope: 'openid orders.read orders.write',
+      auth_time: now,
+      amr: ['pwd'],
+      jti: expect.any(String),
+      iat: now,
+      nbf: now,
+      exp: now + 3600,
     })
   })
 
@@ -96,10 +155,21 @@ describe('token exchange: the issued token', () => {
     const subject = (await userToken()).access_token
     const narrow = await exchange({ subject_token: subject, subject_token_type: AT, scope: 'orders.read', requested_token_type: AT })
     expect(narrow.json()).toMatchObject({ scope: 'orders.read', issued_token_type: AT })
-    const viaAudience = await exchange({ subject_token: subject, subject_token_type: AT, scope: 'openid orders.read', audience: 'orders-api' })
+    const viaAudience = await exchange({
+      subject_token: subject,
+      subject_token_type: AT,
+      scope: 'openid orders.read',
+      audience: 'orders-api',
+    })
     expect(viaAudience.statusCode).toBe(200)
     expect(await claimsOf(viaAudience.json().access_token)).toMatchObject({ aud: 'orders-api', scope: 'openid orders.read' })
-    const viaResource = await exchange({ subject_token: subject, subject_token_type: AT, scope: 'orders.write', resource: 'orders-api', audience: 'orders-api' })
+    const viaResource = await exchange({
+      subject_token: subject,
+      subject_token_type: AT,
+      scope: 'orders.write',
+      resource: 'orders-api',
+      audience: 'orders-api',
+    })
     expect(viaResource.json()).toMatchObject({ scope: 'orders.write' })
   })
 
@@ -110,14 +180,22 @@ describe('token exchange: the issued token', () => {
     expect(res.json()).toMatchObject({ expires_in: 40 })
     expect((await claimsOf(res.json().access_token)).exp).toBe(decodeJwt(subject).exp)
     authz.clock.advance(40)
-    expectError(await exchange({ subject_token: subject, subject_token_type: AT }), 400,
-      { error: 'invalid_request', error_description: 'subject_token is not an active access token of this server' })
+    expectError(await exchange({ subject_token: subject, subject_token_type: AT }), 400, {
+      error: 'invalid_request',
+      error_description: 'subject_token is not an active access token of this server',
+    })
   })
 
   it('with an actor token: act.sub is the actor token subject, not the client id', async () => {
     const subject = (await userToken()).access_token
     const actor = await serviceToken('svc-a')
-    const res = await exchange({ subject_token: subject, subject_token_type: AT, actor_token: actor, actor_token_type: AT, scope: 'orders.read' })
+    const res = await exchange({
+      subject_token: subject,
+      subject_token_type: AT,
+      actor_token: actor,
+      actor_token_type: AT,
+      scope: 'orders.read',
+    })
     expect(res.statusCode).toBe(200)
     const claims = await claimsOf(res.json().access_token)
     expect(claims).toMatchObject({ sub: 'alice-1', client_id: 'gateway', act: { sub: 'svc-a' } })
@@ -127,15 +205,43 @@ describe('token exchange: the issued token', () => {
   it('nests the actor token own act; otherwise the subject token act as the prior actor; keeps it without an actor', async () => {
     const alice = (await userToken()).access_token
     // svc-a acting for alice.
-    const delegated = (await exchange({ subject_token: alice, subject_token_type: AT, actor_token: await serviceToken('svc-a'), actor_token_type: AT, scope: 'orders.read' })).json().access_token
+    const delegated = (
+      await exchange({
+        subject_token: alice,
+        subject_token_type: AT,
+        actor_token: await serviceToken('svc-a'),
+        actor_token_type: AT,
+        scope: 'orders.read',
+      })
+    ).json().access_token
     // svc-b (reference token) acting on the delegated token: svc-b now, svc-a before.
-    const chained = await exchange({ subject_token: delegated, subject_token_type: AT, actor_token: await serviceToken('svc-b'), actor_token_type: AT })
+    const chained = await exchange({
+      subject_token: delegated,
+      subject_token_type: AT,
+      actor_token: await serviceToken('svc-b'),
+      actor_token_type: AT,
+    })
     expect((await claimsOf(chained.json().access_token)).act).toEqual({ sub: 'svc-b', act: { sub: 'svc-a' } })
     // An actor token that itself carries act: svc-a's token exchanged by svc-a with svc-b acting.
-    const svcAViaB = (await exchange({ subject_token: await serviceToken('svc-a'), subject_token_type: AT, actor_token: await serviceToken('svc-b'), actor_token_type: AT },
-      ['svc-a', 'svc-a-secret'])).json().access_token
+    const svcAViaB = (
+      await exchange(
+        {
+          subject_token: await serviceToken('svc-a'),
+          subject_token_type: AT,
+          actor_token: await serviceToken('svc-b'),
+          actor_token_type: AT,
+        },
+        ['svc-a', 'svc-a-secret'],
+      )
+    ).json().access_token
     expect((await claimsOf(svcAViaB)).act).toEqual({ sub: 'svc-b' })
-    const nested = await exchange({ subject_token: alice, subject_token_type: AT, actor_token: svcAViaB, actor_token_type: AT, scope: 'orders.read' })
+    const nested = await exchange({
+      subject_token: alice,
+      subject_token_type: AT,
+      actor_token: svcAViaB,
+      actor_token_type: AT,
+      scope: 'orders.read',
+    })
     expect((await claimsOf(nested.json().access_token)).act).toEqual({ sub: 'svc-a', act: { sub: 'svc-b' } })
     // No actor: a delegated token stays delegated.
     const kept = await exchange({ subject_token: delegated, subject_token_type: AT })
@@ -146,10 +252,24 @@ describe('token exchange: the issued token', () => {
     const subject = (await userToken('web-ref', 'orders.read orders.write')).access_token
     expect(subject).toMatch(/^[A-Za-z0-9_-]{43}$/)
     const actor = await serviceToken('svc-b')
-    const res = await exchange({ subject_token: subject, subject_token_type: AT, actor_token: actor, actor_token_type: AT }, ['gateway-ref', 'gateway-ref-secret'])
-    expect(res.json()).toEqual({ access_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), token_type: 'Bearer', expires_in: 3600, scope: 'orders.read', issued_token_type: AT })
+    const res = await exchange({ subject_token: subject, subject_token_type: AT, actor_token: actor, actor_token_type: AT }, [
+      'gateway-ref',
+      'gateway-ref-secret',
+    ])
+    expect(res.json()).toEqual({
+      access_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'orders.read',
+      issued_token_type: AT,
+    })
     expect(await introspect(res.json().access_token)).toMatchObject({
-      active: true, sub: 'alice-1', client_id: 'gateway-ref', scope: 'orders.read', act: { sub: 'svc-b' }, amr: ['pwd'],
+      active: true,
+      sub: 'alice-1',
+      client_id: 'gateway-ref',
+      scope: 'orders.read',
+      act: { sub: 'svc-b' },
+      amr: ['pwd'],
     })
   })
 })
@@ -164,10 +284,17 @@ describe('token exchange: errors', () => {
       [{ subject_token: subject, subject_token_type: 'urn:ietf:params:oauth:token-type:id_token' }, 'subject_token_type is not supported'],
       [{ subject_token: subject, subject_token_type: AT, actor_token: actor }, 'actor_token_type is required with actor_token'],
       [{ subject_token: subject, subject_token_type: AT, actor_token_type: AT }, 'actor_token_type is sent without actor_token'],
-      [{ subject_token: subject, subject_token_type: AT, actor_token: actor, actor_token_type: 'urn:ietf:params:oauth:token-type:jwt' }, 'actor_token_type is not supported'],
-      [{ subject_token: subject, subject_token_type: AT, requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' }, 'requested_token_type is not supported'],
+      [
+        { subject_token: subject, subject_token_type: AT, actor_token: actor, actor_token_type: 'urn:ietf:params:oauth:token-type:jwt' },
+        'actor_token_type is not supported',
+      ],
+      [
+        { subject_token: subject, subject_token_type: AT, requested_token_type: 'urn:ietf:params:oauth:token-type:refresh_token' },
+        'requested_token_type is not supported',
+      ],
     ]
-    for (const [params, description] of cases) expectError(await exchange(params), 400, { error: 'invalid_request', error_description: description })
+    for (const [params, description] of cases)
+      expectError(await exchange(params), 400, { error: 'invalid_request', error_description: description })
   })
 
   it('invalid_request for a subject or actor token that is not an active access token of ours', async () => {
@@ -175,22 +302,42 @@ describe('token exchange: errors', () => {
     const live = issued.access_token
     const revokedJwt = (await userToken()).access_token
     const revokedRef = (await userToken('web-ref', 'orders.read')).access_token
-    for (const [tok, owner] of [[revokedJwt, 'web'], [revokedRef, 'web-ref']] as const) {
+    for (const [tok, owner] of [
+      [revokedJwt, 'web'],
+      [revokedRef, 'web-ref'],
+    ] as const) {
       const r = await postFormBasic(authz.app, '/connect/revocation', { token: tok }, owner, `${owner}-secret`)
       expect(r.statusCode).toBe(200)
     }
     const { privateKey } = await generateKeyPair('ES256')
     const forged = await new SignJWT({ ...decodeJwt(live) }).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: 'x' }).sign(privateKey)
     const tampered = `${live.split('.')[0]}.${Buffer.from(JSON.stringify({ ...decodeJwt(live), scope: 'billing.read' })).toString('base64url')}.${live.split('.')[2]}`
-    const bad = { refresh: issued.refresh_token!, idToken: issued.id_token!, revokedJwt, revokedRef, forged, tampered, random: 'no-such-token', huge: 'x'.repeat(5000) }
-    const answer = (r: Awaited<ReturnType<typeof exchange>>) => ({ status: r.statusCode, cacheControl: r.headers['cache-control'], body: r.json() })
+    const bad = {
+      refresh: issued.refresh_token!,
+      idToken: issued.id_token!,
+      revokedJwt,
+      revokedRef,
+      forged,
+      tampered,
+      random: 'no-such-token',
+      huge: 'x'.repeat(5000),
+    }
+    const answer = (r: Awaited<ReturnType<typeof exchange>>) => ({
+      status: r.statusCode,
+      cacheControl: r.headers['cache-control'],
+      body: r.json(),
+    })
     const asSubject: Record<string, unknown> = {}
     const asActor: Record<string, unknown> = {}
     for (const [name, tok] of Object.entries(bad)) {
       asSubject[name] = answer(await exchange({ subject_token: tok, subject_token_type: AT }))
       asActor[name] = answer(await exchange({ subject_token: live, subject_token_type: AT, actor_token: tok, actor_token_type: AT }))
     }
-    const refused = (param: string) => ({ status: 400, cacheControl: 'no-store', body: { error: 'invalid_request', error_description: `${param} is not an active access token of this server` } })
+    const refused = (param: string) => ({
+      status: 400,
+      cacheControl: 'no-store',
+      body: { error: 'invalid_request', error_description: `${param} is not an active access token of this server` },
+    })
     expect(asSubject).toEqual(Object.fromEntries(Object.keys(bad).map((n) => [n, refused('subject_token')])))
     expect(asActor).toEqual(Object.fromEntries(Object.keys(bad).map((n) => [n, refused('actor_token')])))
     expect((await exchange({ subject_token: live, subject_token_type: AT })).statusCode).toBe(200)
@@ -201,40 +348,66 @@ describe('token exchange: errors', () => {
     const actor = (await userToken('web-short', 'orders.read')).access_token
     const live = (await userToken()).access_token
     authz.clock.advance(60)
-    expectError(await exchange({ subject_token: subject, subject_token_type: AT }), 400,
-      { error: 'invalid_request', error_description: 'subject_token is not an active access token of this server' })
-    expectError(await exchange({ subject_token: live, subject_token_type: AT, actor_token: actor, actor_token_type: AT }), 400,
-      { error: 'invalid_request', error_description: 'actor_token is not an active access token of this server' })
+    expectError(await exchange({ subject_token: subject, subject_token_type: AT }), 400, {
+      error: 'invalid_request',
+      error_description: 'subject_token is not an active access token of this server',
+    })
+    expectError(await exchange({ subject_token: live, subject_token_type: AT, actor_token: actor, actor_token_type: AT }), 400, {
+      error: 'invalid_request',
+      error_description: 'actor_token is not an active access token of this server',
+    })
   })
 
   it('invalid_scope for a scope wider than the subject token, or none the client may have', async () => {
     const subject = (await userToken('web', 'openid orders.read')).access_token
-    expectError(await exchange({ subject_token: subject, subject_token_type: AT, scope: 'orders.read orders.write' }), 400,
-      { error: 'invalid_scope', error_description: 'scope exceeds the scope of the subject_token' })
-    expectError(await exchange({ subject_token: subject, subject_token_type: AT, scope: 'billing.read' }), 400,
-      { error: 'invalid_scope', error_description: 'scope exceeds the scope of the subject_token' })
+    expectError(await exchange({ subject_token: subject, subject_token_type: AT, scope: 'orders.read orders.write' }), 400, {
+      error: 'invalid_scope',
+      error_description: 'scope exceeds the scope of the subject_token',
+    })
+    expectError(await exchange({ subject_token: subject, subject_token_type: AT, scope: 'billing.read' }), 400, {
+      error: 'invalid_scope',
+      error_description: 'scope exceeds the scope of the subject_token',
+    })
     const openidOnly = (await userToken('web', 'openid profile')).access_token
-    expectError(await exchange({ subject_token: openidOnly, subject_token_type: AT }, ['svc-a', 'svc-a-secret']), 400,
-      { error: 'invalid_scope', error_description: 'the client may have none of the scopes of the subject_token' })
+    expectError(await exchange({ subject_token: openidOnly, subject_token_type: AT }, ['svc-a', 'svc-a-secret']), 400, {
+      error: 'invalid_scope',
+      error_description: 'the client may have none of the scopes of the subject_token',
+    })
     // A scope the subject token has but the client may not have.
-    expectError(await exchange({ subject_token: openidOnly, subject_token_type: AT, scope: 'profile' }), 400,
-      { error: 'invalid_scope', error_description: 'scope holds a value this client may not request' })
+    expectError(await exchange({ subject_token: openidOnly, subject_token_type: AT, scope: 'profile' }), 400, {
+      error: 'invalid_scope',
+      error_description: 'scope holds a value this client may not request',
+    })
   })
 
   it('invalid_target for an unknown audience, one that takes none of the scopes, and audience and resource that differ', async () => {
     const subject = (await userToken()).access_token
-    expectError(await exchange({ subject_token: subject, subject_token_type: AT, audience: 'nowhere' }), 400, { error: 'invalid_target', error_description: 'unknown resource' })
-    expectError(await exchange({ subject_token: subject, subject_token_type: AT, audience: 'billing-api' }), 400,
-      { error: 'invalid_target', error_description: 'the resource accepts none of the requested scopes' })
-    expectError(await exchange({ subject_token: subject, subject_token_type: AT, audience: 'orders-api', resource: 'billing-api' }), 400,
-      { error: 'invalid_target', error_description: 'audience and resource name different targets' })
+    expectError(await exchange({ subject_token: subject, subject_token_type: AT, audience: 'nowhere' }), 400, {
+      error: 'invalid_target',
+      error_description: 'unknown resource',
+    })
+    expectError(await exchange({ subject_token: subject, subject_token_type: AT, audience: 'billing-api' }), 400, {
+      error: 'invalid_target',
+      error_description: 'the resource accepts none of the requested scopes',
+    })
+    expectError(await exchange({ subject_token: subject, subject_token_type: AT, audience: 'orders-api', resource: 'billing-api' }), 400, {
+      error: 'invalid_target',
+      error_description: 'audience and resource name different targets',
+    })
   })
 
   it('unauthorized_client for a client that does not list the grant type, and for public clients', async () => {
     const subject = (await userToken()).access_token
-    expectError(await exchange({ subject_token: subject, subject_token_type: AT }, ['no-exchange', 'ne-secret']), 400,
-      { error: 'unauthorized_client', error_description: 'the client may not use this grant type' })
-    const res = await postForm(authz.app, '/connect/token', { grant_type: TE, client_id: 'spa', subject_token: subject, subject_token_type: AT })
+    expectError(await exchange({ subject_token: subject, subject_token_type: AT }, ['no-exchange', 'ne-secret']), 400, {
+      error: 'unauthorized_client',
+      error_description: 'the client may not use this grant type',
+    })
+    const res = await postForm(authz.app, '/connect/token', {
+      grant_type: TE,
+      client_id: 'spa',
+      subject_token: subject,
+      subject_token_type: AT,
+    })
     expectError(res, 400, { error: 'unauthorized_client', error_description: 'public clients may not use this grant type' })
   })
 
@@ -253,6 +426,14 @@ describe('token exchange: errors', () => {
 describe('discovery', () => {
   it('lists every grant type that works, and nothing more', async () => {
     const doc = (await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
-    expect(doc.grant_types_supported).toEqual(['client_credentials', 'refresh_token', 'password', 'urn:openid:params:grant-type:ciba', 'urn:ietf:params:oauth:grant-type:device_code', 'authorization_code', TE])
+    expect(doc.grant_types_supported).toEqual([
+      'client_credentials',
+      'refresh_token',
+      'password',
+      'urn:openid:params:grant-type:ciba',
+      'urn:ietf:params:oauth:grant-type:device_code',
+      'authorization_code',
+      TE,
+    ])
   })
 })

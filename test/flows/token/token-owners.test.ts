@@ -19,8 +19,12 @@ const AT = 'urn:ietf:params:oauth:token-type:access_token'
 const USER_SCOPE = 'openid profile orders.read offline_access'
 
 const userClient = (clientId: string, accessTokenType: 'jwt' | 'reference' = 'jwt') => ({
-  clientId, secrets: [{ value: `${clientId}-secret` }], allowedGrantTypes: ['password'], accessTokenType,
-  allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'], allowOfflineAccess: true,
+  clientId,
+  secrets: [{ value: `${clientId}-secret` }],
+  allowedGrantTypes: ['password'],
+  accessTokenType,
+  allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'],
+  allowOfflineAccess: true,
 })
 const user = (username: string) => ({ subjectId: `sub-${username}`, username, password: `${username}-pw`, claims: { name: username } })
 
@@ -32,11 +36,20 @@ beforeAll(async () => {
     apiResources: [{ name: 'orders-api', scopes: ['orders.read'], secrets: [{ value: 'orders-secret' }] }],
     identityResources: ['openid', 'profile', 'offline_access'],
     clients: [
-      userClient('web'), userClient('web-ref', 'reference'), userClient('web-off'), userClient('web-gone', 'reference'), userClient('web-ref-u', 'reference'), userClient('gil'),
+      userClient('web'),
+      userClient('web-ref', 'reference'),
+      userClient('web-off'),
+      userClient('web-gone', 'reference'),
+      userClient('web-ref-u', 'reference'),
+      userClient('gil'),
       { clientId: 'svc', secrets: [{ value: 'svc-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
       {
-        clientId: 'gateway', secrets: [{ value: 'gateway-secret' }], allowedGrantTypes: [TE], allowedScopes: ['openid', 'profile', 'orders.read'],
-        allowedSubjectTokenClients: ['web', 'web-ref', 'web-off', 'web-gone', 'web-ref-u', 'gil', 'svc'], allowedExchangeAudiences: ['orders-api'],
+        clientId: 'gateway',
+        secrets: [{ value: 'gateway-secret' }],
+        allowedGrantTypes: [TE],
+        allowedScopes: ['openid', 'profile', 'orders.read'],
+        allowedSubjectTokenClients: ['web', 'web-ref', 'web-off', 'web-gone', 'web-ref-u', 'gil', 'svc'],
+        allowedExchangeAudiences: ['orders-api'],
       },
     ],
     users: [user('carol'), user('dora'), user('erin'), user('fay'), { ...user('gil'), subjectId: 'gil' }],
@@ -47,7 +60,12 @@ afterAll(() => authz?.close())
 const as = (clientId: string) => ({ authorization: basic(clientId, `${clientId}-secret`) })
 
 async function passwordTokens(clientId: string, username: string) {
-  const res = await postForm(authz.app, '/connect/token', { grant_type: 'password', username, password: `${username}-pw`, scope: USER_SCOPE }, as(clientId))
+  const res = await postForm(
+    authz.app,
+    '/connect/token',
+    { grant_type: 'password', username, password: `${username}-pw`, scope: USER_SCOPE },
+    as(clientId),
+  )
   expect(res.statusCode).toBe(200)
   return res.json<{ access_token: string; refresh_token: string }>()
 }
@@ -66,7 +84,12 @@ const introspect = async (token: string, caller = { authorization: basic('orders
 }
 /** RFC 9701: the token_introspection member of the signed answer. */
 const introspectAsJwt = async (token: string) => {
-  const res = await postForm(authz.app, '/connect/introspect', { token }, { authorization: basic('orders-api', 'orders-secret'), accept: 'application/token-introspection+jwt' })
+  const res = await postForm(
+    authz.app,
+    '/connect/introspect',
+    { token },
+    { authorization: basic('orders-api', 'orders-secret'), accept: 'application/token-introspection+jwt' },
+  )
   expect(res.headers['content-type']).toBe('application/token-introspection+jwt')
   return decodeJwt(res.body).token_introspection
 }
@@ -75,7 +98,12 @@ const userinfo = async (token: string) => {
   return { status: res.statusCode, challenge: res.headers['www-authenticate'], body: res.json() }
 }
 const exchange = async (params: Record<string, string>) => {
-  const res = await postForm(authz.app, '/connect/token', { grant_type: TE, subject_token_type: AT, ...params, ...(params.actor_token ? { actor_token_type: AT } : {}) }, as('gateway'))
+  const res = await postForm(
+    authz.app,
+    '/connect/token',
+    { grant_type: TE, subject_token_type: AT, ...params, ...(params.actor_token ? { actor_token_type: AT } : {}) },
+    as('gateway'),
+  )
   return { status: res.statusCode, body: res.json() }
 }
 
@@ -83,8 +111,11 @@ const exchange = async (params: Record<string, string>) => {
 async function judged(token: string) {
   const live = (await passwordTokens('web', 'carol')).access_token
   const [json, jwt, info, subject, actor] = [
-    await introspect(token), await introspectAsJwt(token), await userinfo(token),
-    await exchange({ subject_token: token }), await exchange({ subject_token: live, actor_token: token }),
+    await introspect(token),
+    await introspectAsJwt(token),
+    await userinfo(token),
+    await exchange({ subject_token: token }),
+    await exchange({ subject_token: live, actor_token: token }),
   ]
   return {
     introspection: json.active === true ? 'active' : json,
@@ -95,12 +126,16 @@ async function judged(token: string) {
   }
 }
 const ALIVE = { introspection: 'active', jwtIntrospection: 'active', userinfo: 'claims', asSubject: 'exchanged', asActor: 'exchanged' }
-const refused = (param: string) => ({ status: 400, body: { error: 'invalid_request', error_description: `${param} is not an active access token of this server` } })
+const refused = (param: string) => ({
+  status: 400,
+  body: { error: 'invalid_request', error_description: `${param} is not an active access token of this server` },
+})
 const DEAD = {
   introspection: { active: false },
   jwtIntrospection: { active: false },
   userinfo: {
-    status: 401, challenge: `Bearer realm="${TEST_ISSUER}", error="invalid_token"`,
+    status: 401,
+    challenge: `Bearer realm="${TEST_ISSUER}", error="invalid_token"`,
     body: { error: 'invalid_token', error_description: 'the access token is not valid' },
   },
   asSubject: refused('subject_token'),
@@ -127,7 +162,11 @@ describe('tokens of a disabled or deleted client', () => {
     expect(await judged(ref.access_token)).toEqual(DEAD)
     // The client itself cannot use its refresh token, introspect it or revoke anything (RFC 7009 §2.1: it must authenticate).
     expect(await refresh('web-off', jwt.refresh_token)).toEqual(INVALID_CLIENT)
-    expect(await introspect(jwt.refresh_token, as('web-off'))).toEqual({ status: 401, error: 'invalid_client', error_description: 'caller authentication failed' })
+    expect(await introspect(jwt.refresh_token, as('web-off'))).toEqual({
+      status: 401,
+      error: 'invalid_client',
+      error_description: 'caller authentication failed',
+    })
     const revoke = await postForm(authz.app, '/connect/revocation', { token: jwt.access_token }, as('web-off'))
     expect({ status: revoke.statusCode, body: revoke.json() }).toEqual(INVALID_CLIENT)
 
@@ -157,9 +196,15 @@ describe('tokens of a disabled or deleted client', () => {
     await sql(`UPDATE clients SET enabled = false WHERE client_id = 'svc'`)
     afterTtl()
     try {
-      expect([await introspect(own), await introspect(onBehalf), await introspectAsJwt(onBehalf)]).toEqual([{ active: false }, { active: false }, { active: false }])
+      expect([await introspect(own), await introspect(onBehalf), await introspectAsJwt(onBehalf)]).toEqual([
+        { active: false },
+        { active: false },
+        { active: false },
+      ])
       expect(await exchange({ subject_token: own })).toEqual(refused('subject_token'))
-      expect(await exchange({ subject_token: (await passwordTokens('web', 'carol')).access_token, actor_token: own })).toEqual(refused('actor_token'))
+      expect(await exchange({ subject_token: (await passwordTokens('web', 'carol')).access_token, actor_token: own })).toEqual(
+        refused('actor_token'),
+      )
     } finally {
       await sql(`UPDATE clients SET enabled = true WHERE client_id = 'svc'`)
       afterTtl()
@@ -181,7 +226,10 @@ describe('tokens of a disabled or deleted user', () => {
     expect(await judged(jwt.access_token)).toEqual(DEAD)
     expect(await judged(ref.access_token)).toEqual(DEAD)
     expect(await introspect(jwt.refresh_token, as('web'))).toEqual({ active: false })
-    expect(await refresh('web', jwt.refresh_token)).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'the user is no longer active' } })
+    expect(await refresh('web', jwt.refresh_token)).toEqual({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: 'the user is no longer active' },
+    })
 
     await sql(`UPDATE users SET enabled = true WHERE username = 'erin'`)
     afterTtl()
@@ -199,7 +247,10 @@ describe('tokens of a disabled or deleted user', () => {
     expect(await judged(jwt.access_token)).toEqual(DEAD)
     expect(await judged(ref.access_token)).toEqual(DEAD)
     expect(await introspect(ref.refresh_token, as('web-ref-u'))).toEqual({ active: false })
-    expect(await refresh('web-ref-u', ref.refresh_token)).toEqual({ status: 400, body: { error: 'invalid_grant', error_description: 'the user is no longer active' } })
+    expect(await refresh('web-ref-u', ref.refresh_token)).toEqual({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: 'the user is no longer active' },
+    })
   })
 
   it('a disabled user whose subject id is also a client id: the token that client got for that user dies too', async () => {

@@ -17,10 +17,32 @@ beforeAll(async () => {
     apiResources: [{ name: 'orders-api', scopes: ['orders.read', 'orders.write'], secrets: [{ value: 'orders-secret' }] }],
     identityResources: ['openid', 'profile', 'email', 'offline_access'],
     clients: [
-      { clientId: 'legacy', secrets: [{ value: 'legacy-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'], allowOfflineAccess: true },
-      { clientId: 'online', secrets: [{ value: 'online-secret' }], allowedGrantTypes: ['password'], allowedScopes: ['openid', 'orders.read', 'offline_access'] },
-      { clientId: 'mobile', requireClientSecret: false, allowedGrantTypes: ['password'], allowedScopes: ['openid', 'orders.read'], accessTokenType: 'reference' },
-      { clientId: 'backend', secrets: [{ value: 'backend-secret' }], allowedGrantTypes: ['client_credentials'], allowedScopes: ['orders.read'] },
+      {
+        clientId: 'legacy',
+        secrets: [{ value: 'legacy-secret' }],
+        allowedGrantTypes: ['password'],
+        allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'],
+        allowOfflineAccess: true,
+      },
+      {
+        clientId: 'online',
+        secrets: [{ value: 'online-secret' }],
+        allowedGrantTypes: ['password'],
+        allowedScopes: ['openid', 'orders.read', 'offline_access'],
+      },
+      {
+        clientId: 'mobile',
+        requireClientSecret: false,
+        allowedGrantTypes: ['password'],
+        allowedScopes: ['openid', 'orders.read'],
+        accessTokenType: 'reference',
+      },
+      {
+        clientId: 'backend',
+        secrets: [{ value: 'backend-secret' }],
+        allowedGrantTypes: ['client_credentials'],
+        allowedScopes: ['orders.read'],
+      },
     ],
     users: [
       { subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: { name: 'Alice Example', email: 'alice@example.com' } },
@@ -44,7 +66,8 @@ function expectError(res: Res, status: number, body: Record<string, string>) {
   expect(res.headers.pragma).toBe('no-cache')
 }
 const INCORRECT = { error: 'invalid_grant', error_description: 'the username or password is incorrect' }
-const jwks = async () => createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
+const jwks = async () =>
+  createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
 
 describe('password grant: tokens', () => {
   it('issues an access token, an ID token with auth_time and amr pwd, and a refresh token', async () => {
@@ -54,24 +77,53 @@ describe('password grant: tokens', () => {
     expect(res.headers.pragma).toBe('no-cache')
     const body = res.json()
     expect(body).toEqual({
-      access_token: expect.any(String), token_type: 'Bearer', expires_in: 3600, scope: 'openid profile orders.read offline_access',
-      id_token: expect.any(String), refresh_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'openid profile orders.read offline_access',
+      id_token: expect.any(String),
+      refresh_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     })
     const now = Math.floor(authz.clock.now() / 1000)
-    const at = await jwtVerify(body.access_token, await jwks(), { issuer: TEST_ISSUER, typ: 'at+jwt', currentDate: new Date(authz.clock.now()) })
-    expect(at.payload).toEqual({
-      iss: TEST_ISSUER, sub: 'alice-1', client_id: 'legacy', aud: 'orders-api', scope: 'openid profile orders.read offline_access',
-      auth_time: now, amr: ['pwd'], jti: expect.any(String), iat: now, nbf: now, exp: now + 3600,
+    const at = await jwtVerify(body.access_token, await jwks(), {
+      issuer: TEST_ISSUER,
+      typ: 'at+jwt',
+      currentDate: new Date(authz.clock.now()),
     })
-    const id = await jwtVerify(body.id_token, await jwks(), { issuer: TEST_ISSUER, audience: 'legacy', currentDate: new Date(authz.clock.now()) })
+    expect(at.payload).toEqual({
+      iss: TEST_ISSUER,
+      sub: 'alice-1',
+      client_id: 'legacy',
+      aud: 'orders-api',
+      scope: 'openid profile orders.read offline_access',
+      auth_time: now,
+      amr: ['pwd'],
+      jti: expect.any(String),
+      iat: now,
+      nbf: now,
+      exp: now + 3600,
+    })
+    const id = await jwtVerify(body.id_token, await jwks(), {
+      issuer: TEST_ISSUER,
+      audience: 'legacy',
+      currentDate: new Date(authz.clock.now()),
+    })
     expect(id.protectedHeader).toMatchObject({ alg: 'RS256', typ: 'JWT' })
     expect(id.payload).toEqual({
-      iss: TEST_ISSUER, sub: 'alice-1', aud: 'legacy', iat: now, exp: now + 300, auth_time: now, amr: ['pwd'],
-      at_hash: expect.any(String), name: 'Alice Example',
+      iss: TEST_ISSUER,
+      sub: 'alice-1',
+      aud: 'legacy',
+      iat: now,
+      exp: now + 300,
+      auth_time: now,
+      amr: ['pwd'],
+      at_hash: expect.any(String),
+      name: 'Alice Example',
     })
     // The refresh token is stored by hash only, for alice and this client.
     const { rows } = await authz.db.query<{ client_id: string; subject_id: string; handle_hash: string }>(
-      `SELECT client_id, subject_id, handle_hash FROM persisted_grants WHERE kind = 'refresh_token'`)
+      `SELECT client_id, subject_id, handle_hash FROM persisted_grants WHERE kind = 'refresh_token'`,
+    )
     expect(rows).toEqual([{ client_id: 'legacy', subject_id: 'alice-1', handle_hash: expect.not.stringContaining(body.refresh_token) }])
   })
 
@@ -89,39 +141,73 @@ describe('password grant: tokens', () => {
   })
 
   it('offline_access needs allowOfflineAccess, as in every flow: invalid_scope otherwise', async () => {
-    expectError(await post({ username: 'alice', password: 'alice-pw', scope: 'openid offline_access' }, { authorization: basic('online', 'online-secret') }), 400,
-      { error: 'invalid_scope', error_description: 'scope offline_access is not allowed for this client or grant' })
+    expectError(
+      await post(
+        { username: 'alice', password: 'alice-pw', scope: 'openid offline_access' },
+        { authorization: basic('online', 'online-secret') },
+      ),
+      400,
+      { error: 'invalid_scope', error_description: 'scope offline_access is not allowed for this client or grant' },
+    )
   })
 
   it('a public client may use it (RFC 6749 §4.3.2), here with a reference access token', async () => {
     const res = await post({ client_id: 'mobile', username: 'alice', password: 'alice-pw', scope: 'openid orders.read' }, {})
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({
-      access_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), token_type: 'Bearer', expires_in: 3600, scope: 'openid orders.read', id_token: expect.any(String),
+      access_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: 'openid orders.read',
+      id_token: expect.any(String),
     })
-    const introspected = await authz.app.inject({ method: 'POST', url: '/connect/introspect', headers: { ...FORM, authorization: basic('orders-api', 'orders-secret') },
-      payload: form({ token: res.json().access_token }) })
+    const introspected = await authz.app.inject({
+      method: 'POST',
+      url: '/connect/introspect',
+      headers: { ...FORM, authorization: basic('orders-api', 'orders-secret') },
+      payload: form({ token: res.json().access_token }),
+    })
     expect(introspected.json()).toMatchObject({ active: true, sub: 'alice-1', client_id: 'mobile', amr: ['pwd'], scope: 'orders.read' })
   })
 })
 
 describe('password grant: errors', () => {
   it('invalid_request when username or password is missing or empty', async () => {
-    expectError(await post({ password: 'alice-pw' }), 400, { error: 'invalid_request', error_description: 'username is missing or invalid' })
+    expectError(await post({ password: 'alice-pw' }), 400, {
+      error: 'invalid_request',
+      error_description: 'username is missing or invalid',
+    })
     expectError(await post({ username: 'alice' }), 400, { error: 'invalid_request', error_description: 'password is missing or invalid' })
-    expectError(await post({ username: '', password: 'alice-pw' }), 400, { error: 'invalid_request', error_description: 'parameter username is empty' })
-    expectError(await post({ username: 'alice', password: 'x'.repeat(513) }), 400, { error: 'invalid_request', error_description: 'password is too long' })
-    expectError(await post({ username: 'a'.repeat(201), password: 'alice-pw' }), 400, { error: 'invalid_request', error_description: 'username is too long' })
+    expectError(await post({ username: '', password: 'alice-pw' }), 400, {
+      error: 'invalid_request',
+      error_description: 'parameter username is empty',
+    })
+    expectError(await post({ username: 'alice', password: 'x'.repeat(513) }), 400, {
+      error: 'invalid_request',
+      error_description: 'password is too long',
+    })
+    expectError(await post({ username: 'a'.repeat(201), password: 'alice-pw' }), 400, {
+      error: 'invalid_request',
+      error_description: 'username is too long',
+    })
   })
 
   it('unauthorized_client for a client that does not list the grant type', async () => {
-    expectError(await post({ username: 'alice', password: 'alice-pw' }, { authorization: basic('backend', 'backend-secret') }), 400,
-      { error: 'unauthorized_client', error_description: 'the client may not use this grant type' })
+    expectError(await post({ username: 'alice', password: 'alice-pw' }, { authorization: basic('backend', 'backend-secret') }), 400, {
+      error: 'unauthorized_client',
+      error_description: 'the client may not use this grant type',
+    })
   })
 
   it('invalid_scope and invalid_target before the password is checked: nothing is counted', async () => {
-    expectError(await post({ username: 'dave', password: 'wrong', scope: 'orders.write' }), 400, { error: 'invalid_scope', error_description: 'scope holds a value this client may not request' })
-    expectError(await post({ username: 'dave', password: 'wrong', resource: 'nowhere' }), 400, { error: 'invalid_target', error_description: 'unknown resource' })
+    expectError(await post({ username: 'dave', password: 'wrong', scope: 'orders.write' }), 400, {
+      error: 'invalid_scope',
+      error_description: 'scope holds a value this client may not request',
+    })
+    expectError(await post({ username: 'dave', password: 'wrong', resource: 'nowhere' }), 400, {
+      error: 'invalid_target',
+      error_description: 'unknown resource',
+    })
     const { rows } = await authz.db.query(`SELECT 1 FROM failure_counters WHERE name = 'dave-1'`)
     expect(rows).toHaveLength(0)
   })
@@ -138,13 +224,24 @@ describe('password grant: errors', () => {
     expect(strip(answers[2])).toEqual(strip(answers[0]))
     expect(answers[1].body).toBe(answers[0].body)
     const nobody = await unknownUsernameDigest(authz.db, 'nobody')
-    const { rows } = await authz.db.query(`SELECT name, failures FROM failure_counters WHERE name IN ('alice-1', $1, 'bob-1') ORDER BY source, name`, [nobody])
-    expect(rows).toEqual([{ name: 'alice-1', failures: 1 }, { name: 'bob-1', failures: 1 }, { name: nobody, failures: 1 }])
+    const { rows } = await authz.db.query(
+      `SELECT name, failures FROM failure_counters WHERE name IN ('alice-1', $1, 'bob-1') ORDER BY source, name`,
+      [nobody],
+    )
+    expect(rows).toEqual([
+      { name: 'alice-1', failures: 1 },
+      { name: 'bob-1', failures: 1 },
+      { name: nobody, failures: 1 },
+    ])
     expect((await post({ username: 'alice', password: 'alice-pw', scope: 'orders.read' })).statusCode).toBe(200) // forgets alice's failure
   })
 
   it('takes the same time for a wrong password, an unknown user and a disabled user (one scrypt each)', async () => {
-    const cases = { wrong: { username: 'alice', password: 'nope' }, unknown: { username: 'nobody-else', password: 'nope' }, disabled: { username: 'bob', password: 'nope' } }
+    const cases = {
+      wrong: { username: 'alice', password: 'nope' },
+      unknown: { username: 'nobody-else', password: 'nope' },
+      disabled: { username: 'bob', password: 'nope' },
+    }
     const times: Record<string, number[]> = { wrong: [], unknown: [], disabled: [] }
     for (let round = 0; round < 7; round++) {
       for (const [name, params] of Object.entries(cases)) {
@@ -168,7 +265,12 @@ describe('password grant: errors', () => {
     await post({ username: 'nobody', password: 'Secret-Guess-42' })
     const lines = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>)
     expect(lines.filter((l) => l.msg === 'sign-in failed')).toEqual([
-      expect.objectContaining({ username_hash: await unknownUsernameDigest(authz.db, 'nobody'), client_id: 'legacy', address: '127.0.0.1', reason: 'unknown_user' }),
+      expect.objectContaining({
+        username_hash: await unknownUsernameDigest(authz.db, 'nobody'),
+        client_id: 'legacy',
+        address: '127.0.0.1',
+        reason: 'unknown_user',
+      }),
     ])
     expect(authz.logs.join('\n')).not.toContain('Secret-Guess-42')
   })
@@ -191,7 +293,9 @@ describe('password grant: lockout (LOCKOUT_THRESHOLD 10, LOCKOUT_DURATION 300)',
     }
     expect(Math.min(...locked)).toBeLessThan(Math.min(...wrong))
     expect((await post({ username: 'alice', password: 'alice-pw', scope: 'orders.read' })).statusCode).toBe(200) // forget alice's failures
-    const failures = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed' && l.username === 'carol')
+    const failures = authz.logs
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'sign-in failed' && l.username === 'carol')
     expect(failures.at(-1)).toMatchObject({ reason: 'locked', client_id: 'legacy' })
 
     authz.clock.advance(299)
@@ -207,7 +311,9 @@ describe('password grant: lockout (LOCKOUT_THRESHOLD 10, LOCKOUT_DURATION 300)',
     authz.logs.length = 0
     expectError(await post({ username: 'mallory', password: 'anything' }), 400, INCORRECT)
     const lines = authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>)
-    expect(lines.filter((l) => l.msg === 'sign-in failed')).toEqual([expect.objectContaining({ username_hash: await unknownUsernameDigest(authz.db, 'mallory'), reason: 'locked' })])
+    expect(lines.filter((l) => l.msg === 'sign-in failed')).toEqual([
+      expect.objectContaining({ username_hash: await unknownUsernameDigest(authz.db, 'mallory'), reason: 'locked' }),
+    ])
   })
 })
 
@@ -221,12 +327,18 @@ describe('password grant: unknown usernames', () => {
       replica.clock.set(authz.clock.now())
       authz.logs.length = 0
       replica.logs.length = 0
-      const on = (app: TestApp) => app.app.inject({
-        method: 'POST', url: '/connect/token', headers: { ...FORM, ...LEGACY }, payload: form({ grant_type: 'password', username: typed, password: 'x' }),
-      })
+      const on = (app: TestApp) =>
+        app.app.inject({
+          method: 'POST',
+          url: '/connect/token',
+          headers: { ...FORM, ...LEGACY },
+          payload: form({ grant_type: 'password', username: typed, password: 'x' }),
+        })
       for (let i = 0; i < 10; i++) expectError(await on(i % 2 ? replica : authz), 400, INCORRECT)
       expectError(await on(replica), 400, INCORRECT)
-      const lines = [...authz.logs, ...replica.logs].map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'sign-in failed')
+      const lines = [...authz.logs, ...replica.logs]
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.msg === 'sign-in failed')
       expect(lines.map((l) => l.reason)).toEqual([...Array<string>(10).fill('unknown_user'), 'locked'])
       const hash = await unknownUsernameDigest(authz.db, typed)
       expect(hash).toMatch(/^[A-Za-z0-9_-]{43}$/)
@@ -235,7 +347,10 @@ describe('password grant: unknown usernames', () => {
         expect(l).not.toHaveProperty('username')
       }
       expect([...authz.logs, ...replica.logs].join('\n')).not.toContain('Tr0ub4dor')
-      const { rows } = await authz.db.query(`SELECT name, source, failures, blocks FROM failure_counters WHERE source = 'unknown-username' AND name = $1`, [hash])
+      const { rows } = await authz.db.query(
+        `SELECT name, source, failures, blocks FROM failure_counters WHERE source = 'unknown-username' AND name = $1`,
+        [hash],
+      )
       expect(rows).toEqual([{ name: hash, source: 'unknown-username', failures: 0, blocks: 1 }])
       const leaked = await authz.db.query(`SELECT count(*)::int AS n FROM failure_counters WHERE strpos(name, 'Tr0ub4dor') > 0`)
       expect(leaked.rows).toEqual([{ n: 0 }])

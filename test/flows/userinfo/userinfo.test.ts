@@ -21,7 +21,13 @@ beforeAll(async () => {
     clients: [
       ...seed.clients,
       { ...seed.clients[0]!, clientId: 'web-ref', secrets: [{ value: 'web-ref-secret' }], accessTokenType: 'reference' as const },
-      { ...seed.clients[0]!, clientId: 'web-quiet', secrets: [{ value: 'web-quiet-secret' }], allowedGrantTypes: ['authorization_code', 'password'], alwaysIncludeUserClaimsInIdToken: false },
+      {
+        ...seed.clients[0]!,
+        clientId: 'web-quiet',
+        secrets: [{ value: 'web-quiet-secret' }],
+        allowedGrantTypes: ['authorization_code', 'password'],
+        alwaysIncludeUserClaimsInIdToken: false,
+      },
     ],
   })
   alice = await session(authz)
@@ -48,7 +54,13 @@ describe('userinfo', () => {
     const res = await get({ authorization: `Bearer ${await accessToken('openid profile email')}` })
     expect(res.statusCode).toBe(200)
     expect(res.headers['cache-control']).toBe('no-store')
-    expect(res.json()).toEqual({ sub: 'u-alice', name: 'Alice Example', family_name: 'Example', email: 'alice@example.com', email_verified: true })
+    expect(res.json()).toEqual({
+      sub: 'u-alice',
+      name: 'Alice Example',
+      family_name: 'Example',
+      email: 'alice@example.com',
+      email_verified: true,
+    })
   })
 
   it('only the granted identity scopes: openid alone gives sub alone', async () => {
@@ -72,7 +84,12 @@ describe('userinfo', () => {
 
   it('a token in the header and the form: 400 invalid_request', async () => {
     const token = await accessToken('openid')
-    const res = await authz.app.inject({ method: 'POST', url: '/connect/userinfo', headers: { ...FORM, authorization: `Bearer ${token}` }, payload: form({ access_token: token }) })
+    const res = await authz.app.inject({
+      method: 'POST',
+      url: '/connect/userinfo',
+      headers: { ...FORM, authorization: `Bearer ${token}` },
+      payload: form({ access_token: token }),
+    })
     expect(res.statusCode).toBe(400)
     expect(res.headers['www-authenticate']).toBe(challenge('invalid_request'))
   })
@@ -81,7 +98,8 @@ describe('userinfo', () => {
     const revoked = await accessToken('openid')
     expect((await postFormBasic(authz.app, '/connect/revocation', { token: revoked }, 'web', 'web-secret')).statusCode).toBe(200)
     const forged = `${revoked.slice(0, -4)}AAAA`
-    const idToken = (await redeem(authz, await codeFor(authz, alice).then((c) => ({ code: c.code, code_verifier: c.verifier })))).json().id_token
+    const idToken = (await redeem(authz, await codeFor(authz, alice).then((c) => ({ code: c.code, code_verifier: c.verifier })))).json()
+      .id_token
     const expired = await accessToken('openid')
     for (const token of [revoked, forged, idToken, 'x'.repeat(43)]) {
       const res = await get({ authorization: `Bearer ${token}` })
@@ -113,7 +131,7 @@ describe('userinfo', () => {
   })
 })
 
-describe('the user\'s claims in ID tokens: alwaysIncludeUserClaimsInIdToken', () => {
+describe("the user's claims in ID tokens: alwaysIncludeUserClaimsInIdToken", () => {
   const PROFILE_AND_EMAIL = { name: 'Alice Example', family_name: 'Example', email: 'alice@example.com', email_verified: true }
   const token = (client: string, params: Record<string, string>) =>
     postForm(authz.app, '/connect/token', { client_id: client, client_secret: `${client}-secret`, ...params })
@@ -125,7 +143,7 @@ describe('the user\'s claims in ID tokens: alwaysIncludeUserClaimsInIdToken', ()
     expect((await get({ authorization: `Bearer ${body.access_token}` })).json()).toEqual({ sub: 'u-alice', ...PROFILE_AND_EMAIL })
   })
 
-  it('false: ID tokens of every grant carry the protocol claims only; userinfo still answers with the user\'s claims', async () => {
+  it("false: ID tokens of every grant carry the protocol claims only; userinfo still answers with the user's claims", async () => {
     alice = await session(authz)
     const body = await tokens('openid profile email offline_access', 'web-quiet')
     const code = decodeJwt(body.id_token!)
@@ -135,11 +153,39 @@ describe('the user\'s claims in ID tokens: alwaysIncludeUserClaimsInIdToken', ()
 
     const refreshed = await token('web-quiet', { grant_type: 'refresh_token', refresh_token: body.refresh_token! })
     expect(refreshed.statusCode).toBe(200)
-    expect(Object.keys(decodeJwt(refreshed.json().id_token)).sort()).toEqual(['acr', 'amr', 'at_hash', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'sid', 'sub'])
+    expect(Object.keys(decodeJwt(refreshed.json().id_token)).sort()).toEqual([
+      'acr',
+      'amr',
+      'at_hash',
+      'aud',
+      'auth_time',
+      'exp',
+      'iat',
+      'iss',
+      'sid',
+      'sub',
+    ])
 
-    const password = await token('web-quiet', { grant_type: 'password', username: 'alice', password: 'alice-pw', scope: 'openid profile email' })
+    const password = await token('web-quiet', {
+      grant_type: 'password',
+      username: 'alice',
+      password: 'alice-pw',
+      scope: 'openid profile email',
+    })
     expect(password.statusCode).toBe(200)
-    expect(Object.keys(decodeJwt(password.json().id_token)).sort()).toEqual(['amr', 'at_hash', 'aud', 'auth_time', 'exp', 'iat', 'iss', 'sub'])
-    expect((await get({ authorization: `Bearer ${password.json().access_token}` })).json()).toEqual({ sub: 'u-alice', ...PROFILE_AND_EMAIL })
+    expect(Object.keys(decodeJwt(password.json().id_token)).sort()).toEqual([
+      'amr',
+      'at_hash',
+      'aud',
+      'auth_time',
+      'exp',
+      'iat',
+      'iss',
+      'sub',
+    ])
+    expect((await get({ authorization: `Bearer ${password.json().access_token}` })).json()).toEqual({
+      sub: 'u-alice',
+      ...PROFILE_AND_EMAIL,
+    })
   })
 })

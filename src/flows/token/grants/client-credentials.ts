@@ -15,7 +15,10 @@ const Params = z.object({
 })
 export type ClientCredentialsParams = z.infer<typeof Params>
 
-export function createClientCredentialsGrant(deps: { scopes: ScopeResolver; tokenIssuer: TokenIssuer }): GrantHandler<ClientCredentialsParams> {
+export function createClientCredentialsGrant(deps: {
+  scopes: ScopeResolver
+  tokenIssuer: TokenIssuer
+}): GrantHandler<ClientCredentialsParams> {
   return {
     grantType: 'client_credentials',
     params: Params,

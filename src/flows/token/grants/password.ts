@@ -13,7 +13,11 @@ import type { ScopeResolver } from '../../../grants/scopes.js'
 
 /** The shared password check (src/interaction/password-check.ts), as this grant sees it. */
 export interface PasswordVerifier {
-  check(username: string, password: string, ctx: { address: string; clientId?: string; requestId?: string }): Promise<{ ok: true; user: User } | { ok: false }>
+  check(
+    username: string,
+    password: string,
+    ctx: { address: string; clientId?: string; requestId?: string },
+  ): Promise<{ ok: true; user: User } | { ok: false }>
 }
 
 const Params = z.object({
@@ -41,7 +45,11 @@ export function createPasswordGrant(deps: {
     async handle(client, { username, password, scope, resource }, ctx) {
       // Scopes first: a request that cannot succeed costs no password check and no lockout count.
       const granted = await deps.scopes.resolve(client, scope, { allowIdentity: true, resource })
-      const checked = await deps.passwords.check(username, password, { address: ctx.address, clientId: client.clientId, ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}) })
+      const checked = await deps.passwords.check(username, password, {
+        address: ctx.address,
+        clientId: client.clientId,
+        ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}),
+      })
       if (!checked.ok) throw new OAuthError('invalid_grant', 'the username or password is incorrect')
       const { user } = checked
       const authTime = Math.floor(deps.clock.now() / 1000)

@@ -64,7 +64,13 @@ export function createRefreshTokenGrant(deps: {
       const now = deps.clock.now()
       const g = await deps.grants.find(refresh_token, 'refresh_token')
       if (!g || g.clientId !== client.clientId) throw invalid('unknown refresh token')
-      const who = { clientId: client.clientId, subject: g.subjectId, grantType: 'refresh_token', address: ctx.address, requestId: ctx.requestId }
+      const who = {
+        clientId: client.clientId,
+        subject: g.subjectId,
+        grantType: 'refresh_token',
+        address: ctx.address,
+        requestId: ctx.requestId,
+      }
       if (g.consumedAt !== undefined) return deps.oneTimeUse.replayed(g.familyId, USED_AGAIN, who)
       if (g.expiresAt !== undefined && g.expiresAt <= now) throw invalid('refresh token expired')
       if (!client.allowOfflineAccess) throw invalid('the client may no longer use refresh tokens')
@@ -81,13 +87,20 @@ export function createRefreshTokenGrant(deps: {
       const granted = await regrant(client, data.granted, params)
       // A public client's tokens rotate even with reUse configured (RFC 9700 §4.14.2).
       const rotate = rotatesRefreshTokens(client)
-      const idToken = user && data.idToken
-        ? { user, authTime: data.idToken.authTime, acr: data.idToken.acr, amr: data.idToken.amr, extraClaims: data.idToken.extraClaims }
-        : undefined
+      const idToken =
+        user && data.idToken
+          ? { user, authTime: data.idToken.authTime, acr: data.idToken.acr, amr: data.idToken.amr, extraClaims: data.idToken.extraClaims }
+          : undefined
       const issue = () =>
         deps.tokenIssuer.issue({
-          client, subjectId: g.subjectId, granted, refreshGranted: data.granted, claims: data.claims,
-          familyId: g.familyId, refreshToken: rotate, refreshAbsoluteExpiresAt: data.absoluteExpiresAt,
+          client,
+          subjectId: g.subjectId,
+          granted,
+          refreshGranted: data.granted,
+          claims: data.claims,
+          familyId: g.familyId,
+          refreshToken: rotate,
+          refreshAbsoluteExpiresAt: data.absoluteExpiresAt,
           ...(startedAt !== undefined ? { refreshStartedAt: startedAt } : {}),
           ...(idToken ? { idToken: stripUndefined(idToken) } : {}),
         })
@@ -100,7 +113,11 @@ export function createRefreshTokenGrant(deps: {
         usedAgain: USED_AGAIN,
         who,
       })
-      deps.audit?.emit({ event: 'token.refreshed', ...who, accessTokenFormat: client.accessTokenType === 'reference' ? 'reference' : 'jwt' })
+      deps.audit?.emit({
+        event: 'token.refreshed',
+        ...who,
+        accessTokenFormat: client.accessTokenType === 'reference' ? 'reference' : 'jwt',
+      })
       return res
     },
   }

@@ -41,9 +41,12 @@ const CARRIED_CLAIMS = ['auth_time', 'amr', 'acr', 'idp', 'tenant']
 
 function checkTypes(p: TokenExchangeParams): void {
   if (p.subject_token_type !== ACCESS_TOKEN_TYPE) throw new OAuthError('invalid_request', 'subject_token_type is not supported')
-  if (p.actor_token !== undefined && p.actor_token_type === undefined) throw new OAuthError('invalid_request', 'actor_token_type is required with actor_token')
-  if (p.actor_token === undefined && p.actor_token_type !== undefined) throw new OAuthError('invalid_request', 'actor_token_type is sent without actor_token')
-  if (p.actor_token_type !== undefined && p.actor_token_type !== ACCESS_TOKEN_TYPE) throw new OAuthError('invalid_request', 'actor_token_type is not supported')
+  if (p.actor_token !== undefined && p.actor_token_type === undefined)
+    throw new OAuthError('invalid_request', 'actor_token_type is required with actor_token')
+  if (p.actor_token === undefined && p.actor_token_type !== undefined)
+    throw new OAuthError('invalid_request', 'actor_token_type is sent without actor_token')
+  if (p.actor_token_type !== undefined && p.actor_token_type !== ACCESS_TOKEN_TYPE)
+    throw new OAuthError('invalid_request', 'actor_token_type is not supported')
   if (p.requested_token_type !== undefined && p.requested_token_type !== ACCESS_TOKEN_TYPE) {
     throw new OAuthError('invalid_request', 'requested_token_type is not supported')
   }
@@ -142,7 +145,13 @@ export function createTokenExchangeGrant(deps: GrantDeps): GrantHandler<TokenExc
       // Never outlives the subject token: an exchange cannot extend a token's life.
       const remaining = (subject.exp as number) - Math.floor(deps.clock.now() / 1000)
       if (remaining <= 0) throw new OAuthError('invalid_request', SUBJECT_INACTIVE)
-      const res = await issueFromSubject(deps, subjectToken, { client, subjectId: subject.sub as string, granted, claims, maxLifetime: remaining })
+      const res = await issueFromSubject(deps, subjectToken, {
+        client,
+        subjectId: subject.sub as string,
+        granted,
+        claims,
+        maxLifetime: remaining,
+      })
       return Object.assign(res, { issued_token_type: ACCESS_TOKEN_TYPE }) // keeps the issuer's ISSUED summary
     },
   }
