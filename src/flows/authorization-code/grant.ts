@@ -15,6 +15,7 @@ import type { TokenIssuer } from '../../tokens/issuer.js'
 import type { OneTimeUse } from '../../grants/one-time-use.js'
 import type { GrantContext, GrantHandler } from '../../grants/registry.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
+import type { AuthorizationCodeData } from './service.js'
 
 const Params = z.object({
   code: z.string().min(1).max(100),
@@ -22,21 +23,6 @@ const Params = z.object({
   code_verifier: z.string().optional(),
 })
 export type AuthorizationCodeParams = z.infer<typeof Params>
-
-/** What the authorization endpoint stored with the code (services/authorize.ts AuthorizationCodeData). */
-interface CodeData {
-  redirectUri: string
-  codeChallenge?: string
-  nonce?: string
-  scope: string
-  resource?: string
-  authTime: number
-  sid: string
-  amr: string[]
-  acr: string
-  tenant?: string
-  idp?: string
-}
 
 const USED_AGAIN = 'authorization code already used'
 
@@ -121,7 +107,7 @@ export function createAuthorizationCodeGrant(deps: {
         return deps.oneTimeUse.replayed(code.familyId, USED_AGAIN)
       }
       if (code.expiresAt !== undefined && code.expiresAt <= now) throw invalid('authorization code expired')
-      const data = code.data as unknown as CodeData
+      const data = code.data as unknown as AuthorizationCodeData
       if (data.redirectUri !== params.redirect_uri) throw invalid('redirect_uri does not match the authorization request')
       // A code issued without PKCE before the client became public (or began to require it) is refused.
       if (data.codeChallenge === undefined && requiresPkce(client)) {
