@@ -69,7 +69,8 @@ export type DiscoveryContribution = () => DiscoveryMetadata | Promise<DiscoveryM
 
 /** A task that runs in the background from onReady to onClose (back-channel logout delivery). */
 export interface BackgroundWorker {
-  start(): void
+  /** Awaited when the app is ready: a worker that cannot start fails the start-up. */
+  start(): Promise<void>
   /** Stops; an attempt in flight is handed back, not waited for. */
   stop(): Promise<void>
 }

@@ -294,7 +294,9 @@ export function runInBackground(app: FastifyInstance, runtime: CoreRuntime, cloc
   const cleanup = createCleanup({ clock, logger, tasks: runtime.cleanupTasks })
   cleanup.start()
   app.addHook('onClose', async () => cleanup.stop())
-  app.addHook('onReady', async () => runtime.workers.forEach((w) => w.start()))
+  app.addHook('onReady', async () => {
+    await Promise.all([...runtime.workers.values()].map((w) => w.start()))
+  })
   app.addHook('onClose', async () => {
     await Promise.all([...runtime.workers.values()].map((w) => w.stop()))
   })
