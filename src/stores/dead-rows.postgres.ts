@@ -53,10 +53,12 @@ export async function purgeDeadRowVersions(db: Db, table: SecretTable, waitMs = 
 }
 
 /**
- * Waits until no snapshot in this database (nor a replication slot, nor a prepared transaction)
- * predates now: each xmin is then past every transaction committed before this call. Compared by
- * age(), which orders 32-bit xids across wraparound; pg_stat_activity shows backend_xmin to
- * every role.
+ * Waits until no transaction that began before now can still see a version this call's caller
+ * replaced: no transaction id older than now is still running anywhere on the server (VACUUM
+ * FULL's own snapshot, and so its horizon, reaches back to the oldest one, whatever its database;
+ * prepared transactions count among them), and no snapshot in this database nor a replication
+ * slot predates now. Once true it stays true: ids only grow. Compared by age(), which orders
+ * 32-bit xids across wraparound; pg_stat_activity shows backend_xmin to every role.
  */
 async function olderTransactionsEnded(db: Db, waitMs: number): Promise<boolean> {
   const { rows } = await db.query<{ xid: string }>(
@@ -70,7 +72,8 @@ async function olderTransactionsEnded(db: Db, waitMs: number): Promise<boolean> 
                 WHERE datname = current_database() AND pid <> pg_backend_pid()
                   AND backend_xmin IS NOT NULL AND age(backend_xmin) > age($1::xid))
             + (SELECT count(*) FROM pg_replication_slots WHERE xmin IS NOT NULL AND age(xmin) > age($1::xid))
-            + (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database() AND age(transaction) > age($1::xid)) AS n`,
+            + (SELECT count(*) FROM (SELECT (pg_snapshot_xmin(pg_current_snapshot())::text::numeric % 4294967296)::text::xid AS xmin) s
+                WHERE age(s.xmin) > age($1::xid)) AS n`,
       [horizon],
     )
     if (Number(older[0]!.n) === 0) return true

@@ -196,6 +196,50 @@ describe.runIf(usingServer())('a transaction that can still read the plaintext s
     expect(await searchDatabaseFiles(testDb.db, new Map([['server secret csrf', old]]))).toEqual([])
   })
 
+  // VACUUM FULL keeps every version deleted after the oldest transaction still running anywhere on
+  // the server began, whatever its database: its own snapshot cannot be older than that. Attack:
+  // another application's database on the same server has a write in progress while the secret
+  // is replaced; a purge that looked at this database alone copies the old version into the new file.
+  it('waits for a write in progress in another database on the same server too', async () => {
+    testDb = await createTestDb()
+    const other = await createTestDb()
+    try {
+      let pollsSeen = 0
+      let polling!: () => void
+      const waiting = new Promise<void>((r) => (polling = r))
+      const watched: Db = {
+        ...testDb.db,
+        async query(sql, params, opts) {
+          const res = await testDb!.db.query(sql, params, opts)
+          if (sql.includes('pg_stat_activity') && ++pollsSeen === 2) polling()
+          return res as never
+        },
+      }
+      const { load, told } = loader(watched)
+      const old = (await load(undefined)).toString('base64url')
+      let release!: () => void
+      let began!: () => void
+      const released = new Promise<void>((r) => (release = r))
+      const writing = new Promise<void>((r) => (began = r))
+      const writer = other.db.transaction(async (tx) => {
+        await tx.query('SELECT pg_current_xact_id()') // a transaction id, as any write takes
+        began()
+        await released
+      })
+      await writing
+      const replacing = load(SECRET)
+      const first = await Promise.race([waiting.then(() => 'waited'), replacing.then(() => 'did not wait')])
+      release()
+      await writer
+      await replacing
+      expect(first).toBe('waited')
+      expect(told).toEqual([['csrf', true]])
+      expect(await searchDatabaseFiles(testDb.db, new Map([['server secret csrf', old]]))).toEqual([])
+    } finally {
+      await other.close()
+    }
+  })
+
   it('that outlasts the wait is reported, so the operator can rewrite the table once it has ended', async () => {
     testDb = await createTestDb()
     const { load, told } = loader(testDb.db, 200)
