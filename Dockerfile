@@ -39,4 +39,6 @@ EXPOSE 5000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 5000) + '/health/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # SIGTERM from the runtime triggers the graceful shutdown (node runs as PID 1 and handles it itself).
-CMD ["node", "dist/main.js"]
+# --liftoff-only: the embedded database's WebAssembly stays on V8's baseline compiler, hundreds of
+# MiB less at peak (src/db/pglite.ts); it changes nothing on PostgreSQL, which runs no WebAssembly.
+CMD ["node", "--liftoff-only", "dist/main.js"]

@@ -48,6 +48,12 @@ export function parseTrustProxy(raw: string): TrustProxy | undefined {
   return entries.length > 0 && entries.every(valid) ? entries : undefined
 }
 
+/** PostgreSQL's size notation (`128kB`, `16MB`, `1GB`) in KiB; undefined when malformed. */
+function sizeInKiB(v: string): number | undefined {
+  const m = /^(\d{1,7})(kB|MB|GB)$/.exec(v)
+  return m ? Number(m[1]) * { kB: 1, MB: 1024, GB: 1024 * 1024 }[m[2] as 'kB' | 'MB' | 'GB'] : undefined
+}
+
 export const SIGNING_ALGS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const
 export type SigningAlg = (typeof SIGNING_ALGS)[number]
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
@@ -76,6 +82,14 @@ const Env = z.object({
     .describe('a postgres:// or postgresql:// URL'),
   DATABASE_POOL_SIZE: int(1, 200, 10),
   DATA_DIR: z.string().min(1).default('./data').describe('a directory path'),
+  EMBEDDED_SHARED_BUFFERS: z
+    .string()
+    .default('16MB')
+    .refine((v) => {
+      const kB = sizeInKiB(v)
+      return kB !== undefined && kB >= 128 && kB <= 1024 * 1024
+    })
+    .describe('a size from 128kB to 1GB, such as 16MB or 256MB'),
   SEED_FILE: z.string().min(1).optional().describe('a file path'),
   DEMO_SEED: z.enum(['true', 'false']).optional().describe('true or false'),
   LOG_LEVEL: oneOf(LOG_LEVELS).default('info'),
@@ -192,6 +206,10 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   DATA_DIR: {
     group: 'Database',
     doc: 'Where the embedded database lives (only without `DATABASE_URL`). One process at a time: the server and the CLI lock it. Created `0700` with files `0600`; a directory that group or others may enter stops start-up (`chmod -R go-rwx DIR`).',
+  },
+  EMBEDDED_SHARED_BUFFERS: {
+    group: 'Database',
+    doc: "The embedded database's page cache (PostgreSQL's `shared_buffers`; only without `DATABASE_URL`). It is resident in full, so it is most of what the embedded server costs in memory; 16MB holds the token and session tables of a development or small deployment. Raise it when the tables outgrow it (reads then go to the files), or move to PostgreSQL.",
   },
   SEED_FILE: {
     group: 'Seed',
@@ -368,6 +386,8 @@ export type Config = Readonly<{
   databaseUrl: string | undefined
   databasePoolSize: number
   dataDir: string
+  /** shared_buffers of the embedded database, e.g. `16MB`. */
+  embeddedSharedBuffers: string
   seedFile: string | undefined
   /** Apply seed/demo.json to a database created by this start (never with SEED_FILE). */
   demoSeed: boolean
@@ -573,6 +593,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
     dataDir: e.DATA_DIR,
+    embeddedSharedBuffers: e.EMBEDDED_SHARED_BUFFERS,
     seedFile: e.SEED_FILE,
     // Default: only the embedded database of a fresh clone gets the demo, never a real server's.
     demoSeed: !e.SEED_FILE && (e.DEMO_SEED === undefined ? !e.DATABASE_URL : e.DEMO_SEED === 'true'),

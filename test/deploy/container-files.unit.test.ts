@@ -73,6 +73,13 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/chmod 700 \/data/)
     expect(dockerfile).toMatch(/^USER node$/m)
   })
+
+  it("starts the server with the embedded database's WebAssembly on the baseline compiler, as npm start does", () => {
+    // Node 24 takes --liftoff-only only on its command line; without it the embedded server's peak doubles.
+    expect(dockerfile).toMatch(/^CMD \["node", "--liftoff-only", "dist\/main\.js"\]$/m)
+    const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }
+    expect(pkg.scripts.start).toBe('node --liftoff-only dist/main.js')
+  })
 })
 
 describe('package.json', () => {

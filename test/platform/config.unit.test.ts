@@ -14,6 +14,7 @@ describe('loadConfig', () => {
       issuer: 'http://localhost:5000',
       databaseUrl: undefined,
       dataDir: './data',
+      embeddedSharedBuffers: '16MB',
       trustProxy: false,
       accessTokenSigningAlg: 'ES256',
       accessTokenLifetime: 3600,
@@ -51,6 +52,16 @@ describe('loadConfig', () => {
       'TRUST_PROXY must be true, false, or a comma-separated list of proxy addresses and networks (10.0.0.0/8, ::1, loopback), got "yes"',
       'ACCESS_TOKEN_SIGNING_ALG must be one of ES256, RS256, PS256, EdDSA, got "HS256"',
     ])
+  })
+
+  it("takes the embedded database's shared_buffers in PostgreSQL's notation, within what PGlite can hold", () => {
+    expect(loadConfig({ EMBEDDED_SHARED_BUFFERS: '256MB' }).embeddedSharedBuffers).toBe('256MB')
+    expect(loadConfig({ EMBEDDED_SHARED_BUFFERS: '128kB' }).embeddedSharedBuffers).toBe('128kB')
+    for (const bad of ['8kB', '2GB', '16mb', '16 MB', '-16MB', '16']) {
+      expect(() => loadConfig({ EMBEDDED_SHARED_BUFFERS: bad })).toThrow(
+        `EMBEDDED_SHARED_BUFFERS must be a size from 128kB to 1GB, such as 16MB or 256MB, got "${bad}"`,
+      )
+    }
   })
 
   it('never repeats a secret or a database password in an error', () => {
