@@ -8,6 +8,8 @@ declare module 'autocannon' {
     headers?: Record<string, string>
     body?: string
     timeout?: number
+    /** Requests per second across all connections (a steady rate instead of as fast as possible). */
+    overallRate?: number
     /** setupRequest is called before every request: it may change the body. */
     requests?: Array<{ setupRequest: (req: { body?: string | Buffer }) => { body?: string | Buffer } }>
   }

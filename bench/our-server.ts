@@ -1,4 +1,4 @@
-// Our server as production runs it: the compiled build (`node dist/main.js`), pinned to the server
+// Our server as production runs it: the compiled build (`node --liftoff-only dist/main.js`), pinned to the server
 // CPU, seeded with bench/seed.json, on a fresh database: a temporary DATA_DIR for embedded PGlite,
 // or a database created for this run on the DATABASE_URL server (dropped at the end).
 import { spawnSync } from 'node:child_process'
@@ -18,6 +18,8 @@ export interface OurServer {
   url: string
   /** For the report header, e.g. "PostgreSQL 15.8 (DATABASE_URL)". */
   databaseMode: string
+  /** Embedded: the data directory it runs on. */
+  dataDir?: string
 }
 
 export interface OurServerOptions {
@@ -28,6 +30,10 @@ export interface OurServerOptions {
   /** When set, the server runs under `node --cpu-prof` and writes its profile here on exit. */
   cpuProfDir: string | undefined
   cleanup: Cleanup
+  /** Embedded only: start on this data directory (kept) instead of a fresh temporary one. */
+  dataDir?: string
+  /** The key encryption secret (default: a random one): a restart on the same data needs the same. */
+  keyEncryptionSecret?: string
 }
 
 /** `npm run build`: the benchmark measures the compiled code, never a stale dist/. */
@@ -74,7 +80,7 @@ export async function startOurServer(opts: OurServerOptions): Promise<OurServer>
     ACCESS_TOKEN_SIGNING_ALG: 'ES256',
     SEED_FILE: join(root, 'bench', 'seed.json'),
     // As in production: keys encrypted at rest (decrypted once at start, no hot-path cost).
-    KEY_ENCRYPTION_SECRET: randomBytes(24).toString('base64url'),
+    KEY_ENCRYPTION_SECRET: opts.keyEncryptionSecret ?? randomBytes(24).toString('base64url'),
     // The load comes from one address (127.0.0.1) at ~20,000 req/s: the per-address request limit
     // (RATE_LIMIT_API, per replica) is off so that the run measures the server, not the limiter.
     // Client authentication throttling stays on: the scenarios only send valid secrets.
@@ -87,16 +93,23 @@ export async function startOurServer(opts: OurServerOptions): Promise<OurServer>
     const db = await createRunDatabase(opts.databaseUrl, cleanup)
     env.DATABASE_URL = db.url
     databaseMode = `PostgreSQL ${db.version} (DATABASE_URL, fresh database per run)`
+  } else if (opts.dataDir) {
+    env.DATA_DIR = opts.dataDir
+    databaseMode = 'embedded PGlite (existing DATA_DIR)'
   } else {
     const dataDir = await mkdtemp(join(tmpdir(), 'authz-bench-'))
     cleanup.defer(`remove ${dataDir}`, () => rm(dataDir, { recursive: true, force: true }))
     env.DATA_DIR = dataDir
     databaseMode = 'embedded PGlite (temporary DATA_DIR)'
   }
-  const nodeArgs = opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : []
+  const nodeArgs = [
+    '--liftoff-only', // as `npm start` and the image run it (src/db/pglite.ts)
+    ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    ...(opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : []),
+  ]
   const child = spawnNode('authz', [...nodeArgs, join(root, 'dist', 'main.js')], { cwd: root, env, pinning: opts.pinning })
   // Registered after the database steps, so it runs before them: stop the server, then drop.
   cleanup.defer('stop authz', () => child.stop())
   await waitForHttp(child, `${url}/health/ready`)
-  return { child, url, databaseMode }
+  return { child, url, databaseMode, ...(env.DATA_DIR ? { dataDir: env.DATA_DIR } : {}) }
 }
