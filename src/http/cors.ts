@@ -18,12 +18,12 @@
 // No cookies are involved (Access-Control-Allow-Credentials is never sent): these endpoints
 // authenticate with what the request itself carries.
 //
-// The headers are written by @fastify/cors; this module only decides which origin each answer
-// may name. It runs at preHandler, after the body is parsed, so the client_id is known. Answers
+// Only the opted-in routes pay for this (a hook of their own, not one on every route), and a
+// request without an Origin header, as every server-side client sends, one property read. The
+// decision runs at preHandler, after the body is parsed, so the client_id is known. Answers
 // made before it (the rate limit's 429, a body too large or unparsable, the edge's refusals: none
 // knows the client) get the same fallback from an onSend hook on the opted-in routes only, which
 // costs the answers that did reach preHandler one boolean test.
-import cors from '@fastify/cors'
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendHookHandler } from 'fastify'
 import { isWebOrigin } from '../domain/origin.js'
 import { isUnavailable } from '../errors.js'
@@ -67,8 +67,8 @@ function admits(policy: CorsPolicy, origin: string): boolean {
 
 /** Registers CORS for the routes registered after it that set `config.corsPolicy`. */
 export async function registerCors(app: FastifyInstance, deps: { clients: ClientStore }): Promise<void> {
-  // Preflights reach @fastify/cors's catch-all OPTIONS route, not the route they ask about, so
-  // each opted-in route is remembered by path.
+  // Preflights reach the catch-all OPTIONS route below, not the route they ask about, so each
+  // opted-in route is remembered by path.
   const routes = new Map<string, Route>()
   app.decorateRequest('corsDecided', false)
   app.addHook('onRoute', (route) => {
@@ -77,7 +77,10 @@ export async function registerCors(app: FastifyInstance, deps: { clients: Client
     const methods = [route.method].flat().filter((m) => m !== 'HEAD')
     const known = routes.get(route.url)
     routes.set(route.url, { policy, methods: [...new Set([...(known?.methods.split(', ') ?? []), ...methods])].join(', ') })
-    // A new array: Fastify copies a GET route's options for its HEAD route, which gets its own.
+    // New arrays: Fastify copies a GET route's options for its HEAD route, which gets its own.
+    // The decision runs first among the route's preHandlers: one that refuses the request (a
+    // failed client authentication) still answers with the headers its client's origins allow.
+    route.preHandler = [corsHeaders, ...[route.preHandler ?? []].flat()]
     route.onSend = [...[route.onSend ?? []].flat(), earlyAnswers(policy)]
   })
 
@@ -101,6 +104,28 @@ export async function registerCors(app: FastifyInstance, deps: { clients: Client
     if (clientId === undefined) return namesNoClient(origin)
     const client = await deps.clients.findById(clientId)
     return client?.enabled && client.allowedCorsOrigins.includes(origin) ? { origin, exposedHeaders: EXPOSED_HEADERS } : NONE
+  }
+
+  /** The decision, failing safe: a failed lookup (the database away) costs the browser its CORS headers, not the request. */
+  async function decideOrNone(req: FastifyRequest, origin: string, msg: string): Promise<Options> {
+    try {
+      return await decide(req, origin)
+    } catch (err) {
+      lookupFailed(req, err, msg)
+      return NONE
+    }
+  }
+
+  /**
+   * preHandler of an opted-in route, after the body is parsed (so the client_id is known). A
+   * request without an Origin header (every server-side client) costs one property read.
+   */
+  async function corsHeaders(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    req.corsDecided = true
+    varyOnOrigin(reply)
+    const origin = req.headers.origin
+    if (origin === undefined) return
+    withCors(reply, await decideOrNone(req, origin, 'CORS: could not load the client; answering without CORS headers'))
   }
 
   /**
@@ -130,29 +155,30 @@ export async function registerCors(app: FastifyInstance, deps: { clients: Client
     }
   }
 
-  await app.register(cors, {
-    hook: 'preHandler',
-    // An OPTIONS request without Access-Control-Request-Method gets the preflight answer too,
-    // rather than the library's plain-text 400.
-    strictPreflight: false,
-    // Without an Origin header (every server-side client) nothing is looked up.
-    delegator: (req, done) => {
-      req.corsDecided = true
-      const origin = req.headers.origin
-      if (origin === undefined) return done(null, NONE)
-      decide(req, origin).then(
-        (options) => done(null, options),
-        // A failed lookup (the database away) costs the browser its CORS headers, not the request.
-        (err: unknown) => {
-          lookupFailed(req, err, 'CORS: could not load the client; answering without CORS headers')
-          done(null, NONE)
-        },
-      )
-    },
+  // Preflights (Fetch Standard §3.2.2): 204 with the methods and headers the route accepts, or,
+  // when the origin may not call it, the 404 of a route that is not there. An OPTIONS request
+  // without Access-Control-Request-Method gets the same answer (not a plain-text 400).
+  app.options('*', async (req, reply) => {
+    const origin = req.headers.origin
+    const options = origin === undefined ? NONE : await decideOrNone(req, origin, 'CORS: could not load the allowed origins')
+    varyOnOrigin(reply)
+    if (options.origin === false) return reply.callNotFound()
+    withCors(reply, options)
+    reply.header('access-control-allow-methods', options.methods)
+    if (options.allowedHeaders !== undefined) reply.header('access-control-allow-headers', options.allowedHeaders)
+    else {
+      // The public documents accept whatever headers the browser asks to send.
+      appendVary(reply, 'Access-Control-Request-Headers')
+      const asked = req.headers['access-control-request-headers']
+      if (asked !== undefined) reply.header('access-control-allow-headers', asked)
+    }
+    if (options.maxAge !== undefined) reply.header('access-control-max-age', String(options.maxAge))
+    // Safari waits for a body on a 204 without Content-Length.
+    return reply.code(204).header('content-length', '0').send()
   })
 }
 
-/** The headers @fastify/cors writes on a real (not preflight) answer. */
+/** The headers of a real answer (and the first of a preflight's). */
 function withCors(reply: FastifyReply, options: Options): void {
   if (options.origin === false) return
   reply.header('access-control-allow-origin', options.origin)
@@ -170,9 +196,14 @@ function lookupFailed(req: FastifyRequest, err: unknown, msg: string): void {
 
 /** Vary: Origin (Fetch Standard, "CORS protocol and HTTP caches"), added once. */
 function varyOnOrigin(reply: FastifyReply): void {
+  appendVary(reply, 'Origin')
+}
+
+/** Adds `name` to the Vary header unless it (or `*`) is there already. */
+function appendVary(reply: FastifyReply, name: string): void {
   const vary = reply.getHeader('vary')
-  if (vary === undefined) reply.header('vary', 'Origin')
-  else if (!/(?:^|,)\s*(?:origin|\*)\s*(?:,|$)/i.test(String(vary))) reply.header('vary', `${String(vary)}, Origin`)
+  if (vary === undefined) reply.header('vary', name)
+  else if (!new RegExp(`(?:^|,)\\s*(?:${name}|\\*)\\s*(?:,|$)`, 'i').test(String(vary))) reply.header('vary', `${String(vary)}, ${name}`)
 }
 
 function pathOf(url: string): string {
