@@ -1,6 +1,7 @@
-// What our server is compared with: oidc-provider (bench/peer-oidc-provider.ts) in its own process,
-// and, for JWT introspection which oidc-provider refuses, jose verifying the token in a loop
-// (bench/jose-verify.ts). Both run pinned to the server CPU, like our server.
+// What our server is compared with: oidc-provider (bench/peer-oidc-provider.ts) in its own process;
+// for JWT introspection, which oidc-provider refuses, jose and bare node:crypto verifying the token
+// in a loop (bench/jose-verify.ts); and for JWT issuance, the limit: bare Fastify signing once per
+// request (bench/sign-limit-server.ts). All run pinned to the server CPU, like our server.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Cleanup } from './cleanup.js'
@@ -34,7 +35,27 @@ export async function startPeer(opts: { root: string; port: number; pinning: Pin
   return { child, url, version: pkg.version }
 }
 
-/** jose's jwtVerify rate for `token` (verifications per second), measured for `durationMs`. */
+/** Bare Fastify answering token requests with one node:crypto ES256 signature each. */
+export async function startSignLimit(opts: { root: string; port: number; pinning: Pinning; cleanup: Cleanup }): Promise<Peer> {
+  const url = `http://127.0.0.1:${opts.port}`
+  const child = spawnNode('sign-limit', ['--import', 'tsx', join(opts.root, 'bench', 'sign-limit-server.ts')], {
+    cwd: opts.root,
+    env: childEnv({ LIMIT_PORT: String(opts.port) }),
+    pinning: opts.pinning,
+  })
+  opts.cleanup.defer('stop sign-limit', () => child.stop())
+  await waitForHttp(child, `${url}/.well-known/openid-configuration`)
+  return { child, url, version: '' }
+}
+
+export interface VerifyRates {
+  /** jose jwtVerify, verifications per second. */
+  jose: number
+  /** node:crypto verify with a KeyObject prepared once, plus the claim checks: the limit. */
+  crypto: number
+}
+
+/** How fast `token` is verified in one process by jose and by bare node:crypto, each for `durationMs` / 2. */
 export async function measureJoseVerify(opts: {
   root: string
   pinning: Pinning
@@ -42,7 +63,7 @@ export async function measureJoseVerify(opts: {
   issuer: string
   token: string
   durationMs: number
-}): Promise<number> {
+}): Promise<VerifyRates> {
   const child = spawnNode('jose-verify', ['--import', 'tsx', join(opts.root, 'bench', 'jose-verify.ts')], {
     cwd: opts.root,
     env: childEnv({ JWKS_URL: opts.jwksUrl, ISSUER: opts.issuer, TOKEN: opts.token, DURATION_MS: String(opts.durationMs) }),
@@ -51,5 +72,6 @@ export async function measureJoseVerify(opts: {
   const code = await child.exited
   const last = child.output().split('\n').pop() ?? ''
   if (code !== 0) throw new Error(`jose-verify exited with ${code}:\n${child.output()}`)
-  return (JSON.parse(last) as { rate: number }).rate
+  const rates = JSON.parse(last) as { rate: number; cryptoRate: number }
+  return { jose: rates.rate, crypto: rates.cryptoRate }
 }

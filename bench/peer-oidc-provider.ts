@@ -54,7 +54,7 @@ async function main() {
       clientCredentials: { enabled: true },
       introspection: {
         enabled: true,
-        // Our rule (issue 3 item 7): the API sees tokens carrying its scopes, a client its own.
+        // Our rule: the API sees tokens carrying its scopes, a client its own.
         allowedPolicy: (_ctx: unknown, client: { clientId: string }, token: { clientId: string }) =>
           client.clientId === API.name || client.clientId === token.clientId,
       },

@@ -21,8 +21,10 @@ export interface ScenarioOutcome {
   ours: LoadResult
   /** Under the same load (comparison 'peer'). */
   peer?: LoadResult
-  /** jose verifications per second (comparison 'jose'). */
-  joseRate?: number
+  /** Bare Fastify signing once per request, under the same load (scenarios with signLimit). */
+  limit?: LoadResult
+  /** Verifications per second in one process, by jose and by bare node:crypto (comparison 'verify'). */
+  verifyRates?: { jose: number; crypto: number }
 }
 
 function cpuModel(): string {
@@ -57,7 +59,7 @@ function row(label: string, r: LoadResult): string {
 
 /** Our rate over the comparison's, and whether the scenario's target is met. */
 export function verdict(o: ScenarioOutcome): { ratio: number; met: boolean; target: string } {
-  const base = o.scenario.comparison === 'jose' ? (o.joseRate ?? NaN) : (o.peer?.rps ?? NaN)
+  const base = o.scenario.comparison === 'verify' ? (o.verifyRates?.crypto ?? NaN) : (o.peer?.rps ?? NaN)
   const ratio = o.ours.rps / base
   const { minRatio, p99AtMostPeer } = o.scenario.target
   const p99Ok = !p99AtMostPeer || (o.peer !== undefined && o.ours.p99 <= o.peer.p99)
@@ -74,20 +76,28 @@ export function scenarioTable(o: ScenarioOutcome, peerLabel: string): string {
     row('authz', o.ours),
   ]
   if (o.peer) lines.push(row(peerLabel, o.peer))
-  if (o.joseRate !== undefined)
-    lines.push(`| jose \`jwtVerify\` alone, one process (verifications/s) | ${int(o.joseRate)} | – | – | – | – |`)
+  if (o.limit) lines.push(row('limit: bare Fastify, one node:crypto ES256 signature per request', o.limit))
+  if (o.verifyRates) {
+    lines.push(`| limit: node:crypto verify alone, one process (verifications/s) | ${int(o.verifyRates.crypto)} | – | – | – | – |`)
+    lines.push(`| jose \`jwtVerify\` alone, one process (verifications/s) | ${int(o.verifyRates.jose)} | – | – | – | – |`)
+  }
   const v = verdict(o)
-  const against = o.scenario.comparison === 'jose' ? 'jose' : 'peer'
-  lines.push('', `authz / ${against}: **${v.ratio.toFixed(2)}×** (target ${v.target}) ${v.met ? '✓' : '✗'}`, '')
+  const against = o.scenario.comparison === 'verify' ? 'node:crypto verify' : 'peer'
+  lines.push('', `authz / ${against}: **${v.ratio.toFixed(2)}×** (target ${v.target}) ${v.met ? '✓' : '✗'}`)
+  if (o.limit) lines.push(`authz / limit: **${(o.ours.rps / o.limit.rps).toFixed(2)}×**`)
+  if (o.verifyRates) lines.push(`authz / jose: ${(o.ours.rps / o.verifyRates.jose).toFixed(2)}×`)
+  lines.push('')
   return lines.join('\n')
 }
 
 export function summaryTable(outcomes: ScenarioOutcome[]): string {
-  const lines = ['### Targets (issue 3 item 12)', '', '| scenario | authz / comparison | target | met |', '|---|--:|---|:-:|']
+  const lines = ['### Targets', '', '| scenario | authz / comparison | target | met | p99 ms |', '|---|--:|---|:-:|--:|']
   for (const o of outcomes) {
     const v = verdict(o)
-    const against = o.scenario.comparison === 'jose' ? 'jose verify' : 'oidc-provider'
-    lines.push(`| (${o.scenario.id}) ${o.scenario.title} | ${v.ratio.toFixed(2)}× ${against} | ${v.target} | ${v.met ? '✓' : '✗'} |`)
+    const against = o.scenario.comparison === 'verify' ? 'node:crypto verify' : 'oidc-provider'
+    lines.push(
+      `| (${o.scenario.id}) ${o.scenario.title} | ${v.ratio.toFixed(2)}× ${against} | ${v.target} | ${v.met ? '✓' : '✗'} | ${ms(o.ours.p99)} |`,
+    )
   }
   return `${lines.join('\n')}\n`
 }

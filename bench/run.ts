@@ -1,5 +1,5 @@
-// `npm run bench`: our server against oidc-provider 9 under the same autocannon load, for the five
-// scenarios of issue 3 item 11, printed as Markdown (stdout; progress goes to stderr, so
+// `npm run bench`: our server against oidc-provider 9 under the same autocannon load, for the six
+// scenarios of scenarios.ts, printed as Markdown (stdout; progress goes to stderr, so
 // `npm run bench > perf.md` keeps only the tables).
 //
 // Method: each server in its own process pinned to CPU 0, the load generator (this process) on
@@ -17,7 +17,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { measureJoseVerify, startPeer, type Peer } from './baselines.js'
+import { measureJoseVerify, startPeer, startSignLimit, type Peer, type VerifyRates } from './baselines.js'
 import { createCleanup, type Cleanup } from './cleanup.js'
 import { runLoad, type LoadOptions, type LoadResult } from './load.js'
 import { build, startOurServer, type OurServer } from './our-server.js'
@@ -100,21 +100,32 @@ interface Context {
   sv: Servers
   load: LoadOptions
   pinning: Pinning
-  /** jose's verify rate, measured once per run (scenarios c and c2 share it). */
-  joseRate?: number
+  /** The verify rates, measured once per run (scenarios c and c2 share them). */
+  verifyRates?: VerifyRates
+  root: string
 }
 
 async function runScenario(s: Scenario, ctx: Context): Promise<ScenarioOutcome> {
   const { sv, load } = ctx
   const ours = await loadOrFail(s, sv.oursApi, sv.ours.child.pid, load)
   if (s.comparison === 'peer') {
-    return { scenario: s, ours: ours.result, peer: (await loadOrFail(s, sv.peerApi, sv.peer.child.pid, load)).result }
+    const peer = (await loadOrFail(s, sv.peerApi, sv.peer.child.pid, load)).result
+    if (!s.signLimit) return { scenario: s, ours: ours.result, peer }
+    // Started for this scenario only, so it holds no CPU or memory during the others.
+    const cleanup = createCleanup(progress)
+    try {
+      const limit = await startSignLimit({ root: ctx.root, port: await freePort(), pinning: ctx.pinning, cleanup })
+      const api: Server = { label: 'limit', url: limit.url, tokenPath: '/connect/token', introspectionPath: '' }
+      return { scenario: s, ours: ours.result, peer, limit: (await loadOrFail(s, api, limit.child.pid, load)).result }
+    } finally {
+      await cleanup.run()
+    }
   }
-  if (ctx.joseRate === undefined) {
-    // A token our server just introspected, verified by jose in a process on the server CPU.
-    progress(`(${s.id}) jose jwtVerify: ${load.durationSeconds} s`)
+  if (ctx.verifyRates === undefined) {
+    // A token our server just introspected, verified by jose and by node:crypto in a process on the server CPU.
+    progress(`(${s.id}) jose jwtVerify and node:crypto verify: ${load.durationSeconds} s`)
     const discovery = (await (await fetch(`${sv.ours.url}/.well-known/openid-configuration`)).json()) as { jwks_uri: string }
-    ctx.joseRate = await measureJoseVerify({
+    ctx.verifyRates = await measureJoseVerify({
       root: ROOT,
       pinning: ctx.pinning,
       jwksUrl: discovery.jwks_uri,
@@ -123,7 +134,7 @@ async function runScenario(s: Scenario, ctx: Context): Promise<ScenarioOutcome> 
       durationMs: load.durationSeconds * 1000,
     })
   }
-  return { scenario: s, ours: ours.result, joseRate: ctx.joseRate }
+  return { scenario: s, ours: ours.result, verifyRates: ctx.verifyRates }
 }
 
 async function startServers(pinning: Pinning, cpuProfDir: string | undefined, cleanup: Cleanup): Promise<Servers> {
@@ -163,7 +174,7 @@ async function main(): Promise<void> {
     progress('npm run build')
     build(ROOT)
     servers = await startServers(pinning, cpuProfDir, cleanup)
-    const ctx: Context = { sv: servers, load, pinning }
+    const ctx: Context = { sv: servers, load, pinning, root: ROOT }
     const { ours, peer } = ctx.sv
     const autocannonVersion = (JSON.parse(readFileSync(`${ROOT}/node_modules/autocannon/package.json`, 'utf8')) as { version: string })
       .version

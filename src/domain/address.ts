@@ -6,7 +6,8 @@
 import { isIPv6 } from 'node:net'
 
 export function throttleAddress(ip: string): string {
-  if (!isIPv6(ip)) return ip
+  // Every IPv6 address has a colon and no IPv4 one does: most callers skip isIPv6's long regex.
+  if (!ip.includes(':') || !isIPv6(ip)) return ip
   const h = hextets(ip.split('%')[0]!)
   if (h.slice(0, 5).every((x) => x === 0) && h[5] === 0xffff) return `${h[6]! >> 8}.${h[6]! & 255}.${h[7]! >> 8}.${h[7]! & 255}`
   return `${h
