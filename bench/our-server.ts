@@ -1,4 +1,4 @@
-// Our server as production runs it: the compiled build (`node --liftoff-only dist/main.js`), pinned to the server
+// Our server as production runs it: the compiled build (`npm start`'s command), pinned to the server
 // CPU, seeded with bench/seed.json, on a fresh database: a temporary DATA_DIR for embedded PGlite,
 // or a database created for this run on the DATABASE_URL server (dropped at the end).
 import { spawnSync } from 'node:child_process'
@@ -103,7 +103,9 @@ export async function startOurServer(opts: OurServerOptions): Promise<OurServer>
     databaseMode = 'embedded PGlite (temporary DATA_DIR)'
   }
   const nodeArgs = [
-    '--liftoff-only', // as `npm start` and the image run it (src/db/pglite.ts)
+    // As `npm start` and the image run it (src/db/pglite.ts, Dockerfile).
+    '--liftoff-only',
+    '--max-semi-space-size=4',
     ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
     ...(opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : []),
   ]
