@@ -6,7 +6,8 @@ import { createPgDb } from './pg.js'
 import { createPgliteDb } from './pglite.js'
 
 export async function openDatabase(
-  config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'dataDir'> & Partial<Pick<Config, 'databaseConnectTimeout' | 'embeddedSharedBuffers'>>,
+  config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'dataDir'> &
+    Partial<Pick<Config, 'databaseConnectTimeout' | 'embeddedSharedBuffers'>>,
   onError: (err: Error) => void = () => {},
 ): Promise<Db> {
   if (config.databaseUrl) {
@@ -27,7 +28,10 @@ export async function openDatabase(
     }
     return db
   }
-  return createPgliteDb({ dataDir: config.dataDir, ...(config.embeddedSharedBuffers ? { sharedBuffers: config.embeddedSharedBuffers } : {}) })
+  return createPgliteDb({
+    dataDir: config.dataDir,
+    ...(config.embeddedSharedBuffers ? { sharedBuffers: config.embeddedSharedBuffers } : {}),
+  })
 }
 
 /** The URL as it may be shown: the password replaced by ***. */

@@ -74,7 +74,7 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^USER node$/m)
   })
 
-  it("starts the server as npm start does: WebAssembly on the baseline compiler, a small young generation", () => {
+  it('starts the server as npm start does: WebAssembly on the baseline compiler, a small young generation', () => {
     // Node 24 takes --liftoff-only only on its command line; without it the embedded server's peak doubles.
     // --max-semi-space-size=4 bounds the young generation: the peak under load stays below 300 MiB.
     expect(dockerfile).toMatch(/^CMD \["node", "--liftoff-only", "--max-semi-space-size=4", "dist\/main\.js"\]$/m)
