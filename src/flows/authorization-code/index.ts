@@ -23,7 +23,7 @@ export const authorizationCodeFlow: Flow = {
       keys,
       secret: await core.serverSecret('authorize'),
     })
-    core.interaction.returnTargets.allow({ path: AUTHORIZE_PATH, describe: authorize.describe })
+    core.interaction.returnTargets.allow({ path: AUTHORIZE_PATH, describe: authorize.describe, fail: authorize.fail })
     await core.app.register(authorizeRoutes, { authorize, pages: core.interaction.pages })
     core.grants.add(
       createAuthorizationCodeGrant({

@@ -14,7 +14,7 @@ import { SATISFIED_ACR_VALUES } from '../../grants/acr-values.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { ConsentService } from '../../interaction/consent.js'
 import { decisionView, type DecisionView } from '../../interaction/decision.js'
-import { RETURN_TO_MAX, type ReturnTargetInfo } from '../../interaction/return-to.js'
+import { RETURN_TO_MAX, type ErrorResponse, type ReturnTargetInfo, type SignInError } from '../../interaction/return-to.js'
 import { sessionSatisfies, type Session, type SessionService } from '../../interaction/session.js'
 import type { ClientStore } from '../../stores/clients.js'
 import type { GrantStore } from '../../stores/grants.js'
@@ -74,6 +74,8 @@ export interface AuthorizeService {
   decide(target: ResponseTarget, raw: RawParams, session: Session | undefined, form: Record<string, string>): Promise<AuthorizeOutcome>
   /** For the sign-in page: the client behind an authorization URL, its login_hint, its redirect origin. */
   describe(url: URL): Promise<ReturnTargetInfo | undefined>
+  /** A sign-in elsewhere failed: the error for the client's redirect URI (RFC 6749 §4.1.2.1, with iss: RFC 9207). */
+  fail(url: URL, error: SignInError, description: string): Promise<ErrorResponse | undefined>
 }
 
 export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
@@ -158,7 +160,8 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       amr: session.amr,
       acr: req.acr.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v)) ?? '1',
       tenant: req.acr.tenant,
-      idp: req.acr.idp,
+      // Where the person signed in: the provider of a federated session (the request's idp: only asked for it).
+      idp: session.idp ?? req.acr.idp,
     }
     await deps.grants.store({
       handle: code,
@@ -216,15 +219,27 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       return issueCode(req, live)
     },
 
+    async fail(url: URL, error: SignInError, description: string): Promise<ErrorResponse | undefined> {
+      const target = await resolveTarget(deps.clients, [...url.searchParams]).catch(() => undefined)
+      if (!target) return undefined
+      return {
+        redirectUri: target.redirectUri,
+        params: responseParams(target, { error, error_description: description }),
+        formPost: target.responseMode === 'form_post',
+      }
+    },
+
     /** For the sign-in page: the client behind an authorization URL, its login_hint, its redirect origin. */
     async describe(url: URL): Promise<ReturnTargetInfo | undefined> {
       const target = await resolveTarget(deps.clients, [...url.searchParams]).catch(() => undefined)
       if (!target) return undefined
-      const { clientId, clientName } = target.client
+      const { clientId, clientName, identityProviderRestrictions, enableLocalLogin } = target.client
+      const idp = (url.searchParams.get('acr_values') ?? '').split(' ').find((v) => v.startsWith('idp:') && v.length > 4)
       return {
         client: { clientId, clientName: clientName ?? clientId },
         loginHint: url.searchParams.get('login_hint') ?? undefined,
         formActionOrigins: [new URL(target.redirectUri).origin],
+        providers: { identityProviderRestrictions, enableLocalLogin, idp: idp?.slice(4) },
       }
     },
   }

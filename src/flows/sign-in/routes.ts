@@ -6,7 +6,7 @@ import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { PageKit } from '../../http/page-kit.js'
 import type { SignInService } from '../../interaction/sign-in.js'
-import { renderAccount, renderSignedOut, renderSignIn, renderSignOut } from '../../pages/sign-in.js'
+import { renderAccount, renderForward, renderSignedOut, renderSignIn, renderSignOut } from '../../pages/sign-in.js'
 import { ACCOUNT_PATH, SIGN_IN_PATH, SIGN_OUT_PATH } from '../../endpoints.js'
 
 export interface SignInRouteDeps {
@@ -21,6 +21,8 @@ export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { p
 
   app.get(SIGN_IN_PATH, pages.page, async (req, reply) => {
     const view = await signIn.show(returnTo(req.query), await pages.session(req))
+    // The client signs in through one provider only: straight there (its challenge sends the browser upstream).
+    if (view.forward) return reply.code(303).headers({ location: view.forward, 'cache-control': 'no-store' }).send()
     return pages.send(reply, renderSignIn(view, { csrf: pages.csrfToken(req, reply) }), { formActionOrigins: view.formActionOrigins })
   })
 
@@ -32,6 +34,7 @@ export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { p
       previousHandle: pages.sessionHandle(req),
       session: await pages.session(req),
     })
+    if (!result.ok && 'provider' in result) return pages.send(reply, renderForward(result.provider))
     if (!result.ok) {
       return pages.send(reply, renderSignIn(result.view, { csrf: pages.csrfToken(req, reply) }), {
         formActionOrigins: result.view.formActionOrigins,
