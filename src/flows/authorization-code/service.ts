@@ -13,6 +13,7 @@ import { OAuthError } from '../../errors.js'
 import { SATISFIED_ACR_VALUES } from '../../grants/acr-values.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { ConsentService } from '../../interaction/consent.js'
+import type { IdentityProviderDirectory } from '../../interaction/identity-providers.js'
 import { decisionView, type DecisionView } from '../../interaction/decision.js'
 import { RETURN_TO_MAX, type ErrorResponse, type ReturnTargetInfo, type SignInError } from '../../interaction/return-to.js'
 import { sessionSatisfies, type Session, type SessionService } from '../../interaction/session.js'
@@ -63,6 +64,7 @@ export interface AuthorizeDeps {
   keys: Pick<SigningKeyService, 'verify'>
   /** 32 bytes: MACs the sign-in marker. */
   secret: Buffer
+  providers: Pick<IdentityProviderDirectory, 'idpNames'>
 }
 
 export interface AuthorizeService {
@@ -187,7 +189,7 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
 
     /** GET or POST /connect/authorize: sign-in, consent, or the code. Errors go to the redirect URI. */
     async start(target: ResponseTarget, raw: RawParams, session: Session | undefined): Promise<AuthorizeOutcome> {
-      const req = await validateRequest(target, raw, deps.scopes)
+      const req = await validateRequest(target, raw, deps.scopes, deps.providers)
       const now = clock.now()
       const live = await sessionFits(req, session, now)
       if (!live) {
@@ -209,7 +211,7 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       session: Session | undefined,
       form: Record<string, string>,
     ): Promise<AuthorizeOutcome> {
-      const req = await validateRequest(target, raw, deps.scopes)
+      const req = await validateRequest(target, raw, deps.scopes, deps.providers)
       const now = clock.now()
       const live = await sessionFits(req, session, now)
       if (!live) return { kind: 'sign-in', returnTo: returnTo(req, now) }

@@ -105,7 +105,17 @@ export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
     async describe(target: URL): Promise<ReturnTargetInfo | undefined> {
       const id = requestIdOf(target.searchParams.get('request') ?? undefined)
       const req = id ? await deps.requests.findById(id) : undefined
-      return req && { client: { clientId: req.clientId, clientName: await clientName(req.clientId) } }
+      if (!req) return undefined
+      const client = await deps.clients.findById(req.clientId)
+      return {
+        client: { clientId: req.clientId, clientName: await clientName(req.clientId) },
+        // The sign-in for the approval goes to the provider the request named (acr_values idp:).
+        providers: client && {
+          identityProviderRestrictions: client.identityProviderRestrictions,
+          enableLocalLogin: client.enableLocalLogin,
+          idp: req.idp,
+        },
+      }
     },
 
     async show(requestId: string | undefined, session: Session | undefined): Promise<ApprovalPage> {
