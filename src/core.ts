@@ -16,7 +16,7 @@ import type { GrantDeps, GrantRegistry } from './grants/registry.js'
 import type { ScopeResolver } from './grants/scopes.js'
 import type { PageKit } from './http/page-kit.js'
 import type { ConsentService } from './interaction/consent.js'
-import type { IdentityProviderDirectory } from './interaction/identity-providers.js'
+import type { IdentityProviderDirectory, UpstreamSignOut } from './interaction/identity-providers.js'
 import type { PasswordCheck } from './interaction/password-check.js'
 import type { ReturnTargets } from './interaction/return-to.js'
 import type { SessionService } from './interaction/session.js'
@@ -89,6 +89,8 @@ export interface Interaction {
   sessions: SessionService
   /** The upstream identity providers a sign-in may use (src/interaction/identity-providers.ts). */
   providers: IdentityProviderDirectory
+  /** Signing out upstream when a session that began there ends (provided by the federation flow). */
+  upstreamSignOut: UpstreamSignOut & { provide(impl: UpstreamSignOut): void }
 }
 
 export interface Core {

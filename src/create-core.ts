@@ -20,7 +20,7 @@ import { createPageKit } from './http/page-kit.js'
 import { observeRequests } from './http/request-metrics.js'
 import { createConsentService } from './interaction/consent.js'
 import { createCsrfTokens } from './interaction/csrf.js'
-import { createIdentityProviderDirectory } from './interaction/identity-providers.js'
+import { createIdentityProviderDirectory, createUpstreamSignOut } from './interaction/identity-providers.js'
 import { createPasswordCheck, lockoutPolicy } from './interaction/password-check.js'
 import { createReturnTargets } from './interaction/return-to.js'
 import { createSessionService } from './interaction/session.js'
@@ -252,7 +252,13 @@ async function createInteraction(
   })
   const returnTargets = createReturnTargets()
   returnTargets.allow({ path: ACCOUNT_PATH, describe: async () => ({}) })
-  return { pages, returnTargets, sessions, providers: createIdentityProviderDirectory(stores.identityProviders) }
+  return {
+    pages,
+    returnTargets,
+    sessions,
+    providers: createIdentityProviderDirectory(stores.identityProviders),
+    upstreamSignOut: createUpstreamSignOut(),
+  }
 }
 
 /**

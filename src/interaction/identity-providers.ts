@@ -6,6 +6,7 @@
 import type { Client, IdentityProvider } from '../domain/types.js'
 import { FEDERATION_CHALLENGE_PATH, federationPath } from '../endpoints.js'
 import type { IdentityProviderStore } from '../stores/identity-providers.js'
+import type { Session } from './session.js'
 
 /** `idp:local`: the password form only. */
 export const LOCAL_IDP = 'local'
@@ -58,4 +59,26 @@ export function challengeUrl(scheme: string, returnTo: string | undefined, login
   if (loginHint !== undefined && loginHint !== '') q.set('login_hint', loginHint)
   const query = q.toString()
   return `${federationPath(FEDERATION_CHALLENGE_PATH, scheme)}${query ? `?${query}` : ''}`
+}
+
+/**
+ * Signing out upstream after a session that began there ended here (the federation flow provides
+ * it; the logout and sign-out pages use it). Without a provider: nothing to do.
+ */
+export interface UpstreamSignOut {
+  /** Where to send the browser to sign out upstream, coming back to `next` afterwards; undefined: nowhere. */
+  url(session: Session, next: string): Promise<string | undefined>
+  /** The origin `url` leads to: a form whose answer goes there must allow it in its CSP form-action. */
+  origin(session: Session | undefined): Promise<string | undefined>
+}
+
+export function createUpstreamSignOut(): UpstreamSignOut & { provide(impl: UpstreamSignOut): void } {
+  let impl: UpstreamSignOut | undefined
+  return {
+    provide(i) {
+      impl = i
+    },
+    url: async (session, next) => impl?.url(session, next),
+    origin: async (session) => impl?.origin(session),
+  }
 }

@@ -5,6 +5,7 @@
 import type { Core, Flow } from '../../core.js'
 import { ACCOUNT_PATH } from '../../endpoints.js'
 import { createAccounts } from './accounts.js'
+import { createFederationLogout } from './logout.js'
 import { federationRoutes } from './routes.js'
 import { createFederationService } from './service.js'
 import { createUpstreams, DEFAULT_UPSTREAM_OPTIONS, type UpstreamOptions } from './upstream.js'
@@ -17,11 +18,8 @@ export function federationFlow(options: { upstream?: Partial<UpstreamOptions> | 
     name: 'federation',
     async register(core: Core) {
       const { config, clock, stores, audit } = core
-      const upstreams = createUpstreams({
-        clock,
-        keyEncryptionSecret: config.keyEncryptionSecret,
-        options: { ...DEFAULT_UPSTREAM_OPTIONS, ...options.upstream },
-      })
+      const upstreamOptions = { ...DEFAULT_UPSTREAM_OPTIONS, ...options.upstream }
+      const upstreams = createUpstreams({ clock, keyEncryptionSecret: config.keyEncryptionSecret, options: upstreamOptions })
       const federation = createFederationService({
         issuer: config.issuer,
         clock,
@@ -34,7 +32,19 @@ export function federationFlow(options: { upstream?: Partial<UpstreamOptions> | 
         audit,
         accountPath: ACCOUNT_PATH,
       })
-      await core.app.register(federationRoutes, { pages: core.interaction.pages, federation })
+      const logout = createFederationLogout({
+        issuer: config.issuer,
+        clock,
+        providers: stores.identityProviders,
+        upstreams,
+        sessions: stores.userSessions,
+        usedJtis: stores.usedJtis,
+        audit,
+        options: upstreamOptions,
+        secret: await core.serverSecret('federation-signout'),
+      })
+      core.interaction.upstreamSignOut.provide({ url: logout.signOutUrl, origin: logout.signOutOrigin })
+      await core.app.register(federationRoutes, { pages: core.interaction.pages, federation, logout })
       core.cleanup.add({ name: 'federationRequests', remove: stores.federatedIdentities.removeExpiredRequests })
     },
   }

@@ -2,21 +2,29 @@
 // of the sign-in page's provider buttons), GET signin (the redirect_uri registered upstream: the
 // authorization response arrives by query, OIDC Core §3.1.2.5). Logic in service.ts, pages in pages.ts.
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { FEDERATION_CHALLENGE_PATH, FEDERATION_SIGNIN_PATH } from '../../endpoints.js'
+import {
+  FEDERATION_BACKCHANNEL_LOGOUT_PATH,
+  FEDERATION_CHALLENGE_PATH,
+  FEDERATION_SIGNIN_PATH,
+  FEDERATION_SIGNOUT_CALLBACK_PATH,
+} from '../../endpoints.js'
 import { withQuery } from '../../http/error-handler.js'
 import type { PageKit } from '../../http/page-kit.js'
 import { formPostResponse } from '../../pages/form-post.js'
+import { renderSignedOut } from '../../pages/sign-in.js'
+import type { FederationLogout } from './logout.js'
 import { failurePage } from './pages.js'
 import type { Failure, FederationService } from './service.js'
 
 export interface FederationRouteDeps {
   pages: PageKit
   federation: FederationService
+  logout: FederationLogout
 }
 
 const see = (reply: FastifyReply, location: string) => reply.code(303).headers({ location, 'cache-control': 'no-store' }).send()
 
-export const federationRoutes: FastifyPluginAsync<FederationRouteDeps> = async (app, { pages, federation }) => {
+export const federationRoutes: FastifyPluginAsync<FederationRouteDeps> = async (app, { pages, federation, logout }) => {
   const schemeOf = (req: FastifyRequest) => (req.params as { scheme: string }).scheme
   const query = (req: FastifyRequest) => (req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '')
   const ctx = (req: FastifyRequest) => ({ browser: pages.presentedBinding(req), address: req.ip, requestId: req.id })
@@ -44,5 +52,21 @@ export const federationRoutes: FastifyPluginAsync<FederationRouteDeps> = async (
     if (outcome.kind !== 'signed-in') return failed(reply, outcome)
     pages.setSession(req, reply, outcome.handle)
     return see(reply, outcome.location)
+  })
+
+  // RP-Initiated Logout 1.0 §3: back from the upstream's sign-out, on to where our logout was going.
+  app.get(FEDERATION_SIGNOUT_CALLBACK_PATH, pages.page, async (req, reply) => {
+    const next = logout.continuation((req.query as Record<string, unknown>).state as string | undefined)
+    return next ? see(reply, next) : pages.send(reply, renderSignedOut())
+  })
+
+  // Back-Channel Logout 1.0 §2.8: 200 when the logout token was valid, 400 otherwise.
+  app.post(FEDERATION_BACKCHANNEL_LOGOUT_PATH, async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>
+    const token = typeof body.logout_token === 'string' ? body.logout_token : undefined
+    const ok = await logout.backchannelLogout(schemeOf(req), token)
+    reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' })
+    if (ok) return reply.code(200).send()
+    return reply.code(400).send({ error: 'invalid_request', error_description: 'the logout token is not valid' })
   })
 }

@@ -17,6 +17,11 @@ export const signInFlow: Flow = {
       providers,
       accountPath: ACCOUNT_PATH,
     })
-    await core.app.register(signInRoutes, { pages, signIn, signInRateLimit: pageRateLimit(core.config.rateLimitSignIn) })
+    await core.app.register(signInRoutes, {
+      pages,
+      signIn,
+      signInRateLimit: pageRateLimit(core.config.rateLimitSignIn),
+      upstreamSignOut: core.interaction.upstreamSignOut,
+    })
   },
 }

@@ -59,6 +59,8 @@ export function authzSeed(provider: Record<string, unknown> = {}) {
         allowedGrantTypes: ['authorization_code'],
         allowedScopes: ['openid', 'profile', 'email'],
         redirectUris: [WEB_CB],
+        postLogoutRedirectUris: ['https://web.example/bye'],
+        backChannelLogoutUri: 'https://web.example/backchannel-logout',
       },
       {
         clientId: 'corp-only',
@@ -121,10 +123,23 @@ export interface Federation {
 }
 
 export async function createFederation(provider: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<Federation> {
-  const upstream = await createTestApp({ env: { ISSUER: UPSTREAM } })
+  // The upstream's back-channel logouts reach authz through app.inject too (run by hand: runOnce).
+  const to: { app?: FastifyInstance } = {}
+  const deliver = (async (url: string | URL | Request, init?: RequestInit) => {
+    const u = new URL(url instanceof Request ? url.url : url.toString())
+    const res = await to.app!.inject({
+      method: 'POST',
+      url: `${u.pathname}${u.search}`,
+      headers: init?.headers as Record<string, string>,
+      payload: String(init?.body as string),
+    })
+    return new Response(res.body || null, { status: res.statusCode })
+  }) as typeof fetch
+  const upstream = await createTestApp({ env: { ISSUER: UPSTREAM }, backchannelLogout: { fetch: deliver, pollMs: 3_600_000 } })
   await applySeed(upstream.db, upstreamSeed())
   const hang = new Set<string>()
   const authz = await createTestApp({ env, upstream: { fetch: injectFetch(() => upstream.app, hang), timeoutSeconds: 0.5 } })
+  to.app = authz.app
   await applySeed(authz.db, authzSeed(provider), 'invalid seed', { keyEncryptionSecret: env.KEY_ENCRYPTION_SECRET })
   return {
     authz,
