@@ -3,6 +3,7 @@
 // our server failing), never JSON. Statuses: 400 for a response we cannot accept, 403 for a
 // sign-in refused, 424 (RFC 4918 §11.4, Failed Dependency) for an upstream that failed.
 import { ACCOUNT_PATH } from '../../endpoints.js'
+import { html } from '../../pages/html.js'
 import { messagePage } from '../../pages/message.js'
 import type { Page } from '../../pages/html.js'
 import type { FailureReason } from './service.js'
@@ -45,5 +46,23 @@ export function failurePage(reason: FailureReason, provider: string | undefined)
         `${name} is not available`,
         `${name} did not complete the sign-in${reason === 'unavailable' ? ' in time' : ''}. You are not signed in. Please try again in a moment.`,
       )
+  }
+}
+
+/**
+ * After the upstream's answer, in a browser that came from the upstream: the way on as a page
+ * (meta refresh, and a link), not a redirect. A browser applies the CSP form-action of the page
+ * whose form started a navigation to every redirect that follows it, so an upstream whose sign-in
+ * form allows only its own origin and ours would block the last hop to the application's redirect
+ * URI. A page ends that chain; no script is needed.
+ */
+export function continuePage(location: string, provider: string): Page {
+  return {
+    status: 200,
+    title: 'Signed in',
+    body: html`<meta http-equiv="refresh" content="0;url=${location}">
+<h1>Signed in</h1>
+<p>You signed in with ${provider}. Taking you back…</p>
+<div class="actions"><a class="button primary" href="${location}">Continue</a></div>`,
   }
 }

@@ -13,7 +13,7 @@ import type { PageKit } from '../../http/page-kit.js'
 import { formPostResponse } from '../../pages/form-post.js'
 import { renderSignedOut } from '../../pages/sign-in.js'
 import type { FederationLogout } from './logout.js'
-import { failurePage } from './pages.js'
+import { continuePage, failurePage } from './pages.js'
 import type { Failure, FederationService } from './service.js'
 
 export interface FederationRouteDeps {
@@ -51,6 +51,9 @@ export const federationRoutes: FastifyPluginAsync<FederationRouteDeps> = async (
     const outcome = await federation.callback(schemeOf(req), query(req), pages.sessionHandle(req), ctx(req))
     if (outcome.kind !== 'signed-in') return failed(reply, outcome)
     pages.setSession(req, reply, outcome.handle)
+    // A browser arriving from the upstream's site gets a page (continuePage says why); others the redirect.
+    const site = req.headers['sec-fetch-site']
+    if (site !== undefined && site !== 'same-origin') return pages.send(reply, continuePage(outcome.location, outcome.provider))
     return see(reply, outcome.location)
   })
 

@@ -48,7 +48,7 @@ const APP_DESCRIPTION: Record<SignInError, string> = {
 
 export type Failure = { kind: 'failed'; reason: FailureReason; provider: string | undefined; app: ErrorResponse | undefined }
 export type ChallengeOutcome = { kind: 'redirect'; location: string } | Failure
-export type CallbackOutcome = { kind: 'signed-in'; handle: string; session: Session; location: string } | Failure
+export type CallbackOutcome = { kind: 'signed-in'; handle: string; session: Session; location: string; provider: string } | Failure
 
 export interface FederationDeps {
   issuer: string
@@ -196,7 +196,7 @@ export function createFederationService(deps: FederationDeps) {
         address: ctx.address,
         requestId: ctx.requestId,
       })
-      return { kind: 'signed-in', handle, session, location: target?.location ?? deps.accountPath }
+      return { kind: 'signed-in', handle, session, location: target?.location ?? deps.accountPath, provider: p.displayName }
     },
   }
 }

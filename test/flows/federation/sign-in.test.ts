@@ -4,6 +4,7 @@
 // sub); tokens carry idp and amr. The callback works once, and only in the browser that started it.
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PAGE_CSP } from '../../../src/pages/html.js'
 import { postFormBasic } from '../../helpers/http.js'
 import { browser, createFederation, located, redeem, signInThroughCorp, UPSTREAM, WEB_CB, type Federation } from './harness.js'
 
@@ -143,6 +144,22 @@ describe('the callback', () => {
     }
     // The right browser can still finish it.
     expect((await b.get(callback.href)).statusCode).toBe(303)
+  })
+
+  it('answers a browser arriving from the upstream site with a page that goes on, not a redirect', async () => {
+    // The upstream's sign-in form's CSP form-action would block a redirect chain ending at the app.
+    const b = browser(f)
+    const callback = located(await upstreamAnswer(b))
+    const res = await f.authz.app.inject({
+      method: 'GET',
+      url: `${callback.pathname}${callback.search}`,
+      headers: { cookie: b.jars.authz, 'sec-fetch-site': 'cross-site' },
+    })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-security-policy']).toBe(PAGE_CSP)
+    expect(res.body).toContain('<meta http-equiv="refresh" content="0;url=/account">')
+    expect(res.body).toContain('<a class="button primary" href="/account">Continue</a>')
+    expect([res.headers['set-cookie']].flat().some((c) => String(c).startsWith('__Host-authz-session='))).toBe(true)
   })
 
   it('refuses an iss that is not the provider (RFC 9207 mix-up)', async () => {
