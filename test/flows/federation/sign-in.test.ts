@@ -4,6 +4,7 @@
 // sub); tokens carry idp and amr. The callback works once, and only in the browser that started it.
 import { decodeJwt } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { usersCommand } from '../../../src/cli/users.js'
 import { PAGE_CSP } from '../../../src/pages/html.js'
 import { postFormBasic } from '../../helpers/http.js'
 import { browser, createFederation, located, redeem, signInThroughCorp, UPSTREAM, WEB_CB, type Federation } from './harness.js'
@@ -170,5 +171,28 @@ describe('the callback', () => {
     expect(res.statusCode).toBe(400)
     expect(res.body).toContain('The answer from Corporate sign-in could not be verified')
     expect(res.headers['set-cookie']).toBeUndefined()
+  })
+})
+
+describe('authz users links', () => {
+  it("shows a federated user's link to the provider", async () => {
+    const [user] = await users()
+    const out: string[] = []
+    const ctx = {
+      out: (l: string) => void out.push(l),
+      err: (l: string) => void out.push(l),
+      stdin: process.stdin,
+      clock: f.authz.clock,
+      config: () => f.authz.config,
+      db: async () => f.authz.db,
+    }
+    await usersCommand.run(['links', user!.username], ctx)
+    expect(out).toEqual([
+      'SCHEME  UPSTREAM SUB  LINKED                    LAST SIGN-IN',
+      expect.stringMatching(/^corp {4}up-alice {6}\d{4}-\d\d-\d\dT[\d:.]+Z {2}\d{4}-\d\d-\d\dT[\d:.]+Z$/),
+    ])
+    out.length = 0
+    await usersCommand.run(['links', 'carol'], ctx)
+    expect(out).toEqual(['user "carol" is linked to no identity provider'])
   })
 })
