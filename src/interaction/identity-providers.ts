@@ -44,6 +44,11 @@ export function createIdentityProviderDirectory(store: IdentityProviderStore): I
   }
 }
 
+/** Whether the session began where acr_values idp: asked (a provider's scheme, or local); true when it asked nothing. */
+export function signedInAt(session: Pick<Session, 'idp'>, idp: string | undefined): boolean {
+  return idp === undefined || (session.idp ?? LOCAL_IDP) === idp
+}
+
 /** The provider whose emailDomains hold the domain of `typed`, when it is an email address. */
 export function providerForEmail(providers: readonly IdentityProvider[], typed: string): IdentityProvider | undefined {
   const at = typed.lastIndexOf('@')

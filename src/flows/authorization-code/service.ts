@@ -13,7 +13,7 @@ import { OAuthError } from '../../errors.js'
 import { SATISFIED_ACR_VALUES } from '../../grants/acr-values.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { ConsentService } from '../../interaction/consent.js'
-import type { IdentityProviderDirectory } from '../../interaction/identity-providers.js'
+import { signedInAt, type IdentityProviderDirectory } from '../../interaction/identity-providers.js'
 import { decisionView, type DecisionView } from '../../interaction/decision.js'
 import { RETURN_TO_MAX, type ErrorResponse, type ReturnTargetInfo, type SignInError } from '../../interaction/return-to.js'
 import { sessionSatisfies, type Session, type SessionService } from '../../interaction/session.js'
@@ -114,6 +114,8 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
 
   async function fits(req: AuthorizationRequest, session: Session | undefined, now: number): Promise<boolean> {
     if (!session) return false
+    // acr_values idp: asks for a sign-in at that provider (or locally): a session from elsewhere does not do.
+    if (!signedInAt(session, req.acr.idp)) return false
     if (req.idTokenHint !== undefined) {
       const hint = await readIdTokenHint(deps.keys, deps.issuer, req.idTokenHint)
       if (!hint || !hint.audiences.includes(req.client.clientId))

@@ -10,6 +10,7 @@ import type { AuditSink } from '../../observe/audit.js'
 import type { CibaRequest } from '../../domain/types.js'
 import { decisionView, type DecisionView } from '../../interaction/decision.js'
 import type { ReturnTargetInfo } from '../../interaction/return-to.js'
+import { signedInAt } from '../../interaction/identity-providers.js'
 import type { Session } from '../../interaction/session.js'
 import type { CibaRequestStore } from '../../stores/ciba-requests.js'
 import type { ClientStore } from '../../stores/clients.js'
@@ -81,7 +82,8 @@ export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
 
   /** The page for a person with this session, before any decision. */
   async function page(req: CibaRequest, session: Session | undefined): Promise<ApprovalPage> {
-    if (!session) return { kind: 'sign-in' }
+    // A request naming an identity provider (acr_values idp:) is approved after a sign-in there.
+    if (!session || !signedInAt(session, req.idp)) return { kind: 'sign-in' }
     const [client, catalogue] = await Promise.all([deps.clients.findById(req.clientId), deps.resources.loadCatalogue()])
     const name = client?.clientName ?? req.clientId
     if (session.subjectId !== req.subjectId) return { kind: 'wrong-user', username: session.username, clientName: name }

@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PAGE_CSP } from '../../../src/pages/html.js'
 import { FORM, form } from '../../helpers/app.js'
-import { csrfIn } from '../../helpers/http.js'
-import { authorizeUrl, browser, createFederation, linkTo, located, UPSTREAM, type Federation } from './harness.js'
+import { csrfIn, withCookies } from '../../helpers/http.js'
+import { authorizeUrl, browser, createFederation, linkTo, located, UPSTREAM, WEB_CB, type Federation } from './harness.js'
 
 let f: Federation
 beforeAll(async () => {
@@ -109,6 +109,23 @@ describe('acr_values idp:', () => {
     // Every hop a redirect (authorize, sign-in, challenge), the last one to the upstream.
     const res = await browser(f).follow(authorizeUrl({ acr_values: 'idp:corp' }), (u) => u.origin === UPSTREAM)
     expect(res.statusCode).toBe(303)
+    expect(located(res).origin + located(res).pathname).toBe(`${UPSTREAM}/connect/authorize`)
+  })
+
+  it('idp:corp with a session from the password form still goes to the provider', async () => {
+    const b = browser(f)
+    const page = await b.follow('/account/sign-in?return_to=%2Faccount')
+    const signedIn = await f.authz.app.inject({
+      method: 'POST',
+      url: '/account/sign-in?return_to=%2Faccount',
+      headers: { ...FORM, cookie: b.jars.authz },
+      payload: form({ csrf: csrfIn(page.body), username: 'carol', password: 'carol-pw' }),
+    })
+    expect(signedIn.statusCode).toBe(303)
+    b.jars.authz = withCookies(b.jars.authz, signedIn.headers['set-cookie'])
+    // Without idp: the local session is used at once; with idp:corp it does not do.
+    expect(located(await b.get(authorizeUrl())).origin + located(await b.get(authorizeUrl())).pathname).toBe(WEB_CB)
+    const res = await b.follow(authorizeUrl({ acr_values: 'idp:corp' }), (u) => u.origin === UPSTREAM)
     expect(located(res).origin + located(res).pathname).toBe(`${UPSTREAM}/connect/authorize`)
   })
 
