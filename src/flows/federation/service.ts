@@ -41,9 +41,12 @@ const APP_ERROR: Partial<Record<FailureReason, SignInError>> = {
   unavailable: 'temporarily_unavailable',
 }
 
-const APP_DESCRIPTION: Record<SignInError, string> = {
-  access_denied: 'the user did not sign in at the identity provider',
-  temporarily_unavailable: 'the identity provider could not complete the sign-in',
+/** RFC 6749 §5.2 error_description: a fixed sentence per failure. */
+const APP_DESCRIPTION: Partial<Record<FailureReason, string>> = {
+  cancelled: 'the user did not sign in at the identity provider',
+  account_disabled: 'the user may not sign in',
+  upstream_error: 'the identity provider could not complete the sign-in',
+  unavailable: 'the identity provider could not complete the sign-in',
 }
 
 export type Failure = { kind: 'failed'; reason: FailureReason; provider: string | undefined; app: ErrorResponse | undefined }
@@ -91,7 +94,7 @@ export function createFederationService(deps: FederationDeps) {
       requestId: ctx.requestId,
     })
     const error = APP_ERROR[reason]
-    const app = error && target ? await target.fail(error, APP_DESCRIPTION[error]) : undefined
+    const app = error && target ? await target.fail(error, APP_DESCRIPTION[reason] ?? 'the sign-in failed') : undefined
     return { kind: 'failed', reason, provider: p?.displayName, app }
   }
 

@@ -39,6 +39,21 @@ describe('linkByVerifiedEmail', () => {
     expect(rows).toEqual([{ claims: { name: 'Carol Local', email: 'carol@local.example' } }])
   })
 
+  it('refuses a linked user who is disabled: access_denied to the app, no session', async () => {
+    const sessions = async () => (await f.authz.db.query(`SELECT count(*)::int AS n FROM user_sessions WHERE subject_id = 'u-carol'`)).rows
+    const before = await sessions()
+    await f.authz.db.query(`UPDATE users SET enabled = false WHERE subject_id = 'u-carol'`)
+    const { back } = await signInThroughCorp(browser(f), {}, 'carol', 'carol-up-pw')
+    expect(Object.fromEntries(located(back).searchParams)).toEqual({
+      error: 'access_denied',
+      error_description: 'the user may not sign in',
+      state: 'app-state',
+      iss: 'https://authz.test',
+    })
+    expect(await sessions()).toEqual(before)
+    await f.authz.db.query(`UPDATE users SET enabled = true WHERE subject_id = 'u-carol'`)
+  })
+
   it('creates a user when the email is not verified', async () => {
     await f.upstream.db.query(`UPDATE users SET claims = claims || '{"email_verified": false}' WHERE username = 'alice'`)
     await f.authz.db.query(`UPDATE users SET claims = claims || '{"email": "alice@example.com"}' WHERE subject_id = 'u-carol'`)

@@ -102,6 +102,13 @@ describe('without an app to tell', () => {
   })
 })
 
+describe('the server itself', () => {
+  it('is ready whatever state the providers are in', async () => {
+    const res = await f.authz.app.inject({ method: 'GET', url: '/health/ready' })
+    expect(res.statusCode).toBe(200)
+  })
+})
+
 describe('audit and metrics', () => {
   it('records every failure with its scheme and reason, and counts them', async () => {
     expect(audits().map((a) => [a.event, a.idp, a.reason])).toEqual([
