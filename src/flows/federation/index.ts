@@ -4,6 +4,7 @@
 // upstream sub) and a session carrying idp and amr, as a password sign-in makes one.
 import type { Core, Flow } from '../../core.js'
 import { ACCOUNT_PATH } from '../../endpoints.js'
+import { pageRateLimit } from '../../http/rate-limit.js'
 import { createAccounts } from './accounts.js'
 import { createFederationLogout } from './logout.js'
 import { federationRoutes } from './routes.js'
@@ -44,7 +45,13 @@ export function federationFlow(options: { upstream?: Partial<UpstreamOptions> | 
         secret: await core.serverSecret('federation-signout'),
       })
       core.interaction.upstreamSignOut.provide({ url: logout.signOutUrl, origin: logout.signOutOrigin })
-      await core.app.register(federationRoutes, { pages: core.interaction.pages, federation, logout })
+      await core.app.register(federationRoutes, {
+        pages: core.interaction.pages,
+        federation,
+        logout,
+        // Each start stores a request: limited per address like the sign-in form (RATE_LIMIT_SIGN_IN).
+        challengeRateLimit: pageRateLimit(config.rateLimitSignIn),
+      })
       core.cleanup.add({ name: 'federationRequests', remove: stores.federatedIdentities.removeExpiredRequests })
     },
   }

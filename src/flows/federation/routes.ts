@@ -1,6 +1,7 @@
 // The federation endpoints of each scheme: GET challenge (sends the browser upstream, the target
 // of the sign-in page's provider buttons), GET signin (the redirect_uri registered upstream: the
 // authorization response arrives by query, OIDC Core §3.1.2.5). Logic in service.ts, pages in pages.ts.
+import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import {
   FEDERATION_BACKCHANNEL_LOGOUT_PATH,
@@ -20,11 +21,13 @@ export interface FederationRouteDeps {
   pages: PageKit
   federation: FederationService
   logout: FederationLogout
+  /** Per-address limit on starting a sign-in upstream (each stores a request); none when undefined. */
+  challengeRateLimit?: RateLimitOptions | undefined
 }
 
 const see = (reply: FastifyReply, location: string) => reply.code(303).headers({ location, 'cache-control': 'no-store' }).send()
 
-export const federationRoutes: FastifyPluginAsync<FederationRouteDeps> = async (app, { pages, federation, logout }) => {
+export const federationRoutes: FastifyPluginAsync<FederationRouteDeps> = async (app, { pages, federation, logout, challengeRateLimit }) => {
   const schemeOf = (req: FastifyRequest) => (req.params as { scheme: string }).scheme
   const query = (req: FastifyRequest) => (req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '')
   const ctx = (req: FastifyRequest) => ({ browser: pages.presentedBinding(req), address: req.ip, requestId: req.id })
@@ -39,7 +42,8 @@ export const federationRoutes: FastifyPluginAsync<FederationRouteDeps> = async (
     return see(reply, withQuery(f.app.redirectUri, f.app.params))
   }
 
-  app.get(FEDERATION_CHALLENGE_PATH, pages.page, async (req, reply) => {
+  const challengeOptions = { config: { errorMode: 'page' as const, ...(challengeRateLimit ? { rateLimit: challengeRateLimit } : {}) } }
+  app.get(FEDERATION_CHALLENGE_PATH, challengeOptions, async (req, reply) => {
     const q = req.query as Record<string, unknown>
     const loginHint = typeof q.login_hint === 'string' ? q.login_hint.slice(0, 200) : undefined
     const browser = pages.browserBinding(req, reply)
