@@ -55,8 +55,9 @@ export function createUpstreams(deps: { clock: Clock; keyEncryptionSecret: strin
     const insecure = authority.protocol === 'http:' && isLocalHost(authority.hostname)
     // openid-client reads the time from Date.now(); the skew makes it read the injected clock.
     const skew = Math.round((clock.now() - Date.now()) / 1000)
+    let config: oidc.Configuration
     try {
-      return await oidc.discovery(
+      config = await oidc.discovery(
         authority,
         p.clientId,
         { ...(secret !== undefined ? { client_secret: secret } : {}), [oidc.clockSkew]: skew },
@@ -70,6 +71,11 @@ export function createUpstreams(deps: { clock: Clock; keyEncryptionSecret: strin
     } catch (err) {
       throw new UpstreamUnavailable(p.scheme, 'its discovery document could not be read', { cause: err })
     }
+    // OIDC Core §3.1.3.7 lets a client trust TLS instead of the ID token's signature when it comes
+    // from the token endpoint, and openid-client does unless told otherwise: nothing the upstream
+    // did not sign is trusted here, so the signature is checked against its JWKS as well.
+    oidc.enableNonRepudiationChecks(config)
+    return config
   }
 
   return {

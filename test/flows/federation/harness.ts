@@ -94,7 +94,11 @@ export function authzSeed(provider: Record<string, unknown> = {}) {
 }
 
 /** fetch for authz: upstream.test answers through app.inject; any other host is unreachable. */
-export function injectFetch(upstream: () => FastifyInstance, hang = new Set<string>()): CustomFetch {
+export function injectFetch(
+  upstream: () => FastifyInstance,
+  hang = new Set<string>(),
+  tamper: { idToken?: ((token: string) => string) | undefined } = {},
+): CustomFetch {
   return async (url, options) => {
     const u = new URL(url)
     if (hang.has(u.host)) {
@@ -110,6 +114,12 @@ export function injectFetch(upstream: () => FastifyInstance, hang = new Set<stri
     })
     const headers = new Headers()
     for (const [k, v] of Object.entries(res.headers)) for (const x of [v].flat()) if (x !== undefined) headers.append(k, String(x))
+    if (tamper.idToken && u.pathname === '/connect/token' && res.statusCode === 200) {
+      // A man in the middle, or a broken upstream: the ID token is not what the upstream signed.
+      const body = res.json<Record<string, string>>()
+      headers.delete('content-length')
+      return new Response(JSON.stringify({ ...body, id_token: tamper.idToken(body.id_token!) }), { status: 200, headers })
+    }
     return new Response(res.statusCode === 204 ? null : new Uint8Array(res.rawPayload), { status: res.statusCode, headers })
   }
 }
@@ -119,6 +129,8 @@ export interface Federation {
   upstream: TestApp
   /** Hosts whose requests never answer (the timeout test). */
   hang: Set<string>
+  /** Changes the ID token of the upstream's token responses while set. */
+  tamper: { idToken?: ((token: string) => string) | undefined }
   close(): Promise<void>
 }
 
@@ -138,13 +150,15 @@ export async function createFederation(provider: Record<string, unknown> = {}, e
   const upstream = await createTestApp({ env: { ISSUER: UPSTREAM }, backchannelLogout: { fetch: deliver, pollMs: 3_600_000 } })
   await applySeed(upstream.db, upstreamSeed())
   const hang = new Set<string>()
-  const authz = await createTestApp({ env, upstream: { fetch: injectFetch(() => upstream.app, hang), timeoutSeconds: 0.5 } })
+  const tamper: Federation['tamper'] = {}
+  const authz = await createTestApp({ env, upstream: { fetch: injectFetch(() => upstream.app, hang, tamper), timeoutSeconds: 0.5 } })
   to.app = authz.app
   await applySeed(authz.db, authzSeed(provider), 'invalid seed', { keyEncryptionSecret: env.KEY_ENCRYPTION_SECRET })
   return {
     authz,
     upstream,
     hang,
+    tamper,
     async close() {
       await authz.close()
       await upstream.close()

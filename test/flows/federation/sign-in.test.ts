@@ -163,6 +163,32 @@ describe('the callback', () => {
     expect([res.headers['set-cookie']].flat().some((c) => String(c).startsWith('__Host-authz-session='))).toBe(true)
   })
 
+  it.each([
+    ['a changed signature', (t: string) => `${t.slice(0, -4)}${t.endsWith('AAAA') ? 'BBBB' : 'AAAA'}`],
+    [
+      'a payload changed after signing (another sub)',
+      (t: string) => {
+        const [h, p, sig] = t.split('.')
+        const claims = JSON.parse(Buffer.from(p!, 'base64url').toString()) as Record<string, unknown>
+        return `${h}.${Buffer.from(JSON.stringify({ ...claims, sub: 'up-mallory' })).toString('base64url')}.${sig}`
+      },
+    ],
+  ])('refuses an ID token with %s: a page, no session', async (_name, change) => {
+    const b = browser(f)
+    const callback = located(await upstreamAnswer(b))
+    const before = await sessions()
+    f.tamper.idToken = change
+    try {
+      const res = await b.get(callback.href)
+      expect(res.statusCode).toBe(400)
+      expect(res.body).toContain('The answer from Corporate sign-in could not be verified, so it was not accepted.')
+      expect(res.headers['set-cookie']).toBeUndefined()
+      expect(await sessions()).toBe(before)
+    } finally {
+      f.tamper.idToken = undefined
+    }
+  })
+
   it('refuses an iss that is not the provider (RFC 9207 mix-up)', async () => {
     const b = browser(f)
     const callback = located(await upstreamAnswer(b))
