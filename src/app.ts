@@ -14,6 +14,7 @@ import { cibaFlow } from './flows/ciba/index.js'
 import type { CibaNotifier } from './flows/ciba/notifier.js'
 import { deviceFlow } from './flows/device/index.js'
 import { discoveryFlow } from './flows/discovery/index.js'
+import { federationFlow, type UpstreamOptions } from './flows/federation/index.js'
 import { introspectionFlow } from './flows/introspection/index.js'
 import type { BackchannelLogoutOptions } from './flows/logout/backchannel-logout.js'
 import { logoutFlow } from './flows/logout/index.js'
@@ -43,6 +44,8 @@ export interface AppDeps {
   grants?: GrantFactory[]
   /** Back-channel logout delivery settings other than the defaults (tests: short timeouts, a fetch). */
   backchannelLogout?: Partial<BackchannelLogoutOptions>
+  /** Calls to upstream identity providers: settings other than the defaults (tests: a short timeout, a fetch). */
+  upstream?: Partial<UpstreamOptions>
 }
 
 /**
@@ -53,6 +56,7 @@ function flows(deps: AppDeps): Flow[] {
   return [
     discoveryFlow,
     signInFlow,
+    federationFlow({ upstream: deps.upstream }),
     tokenFlow,
     cibaFlow({ notifier: deps.cibaNotifier }),
     deviceFlow,

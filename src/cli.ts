@@ -10,6 +10,7 @@ import { consentsCommand } from './cli/consents.js'
 import { createContext, UsageError, type CliCommand, type Resources } from './cli/context.js'
 import { keysCommand } from './cli/keys.js'
 import { migrateCommand } from './cli/migrate.js'
+import { providersCommand } from './cli/providers.js'
 import { seedCommand } from './cli/seed.js'
 import { usersCommand } from './cli/users.js'
 import { SeedError } from './seed/errors.js'
@@ -22,6 +23,7 @@ export const COMMANDS: readonly CliCommand[] = [
   keysCommand,
   cibaCommand,
   consentsCommand,
+  providersCommand,
 ]
 
 export function rootUsage(commands: readonly CliCommand[] = COMMANDS): string {

@@ -363,7 +363,7 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   },
   RATE_LIMIT_SIGN_IN: {
     group: 'Lockout and throttling',
-    doc: 'Sign-in POSTs per minute per source address, per replica (in memory); the same limit applies to the device page (`/device`, GET and POST). `0`: off.',
+    doc: 'Sign-in POSTs per minute per source address, per replica (in memory); the same limit applies to the device page (`/device`, GET and POST) and to starting a sign-in at an identity provider (`/federation/{scheme}/challenge`). `0`: off.',
   },
   RATE_LIMIT_API: {
     group: 'Lockout and throttling',

@@ -16,6 +16,7 @@ import type { GrantDeps, GrantRegistry } from './grants/registry.js'
 import type { ScopeResolver } from './grants/scopes.js'
 import type { PageKit } from './http/page-kit.js'
 import type { ConsentService } from './interaction/consent.js'
+import type { IdentityProviderDirectory, UpstreamSignOut } from './interaction/identity-providers.js'
 import type { PasswordCheck } from './interaction/password-check.js'
 import type { ReturnTargets } from './interaction/return-to.js'
 import type { SessionService } from './interaction/session.js'
@@ -30,7 +31,9 @@ import type { ClientStore } from './stores/clients.js'
 import type { ConsentStore } from './stores/consents.js'
 import type { DeviceAuthorizationStore } from './stores/device-authorizations.js'
 import type { FailureCounterStore } from './stores/failure-counters.js'
+import type { FederatedIdentityStore } from './stores/federated-identities.js'
 import type { GrantStore } from './stores/grants.js'
+import type { IdentityProviderStore } from './stores/identity-providers.js'
 import type { ResourceStore } from './stores/resources.js'
 import type { RevocationStore } from './stores/revocations.js'
 import type { UsedJtiStore } from './stores/used-jtis.js'
@@ -60,6 +63,8 @@ export interface Stores {
   consents: ConsentStore
   devices: DeviceAuthorizationStore
   backchannelLogouts: BackchannelLogoutStore
+  identityProviders: IdentityProviderStore
+  federatedIdentities: FederatedIdentityStore
 }
 
 /** Members of the discovery document (OpenID Connect Discovery 1.0 §3, RFC 8414 §2). */
@@ -82,6 +87,10 @@ export interface Interaction {
   /** Register the flow's page here so the sign-in page may return to it and name its client. */
   returnTargets: ReturnTargets
   sessions: SessionService
+  /** The upstream identity providers a sign-in may use (src/interaction/identity-providers.ts). */
+  providers: IdentityProviderDirectory
+  /** Signing out upstream when a session that began there ends (provided by the federation flow). */
+  upstreamSignOut: UpstreamSignOut & { provide(impl: UpstreamSignOut): void }
 }
 
 export interface Core {

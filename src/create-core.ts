@@ -20,6 +20,7 @@ import { createPageKit } from './http/page-kit.js'
 import { observeRequests } from './http/request-metrics.js'
 import { createConsentService } from './interaction/consent.js'
 import { createCsrfTokens } from './interaction/csrf.js'
+import { createIdentityProviderDirectory, createUpstreamSignOut } from './interaction/identity-providers.js'
 import { createPasswordCheck, lockoutPolicy } from './interaction/password-check.js'
 import { createReturnTargets } from './interaction/return-to.js'
 import { createSessionService } from './interaction/session.js'
@@ -37,7 +38,9 @@ import { createPgConsentStore } from './stores/consents.postgres.js'
 import { createPgDeviceAuthorizationStore } from './stores/device-authorizations.postgres.js'
 import { createPgExpiredRowCounter } from './stores/expired-rows.postgres.js'
 import { createPgFailureCounterStore } from './stores/failure-counters.postgres.js'
+import { createPgFederatedIdentityStore } from './stores/federated-identities.postgres.js'
 import { createPgGrantStore } from './stores/grants.postgres.js'
+import { createPgIdentityProviderStore } from './stores/identity-providers.postgres.js'
 import { createPgResourceStore } from './stores/resources.postgres.js'
 import { createPgRevocationStore } from './stores/revocations.postgres.js'
 import { createPgServerSecretStore } from './stores/server-secrets.postgres.js'
@@ -219,6 +222,8 @@ function createStores(db: Db, config: Config, clock: Clock): Stores {
     consents: createPgConsentStore(db),
     devices: createPgDeviceAuthorizationStore(db),
     backchannelLogouts: createPgBackchannelLogoutStore(db),
+    identityProviders: createPgIdentityProviderStore(db),
+    federatedIdentities: createPgFederatedIdentityStore(db),
   }
 }
 
@@ -247,7 +252,13 @@ async function createInteraction(
   })
   const returnTargets = createReturnTargets()
   returnTargets.allow({ path: ACCOUNT_PATH, describe: async () => ({}) })
-  return { pages, returnTargets, sessions }
+  return {
+    pages,
+    returnTargets,
+    sessions,
+    providers: createIdentityProviderDirectory(stores.identityProviders),
+    upstreamSignOut: createUpstreamSignOut(),
+  }
 }
 
 /**

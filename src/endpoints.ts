@@ -25,6 +25,17 @@ export const ACCOUNT_PATH = '/account'
 export const SIGN_IN_PATH = '/account/sign-in'
 export const SIGN_OUT_PATH = '/account/sign-out'
 
+// Federation: sign-in through an upstream OpenID Connect provider, one set of paths per scheme.
+export const FEDERATION_CHALLENGE_PATH = '/federation/:scheme/challenge' // sends the browser upstream
+export const FEDERATION_SIGNIN_PATH = '/federation/:scheme/signin' // OIDC Core §3.1.2.5: the redirect_uri registered upstream
+export const FEDERATION_SIGNOUT_CALLBACK_PATH = '/federation/:scheme/signout-callback' // RP-Initiated Logout 1.0 §3
+export const FEDERATION_BACKCHANNEL_LOGOUT_PATH = '/federation/:scheme/backchannel-logout' // Back-Channel Logout 1.0 §2.2
+
+/** One of the FEDERATION_* paths for `scheme`. */
+export function federationPath(path: string, scheme: string): string {
+  return path.replace(':scheme', encodeURIComponent(scheme))
+}
+
 // Probes for the orchestrator.
 export const LIVENESS_PATH = '/health/live'
 export const READINESS_PATH = '/health/ready'

@@ -7,7 +7,7 @@ import { acquireDataDirLock } from './db/data-dir-lock.js'
 import { openDatabase } from './db/open.js'
 import { closeAfterDrain, startDrain } from './http/edge.js'
 import { createLogger } from './http/logger.js'
-import { readSeedFile, seedWarnings, validateSeed, writeSeed } from './seed/apply.js'
+import { checkSeed, readSeedFile, seedWarningsFor, validateSeed, writeSeed } from './seed/apply.js'
 import { DEMO_SEED_FILE } from './seed/paths.js'
 
 /** Applied only to a database that had no schema before this start. */
@@ -37,9 +37,9 @@ async function main() {
   // SEED_FILE applies at every start. The demo seed only to the database this start created, so
   // what an operator changes afterwards (a secret added with the CLI) survives the next start.
   if (seed && (config.seedFile || applied.includes(FIRST_MIGRATION))) {
-    const summary = await writeSeed(db, seed, seedHeading)
+    const summary = await writeSeed(db, seed, seedHeading, checkSeed(seed), { keyEncryptionSecret: config.keyEncryptionSecret })
     logger.info({ seedFile, ...summary }, 'seed applied')
-    for (const warning of seedWarnings(seed)) logger.warn({ seedFile }, warning)
+    for (const warning of await seedWarningsFor(db, seed)) logger.warn({ seedFile }, warning)
   }
   if (!config.keyEncryptionSecret) {
     logger.warn(

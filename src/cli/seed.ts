@@ -1,13 +1,14 @@
 // authz seed FILE | authz seed --schema (docs/seed-file.md).
-import { checkSeed, readSeedFile, SeedError, seedWarnings, writeSeed } from '../seed/apply.js'
+import { checkSeed, readSeedFile, SeedError, seedWarningsFor, writeSeed } from '../seed/apply.js'
 import { seedJsonSchema } from '../seed/schema.js'
 import { parse, UsageError, type CliCommand } from './context.js'
 
 const usage = `Usage: authz seed FILE
        authz seed --schema
 
-Applies a seed file (JSON: apiScopes, apiResources, identityResources, clients, users) in one
-transaction, as an idempotent upsert keyed by clientId / name / username. An invalid file changes
+Applies a seed file (JSON: apiScopes, apiResources, identityResources, clients, users,
+identityProviders) in one
+transaction, as an idempotent upsert keyed by clientId / name / username / scheme. An invalid file changes
 nothing; every problem is printed at once, each with its JSON path.
 
 Options:
@@ -35,11 +36,13 @@ export const seedCommand: CliCommand = {
     const db = await ctx.db().catch((err: unknown) => {
       throw checked.problems.length > 0 ? new SeedError(checked.problems, heading) : err
     })
-    const s = await writeSeed(db, input, heading, checked)
+    // Only an identity provider's client secret is encrypted at rest; the rest needs no configuration.
+    const secrets = checked.seed?.identityProviders.some((p) => p.clientSecret !== undefined) ?? false
+    const s = await writeSeed(db, input, heading, checked, { keyEncryptionSecret: secrets ? ctx.config().keyEncryptionSecret : undefined })
     ctx.out(
       `seed applied from ${file}: ${s.apiScopes} api scopes, ${s.apiResources} api resources, ` +
-        `${s.identityResources} identity resources, ${s.clients} clients, ${s.users} users`,
+        `${s.identityResources} identity resources, ${s.clients} clients, ${s.users} users, ${s.identityProviders} identity providers`,
     )
-    for (const warning of checked.seed ? seedWarnings(checked.seed) : []) ctx.err(`warning: ${warning}`)
+    for (const warning of checked.seed ? await seedWarningsFor(db, checked.seed) : []) ctx.err(`warning: ${warning}`)
   },
 }

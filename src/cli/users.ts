@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { pgErrorCode, PG_UNIQUE_VIOLATION } from '../db/db.js'
 import { createPgFailureCounterStore } from '../stores/failure-counters.postgres.js'
+import { createPgFederatedIdentityStore } from '../stores/federated-identities.postgres.js'
 import { createPgUserSessionStore } from '../stores/user-sessions.postgres.js'
 import { createPgUserStore } from '../stores/users.postgres.js'
 import { hashPassword } from '../interaction/passwords.js'
@@ -19,13 +20,16 @@ const usage = `Usage: authz users list [--json]
        authz users remove USERNAME
        authz users unlock USERNAME
        authz users sign-out USERNAME
+       authz users links USERNAME
 
 list lists every user: username, subject, enabled, and until when a lockout holds.
 disable refuses the user's sign-ins, password grants and CIBA requests and ends their sessions;
-enable allows them again. remove deletes the user with their sessions, consents, tokens and
-CIBA and device requests. sign-out ends the user's sessions on every device. Ending sessions
-tells the apps used in them, those with a backChannelLogoutUri, by back-channel logout (the
-server sends it: at once with DATABASE_URL, at its next start with the embedded database).
+enable allows them again. remove deletes the user with their sessions, consents, tokens,
+CIBA and device requests and links to identity providers. links lists the upstream identities
+(identity provider scheme and sub) a user signs in with. sign-out ends the user's sessions on
+every device. Ending sessions tells the apps used in them, those with a backChannelLogoutUri,
+by back-channel logout (the server sends it: at once with DATABASE_URL, at its next start with
+the embedded database).
 
 Creates the user (or sets the password and the given claims of an existing one). The password is
 read from stdin when stdin is not a terminal, otherwise prompted for without echo; it is never
@@ -131,6 +135,19 @@ async function setEnabled(enabled: boolean, args: string[], ctx: CliContext) {
   ctx.out(`${enabled ? 'enabled' : 'disabled'} user "${username}"`)
 }
 
+/** The upstream identities a user is linked to (federation: scheme and upstream sub). */
+async function links(args: string[], ctx: CliContext) {
+  const username = oneUsername(args)
+  const db = await ctx.db()
+  const user = await createPgUserStore(db).findByUsername(username)
+  if (!user) throw new CliError(`no user "${username}"`)
+  const all = await createPgFederatedIdentityStore(db).listForSubject(user.subjectId)
+  if (all.length === 0) return ctx.out(`user "${username}" is linked to no identity provider`)
+  const iso = (ms: number) => new Date(ms).toISOString()
+  const rows = all.map((l) => [l.scheme, l.upstreamSub, iso(l.createdAt), iso(l.lastSignInAt)])
+  table(['SCHEME', 'UPSTREAM SUB', 'LINKED', 'LAST SIGN-IN'], rows).forEach((l) => ctx.out(l))
+}
+
 async function signOut(args: string[], ctx: CliContext) {
   const username = oneUsername(args)
   const user = await createPgUserStore(await ctx.db()).findByUsername(username)
@@ -161,5 +178,6 @@ export const usersCommand = commandGroup({
     remove,
     unlock,
     'sign-out': signOut,
+    links,
   },
 })

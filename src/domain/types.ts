@@ -36,8 +36,10 @@ export interface Client {
   cibaLifetime: number | undefined
   /** Seconds; undefined means CIBA_POLLING_INTERVAL. */
   pollingInterval: number | undefined
-  /** The only identity providers it may name with acr_values `idp:` (none when empty). */
+  /** The identity providers (schemes) it may use: sign-in buttons and acr_values `idp:` (all when empty, Duende's rule). */
   identityProviderRestrictions: string[]
+  /** Duende's EnableLocalLogin: false hides the password form from its sign-ins. */
+  enableLocalLogin: boolean
   /** The only tenants it may name with acr_values `tenant:` (none when empty). */
   allowedTenants: string[]
   /** Origins whose pages may read the token, userinfo and revocation answers (CORS). */
@@ -55,6 +57,26 @@ export interface Client {
   alwaysIncludeUserClaimsInIdToken: boolean
   /** The client's public keys (RFC 7591 `jwks`), for request objects and login_hint_tokens. */
   jwks: { keys: Record<string, unknown>[] } | undefined
+}
+
+/** An upstream OpenID Connect provider a person may sign in through (table identity_providers). */
+export interface IdentityProvider {
+  /** Its key: in URLs (/federation/{scheme}/…), in acr_values `idp:{scheme}`, in the `idp` claim. */
+  scheme: string
+  displayName: string
+  type: 'oidc'
+  /** The upstream issuer; its discovery document is {authority}/.well-known/openid-configuration. */
+  authority: string
+  clientId: string
+  /** Plain, or ciphertext when `encrypted` (KEY_ENCRYPTION_SECRET); undefined: a PKCE-only public client. */
+  clientSecret: { value: string; encrypted: boolean } | undefined
+  /** Space-delimited. */
+  scope: string
+  enabled: boolean
+  /** Home-realm discovery: an email address of one of these domains signs in here. */
+  emailDomains: string[]
+  /** Link an upstream identity to the local user with the same email, when the upstream says email_verified. */
+  linkByVerifiedEmail: boolean
 }
 
 export interface ApiScope {

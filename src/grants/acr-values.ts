@@ -31,12 +31,16 @@ const invalid = (description: string) => new OAuthError('invalid_request', descr
 
 /**
  * Splits acr_values: a `tenant:` value becomes the tenant, an `idp:` value the identity provider,
- * the rest stay ACR values. A tenant must be one of the client's allowedTenants and an idp one of
- * its identityProviderRestrictions (none when the list is empty); anything else is invalid_request.
+ * the rest stay ACR values. A tenant must be one of the client's allowedTenants; anything else is
+ * invalid_request. Where a person signs in, `idpNames` lists what `idp:` may name
+ * (src/interaction/identity-providers.ts idpNames: an enabled provider the client may use, or
+ * `local`): idp is an instruction to forward the sign-in, never a label. Without a sign-in
+ * (client_credentials), an idp must be one of the client's identityProviderRestrictions.
  */
 export function parseAcrValues(
   value: string | undefined,
   client: Pick<Client, 'identityProviderRestrictions' | 'allowedTenants'>,
+  idpNames?: ReadonlySet<string>,
 ): ParsedAcrValues {
   const out: ParsedAcrValues = { acrValues: [], tenant: undefined, idp: undefined }
   if (value === undefined) return out
@@ -52,7 +56,8 @@ export function parseAcrValues(
       out.tenant = name
     } else if (kind === 'idp') {
       if (out.idp !== undefined) throw invalid('acr_values holds more than one idp')
-      if (!client.identityProviderRestrictions.includes(name)) throw invalid('acr_values holds an idp this client may not assert')
+      const allowed = idpNames ? idpNames.has(name) : client.identityProviderRestrictions.includes(name)
+      if (!allowed) throw invalid('acr_values holds an idp this client may not assert')
       out.idp = name
     } else if (!out.acrValues.includes(name)) {
       out.acrValues.push(name)

@@ -50,6 +50,13 @@ export interface PageKit {
   sessionHandle(req: FastifyRequest): string | undefined
   /** Ends the session, clears its cookie and replaces the CSRF binding; returns the session as it was. */
   endSession(req: FastifyRequest, reply: FastifyReply): Promise<Session | undefined>
+  /**
+   * A random value this browser holds in its own cookie (set when missing): binds a sign-in sent
+   * to another site to the browser that started it (src/flows/federation). Not replaced at sign-in.
+   */
+  browserBinding(req: FastifyRequest, reply: FastifyReply): string
+  /** The browser's binding as its cookie presents it, if it is one we could have set. */
+  presentedBinding(req: FastifyRequest): string | undefined
 }
 
 /** Registers @fastify/cookie (parsing on demand only: the API endpoints never pay for it). */
@@ -65,7 +72,9 @@ export function createPageKit(app: FastifyInstance, deps: PageKitDeps): PageKit 
 
   const secure = (req: FastifyRequest) => issuerHttps || req.protocol === 'https'
   const names = (req: FastifyRequest) =>
-    secure(req) ? { session: '__Host-authz-session', csrf: '__Host-authz-csrf' } : { session: 'authz-session', csrf: 'authz-csrf' }
+    secure(req)
+      ? { session: '__Host-authz-session', csrf: '__Host-authz-csrf', browser: '__Host-authz-browser' }
+      : { session: 'authz-session', csrf: 'authz-csrf', browser: 'authz-browser' }
   const cookieOpts = (req: FastifyRequest) => ({ path: '/', httpOnly: true, sameSite: 'lax' as const, secure: secure(req) })
   const cookies = (req: FastifyRequest): Record<string, string | undefined> =>
     (req.cookies ??= req.headers.cookie ? app.parseCookie(req.headers.cookie) : {})
@@ -95,6 +104,8 @@ export function createPageKit(app: FastifyInstance, deps: PageKitDeps): PageKit 
     const url = parseLocalPath(req.url)
     return url ? `${url.pathname}${url.search}` : '/'
   }
+
+  const browsers = new WeakMap<FastifyRequest, string>() // a browser binding set during this request
 
   const kit: PageKit = {
     site: issuerUrl.host,
@@ -144,6 +155,18 @@ export function createPageKit(app: FastifyInstance, deps: PageKitDeps): PageKit 
       newBinding(req, reply)
       sessionCache.set(req, Promise.resolve(undefined))
       return ended
+    },
+    browserBinding(req, reply) {
+      const current = kit.presentedBinding(req) ?? browsers.get(req)
+      if (current) return current
+      const value = deps.csrf.newBinding()
+      browsers.set(req, value)
+      reply.setCookie(names(req).browser, value, cookieOpts(req))
+      return value
+    },
+    presentedBinding(req) {
+      const value = cookies(req)[names(req).browser]
+      return deps.csrf.isBinding(value) ? value : undefined
     },
   }
   return kit

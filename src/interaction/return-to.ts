@@ -5,6 +5,7 @@
 // person lands on the account page. The flow's answer is also how the sign-in page knows which
 // application is asking before a password is typed: it comes from the flow's own state (the
 // CIBA request, the authorization request), never from a parameter anyone could set.
+import type { ProviderPolicy } from './identity-providers.js'
 
 /** What a flow tells the sign-in page about a target it recognises. */
 export interface ReturnTargetInfo {
@@ -18,18 +19,37 @@ export interface ReturnTargetInfo {
    * form submission, so the sign-in page must allow them.
    */
   formActionOrigins?: string[] | undefined
+  /**
+   * Which identity providers the sign-in may offer (the client's identityProviderRestrictions and
+   * enableLocalLogin), and the provider the request named (acr_values `idp:`), if any.
+   */
+  providers?: (ProviderPolicy & { idp: string | undefined }) | undefined
 }
+
+/** An error for the application, where the flow has a safe way to tell it (a validated redirect URI). */
+export interface ErrorResponse {
+  redirectUri: string
+  params: Record<string, string>
+  formPost: boolean
+}
+
+/** The errors a sign-in elsewhere can end in: the person cancelled, or the upstream failed (RFC 6749 §4.1.2.1). */
+export type SignInError = 'access_denied' | 'temporarily_unavailable'
 
 export interface ReturnTargetFlow {
   /** The exact path of the flow's page, e.g. '/ciba/approve'. */
   path: string
   /** The target's details, or undefined when the flow does not recognise it (then it is ignored). */
   describe(target: URL): Promise<ReturnTargetInfo | undefined>
+  /** How to tell the application that the sign-in failed; undefined (or none): the person gets a page. */
+  fail?(target: URL, error: SignInError, description: string): Promise<ErrorResponse | undefined>
 }
 
 export interface ReturnTarget extends ReturnTargetInfo {
   /** The normalised local path and query to redirect to. */
   location: string
+  /** The flow's fail(), for this target. */
+  fail(error: SignInError, description: string): Promise<ErrorResponse | undefined>
 }
 
 export interface ReturnTargets {
@@ -72,7 +92,8 @@ export function createReturnTargets(): ReturnTargets {
       const flow = url && flows.get(url.pathname)
       if (!url || !flow) return undefined
       const info = await flow.describe(url)
-      return info && { ...info, location: `${url.pathname}${url.search}` }
+      const fail = (error: SignInError, description: string) => flow.fail?.(url, error, description) ?? Promise.resolve(undefined)
+      return info && { ...info, location: `${url.pathname}${url.search}`, fail }
     },
   }
 }

@@ -14,7 +14,7 @@
 // is never the one that is signed in).
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../domain/clock.js'
-import type { StoredSession, UserSessionStore } from '../stores/user-sessions.js'
+import type { StoredSession, UpstreamSignIn, UserSessionStore } from '../stores/user-sessions.js'
 import { newHandle } from '../tokens/handles.js'
 
 export type Session = StoredSession
@@ -36,7 +36,7 @@ export interface SessionService {
    */
   start(
     previousHandle: string | undefined,
-    who: { subjectId: string; username: string; amr: string[] },
+    who: { subjectId: string; username: string; amr: string[]; idp?: string | undefined; upstream?: UpstreamSignIn | undefined },
   ): Promise<{ handle: string; session: Session }>
   /** Ends the session; returns it as it was (its clientIds say whom logout concerns). */
   end(handle: string | undefined): Promise<Session | undefined>
@@ -85,6 +85,8 @@ export function createSessionService(deps: SessionDeps): SessionService {
         authTime: now,
         amr: who.amr,
         clientIds: [],
+        ...(who.idp !== undefined ? { idp: who.idp } : {}),
+        ...(who.upstream !== undefined ? { upstream: who.upstream } : {}),
         expiresAt: Math.min(endsAt, now + deps.idleSeconds * 1000),
         endsAt,
       }

@@ -4,6 +4,7 @@
 // failure (unknown user, wrong password, disabled, locked: PasswordCheck tells them apart for the
 // log only), so it cannot be used to learn who has an account. Passwords go through PasswordCheck
 // (lockout, throttling, failure logs). A success starts a new session (src/interaction/session.ts).
+import { challengeUrl, LOCAL_IDP, providerForEmail, type IdentityProviderDirectory } from './identity-providers.js'
 import type { PasswordCheck } from './password-check.js'
 import type { ReturnTarget, ReturnTargets } from './return-to.js'
 import type { Session, SessionService } from './session.js'
@@ -22,14 +23,27 @@ export interface SignInView {
   failed: boolean
   /** Extra CSP form-action origins the page needs (see ReturnTargetInfo.formActionOrigins). */
   formActionOrigins: string[]
+  /** A button per identity provider the client may use: its name and the link that starts its sign-in. */
+  providers: { scheme: string; displayName: string; href: string }[]
+  /** The password form is offered (the client's enableLocalLogin, and no `idp:` naming a provider). */
+  localLogin: boolean
+  /** An offered provider has emailDomains: the password may be left empty to be forwarded by email domain. */
+  discovery: boolean
+  /** Where to go at once instead of showing the page: local login off and exactly one provider. */
+  forward: string | undefined
 }
 
-export type SignInResult = { ok: true; handle: string; session: Session; location: string } | { ok: false; view: SignInView }
+export type SignInResult =
+  | { ok: true; handle: string; session: Session; location: string }
+  | { ok: false; view: SignInView }
+  /** Home-realm discovery: the typed email's domain belongs to this provider. */
+  | { ok: false; provider: { displayName: string; href: string } }
 
 export interface SignInDeps {
   passwordCheck: PasswordCheck
   sessions: SessionService
   targets: ReturnTargets
+  providers: IdentityProviderDirectory
   /** Where a person goes after signing in without a (valid) return target. */
   accountPath: string
 }
@@ -60,7 +74,22 @@ export interface SignInService {
 }
 
 export function createSignInService(deps: SignInDeps): SignInService {
-  function view(target: ReturnTarget | undefined, session: Session | undefined, username: string | undefined, failed: boolean): SignInView {
+  /** The providers the target's client may use (only the one `idp:` named, none for `idp:local`), and whether the password form shows. */
+  async function choices(target: ReturnTarget | undefined) {
+    const policy = target?.providers
+    const idp = policy?.idp
+    const usable = idp === LOCAL_IDP ? [] : (await deps.providers.usable(policy)).filter((p) => idp === undefined || p.scheme === idp)
+    return { usable, localLogin: (policy?.enableLocalLogin ?? true) && (idp === undefined || idp === LOCAL_IDP) }
+  }
+
+  async function view(
+    target: ReturnTarget | undefined,
+    session: Session | undefined,
+    username: string | undefined,
+    failed: boolean,
+  ): Promise<SignInView> {
+    const { usable, localLogin } = await choices(target)
+    const providers = usable.map((p) => ({ scheme: p.scheme, displayName: p.displayName, href: challengeUrl(p.scheme, target?.location) }))
     return {
       returnTo: target?.location,
       client: target?.client,
@@ -68,6 +97,10 @@ export function createSignInService(deps: SignInDeps): SignInService {
       signedInAs: session?.username,
       failed,
       formActionOrigins: target?.formActionOrigins ?? [],
+      providers,
+      localLogin,
+      discovery: localLogin && usable.some((p) => p.emailDomains.length > 0),
+      forward: !localLogin && providers.length === 1 ? providers[0]!.href : undefined,
     }
   }
 
@@ -88,12 +121,21 @@ export function createSignInService(deps: SignInDeps): SignInService {
     ): Promise<SignInResult> {
       const target = await deps.targets.resolve(rawReturnTo)
       const username = form.username ?? ''
+      const { usable, localLogin } = await choices(target)
+      // Home-realm discovery (username first): an address of a provider's domain and no password.
+      const home = (form.password ?? '') === '' ? providerForEmail(usable, username.trim()) : undefined
+      if (home)
+        return {
+          ok: false,
+          provider: { displayName: home.displayName, href: challengeUrl(home.scheme, target?.location, username.trim()) },
+        }
+      if (!localLogin) return { ok: false, view: await view(target, ctx.session, username, true) }
       const checked = await deps.passwordCheck.check(username, form.password ?? '', {
         address: ctx.address,
         ...(ctx.requestId !== undefined ? { requestId: ctx.requestId } : {}),
         ...(target?.client ? { clientId: target.client.clientId } : {}),
       })
-      if (!checked.ok) return { ok: false, view: view(target, ctx.session, username, true) }
+      if (!checked.ok) return { ok: false, view: await view(target, ctx.session, username, true) }
       const { user } = checked
       const { handle, session } = await deps.sessions.start(ctx.previousHandle, {
         subjectId: user.subjectId,

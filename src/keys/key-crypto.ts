@@ -25,6 +25,9 @@ export function encryptPrivateKey(plaintext: string, key: Buffer, kid: string): 
   return encryptAtRest(plaintext, key, kid)
 }
 
+/** The additional data of an upstream identity provider's client secret (identity_providers.client_secret). */
+export const identityProviderSecretAad = (scheme: string) => `identity-provider:${scheme}`
+
 /** Encrypts `plaintext` bound to `aad` (the name of the row it is stored in). */
 export function encryptAtRest(plaintext: string, key: Buffer, aad: string): string {
   const iv = randomBytes(12)

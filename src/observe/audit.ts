@@ -31,6 +31,10 @@ export const AUDIT_EVENTS = {
   'key.rotated': 'success',
   'logout.delivered': 'success',
   'logout.failed': 'failure',
+  'federation.signed_in': 'success',
+  'federation.linked': 'success',
+  'federation.failed': 'failure',
+  'federation.logout': 'success',
 } as const satisfies Record<string, 'success' | 'failure'>
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS
@@ -73,6 +77,10 @@ export interface AuditDetails {
   sessionEnd?: string
   /** logout.*: the client's last HTTP answer, when there was one. */
   httpStatus?: number | undefined
+  /** federation.*: the identity provider's scheme. */
+  idp?: string | undefined
+  /** federation.logout: the sessions the upstream's back-channel logout ended. */
+  sessions?: number
 }
 
 export interface AuditEvent extends AuditDetails {
@@ -121,6 +129,8 @@ const FIELDS: Record<string, string> = {
   attempts: 'attempts',
   sessionEnd: 'session_end',
   httpStatus: 'http_status',
+  idp: 'idp',
+  sessions: 'sessions',
 }
 
 const MESSAGES: Record<AuditEventName, string> = {
@@ -141,6 +151,10 @@ const MESSAGES: Record<AuditEventName, string> = {
   'key.rotated': 'signing key created',
   'logout.delivered': 'back-channel logout delivered',
   'logout.failed': 'back-channel logout failed; giving up',
+  'federation.signed_in': 'signed in through an identity provider',
+  'federation.linked': 'upstream identity linked to a local user (reason: created or linked by verified email)',
+  'federation.failed': 'sign-in through an identity provider failed',
+  'federation.logout': 'back-channel logout from an identity provider ended sessions',
 }
 
 /** The line written for an event (snake_case fields, undefined ones left out). */

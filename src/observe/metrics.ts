@@ -85,6 +85,12 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
     labelNames: ['reason'] as const,
     registers,
   })
+  const federated = new Counter({
+    name: 'authz_federated_signins_total',
+    help: 'Sign-ins through an upstream identity provider, by scheme and outcome (success, created, linked, or the failure reason).',
+    labelNames: ['scheme', 'outcome'] as const,
+    registers,
+  })
   const lockouts = new Counter({
     name: 'authz_lockouts_total',
     help: 'Locks started: user accounts (kind="user") and client-and-address pairs (kind="client").',
@@ -179,6 +185,15 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
           break
         case 'device.denied':
           device.inc({ outcome: 'denied' })
+          break
+        case 'federation.signed_in':
+          federated.inc({ scheme: e.idp ?? 'unknown', outcome: 'success' })
+          break
+        case 'federation.linked':
+          federated.inc({ scheme: e.idp ?? 'unknown', outcome: e.reason ?? 'linked' })
+          break
+        case 'federation.failed':
+          federated.inc({ scheme: e.idp ?? 'unknown', outcome: e.reason ?? 'unknown' })
           break
         case 'grant.family_revoked':
           familyRevoked.inc({ grant_type: e.grantType ?? 'unknown' })

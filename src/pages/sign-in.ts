@@ -17,23 +17,49 @@ export interface FormTarget {
   csrf: string
 }
 
-export function renderSignIn(v: SignInView, form: FormTarget): Page {
+/** The password form; its password may stay empty where an email domain forwards to a provider (home-realm discovery). */
+function passwordForm(v: SignInView, form: FormTarget) {
   const prefilled = v.username !== ''
-  return {
-    status: v.failed ? 401 : 200,
-    title: 'Sign in',
-    body: html`<h1>Sign in</h1>
-${v.client ? html`<p class="lead">to continue to <strong id="client-name">${v.client.clientName}</strong></p>` : html`<p class="lead">to your account</p>`}
-${v.signedInAs ? html`<div class="notice"><p>You are signed in as <strong>${v.signedInAs}</strong>. Signing in here replaces that session.</p></div>` : ''}
-${alertBox(v.failed ? SIGN_IN_FAILED : undefined)}
-<form method="post" action="${signInUrl(v.returnTo)}">
+  return html`<form method="post" action="${signInUrl(v.returnTo)}">
 <input type="hidden" name="csrf" value="${form.csrf}">
 <label for="username">Username</label>
 <input id="username" name="username" type="text" value="${v.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required${prefilled ? '' : html` autofocus`}>
 <label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required${prefilled ? html` autofocus` : ''}>
+${v.discovery ? html`<p class="hint" id="password-hint">Signing in with your organisation's email address? Leave the password empty.</p>` : ''}
+<input id="password" name="password" type="password" autocomplete="current-password"${v.discovery ? html` aria-describedby="password-hint"` : html` required`}${prefilled ? html` autofocus` : ''}>
 <div class="actions"><button class="button primary" type="submit">Sign in</button></div>
-</form>`,
+</form>`
+}
+
+/** One link per provider: a link, not a form, so the page's CSP form-action never has to name the upstream. */
+function providerButtons(v: SignInView) {
+  if (v.providers.length === 0) return ''
+  const links = v.providers.map((p) => html`<a class="button secondary" href="${p.href}">Sign in with ${p.displayName}</a>`)
+  return html`${v.localLogin ? html`<p class="or">or</p>` : ''}<div class="providers">${links}</div>`
+}
+
+export function renderSignIn(v: SignInView, form: FormTarget): Page {
+  const none = !v.localLogin && v.providers.length === 0
+  return {
+    status: v.failed ? 401 : none ? 403 : 200,
+    title: 'Sign in',
+    body: html`<h1>Sign in</h1>
+${v.client ? html`<p class="lead">to continue to <strong id="client-name">${v.client.clientName}</strong></p>` : html`<p class="lead">to your account</p>`}
+${v.signedInAs ? html`<div class="notice"><p>You are signed in as <strong>${v.signedInAs}</strong>. Signing in here replaces that session.</p></div>` : ''}
+${alertBox(v.failed ? SIGN_IN_FAILED : none ? 'There is no way to sign in to this application here. Ask its administrator.' : undefined)}
+${v.localLogin ? passwordForm(v, form) : ''}
+${providerButtons(v)}`,
+  }
+}
+
+/** Home-realm discovery: the one page between the typed address and the provider, naming it. */
+export function renderForward(p: { displayName: string; href: string }): Page {
+  return {
+    status: 200,
+    title: `Continue with ${p.displayName}`,
+    body: html`<h1>Continue with ${p.displayName}</h1>
+<p>Your email address signs in with <strong>${p.displayName}</strong>. You will be sent there to sign in, then brought back here.</p>
+<div class="actions"><a class="button primary" href="${p.href}" autofocus>Continue with ${p.displayName}</a></div>`,
   }
 }
 

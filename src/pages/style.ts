@@ -42,6 +42,11 @@ input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid #7aa7
 .details{display:grid;grid-template-columns:auto 1fr;gap:.25rem 1rem;margin:1rem 0 0;font-size:.9375rem}
 .details dt{color:var(--muted)}
 .details dd{margin:0;overflow-wrap:anywhere}
+.hint{margin:.25rem 0 0;color:var(--muted);font-size:.875rem}
+.or{display:flex;align-items:center;gap:.75rem;margin:1.5rem 0 0;color:var(--muted);font-size:.875rem}
+.or::before,.or::after{content:"";flex:1;border-top:1px solid var(--line)}
+.providers{display:flex;flex-direction:column;gap:.75rem;margin-top:1rem}
+.providers .button{flex:none}
 `
 
 /** Content-addressed, so browsers may cache it for good and a new release is fetched at once. */

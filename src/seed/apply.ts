@@ -2,11 +2,12 @@
 // an idempotent upsert keyed by clientId / name / username. An invalid file changes nothing.
 import { readFile } from 'node:fs/promises'
 import type { Db } from '../db/db.js'
-import type { Secret } from '../domain/types.js'
+import type { IdentityProvider, Secret } from '../domain/types.js'
+import { decryptAtRest, deriveKeyEncryptionKey, encryptAtRest, identityProviderSecretAad } from '../keys/key-crypto.js'
 import { createPgSeedWriter, type ExistingUser, type PgSeedWriter } from '../stores/seed.postgres.js'
 import { secretHash } from '../tokens/handles.js'
 import { hashPassword, verifyPassword } from '../interaction/passwords.js'
-import { checkDuplicates, checkReferences, seedKeys } from './check.js'
+import { checkDuplicates, checkReferences, seedKeys, seedWarnings } from './check.js'
 import { jsonPath, SeedError } from './errors.js'
 import { SeedFile, STANDARD_IDENTITY_RESOURCES, type SeedInput } from './schema.js'
 
@@ -19,15 +20,30 @@ export interface SeedSummary {
   apiResources: number
   identityResources: number
   users: number
+  identityProviders: number
 }
 
-export async function applySeedFile(db: Db, path: string): Promise<SeedSummary> {
-  return applySeed(db, await readSeedFile(path), `invalid seed file ${path}`)
+/** How secrets are kept at rest: encrypted with KEY_ENCRYPTION_SECRET when it is set. */
+export interface SeedAtRest {
+  keyEncryptionSecret: string | undefined
+}
+
+export async function applySeedFile(db: Db, path: string, atRest?: SeedAtRest): Promise<SeedSummary> {
+  return applySeed(db, await readSeedFile(path), `invalid seed file ${path}`, atRest)
 }
 
 /** Checks `input` whole, then applies it in one transaction; throws SeedError listing every problem. */
-export async function applySeed(db: Db, input: unknown, heading = 'invalid seed file'): Promise<SeedSummary> {
-  return writeSeed(db, input, heading)
+export async function applySeed(db: Db, input: unknown, heading = 'invalid seed file', atRest?: SeedAtRest): Promise<SeedSummary> {
+  return writeSeed(db, input, heading, checkSeed(input), atRest)
+}
+
+/** The warnings of a valid file (seedWarnings), with the identity providers already stored. */
+export async function seedWarningsFor(db: Db, seed: SeedInput): Promise<string[]> {
+  const stored = await createPgSeedWriter(db).findIdentityProviders()
+  return seedWarnings(
+    seed,
+    stored.map((p) => p.scheme),
+  )
 }
 
 /** The file's JSON; a SeedError naming the file when it cannot be read or parsed. */
@@ -73,7 +89,13 @@ export function validateSeed(input: unknown, heading = 'invalid seed file'): See
  * lists the problems of the file (`checked`, when the caller has them already) with those against
  * what is stored, so that one run reports them all.
  */
-export async function writeSeed(db: Db, input: unknown, heading = 'invalid seed file', checked = checkSeed(input)): Promise<SeedSummary> {
+export async function writeSeed(
+  db: Db,
+  input: unknown,
+  heading = 'invalid seed file',
+  checked = checkSeed(input),
+  atRest: SeedAtRest = { keyEncryptionSecret: undefined },
+): Promise<SeedSummary> {
   const keys = seedKeys(input)
   const seed = await db.transaction(async (tx) => {
     const w = createPgSeedWriter(tx)
@@ -85,6 +107,7 @@ export async function writeSeed(db: Db, input: unknown, heading = 'invalid seed 
     const problems = [...checked.problems, ...stored]
     if (!checked.seed || problems.length > 0) throw new SeedError(problems, heading)
     await write(w, checked.seed, users)
+    await writeIdentityProviders(w, checked.seed, atRest)
     return checked.seed
   })
   return {
@@ -93,6 +116,35 @@ export async function writeSeed(db: Db, input: unknown, heading = 'invalid seed 
     apiResources: seed.apiResources.length,
     identityResources: seed.identityResources.length,
     users: seed.users.length,
+    identityProviders: seed.identityProviders.length,
+  }
+}
+
+/**
+ * Upserts the providers; a client secret is encrypted with KEY_ENCRYPTION_SECRET when it is set
+ * (additional data `identity-provider:<scheme>`). GCM ciphertexts differ at every encryption, so
+ * a stored secret that still decrypts to the file's is kept, and applying the file again writes nothing.
+ */
+async function writeIdentityProviders(w: PgSeedWriter, seed: SeedInput, atRest: SeedAtRest) {
+  const stored = new Map((await w.findIdentityProviders()).map((p) => [p.scheme, p.clientSecret]))
+  const key = atRest.keyEncryptionSecret === undefined ? undefined : deriveKeyEncryptionKey(atRest.keyEncryptionSecret)
+  for (const p of seed.identityProviders) {
+    const aad = identityProviderSecretAad(p.scheme)
+    const kept = stored.get(p.scheme)
+    let clientSecret: IdentityProvider['clientSecret']
+    if (p.clientSecret === undefined) clientSecret = undefined
+    else if (!key) clientSecret = { value: p.clientSecret, encrypted: false }
+    else if (kept?.encrypted && decryptsTo(kept.value, key, aad, p.clientSecret)) clientSecret = kept
+    else clientSecret = { value: encryptAtRest(p.clientSecret, key, aad), encrypted: true }
+    await w.upsertIdentityProvider({ ...p, clientSecret })
+  }
+}
+
+function decryptsTo(stored: string, key: Buffer, aad: string, plain: string): boolean {
+  try {
+    return decryptAtRest(stored, key, aad, 'identity provider secret') === plain
+  } catch {
+    return false
   }
 }
 

@@ -19,6 +19,7 @@ export interface SeedKeys {
   identityResources: (string | undefined)[]
   clients: { clientId: string | undefined; allowedScopes: (string | undefined)[] }[]
   users: { subjectId: string | undefined; username: string | undefined }[]
+  identityProviders: (string | undefined)[]
 }
 
 const str = (v: unknown) => (typeof v === 'string' ? v : undefined)
@@ -34,6 +35,7 @@ export function seedKeys(input: unknown): SeedKeys {
     identityResources: list(field(input, 'identityResources')).map((r) => str(r) ?? str(field(r, 'name'))),
     clients: list(field(input, 'clients')).map((c) => ({ clientId: str(field(c, 'clientId')), allowedScopes: list(field(c, 'allowedScopes')).map(str) })),
     users: list(field(input, 'users')).map((u) => ({ subjectId: str(field(u, 'subjectId')), username: str(field(u, 'username')) })),
+    identityProviders: list(field(input, 'identityProviders')).map((p) => str(field(p, 'scheme'))),
   }
 }
 
@@ -57,6 +59,7 @@ export function checkDuplicates(keys: SeedKeys): string[] {
     ...duplicates(keys.clients, (c) => c.clientId, (i) => `clients[${i}].clientId`, 'client'),
     ...duplicates(keys.users, (u) => u.username, (i) => `users[${i}].username`, 'username'),
     ...duplicates(keys.users, (u) => u.subjectId, (i) => `users[${i}].subjectId`, 'subject id'),
+    ...duplicates(keys.identityProviders, (p) => p, (i) => `identityProviders[${i}].scheme`, 'identity provider'),
   ]
 }
 
@@ -98,10 +101,19 @@ export function checkReferences(keys: SeedKeys, existing: Existing): string[] {
  * Settings a valid file asks for that the server overrides: a public client (requireClientSecret
  * false) gets PKCE and refresh token rotation whatever it says (src/domain/public-client.ts). Such a
  * file still applies, since refusing it would break seed files that worked before these rules; the
- * caller logs each sentence, so that the file's author learns the setting has no effect.
+ * caller logs each sentence, so that the file's author learns the setting has no effect. So too a
+ * client's identityProviderRestrictions naming a scheme that is neither in the file nor stored
+ * (`storedSchemes`): allowed, as in Duende, but no sign-in can use it.
  */
-export function seedWarnings(seed: SeedInput): string[] {
+export function seedWarnings(seed: SeedInput, storedSchemes: readonly string[] = []): string[] {
   const warnings: string[] = []
+  // Allowed (Duende's rule, and a provider may be added later), but no sign-in can use it yet.
+  const schemes = new Set([...storedSchemes, ...seed.identityProviders.map((p) => p.scheme)])
+  seed.clients.forEach((c, i) =>
+    c.identityProviderRestrictions.forEach((s, j) => {
+      if (!schemes.has(s)) warnings.push(`clients[${i}].identityProviderRestrictions[${j}]: client "${c.clientId}" names "${s}", which is not an identity provider`)
+    }),
+  )
   seed.clients.forEach((c, i) => {
     if (!isPublicClient(c)) return
     if (!c.requirePkce) {

@@ -2,6 +2,7 @@
 // camelCased. Every object is strict: an unknown field (a typo) is an error, never silently ignored.
 import { z } from 'zod'
 import { ACR_VALUE_MAX, hasControlOrFormatCharacters } from '../grants/acr-values.js'
+import { isLocalHost } from '../domain/redirect-uri.js'
 import { checkClient, isObject, REDIRECT_URI_MAX } from './client-checks.js'
 
 const name = z.string().min(1).max(200).regex(/^\S+$/, 'must not contain whitespace')
@@ -88,7 +89,14 @@ export const SeedClient = z.strictObject({
   slidingRefreshTokenLifetime: z.number().int().min(0).default(1296000),
   cibaLifetime: seconds.optional(),
   pollingInterval: seconds.optional(),
-  identityProviderRestrictions: z.array(z.string().min(1)).default([]),
+  identityProviderRestrictions: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('the identity providers (schemes) the client may use: sign-in buttons and acr_values idp:<scheme>; empty: all of them'),
+  enableLocalLogin: z
+    .boolean()
+    .default(true)
+    .describe('false: no password form on its sign-in page; with exactly one provider, its sign-ins go straight to it'),
   allowedTenants: z
     .array(
       z.string().min(1).max(ACR_VALUE_MAX).regex(/^\S+$/, 'must not contain whitespace')
@@ -125,6 +133,69 @@ export const SeedClient = z.strictObject({
   enabled: z.boolean().default(true),
   jwks: z.strictObject({ keys: z.array(jwk) }).optional(),
 }).superRefine((c, ctx) => checkClient(c, ctx), { when: isObject })
+
+// Where a person's browser is sent and where the upstream's documents come from: https, http
+// only for this machine (as backChannelLogoutUri).
+const AUTHORITY_RULE = 'https (http only for localhost, *.localhost, 127.0.0.1 and [::1]), no query, fragment or credentials'
+
+/** OpenID Connect Discovery 1.0 §4: the issuer of an upstream, whose metadata is read from it. */
+export function authorityProblem(uri: string): string | undefined {
+  let url: URL
+  try {
+    url = new URL(uri)
+  } catch {
+    return 'is not an absolute URL'
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLocalHost(url.hostname))) return `must use ${AUTHORITY_RULE}`
+  if (url.search || url.hash || uri.includes('#') || url.username || url.password) return `must use ${AUTHORITY_RULE}`
+  return undefined
+}
+
+const EMAIL_DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/
+
+export const SeedIdentityProvider = z.strictObject({
+  scheme: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,49}$/, 'must be 1 to 50 lowercase letters, digits, "-" or "_", starting with a letter or digit')
+    .refine((s) => s !== 'local', '"local" is reserved (acr_values idp:local means the password form)')
+    .describe('its key: in {ISSUER}/federation/{scheme}/signin, acr_values idp:{scheme} and the idp claim'),
+  displayName: z
+    .string()
+    .min(1)
+    .max(100)
+    .refine((s) => !hasControlOrFormatCharacters(s), 'must not contain control or format characters')
+    .describe('the name on its sign-in button'),
+  type: z.literal('oidc', { error: (i) => `${JSON.stringify(i.input)} is not a supported type: "oidc" is the only one` }),
+  authority: z
+    .string()
+    .max(400)
+    .superRefine((s, ctx) => {
+      const p = authorityProblem(s)
+      if (p) ctx.addIssue({ code: 'custom', message: p })
+    })
+    .describe(`the upstream issuer; its discovery document is {authority}/.well-known/openid-configuration; ${AUTHORITY_RULE}`),
+  clientId: z.string().min(1).max(400),
+  clientSecret: z
+    .string()
+    .min(1)
+    .max(2000)
+    .optional()
+    .describe('encrypted at rest with KEY_ENCRYPTION_SECRET when set; omitted: a public client (PKCE only)'),
+  scope: z
+    .string()
+    .regex(/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/, 'must be scope values separated by single spaces')
+    .refine((s) => s.split(' ').includes('openid'), 'must include openid')
+    .default('openid profile email'),
+  enabled: z.boolean().default(true),
+  emailDomains: z
+    .array(z.string().transform((d) => d.toLowerCase()).pipe(z.string().regex(EMAIL_DOMAIN, 'must be a domain name such as example.com')))
+    .default([])
+    .describe('home-realm discovery: an email address of one of these domains typed on the sign-in page goes to this provider'),
+  linkByVerifiedEmail: z
+    .boolean()
+    .default(false)
+    .describe('a first sign-in whose email the upstream says is verified links to the local user with that email'),
+})
 
 export const SeedUser = z.strictObject({
   subjectId: z.string().min(1).max(200),
@@ -170,6 +241,7 @@ export const SeedFile = z.strictObject({
     .default([]),
   clients: z.array(SeedClient).default([]),
   users: z.array(SeedUser).default([]),
+  identityProviders: z.array(SeedIdentityProvider).default([]),
 })
 
 export type SeedInput = z.infer<typeof SeedFile>

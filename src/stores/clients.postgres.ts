@@ -25,6 +25,7 @@ interface ClientRow {
   ciba_lifetime: number | null
   polling_interval: number | null
   identity_provider_restrictions: string[]
+  enable_local_login: boolean
   allowed_tenants: string[]
   allowed_cors_origins: string[]
   allowed_subject_token_clients: string[]
@@ -64,6 +65,7 @@ function toClient(r: ClientRow): Client {
     cibaLifetime: r.ciba_lifetime ?? undefined,
     pollingInterval: r.polling_interval ?? undefined,
     identityProviderRestrictions: r.identity_provider_restrictions,
+    enableLocalLogin: r.enable_local_login,
     allowedTenants: r.allowed_tenants,
     allowedCorsOrigins: r.allowed_cors_origins,
     allowedSubjectTokenClients: r.allowed_subject_token_clients,

@@ -3,7 +3,8 @@
 // the same file again writes nothing: updated_at moves only when a row really changed.
 import type { Queryable } from '../db/db.js'
 import { createPgUserStore } from './users.postgres.js'
-import type { ApiResource, ApiScope, Client, IdentityResource, Secret, User } from '../domain/types.js'
+import { createPgIdentityProviderStore, upsertIdentityProvider } from './identity-providers.postgres.js'
+import type { ApiResource, ApiScope, Client, IdentityProvider, IdentityResource, Secret, User } from '../domain/types.js'
 
 export interface ExistingUser {
   subjectId: string
@@ -44,6 +45,9 @@ export interface PgSeedWriter {
   ): Promise<void>
   /** Keyed by username (the caller has checked that the subject id is the username's, or free). */
   upsertUser: (u: User) => Promise<void>
+  /** The stored providers (their secrets as stored: the seed keeps an unchanged one). */
+  findIdentityProviders(): Promise<IdentityProvider[]>
+  upsertIdentityProvider(p: IdentityProvider): Promise<void>
 }
 
 export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
@@ -166,12 +170,15 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
         c.backChannelLogoutSessionRequired,
         c.allowedSubjectTokenClients,
         c.allowedExchangeAudiences,
+        c.enableLocalLogin,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
 
     /** Keyed by username (the caller has checked that the subject id is the username's, or free). */
     upsertUser: (u: User) => users.upsert(u),
+    findIdentityProviders: async () => createPgIdentityProviderStore(tx).list(),
+    upsertIdentityProvider: (p) => upsertIdentityProvider(tx, p),
   }
 }
 
@@ -204,6 +211,7 @@ const CLIENT_COLUMNS = [
   'back_channel_logout_session_required',
   'allowed_subject_token_clients',
   'allowed_exchange_audiences',
+  'enable_local_login',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]',

@@ -14,11 +14,16 @@ interface SessionRow {
   auth_time: Date | string
   amr: string[]
   client_ids: string[]
+  idp: string | null
+  upstream_sub: string | null
+  upstream_sid: string | null
+  upstream_id_token: string | null
   expires_at: Date | string
   ends_at: Date | string
 }
 
-const RETURNING = `s.sid, s.subject_id, u.username, s.auth_time, s.amr, s.client_ids, s.expires_at, s.ends_at`
+const RETURNING = `s.sid, s.subject_id, u.username, s.auth_time, s.amr, s.client_ids, s.idp, s.upstream_sub, s.upstream_sid,
+  s.upstream_id_token, s.expires_at, s.ends_at`
 
 function toSession(r: SessionRow): StoredSession {
   return {
@@ -28,6 +33,10 @@ function toSession(r: SessionRow): StoredSession {
     authTime: toMs(r.auth_time),
     amr: r.amr,
     clientIds: r.client_ids,
+    ...(r.idp === null ? {} : { idp: r.idp }),
+    ...(r.upstream_sub === null || r.upstream_id_token === null
+      ? {}
+      : { upstream: { sub: r.upstream_sub, sid: r.upstream_sid ?? undefined, idToken: r.upstream_id_token } }),
     expiresAt: toMs(r.expires_at),
     endsAt: toMs(r.ends_at),
   }
@@ -37,9 +46,23 @@ export function createPgUserSessionStore(db: Queryable): UserSessionStore {
   return {
     async create(s) {
       await db.query(
-        `INSERT INTO user_sessions (id_hash, sid, subject_id, auth_time, amr, created_at, expires_at, ends_at)
-         VALUES ($1, $2, $3, $4::timestamptz, $5::text[], $6::timestamptz, $7::timestamptz, $8::timestamptz)`,
-        [handleHash(s.handle), s.sid, s.subjectId, ts(s.authTime), s.amr, ts(s.createdAt), ts(s.expiresAt), ts(s.endsAt)],
+        `INSERT INTO user_sessions (id_hash, sid, subject_id, auth_time, amr, created_at, expires_at, ends_at,
+           idp, upstream_sub, upstream_sid, upstream_id_token)
+         VALUES ($1, $2, $3, $4::timestamptz, $5::text[], $6::timestamptz, $7::timestamptz, $8::timestamptz, $9, $10, $11, $12)`,
+        [
+          handleHash(s.handle),
+          s.sid,
+          s.subjectId,
+          ts(s.authTime),
+          s.amr,
+          ts(s.createdAt),
+          ts(s.expiresAt),
+          ts(s.endsAt),
+          s.idp ?? null,
+          s.upstream?.sub ?? null,
+          s.upstream?.sid ?? null,
+          s.upstream?.idToken ?? null,
+        ],
       )
     },
     async use(handle, now, idleSeconds) {
@@ -74,6 +97,18 @@ export function createPgUserSessionStore(db: Queryable): UserSessionStore {
          queued AS (${queueLogoutsSql('ended', '$2', '$3')})
          SELECT (SELECT count(*) FROM ended)::int AS sessions, (SELECT count(*) FROM queued)::int AS queued`,
         [subjectId, end.reason, ts(end.at)],
+      )
+      await notifyQueued(db, rows[0]?.queued ?? 0)
+      return rows[0]?.sessions ?? 0
+    },
+    async removeByUpstream(idp, who, end) {
+      const { rows } = await db.query<{ sessions: number; queued: number }>(
+        `WITH ended AS (DELETE FROM user_sessions WHERE idp = $1 AND ($2::text IS NULL OR upstream_sub = $2)
+             AND ($3::text IS NULL OR upstream_sid = $3)
+           RETURNING subject_id, sid, client_ids),
+         queued AS (${queueLogoutsSql('ended', '$4', '$5')})
+         SELECT (SELECT count(*) FROM ended)::int AS sessions, (SELECT count(*) FROM queued)::int AS queued`,
+        [idp, who.sub ?? null, who.sid ?? null, end.reason, ts(end.at)],
       )
       await notifyQueued(db, rows[0]?.queued ?? 0)
       return rows[0]?.sessions ?? 0

@@ -15,10 +15,20 @@ export interface StoredSession {
   amr: string[]
   /** Clients used in this session, in first-use order (for logout). */
   clientIds: string[]
+  /** The identity provider (scheme) the person signed in through; undefined: a local sign-in. */
+  idp?: string | undefined
+  /** A session that began upstream: who the upstream said it was, its sid, and its ID token (the id_token_hint of the upstream sign-out). */
+  upstream?: UpstreamSignIn | undefined
   /** The idle deadline (ms): the session ends then unless it is used again. */
   expiresAt: number
   /** The absolute end (ms). */
   endsAt: number
+}
+
+export interface UpstreamSignIn {
+  sub: string
+  sid: string | undefined
+  idToken: string
 }
 
 export interface NewSession {
@@ -28,13 +38,15 @@ export interface NewSession {
   subjectId: string
   authTime: number
   amr: string[]
+  idp?: string | undefined
+  upstream?: UpstreamSignIn | undefined
   createdAt: number
   expiresAt: number
   endsAt: number
 }
 
-/** Why a session ended: the person signed out, a new sign-in replaced it, or an administrator ended it. */
-export type SessionEndReason = 'logout' | 'replaced' | 'admin'
+/** Why a session ended: the person signed out, a new sign-in replaced it, an administrator ended it, or the upstream it began at did (back-channel logout). */
+export type SessionEndReason = 'logout' | 'replaced' | 'admin' | 'upstream'
 
 export interface SessionEnd {
   reason: SessionEndReason
@@ -58,6 +70,11 @@ export interface UserSessionStore {
   remove(handle: string, end: SessionEnd): Promise<StoredSession | undefined>
   /** Ends every session of the subject (an administrator's sign-out), queuing their logouts the same way; returns how many. */
   removeAllForSubject(subjectId: string, end: SessionEnd): Promise<number>
+  /**
+   * Ends the sessions that began at upstream `idp` for its `sub`, and of those only the one with
+   * upstream `sid` when given (Back-Channel Logout 1.0 §2.5), queuing their logouts; returns how many.
+   */
+  removeByUpstream(idp: string, who: { sub?: string | undefined; sid?: string | undefined }, end: SessionEnd): Promise<number>
   /** Adds a client to the session's list (once); false when the session is gone. */
   addClient(sid: string, clientId: string): Promise<boolean>
   removeExpired(before: number, limit: number): Promise<number>

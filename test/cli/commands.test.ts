@@ -63,7 +63,8 @@ describe('authz against a database', () => {
     expect(migrate).toEqual({ code: 0, stdout: 'database is up to date\n', stderr: '' })
     if (!testDb) expect(await readdir(env.DATA_DIR!)).not.toContain('authz.lock') // released on exit
 
-    const line = 'seed applied from seed/demo.json: 2 api scopes, 1 api resources, 4 identity resources, 7 clients, 1 users\n'
+    const line =
+      'seed applied from seed/demo.json: 2 api scopes, 1 api resources, 4 identity resources, 7 clients, 1 users, 0 identity providers\n'
     expect(await runCli(['seed', 'seed/demo.json'], { env })).toEqual({ code: 0, stdout: line, stderr: '' })
     expect(await runCli(['seed', 'seed/demo.json'], { env })).toEqual({ code: 0, stdout: line, stderr: '' })
 
@@ -110,6 +111,7 @@ describe('authz against a database', () => {
       cibaLifetime: null,
       pollingInterval: null,
       identityProviderRestrictions: [],
+      enableLocalLogin: true,
       allowedTenants: [],
       allowedCorsOrigins: [],
       allowedSubjectTokenClients: [],
@@ -127,7 +129,7 @@ describe('authz against a database', () => {
     await writeFile(lax, JSON.stringify({ clients: [{ clientId: 'lax-spa', requireClientSecret: false, requirePkce: false }] }))
     expect(await runCli(['seed', lax], { env })).toEqual({
       code: 0,
-      stdout: `seed applied from ${lax}: 0 api scopes, 0 api resources, 0 identity resources, 1 clients, 0 users\n`,
+      stdout: `seed applied from ${lax}: 0 api scopes, 0 api resources, 0 identity resources, 1 clients, 0 users, 0 identity providers\n`,
       stderr:
         'warning: clients[0].requirePkce: client "lax-spa" is public (requireClientSecret false), so PKCE is required of it anyway (RFC 9700 §2.1.1); false has no effect\n',
     })

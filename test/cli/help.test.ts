@@ -28,7 +28,15 @@ describe('authz usage', () => {
     expect(schema).toMatchObject({ code: 0, stderr: '' })
     const json = JSON.parse(schema.stdout)
     expect(json.$schema).toBe('https://json-schema.org/draft/2020-12/schema')
-    expect(Object.keys(json.properties)).toEqual(['$schema', 'apiScopes', 'apiResources', 'identityResources', 'clients', 'users'])
+    expect(Object.keys(json.properties)).toEqual([
+      '$schema',
+      'apiScopes',
+      'apiResources',
+      'identityResources',
+      'clients',
+      'users',
+      'identityProviders',
+    ])
 
     // A password is never accepted on the command line.
     expect(pwArg).toMatchObject({ code: 2, stdout: '' })

@@ -118,7 +118,9 @@ describe('authz seed FILE', () => {
         },
       ],
     })
-    expect(out).toEqual([`seed applied from ${String(file)}: 0 api scopes, 0 api resources, 0 identity resources, 1 clients, 0 users`])
+    expect(out).toEqual([
+      `seed applied from ${String(file)}: 0 api scopes, 0 api resources, 0 identity resources, 1 clients, 0 users, 0 identity providers`,
+    ])
     expect(await createPgClientStore(authz.db).findById('web')).toMatchObject({ redirectUris: ['http://localhost:3000/cb'] })
   })
 })

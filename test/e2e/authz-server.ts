@@ -7,6 +7,7 @@
 import type { Page } from 'playwright-core'
 import { buildApp } from '../../src/app.js'
 import { systemClock } from '../../src/domain/clock.js'
+import type { UpstreamOptions } from '../../src/flows/federation/index.js'
 import { createLogger } from '../../src/http/logger.js'
 import { applySeed } from '../../src/seed/apply.js'
 import { testConfig } from '../helpers/app.js'
@@ -27,13 +28,22 @@ export interface Authz {
  * unless a test wants another (cookies are per host, so it decides whose cookies reach whom);
  * the server listens on 127.0.0.1 either way. `env` adds to the test configuration.
  */
-export async function startAuthz(seed: unknown, opts: { issuerHost?: string; env?: Record<string, string> } = {}): Promise<Authz> {
+export async function startAuthz(
+  seed: unknown,
+  opts: { issuerHost?: string; env?: Record<string, string>; upstream?: Partial<UpstreamOptions> } = {},
+): Promise<Authz> {
   const testDb = await createTestDb()
   let app: Authz['app'] | undefined
   try {
     const port = await freePort()
     const config = testConfig({ ...opts.env, ISSUER: `http://${opts.issuerHost ?? '127.0.0.1'}:${port}` })
-    app = await buildApp({ config, db: testDb.db, clock: systemClock, logger: createLogger({ level: 'silent' }) })
+    app = await buildApp({
+      config,
+      db: testDb.db,
+      clock: systemClock,
+      logger: createLogger({ level: 'silent' }),
+      ...(opts.upstream ? { upstream: opts.upstream } : {}),
+    })
     await applySeed(testDb.db, seed)
     await app.listen({ port, host: '127.0.0.1' })
     const started = app

@@ -10,6 +10,7 @@ import type { GrantFactory } from '../../src/grants/registry.js'
 import { createLogger } from '../../src/http/logger.js'
 import type { BackchannelLogoutOptions, BackchannelLogoutWorker } from '../../src/flows/logout/backchannel-logout.js'
 import { BACKCHANNEL_LOGOUT_WORKER } from '../../src/flows/logout/index.js'
+import type { UpstreamOptions } from '../../src/flows/federation/index.js'
 import { createTestDb, type TestDb } from './db.js'
 
 export const TEST_ISSUER = 'https://authz.test'
@@ -47,6 +48,7 @@ export async function createTestApp(
     testDb?: TestDb
     grants?: GrantFactory[]
     backchannelLogout?: Partial<BackchannelLogoutOptions>
+    upstream?: Partial<UpstreamOptions>
   } = {},
 ): Promise<TestApp> {
   const testDb = opts.testDb ?? (await createTestDb())
@@ -60,6 +62,7 @@ export async function createTestApp(
     logger,
     ...(opts.grants ? { grants: opts.grants } : {}),
     ...(opts.backchannelLogout ? { backchannelLogout: opts.backchannelLogout } : {}),
+    ...(opts.upstream ? { upstream: opts.upstream } : {}),
   })
   await app.ready()
   return {

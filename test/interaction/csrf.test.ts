@@ -54,10 +54,12 @@ describe('the CSRF secret', () => {
       expect(res.headers.location).toBe('/account')
       const { rows } = await a.db.query('SELECT name, encrypted FROM server_secrets ORDER BY name')
       // One csrf secret for both replicas (and the authorization endpoint's own, which MACs its
-      // sign-in marker, and the key of unknown usernames' digests, src/interaction/password-check.ts).
+      // sign-in marker, federation's, which MACs where an upstream sign-out returns to, and the key
+      // of unknown usernames' digests, src/interaction/password-check.ts).
       expect(rows).toEqual([
         { name: 'authorize', encrypted: false },
         { name: 'csrf', encrypted: false },
+        { name: 'federation-signout', encrypted: false },
         { name: 'username-hmac', encrypted: false },
       ])
     } finally {
@@ -76,7 +78,7 @@ describe('the CSRF secret', () => {
         'SELECT value, encrypted FROM server_secrets ORDER BY name',
       )
       const sealed = { value: expect.stringMatching(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/), encrypted: true }
-      expect(rows).toEqual([sealed, sealed, sealed]) // authorize, csrf, username-hmac
+      expect(rows).toEqual([sealed, sealed, sealed, sealed]) // authorize, csrf, federation-signout, username-hmac
       const load = (keyEncryptionSecret: string | undefined) =>
         loadServerSecret({ store: createPgServerSecretStore(testDb.db), clock: createManualClock(), keyEncryptionSecret }, 'csrf')
       await expect(load('second-secret-0123456789')).rejects.toThrow(

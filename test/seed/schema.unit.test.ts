@@ -13,7 +13,7 @@ describe('seed JSON Schema', () => {
     const schema = generated as Schema
     expect(schema.$schema).toBe('https://json-schema.org/draft/2020-12/schema')
     expect(schema.additionalProperties).toBe(false)
-    expect(Object.keys(schema.properties)).toEqual(['$schema', 'apiScopes', 'apiResources', 'identityResources', 'clients', 'users'])
+    expect(Object.keys(schema.properties)).toEqual(['$schema', 'apiScopes', 'apiResources', 'identityResources', 'clients', 'users', 'identityProviders'])
     const client = schema.properties.clients!.items
     expect(client.required).toEqual(['clientId'])
     expect(client.additionalProperties).toBe(false)
@@ -21,11 +21,16 @@ describe('seed JSON Schema', () => {
       'clientId', 'clientName', 'secrets', 'allowedGrantTypes', 'allowedScopes', 'requireClientSecret', 'accessTokenType',
       'accessTokenLifetime', 'redirectUris', 'postLogoutRedirectUris', 'requirePkce', 'allowOfflineAccess', 'refreshTokenUsage', 'refreshTokenExpiration',
       'absoluteRefreshTokenLifetime', 'slidingRefreshTokenLifetime', 'cibaLifetime', 'pollingInterval',
-      'identityProviderRestrictions', 'allowedTenants', 'allowedCorsOrigins', 'allowedSubjectTokenClients', 'allowedExchangeAudiences', 'backChannelLogoutUri', 'backChannelLogoutSessionRequired',
+      'identityProviderRestrictions', 'enableLocalLogin', 'allowedTenants', 'allowedCorsOrigins', 'allowedSubjectTokenClients', 'allowedExchangeAudiences', 'backChannelLogoutUri', 'backChannelLogoutSessionRequired',
       'requireConsent', 'alwaysIncludeUserClaimsInIdToken', 'enabled', 'jwks',
     ])
     expect(Object.keys(client.properties.secrets!.items.properties)).toEqual(['value', 'sha256', 'expiration', 'description'])
     expect(Object.keys(schema.properties.users!.items.properties)).toEqual(['subjectId', 'username', 'password', 'enabled', 'cibaUserCode', 'claims'])
+    const provider = schema.properties.identityProviders!.items
+    expect(provider.required).toEqual(['scheme', 'displayName', 'type', 'authority', 'clientId'])
+    expect(Object.keys(provider.properties)).toEqual([
+      'scheme', 'displayName', 'type', 'authority', 'clientId', 'clientSecret', 'scope', 'enabled', 'emailDomains', 'linkByVerifiedEmail',
+    ])
     // The generated schema is itself usable by zod (round trip) and by any JSON Schema tool.
     expect(() => z.fromJSONSchema(generated)).not.toThrow()
   })
@@ -46,11 +51,14 @@ describe('seed JSON Schema', () => {
         refreshTokenUsage: 'oneTimeOnly', refreshTokenExpiration: 'absolute',
         absoluteRefreshTokenLifetime: 2592000, slidingRefreshTokenLifetime: 1296000,
         cibaLifetime: 120, pollingInterval: 5,
-        identityProviderRestrictions: ['corp-ad'], allowedTenants: ['acme'], requireConsent: true, enabled: true,
+        identityProviderRestrictions: ['corp-ad'], enableLocalLogin: true, allowedTenants: ['acme'], requireConsent: true, enabled: true,
         jwks: { keys: [{ kty: 'EC', crv: 'P-256', x: 'x', y: 'y', kid: 'backend-1' }] },
       }],
       users: [{ subjectId: 'u-1001', username: 'alice', password: 'alice-pw', enabled: true, cibaUserCode: '4711',
         claims: { name: 'Alice Example', email: 'alice@example.com' } }],
+      identityProviders: [{ scheme: 'corp-ad', displayName: 'Corporate sign-in', type: 'oidc', authority: 'https://login.example.com',
+        clientId: 'authz', clientSecret: 'upstream-secret', scope: 'openid profile email', enabled: true, emailDomains: ['example.com'],
+        linkByVerifiedEmail: false }],
     }
     const r = SeedFile.safeParse(example)
     expect(r.error?.issues).toBeUndefined()

@@ -46,6 +46,7 @@ const bareClient = {
   cibaLifetime: undefined,
   pollingInterval: undefined,
   identityProviderRestrictions: [],
+  enableLocalLogin: true,
   allowedTenants: [],
   allowedCorsOrigins: [],
   allowedSubjectTokenClients: [],

@@ -22,8 +22,9 @@ export const authorizationCodeFlow: Flow = {
       grants: stores.grants,
       keys,
       secret: await core.serverSecret('authorize'),
+      providers: core.interaction.providers,
     })
-    core.interaction.returnTargets.allow({ path: AUTHORIZE_PATH, describe: authorize.describe })
+    core.interaction.returnTargets.allow({ path: AUTHORIZE_PATH, describe: authorize.describe, fail: authorize.fail })
     await core.app.register(authorizeRoutes, { authorize, pages: core.interaction.pages })
     core.grants.add(
       createAuthorizationCodeGrant({

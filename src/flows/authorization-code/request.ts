@@ -7,6 +7,7 @@ import { isPublicClient } from '../../domain/public-client.js'
 import type { Client, ResolvedScopes } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
 import { parseAcrValues, type ParsedAcrValues } from '../../grants/acr-values.js'
+import type { IdentityProviderDirectory } from '../../interaction/identity-providers.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { ClientStore } from '../../stores/clients.js'
 import { checkNoControlCharacters, ownEntry, parameterLabel } from '../../domain/input-limits.js'
@@ -110,7 +111,12 @@ export async function resolveTarget(clients: Pick<ClientStore, 'findById'>, raw:
 }
 
 /** Stage 2: everything else; every error goes back to the redirect URI. */
-export async function validateRequest(target: ResponseTarget, raw: RawParams, scopes: ScopeResolver): Promise<AuthorizationRequest> {
+export async function validateRequest(
+  target: ResponseTarget,
+  raw: RawParams,
+  scopes: ScopeResolver,
+  providers: Pick<IdentityProviderDirectory, 'idpNames'>,
+): Promise<AuthorizationRequest> {
   const { params, repeated } = collect(raw)
   const { client } = target
   if (repeated.length > 0) throw invalid(`${parameterLabel(repeated[0]!)} is repeated`)
@@ -138,7 +144,7 @@ export async function validateRequest(target: ResponseTarget, raw: RawParams, sc
     maxAge: maxAge(params.get('max_age')),
     loginHint: params.get('login_hint'),
     idTokenHint: params.get('id_token_hint'),
-    acr: parseAcrValues(params.get('acr_values'), client),
+    acr: parseAcrValues(params.get('acr_values'), client, params.has('acr_values') ? await providers.idpNames(client) : undefined),
     params,
   }
 }

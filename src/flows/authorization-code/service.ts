@@ -13,8 +13,9 @@ import { OAuthError } from '../../errors.js'
 import { SATISFIED_ACR_VALUES } from '../../grants/acr-values.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { ConsentService } from '../../interaction/consent.js'
+import { signedInAt, type IdentityProviderDirectory } from '../../interaction/identity-providers.js'
 import { decisionView, type DecisionView } from '../../interaction/decision.js'
-import { RETURN_TO_MAX, type ReturnTargetInfo } from '../../interaction/return-to.js'
+import { RETURN_TO_MAX, type ErrorResponse, type ReturnTargetInfo, type SignInError } from '../../interaction/return-to.js'
 import { sessionSatisfies, type Session, type SessionService } from '../../interaction/session.js'
 import type { ClientStore } from '../../stores/clients.js'
 import type { GrantStore } from '../../stores/grants.js'
@@ -63,6 +64,7 @@ export interface AuthorizeDeps {
   keys: Pick<SigningKeyService, 'verify'>
   /** 32 bytes: MACs the sign-in marker. */
   secret: Buffer
+  providers: Pick<IdentityProviderDirectory, 'idpNames'>
 }
 
 export interface AuthorizeService {
@@ -74,6 +76,8 @@ export interface AuthorizeService {
   decide(target: ResponseTarget, raw: RawParams, session: Session | undefined, form: Record<string, string>): Promise<AuthorizeOutcome>
   /** For the sign-in page: the client behind an authorization URL, its login_hint, its redirect origin. */
   describe(url: URL): Promise<ReturnTargetInfo | undefined>
+  /** A sign-in elsewhere failed: the error for the client's redirect URI (RFC 6749 §4.1.2.1, with iss: RFC 9207). */
+  fail(url: URL, error: SignInError, description: string): Promise<ErrorResponse | undefined>
 }
 
 export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
@@ -110,6 +114,8 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
 
   async function fits(req: AuthorizationRequest, session: Session | undefined, now: number): Promise<boolean> {
     if (!session) return false
+    // acr_values idp: asks for a sign-in at that provider (or locally): a session from elsewhere does not do.
+    if (!signedInAt(session, req.acr.idp)) return false
     if (req.idTokenHint !== undefined) {
       const hint = await readIdTokenHint(deps.keys, deps.issuer, req.idTokenHint)
       if (!hint || !hint.audiences.includes(req.client.clientId))
@@ -158,7 +164,8 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       amr: session.amr,
       acr: req.acr.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v)) ?? '1',
       tenant: req.acr.tenant,
-      idp: req.acr.idp,
+      // Where the person signed in: the provider of a federated session (the request's idp: only asked for it).
+      idp: session.idp ?? req.acr.idp,
     }
     await deps.grants.store({
       handle: code,
@@ -184,7 +191,7 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
 
     /** GET or POST /connect/authorize: sign-in, consent, or the code. Errors go to the redirect URI. */
     async start(target: ResponseTarget, raw: RawParams, session: Session | undefined): Promise<AuthorizeOutcome> {
-      const req = await validateRequest(target, raw, deps.scopes)
+      const req = await validateRequest(target, raw, deps.scopes, deps.providers)
       const now = clock.now()
       const live = await sessionFits(req, session, now)
       if (!live) {
@@ -206,7 +213,7 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       session: Session | undefined,
       form: Record<string, string>,
     ): Promise<AuthorizeOutcome> {
-      const req = await validateRequest(target, raw, deps.scopes)
+      const req = await validateRequest(target, raw, deps.scopes, deps.providers)
       const now = clock.now()
       const live = await sessionFits(req, session, now)
       if (!live) return { kind: 'sign-in', returnTo: returnTo(req, now) }
@@ -216,15 +223,27 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       return issueCode(req, live)
     },
 
+    async fail(url: URL, error: SignInError, description: string): Promise<ErrorResponse | undefined> {
+      const target = await resolveTarget(deps.clients, [...url.searchParams]).catch(() => undefined)
+      if (!target) return undefined
+      return {
+        redirectUri: target.redirectUri,
+        params: responseParams(target, { error, error_description: description }),
+        formPost: target.responseMode === 'form_post',
+      }
+    },
+
     /** For the sign-in page: the client behind an authorization URL, its login_hint, its redirect origin. */
     async describe(url: URL): Promise<ReturnTargetInfo | undefined> {
       const target = await resolveTarget(deps.clients, [...url.searchParams]).catch(() => undefined)
       if (!target) return undefined
-      const { clientId, clientName } = target.client
+      const { clientId, clientName, identityProviderRestrictions, enableLocalLogin } = target.client
+      const idp = (url.searchParams.get('acr_values') ?? '').split(' ').find((v) => v.startsWith('idp:') && v.length > 4)
       return {
         client: { clientId, clientName: clientName ?? clientId },
         loginHint: url.searchParams.get('login_hint') ?? undefined,
         formActionOrigins: [new URL(target.redirectUri).origin],
+        providers: { identityProviderRestrictions, enableLocalLogin, idp: idp?.slice(4) },
       }
     },
   }

@@ -10,6 +10,7 @@ import type { AuditSink } from '../../observe/audit.js'
 import type { CibaRequest } from '../../domain/types.js'
 import { decisionView, type DecisionView } from '../../interaction/decision.js'
 import type { ReturnTargetInfo } from '../../interaction/return-to.js'
+import { signedInAt } from '../../interaction/identity-providers.js'
 import type { Session } from '../../interaction/session.js'
 import type { CibaRequestStore } from '../../stores/ciba-requests.js'
 import type { ClientStore } from '../../stores/clients.js'
@@ -81,7 +82,8 @@ export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
 
   /** The page for a person with this session, before any decision. */
   async function page(req: CibaRequest, session: Session | undefined): Promise<ApprovalPage> {
-    if (!session) return { kind: 'sign-in' }
+    // A request naming an identity provider (acr_values idp:) is approved after a sign-in there.
+    if (!session || !signedInAt(session, req.idp)) return { kind: 'sign-in' }
     const [client, catalogue] = await Promise.all([deps.clients.findById(req.clientId), deps.resources.loadCatalogue()])
     const name = client?.clientName ?? req.clientId
     if (session.subjectId !== req.subjectId) return { kind: 'wrong-user', username: session.username, clientName: name }
@@ -105,7 +107,17 @@ export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
     async describe(target: URL): Promise<ReturnTargetInfo | undefined> {
       const id = requestIdOf(target.searchParams.get('request') ?? undefined)
       const req = id ? await deps.requests.findById(id) : undefined
-      return req && { client: { clientId: req.clientId, clientName: await clientName(req.clientId) } }
+      if (!req) return undefined
+      const client = await deps.clients.findById(req.clientId)
+      return {
+        client: { clientId: req.clientId, clientName: await clientName(req.clientId) },
+        // The sign-in for the approval goes to the provider the request named (acr_values idp:).
+        providers: client && {
+          identityProviderRestrictions: client.identityProviderRestrictions,
+          enableLocalLogin: client.enableLocalLogin,
+          idp: req.idp,
+        },
+      }
     },
 
     async show(requestId: string | undefined, session: Session | undefined): Promise<ApprovalPage> {

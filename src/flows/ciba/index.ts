@@ -39,6 +39,7 @@ export function cibaFlow(options: { notifier?: CibaNotifier | undefined } = {}):
         audit,
         clientJwts: createClientJwtVerifier({ clock, issuer: config.issuer, usedJtis: stores.usedJtis }),
         userCodes: createUserCodeCheck({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
+        providers: core.interaction.providers,
       })
       await app.register(cibaRoutes, { authenticator: core.clientAuth, ciba, rateLimit: apiRateLimit(config.rateLimitApi) })
       const approval = createCibaApproval({

@@ -12,6 +12,7 @@ import type { UserStore } from '../../stores/users.js'
 import { newHandle } from '../../tokens/handles.js'
 import type { SigningKeyService } from '../../keys/signing-keys.js'
 import { hasControlOrFormatCharacters, parseAcrValues } from '../../grants/acr-values.js'
+import type { IdentityProviderDirectory } from '../../interaction/identity-providers.js'
 import { CIBA_GRANT } from './grant.js'
 import type { CibaNotifier } from './notifier.js'
 import { CIBA_AUTH_PARAMS, type ClientJwtVerifier } from './request-object.js'
@@ -43,6 +44,8 @@ export interface CibaServiceDeps {
   audit?: AuditSink
   /** user_code checks, throttled per client and user. */
   userCodes: UserCodeCheck
+  /** What acr_values idp: may name for a client (the approval page's sign-in forwards there). */
+  providers: Pick<IdentityProviderDirectory, 'idpNames'>
 }
 
 export interface CibaService {
@@ -148,7 +151,7 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
       }
       const cap = client.cibaLifetime ?? config.cibaDefaultLifetime
       const expiresIn = checkRequestedExpiry(p.requested_expiry, cap, config.cibaMinRequestedExpiry)
-      const acr = parseAcrValues(p.acr_values, client)
+      const acr = parseAcrValues(p.acr_values, client, p.acr_values === undefined ? undefined : await deps.providers.idpNames(client))
       const granted = await deps.scopes.resolve(client, p.scope, { allowIdentity: true, resource: p.resource })
       const user = await findUser(client, p)
       await deps.userCodes.check(client.clientId, user, p.user_code)

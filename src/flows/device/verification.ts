@@ -128,7 +128,14 @@ export function createDeviceVerification(deps: DeviceVerificationDeps): DeviceVe
       const device = await deps.devices.findByIdAndUserCode(id, userCode)
       if (!device) return {}
       const client = await deps.clients.findById(device.clientId)
-      return { client: { clientId: device.clientId, clientName: client?.clientName ?? device.clientId } }
+      return {
+        client: { clientId: device.clientId, clientName: client?.clientName ?? device.clientId },
+        providers: client && {
+          identityProviderRestrictions: client.identityProviderRestrictions,
+          enableLocalLogin: client.enableLocalLogin,
+          idp: undefined,
+        },
+      }
     },
 
     /**

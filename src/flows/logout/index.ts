@@ -16,7 +16,11 @@ export function logoutFlow(options: { backchannelLogout?: Partial<BackchannelLog
     async register(core: Core) {
       const { config, clock, stores, keys, logger, audit } = core
       const endSession = createEndSessionService({ issuer: config.issuer, clients: stores.clients, keys })
-      await core.app.register(endSessionRoutes, { endSession, pages: core.interaction.pages })
+      await core.app.register(endSessionRoutes, {
+        endSession,
+        pages: core.interaction.pages,
+        upstreamSignOut: core.interaction.upstreamSignOut,
+      })
       const worker = createBackchannelLogoutWorker({
         issuer: config.issuer,
         clock,

@@ -7,11 +7,13 @@ import type { PageKit } from '../../http/page-kit.js'
 import { renderLogoutConfirm } from './pages.js'
 import { renderSignedOut } from '../../pages/sign-in.js'
 import { type EndSessionOutcome, type EndSessionService } from './service.js'
-import { END_SESSION_PATH, END_SESSION_CONFIRM_PATH } from '../../endpoints.js'
+import { END_SESSION_PATH, END_SESSION_CONFIRM_PATH, SIGN_OUT_PATH } from '../../endpoints.js'
+import type { UpstreamSignOut } from '../../interaction/identity-providers.js'
 
 export interface EndSessionRouteDeps {
   endSession: EndSessionService
   pages: PageKit
+  upstreamSignOut: UpstreamSignOut
 }
 
 const query = (req: FastifyRequest) => {
@@ -30,15 +32,22 @@ function bodyParams(req: FastifyRequest): Array<[string, string]> {
   return out
 }
 
-export const endSessionRoutes: FastifyPluginAsync<EndSessionRouteDeps> = async (app, { endSession, pages }) => {
+export const endSessionRoutes: FastifyPluginAsync<EndSessionRouteDeps> = async (app, { endSession, pages, upstreamSignOut }) => {
+  const see = (reply: FastifyReply, location: string) => reply.code(303).headers({ location, 'cache-control': 'no-store' }).send()
+
   async function send(req: FastifyRequest, reply: FastifyReply, outcome: EndSessionOutcome) {
     if (outcome.kind === 'confirm') {
+      // A session that began upstream: the confirmed form's answer goes on to the upstream's sign-out.
+      const upstream = await upstreamSignOut.origin(await pages.session(req))
       return pages.send(reply, renderLogoutConfirm(outcome, { action: outcome.action, csrf: pages.csrfToken(req, reply) }), {
-        formActionOrigins: outcome.formActionOrigins,
+        formActionOrigins: [...outcome.formActionOrigins, ...(upstream ? [upstream] : [])],
       })
     }
-    await pages.endSession(req, reply)
-    if (outcome.redirectTo) return reply.code(303).headers({ location: outcome.redirectTo, 'cache-control': 'no-store' }).send()
+    const ended = await pages.endSession(req, reply)
+    // RP-Initiated Logout 1.0 at the upstream, then on to where this logout was going.
+    const upstream = ended && (await upstreamSignOut.url(ended, outcome.redirectTo ?? SIGN_OUT_PATH))
+    if (upstream) return see(reply, upstream)
+    if (outcome.redirectTo) return see(reply, outcome.redirectTo)
     return pages.send(reply, renderSignedOut())
   }
 

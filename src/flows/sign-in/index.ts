@@ -9,8 +9,19 @@ import { signInRoutes } from './routes.js'
 export const signInFlow: Flow = {
   name: 'sign-in',
   async register(core: Core) {
-    const { pages, sessions, returnTargets } = core.interaction
-    const signIn = createSignInService({ passwordCheck: core.passwordCheck, sessions, targets: returnTargets, accountPath: ACCOUNT_PATH })
-    await core.app.register(signInRoutes, { pages, signIn, signInRateLimit: pageRateLimit(core.config.rateLimitSignIn) })
+    const { pages, sessions, returnTargets, providers } = core.interaction
+    const signIn = createSignInService({
+      passwordCheck: core.passwordCheck,
+      sessions,
+      targets: returnTargets,
+      providers,
+      accountPath: ACCOUNT_PATH,
+    })
+    await core.app.register(signInRoutes, {
+      pages,
+      signIn,
+      signInRateLimit: pageRateLimit(core.config.rateLimitSignIn),
+      upstreamSignOut: core.interaction.upstreamSignOut,
+    })
   },
 }

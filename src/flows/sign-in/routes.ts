@@ -5,8 +5,10 @@
 import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync } from 'fastify'
 import type { PageKit } from '../../http/page-kit.js'
+import type { UpstreamSignOut } from '../../interaction/identity-providers.js'
+import type { Session } from '../../interaction/session.js'
 import type { SignInService } from '../../interaction/sign-in.js'
-import { renderAccount, renderSignedOut, renderSignIn, renderSignOut } from '../../pages/sign-in.js'
+import { renderAccount, renderForward, renderSignedOut, renderSignIn, renderSignOut } from '../../pages/sign-in.js'
 import { ACCOUNT_PATH, SIGN_IN_PATH, SIGN_OUT_PATH } from '../../endpoints.js'
 
 export interface SignInRouteDeps {
@@ -14,13 +16,22 @@ export interface SignInRouteDeps {
   signIn: SignInService
   /** Per-address limit on the sign-in POST (src/http/rate-limit.ts pageRateLimit); none when undefined. */
   signInRateLimit?: RateLimitOptions | undefined
+  upstreamSignOut: UpstreamSignOut
 }
 
-export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { pages, signIn, signInRateLimit }) => {
+export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { pages, signIn, signInRateLimit, upstreamSignOut }) => {
+  /** A sign-out form of a session that began upstream leads on to the upstream's sign-out: its CSP allows that origin. */
+  const signOutOrigins = async (session: Session | undefined) => {
+    const origin = await upstreamSignOut.origin(session)
+    return { formActionOrigins: origin ? [origin] : [] }
+  }
+
   const returnTo = (query: unknown) => (query as Record<string, unknown>).return_to
 
   app.get(SIGN_IN_PATH, pages.page, async (req, reply) => {
     const view = await signIn.show(returnTo(req.query), await pages.session(req))
+    // The client signs in through one provider only: straight there (its challenge sends the browser upstream).
+    if (view.forward) return reply.code(303).headers({ location: view.forward, 'cache-control': 'no-store' }).send()
     return pages.send(reply, renderSignIn(view, { csrf: pages.csrfToken(req, reply) }), { formActionOrigins: view.formActionOrigins })
   })
 
@@ -32,6 +43,7 @@ export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { p
       previousHandle: pages.sessionHandle(req),
       session: await pages.session(req),
     })
+    if (!result.ok && 'provider' in result) return pages.send(reply, renderForward(result.provider))
     if (!result.ok) {
       return pages.send(reply, renderSignIn(result.view, { csrf: pages.csrfToken(req, reply) }), {
         formActionOrigins: result.view.formActionOrigins,
@@ -45,16 +57,19 @@ export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { p
   app.get(ACCOUNT_PATH, pages.page, async (req, reply) => {
     const session = await pages.session(req)
     if (!session) return pages.toSignIn(reply, ACCOUNT_PATH)
-    return pages.send(reply, renderAccount(session, { csrf: pages.csrfToken(req, reply) }))
+    return pages.send(reply, renderAccount(session, { csrf: pages.csrfToken(req, reply) }), await signOutOrigins(session))
   })
 
   app.get(SIGN_OUT_PATH, pages.page, async (req, reply) => {
     const session = await pages.session(req)
-    return pages.send(reply, renderSignOut(session, { csrf: session ? pages.csrfToken(req, reply) : '' }))
+    return pages.send(reply, renderSignOut(session, { csrf: session ? pages.csrfToken(req, reply) : '' }), await signOutOrigins(session))
   })
 
   app.post(SIGN_OUT_PATH, pages.form(), async (req, reply) => {
-    await pages.endSession(req, reply)
+    const ended = await pages.endSession(req, reply)
+    // A session that began upstream ends there too (RP-Initiated Logout 1.0), then comes back here.
+    const upstream = ended && (await upstreamSignOut.url(ended, SIGN_OUT_PATH))
+    if (upstream) return reply.code(303).headers({ location: upstream, 'cache-control': 'no-store' }).send()
     return pages.send(reply, renderSignedOut())
   })
 }

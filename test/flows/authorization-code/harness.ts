@@ -73,6 +73,10 @@ export function authorizeSeed() {
       },
       { subjectId: 'u-bob', username: 'bob', password: 'bob-pw', claims: { name: 'Bob' } },
     ],
+    // acr_values idp: names a configured provider (never contacted here).
+    identityProviders: [
+      { scheme: 'corp-ad', displayName: 'Corp AD', type: 'oidc', authority: 'https://corp-ad.example', clientId: 'authz' },
+    ],
   }
 }
 

@@ -93,13 +93,14 @@ describe('tenant: and idp: at the CIBA endpoint', () => {
       const res = await startCiba(authz, { ...ok, acr_values: acr })
       expect({ acr, status: res.statusCode, body: res.json() }).toEqual({ acr, status: 400, body })
     }
-    // A client without identityProviderRestrictions asserts no idp at all.
+    // A client without identityProviderRestrictions may use every provider, and only a provider:
+    // idp: is an instruction to forward the sign-in, never a label.
     const plain = await startCiba(authz, {
       client_id: 'plain',
       client_secret: 'plain-secret',
       scope: 'openid',
       login_hint: 'alice',
-      acr_values: 'idp:corp-ad',
+      acr_values: 'idp:nowhere',
     })
     expect({ status: plain.statusCode, body: plain.json() }).toEqual({ status: 400, body: NOT_ALLOWED_IDP })
     expect((await authz.db.query('SELECT count(*)::int AS n FROM ciba_requests')).rows).toEqual([{ n: 0 }])

@@ -81,6 +81,10 @@ export function cibaSeed(jwk: Record<string, unknown>) {
       { subjectId: 'u-bob', username: 'bob', password: 'bob-pw', cibaUserCode: '4711', claims: { name: 'Bob', email: 'bob@example.com' } },
       { subjectId: 'u-carol', username: 'carol', password: 'carol-pw', enabled: false, claims: {} },
     ],
+    // acr_values idp: names a configured provider (never contacted here).
+    identityProviders: [
+      { scheme: 'corp-ad', displayName: 'Corp AD', type: 'oidc', authority: 'https://corp-ad.example', clientId: 'authz' },
+    ],
   }
 }
 

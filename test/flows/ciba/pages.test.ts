@@ -49,7 +49,7 @@ describe('approval page', () => {
   })
 
   it('signs in with a hashed session cookie and shows the decision screen, escaped', async () => {
-    const id = await start({ binding_message: '<b>A1</b>', acr_values: 'idp:corp-ad' })
+    const id = await start({ binding_message: '<b>A1</b>', acr_values: 'idp:local' })
     const { res, cookie } = await signIn(authz, id, 'alice', 'alice-pw')
     expect(res.statusCode).toBe(303)
     expect(res.headers.location).toBe(approvalPath(id))
@@ -73,7 +73,7 @@ describe('approval page', () => {
       '<li data-scope="email"><strong>Your e-mail address</strong><span>Your e-mail address and whether it is verified</span></li>',
     )
     expect(page.body).toContain('<li data-scope="orders.read"><strong>Read your orders</strong></li>')
-    expect(page.body).toContain('<dt>Identity provider</dt><dd>corp-ad</dd>')
+    expect(page.body).toContain('<dt>Identity provider</dt><dd>local</dd>')
     expect(page.body).toContain('<button class="button primary" type="submit" name="decision" value="approve">Approve</button>')
     expect(page.body).toContain('<button class="button secondary" type="submit" name="decision" value="deny">Deny</button>')
     expect(page.body).toContain(`<form method="post" action="${approvalPath(id)}">`)

@@ -43,7 +43,8 @@ describe('CIBA token grant', () => {
   })
 
   it('issues tokens once after approval, with tenant, idp and acr, verified against the JWKS', async () => {
-    const { authReqId, requestId } = await start({ acr_values: 'tenant:acme idp:corp-ad 1 urn:unknown' })
+    // idp:local: the approval's sign-in is the password form only (idp:corp-ad would send it to that provider).
+    const { authReqId, requestId } = await start({ acr_values: 'tenant:acme idp:local 1 urn:unknown' })
     await expectPollError(authReqId, 'authorization_pending')
     authz.clock.advance(2)
     const approvedAt = Math.floor(authz.clock.now() / 1000)
@@ -69,7 +70,7 @@ describe('CIBA token grant', () => {
       acr: '1',
       amr: ['pwd'],
       tenant: 'acme',
-      idp: 'corp-ad',
+      idp: 'local',
       name: 'Alice Example',
       email: 'alice@example.com',
       at_hash: expect.any(String),
@@ -79,7 +80,7 @@ describe('CIBA token grant', () => {
       audience: 'orders-api',
       currentDate: new Date(authz.clock.now()),
     })
-    expect(at).toMatchObject({ sub: 'u-alice', client_id: 'bank', tenant: 'acme', idp: 'corp-ad', acr: '1', auth_time: approvedAt })
+    expect(at).toMatchObject({ sub: 'u-alice', client_id: 'bank', tenant: 'acme', idp: 'local', acr: '1', auth_time: approvedAt })
     const { rows } = await authz.db.query(
       'SELECT status, approved_scopes, consumed_at IS NOT NULL AS consumed FROM ciba_requests WHERE id = $1',
       [requestId],
