@@ -302,7 +302,7 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   },
   CLIENT_CACHE_TTL: {
     group: 'Caches',
-    doc: 'How long a replica keeps clients, API resources and whether a user is enabled in memory; a change is seen everywhere within this bound. `0` disables the cache.',
+    doc: 'How long a replica keeps clients, API resources and whether a user is enabled in memory. A change committed by anyone (seed file, CLI, SQL by hand) is seen by every replica at once through a PostgreSQL notification; this is the bound for a notification that is missed. `0` disables the cache.',
   },
   CLIENT_CACHE_MAX_STALE: {
     group: 'Caches',
