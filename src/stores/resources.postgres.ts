@@ -1,6 +1,6 @@
 // API scopes, API resources (with their scopes and secrets) and identity resources: the
 // catalogue scope validation works from. Small enough to load whole.
-import type { Db } from '../db/db.js'
+import type { Queryable } from '../db/db.js'
 import type { ApiResource, ApiScope, IdentityResource } from '../domain/types.js'
 import type { ResourceCatalogue, ResourceStore } from './resources.js'
 import { secretsJsonAgg, toSecret, type SecretJson } from './columns.postgres.js'
@@ -60,7 +60,7 @@ function toIdentityResource(r: IdentityResourceRow): IdentityResource {
   }
 }
 
-export function createPgResourceStore(db: Db): ResourceStore {
+export function createPgResourceStore(db: Queryable): ResourceStore {
   return {
     async loadCatalogue(): Promise<ResourceCatalogue> {
       const scopes = await db.query<ApiScopeRow>('SELECT name, display_name, description, enabled FROM api_scopes ORDER BY name')
