@@ -28,3 +28,8 @@ export const SIGN_OUT_PATH = '/account/sign-out'
 // Probes for the orchestrator.
 export const LIVENESS_PATH = '/health/live'
 export const READINESS_PATH = '/health/ready'
+
+// The admin API, on a listener of its own (ADMIN_PORT; src/admin/), never on the public one.
+export const ADMIN_PATH = '/admin'
+export const ADMIN_CLIENTS_PATH = '/admin/clients'
+export const ADMIN_USERS_PATH = '/admin/users'

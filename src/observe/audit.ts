@@ -31,6 +31,8 @@ export const AUDIT_EVENTS = {
   'key.rotated': 'success',
   'logout.delivered': 'success',
   'logout.failed': 'failure',
+  'admin.changed': 'success',
+  'admin.refused': 'failure',
 } as const satisfies Record<string, 'success' | 'failure'>
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS
@@ -73,6 +75,12 @@ export interface AuditDetails {
   sessionEnd?: string
   /** logout.*: the client's last HTTP answer, when there was one. */
   httpStatus?: number | undefined
+  /** admin.changed: what was written, as its admin API path below /admin (clients/backend). */
+  resource?: string
+  /** admin.changed: create, replace, delete, add-secret, disable, enable, unlock, sign-out. */
+  action?: string
+  /** admin.changed: the names of the fields that changed (never their values: no secret is written). */
+  changes?: string[]
 }
 
 export interface AuditEvent extends AuditDetails {
@@ -121,6 +129,9 @@ const FIELDS: Record<string, string> = {
   attempts: 'attempts',
   sessionEnd: 'session_end',
   httpStatus: 'http_status',
+  resource: 'resource',
+  action: 'action',
+  changes: 'changes',
 }
 
 const MESSAGES: Record<AuditEventName, string> = {
@@ -141,6 +152,8 @@ const MESSAGES: Record<AuditEventName, string> = {
   'key.rotated': 'signing key created',
   'logout.delivered': 'back-channel logout delivered',
   'logout.failed': 'back-channel logout failed; giving up',
+  'admin.changed': 'changed through the admin API',
+  'admin.refused': 'admin API request refused',
 }
 
 /** The line written for an event (snake_case fields, undefined ones left out). */

@@ -1,0 +1,41 @@
+// The admin API's composition root: its listener (src/admin/server.ts) given the stores as the
+// database has them now, in one transaction per write under the admin write lock, with the seed
+// file's apply (src/seed/apply.ts) for writes in the seed's shapes, and the Core's token reader,
+// clock and audit. Built only when ADMIN_PORT is set.
+import type { AdminStores } from './admin/deps.js'
+import { createAdminServer, type AdminListener } from './admin/server.js'
+import type { Core } from './core.js'
+import type { Db, Queryable } from './db/db.js'
+import { writeSeedIn } from './seed/apply.js'
+import { lockAdminWrites } from './stores/admin-writes.postgres.js'
+import { createPgClientStore } from './stores/clients.postgres.js'
+import { createPgFailureCounterStore } from './stores/failure-counters.postgres.js'
+import { createPgUserSessionStore } from './stores/user-sessions.postgres.js'
+import { createPgUserStore } from './stores/users.postgres.js'
+
+function storesOn(q: Queryable): AdminStores {
+  return {
+    clients: createPgClientStore(q),
+    users: createPgUserStore(q),
+    sessions: createPgUserSessionStore(q),
+    failures: createPgFailureCounterStore(q),
+  }
+}
+
+export async function createAdmin(core: Core, db: Db): Promise<AdminListener> {
+  return createAdminServer(
+    {
+      read: storesOn(db),
+      write: (fn) =>
+        db.transaction(async (tx) => {
+          await lockAdminWrites(tx)
+          return fn({ ...storesOn(tx), applySeed: async (input) => void (await writeSeedIn(tx, input)) })
+        }),
+      tokenReader: core.tokenReader,
+      clock: core.clock,
+      audit: core.audit,
+      realm: core.config.issuer,
+    },
+    { logger: core.logger, requestTimeoutSeconds: core.config.httpRequestTimeout },
+  )
+}
