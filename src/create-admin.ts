@@ -9,6 +9,7 @@ import type { Db, Queryable } from './db/db.js'
 import { writeSeedIn } from './seed/apply.js'
 import { lockAdminWrites } from './stores/admin-writes.postgres.js'
 import { createPgClientStore } from './stores/clients.postgres.js'
+import { createPgResourceStore } from './stores/resources.postgres.js'
 import { createPgFailureCounterStore } from './stores/failure-counters.postgres.js'
 import { createPgUserSessionStore } from './stores/user-sessions.postgres.js'
 import { createPgUserStore } from './stores/users.postgres.js'
@@ -17,6 +18,7 @@ function storesOn(q: Queryable): AdminStores {
   return {
     clients: createPgClientStore(q),
     users: createPgUserStore(q),
+    resources: createPgResourceStore(q),
     sessions: createPgUserSessionStore(q),
     failures: createPgFailureCounterStore(q),
   }

@@ -5,6 +5,7 @@ import type { Clock } from '../domain/clock.js'
 import type { AuditSink } from '../observe/audit.js'
 import type { ClientStore } from '../stores/clients.js'
 import type { FailureCounterStore } from '../stores/failure-counters.js'
+import type { ResourceStore } from '../stores/resources.js'
 import type { UserSessionStore } from '../stores/user-sessions.js'
 import type { UserStore } from '../stores/users.js'
 import type { TokenReader } from '../tokens/token-reader.js'
@@ -13,6 +14,7 @@ import type { TokenReader } from '../tokens/token-reader.js'
 export interface AdminStores {
   clients: ClientStore
   users: UserStore
+  resources: ResourceStore
   sessions: Pick<UserSessionStore, 'removeAllForSubject'>
   failures: Pick<FailureCounterStore, 'clearName'>
 }

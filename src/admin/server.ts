@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net'
 import type { Logger } from 'pino'
 import { isUnavailable } from '../errors.js'
 import { createAdminAuth } from './auth.js'
+import { catalogueRoutes } from './catalogue-routes.js'
 import { clientRoutes } from './clients-routes.js'
 import type { AdminDeps } from './deps.js'
 import { AdminProblem } from './problem.js'
@@ -58,6 +59,7 @@ export async function createAdminServer(deps: AdminDeps, opts: { logger: Logger;
   })
   await app.register(clientRoutes, { deps })
   await app.register(userRoutes, { deps })
+  await app.register(catalogueRoutes, { deps })
   await app.ready()
 
   return {

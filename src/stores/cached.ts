@@ -146,6 +146,14 @@ export function createCachedResourceStore(inner: ResourceStore, opts: CachedStor
   return {
     loadCatalogue: () => catalogue.get('', () => inner.loadCatalogue()),
     findApiResource: (name) => apis.get(name, () => inner.findApiResource(name)),
+    async remove(kind, name) {
+      try {
+        return await inner.remove(kind, name)
+      } finally {
+        catalogue.clear()
+        apis.clear()
+      }
+    },
   }
 }
 

@@ -2,7 +2,7 @@
 // catalogue scope validation works from. Small enough to load whole.
 import type { Queryable } from '../db/db.js'
 import type { ApiResource, ApiScope, IdentityResource } from '../domain/types.js'
-import type { ResourceCatalogue, ResourceStore } from './resources.js'
+import type { CatalogueKind, ResourceCatalogue, ResourceStore } from './resources.js'
 import { secretsJsonAgg, toSecret, type SecretJson } from './columns.postgres.js'
 
 interface ApiScopeRow {
@@ -60,6 +60,12 @@ function toIdentityResource(r: IdentityResourceRow): IdentityResource {
   }
 }
 
+const TABLES: Record<CatalogueKind, string> = {
+  apiScopes: 'api_scopes',
+  apiResources: 'api_resources',
+  identityResources: 'identity_resources',
+}
+
 export function createPgResourceStore(db: Queryable): ResourceStore {
   return {
     async loadCatalogue(): Promise<ResourceCatalogue> {
@@ -77,6 +83,10 @@ export function createPgResourceStore(db: Queryable): ResourceStore {
     async findApiResource(name) {
       const { rows } = await db.query<ApiResourceRow>(`${SELECT_API_RESOURCE} WHERE r.name = $1`, [name])
       return rows[0] && toApiResource(rows[0])
+    },
+    async remove(kind, name) {
+      const { rowCount } = await db.query(`DELETE FROM ${TABLES[kind]} WHERE name = $1`, [name])
+      return rowCount === 1
     },
   }
 }

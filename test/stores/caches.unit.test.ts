@@ -100,6 +100,7 @@ describe('cached client store', () => {
         identityResources: new Map(),
       }),
       findApiResource: async () => undefined,
+      remove: async () => false,
     }
     const cached = createCachedResourceStore(inner, { ttlSeconds: 1, clock })
     await cached.loadCatalogue()
