@@ -6,7 +6,7 @@ import type { AdminStores } from './admin/deps.js'
 import { createAdminServer, type AdminListener } from './admin/server.js'
 import type { Core } from './core.js'
 import type { Db, Queryable } from './db/db.js'
-import { writeSeedIn } from './seed/apply.js'
+import { checkSeed, seedWarnings, writeSeedIn } from './seed/apply.js'
 import { lockAdminWrites } from './stores/admin-writes.postgres.js'
 import { createPgClientStore } from './stores/clients.postgres.js'
 import { createPgResourceStore } from './stores/resources.postgres.js'
@@ -31,7 +31,15 @@ export async function createAdmin(core: Core, db: Db): Promise<AdminListener> {
       write: (fn) =>
         db.transaction(async (tx) => {
           await lockAdminWrites(tx)
-          return fn({ ...storesOn(tx), applySeed: async (input) => void (await writeSeedIn(tx, input)) })
+          return fn({
+            ...storesOn(tx),
+            applySeed: async (input) => void (await writeSeedIn(tx, input)),
+            async applySeedDocument(input) {
+              const checked = checkSeed(input)
+              const counts = await writeSeedIn(tx, input, undefined, checked)
+              return { counts, warnings: checked.seed ? seedWarnings(checked.seed) : [] }
+            },
+          })
         }),
       tokenReader: core.tokenReader,
       clock: core.clock,

@@ -25,6 +25,14 @@ export interface AdminWork extends AdminStores {
    * SeedError listing every problem, each with its JSON path.
    */
   applySeed(input: unknown): Promise<void>
+  /** applySeed for a whole document: how many entries of each kind it had, and the seed's warnings. */
+  applySeedDocument(input: unknown): Promise<SeedApplied>
+}
+
+export interface SeedApplied {
+  counts: { apiScopes: number; apiResources: number; identityResources: number; clients: number; users: number }
+  /** Settings the document asks for that the server overrides (src/seed/check.ts seedWarnings). */
+  warnings: string[]
 }
 
 export interface AdminDeps {

@@ -13,6 +13,7 @@ import { clientRoutes } from './clients-routes.js'
 import type { AdminDeps } from './deps.js'
 import { AdminProblem } from './problem.js'
 import './request.js'
+import { seedRoutes } from './seed-routes.js'
 import { userRoutes } from './users-routes.js'
 
 /** A whole seed document fits; far above any one resource. */
@@ -60,6 +61,7 @@ export async function createAdminServer(deps: AdminDeps, opts: { logger: Logger;
   await app.register(clientRoutes, { deps })
   await app.register(userRoutes, { deps })
   await app.register(catalogueRoutes, { deps })
+  await app.register(seedRoutes, { deps })
   await app.ready()
 
   return {
