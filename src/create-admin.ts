@@ -42,6 +42,8 @@ export async function createAdmin(core: Core, db: Db): Promise<AdminListener> {
           })
         }),
       tokenReader: core.tokenReader,
+      keys: core.keys,
+      consents: core.consent,
       clock: core.clock,
       audit: core.audit,
       realm: core.config.issuer,

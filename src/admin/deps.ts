@@ -2,6 +2,8 @@
 // database has them now (never a replica's cache: a write is judged against what is stored), the
 // seed file's apply for writes in the seed's own shapes, and the Core's token reader and audit.
 import type { Clock } from '../domain/clock.js'
+import type { ConsentService } from '../interaction/consent.js'
+import type { SigningKeyService } from '../keys/signing-keys.js'
 import type { AuditSink } from '../observe/audit.js'
 import type { ClientStore } from '../stores/clients.js'
 import type { FailureCounterStore } from '../stores/failure-counters.js'
@@ -43,6 +45,8 @@ export interface AdminDeps {
   write<T>(fn: (work: AdminWork) => Promise<T>): Promise<T>
   read: AdminStores
   tokenReader: Pick<TokenReader, 'read'>
+  keys: Pick<SigningKeyService, 'list' | 'rotate'>
+  consents: Pick<ConsentService, 'list' | 'revoke'>
   clock: Clock
   audit: AuditSink
   /** The realm of WWW-Authenticate challenges (RFC 6750 §3): the issuer. */

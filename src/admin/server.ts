@@ -11,6 +11,7 @@ import { createAdminAuth } from './auth.js'
 import { catalogueRoutes } from './catalogue-routes.js'
 import { clientRoutes } from './clients-routes.js'
 import type { AdminDeps } from './deps.js'
+import { keyAndConsentRoutes } from './keys-consents-routes.js'
 import { AdminProblem } from './problem.js'
 import './request.js'
 import { seedRoutes } from './seed-routes.js'
@@ -62,6 +63,7 @@ export async function createAdminServer(deps: AdminDeps, opts: { logger: Logger;
   await app.register(userRoutes, { deps })
   await app.register(catalogueRoutes, { deps })
   await app.register(seedRoutes, { deps })
+  await app.register(keyAndConsentRoutes, { deps })
   await app.ready()
 
   return {

@@ -1,0 +1,34 @@
+// GET /admin/keys, POST /admin/keys/rotate; GET and DELETE /admin/users/{username}/consents[/{clientId}].
+import type { FastifyInstance } from 'fastify'
+import { z } from 'zod'
+import { SIGNING_ALGS } from '../config.js'
+import { ADMIN_KEYS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
+import type { AdminDeps } from './deps.js'
+import { createConsentAdmin, createKeyAdmin } from './keys-consents.js'
+import { callerOf, parsed } from './request.js'
+
+export const RotateKeys = z.strictObject({
+  alg: z.enum(SIGNING_ALGS).optional().describe('the algorithm to rotate; omitted: every one the server signs with'),
+})
+
+const CONSENTS = `${ADMIN_USERS_PATH}/:username/consents`
+type User = { Params: { username: string } }
+type UserClient = { Params: { username: string; clientId: string } }
+
+export async function keyAndConsentRoutes(app: FastifyInstance, opts: { deps: AdminDeps }) {
+  const keys = createKeyAdmin(opts.deps)
+  const consents = createConsentAdmin(opts.deps)
+
+  app.get(ADMIN_KEYS_PATH, async () => keys.list())
+  app.post(`${ADMIN_KEYS_PATH}/rotate`, async (req, reply) => {
+    const { alg } = parsed(RotateKeys, req.body ?? {}, 'request body')
+    return reply.code(201).send(await keys.rotate(alg, callerOf(req)))
+  })
+
+  app.get<User>(CONSENTS, async (req) => consents.list(req.params.username))
+  app.delete<User>(CONSENTS, async (req) => ({ revoked: await consents.revoke(req.params.username, undefined, callerOf(req)) }))
+  app.delete<UserClient>(`${CONSENTS}/:clientId`, async (req, reply) => {
+    await consents.revoke(req.params.username, req.params.clientId, callerOf(req))
+    return reply.code(204).send()
+  })
+}
