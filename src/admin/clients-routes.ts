@@ -1,20 +1,14 @@
 // /admin/clients: list (limit, cursor, enabled), GET / PUT / DELETE one, POST …/secrets.
 // Parse, call the service (src/admin/clients.ts), reply: ETag on every answer that is one client.
 import type { FastifyInstance } from 'fastify'
-import { z } from 'zod'
 import { ADMIN_CLIENTS_PATH } from '../endpoints.js'
-import { createClientAdmin } from './clients.js'
+import { createClientAdmin, NewSecret } from './clients.js'
 import type { AdminDeps } from './deps.js'
 import { ListQuery } from './paging.js'
 import { callerOf, parsed, preconditionsOf } from './request.js'
 
 const ONE = `${ADMIN_CLIENTS_PATH}/:clientId`
 type One = { Params: { clientId: string } }
-
-export const NewSecret = z.strictObject({
-  expiration: z.iso.datetime({ offset: true }).optional().describe('when the secret stops working (RFC 3339); omitted: never'),
-  description: z.string().max(500).optional(),
-})
 
 export async function clientRoutes(app: FastifyInstance, opts: { deps: AdminDeps }) {
   const clients = createClientAdmin(opts.deps)

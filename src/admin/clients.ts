@@ -3,6 +3,7 @@
 // POST …/secrets generates one and shows it once. Every write is one transaction, judged against
 // If-Match / If-None-Match, and an audit event naming the fields it changed.
 import { randomBytes } from 'node:crypto'
+import { z } from 'zod'
 import type { Client } from '../domain/types.js'
 import { SeedClient } from '../seed/schema.js'
 import { secretHash } from '../tokens/handles.js'
@@ -11,6 +12,12 @@ import { checkPreconditions, etagOf, type Preconditions } from './etag.js'
 import { page, type ListQuery } from './paging.js'
 import { invalid, notFound } from './problem.js'
 import { applying, changedFields, checkShape, defined, withKey } from './resource.js'
+
+/** The optional body of POST …/secrets. */
+export const NewSecret = z.strictObject({
+  expiration: z.iso.datetime({ offset: true }).optional().describe('when the secret stops working (RFC 3339); omitted: never'),
+  description: z.string().max(500).optional(),
+})
 
 export const clientView = (c: Client): Record<string, unknown> => {
   const { secrets: _secrets, ...rest } = c

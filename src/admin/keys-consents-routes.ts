@@ -1,15 +1,9 @@
 // GET /admin/keys, POST /admin/keys/rotate; GET and DELETE /admin/users/{username}/consents[/{clientId}].
 import type { FastifyInstance } from 'fastify'
-import { z } from 'zod'
-import { SIGNING_ALGS } from '../config.js'
 import { ADMIN_KEYS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
 import type { AdminDeps } from './deps.js'
-import { createConsentAdmin, createKeyAdmin } from './keys-consents.js'
+import { createConsentAdmin, createKeyAdmin, RotateKeys } from './keys-consents.js'
 import { callerOf, parsed } from './request.js'
-
-export const RotateKeys = z.strictObject({
-  alg: z.enum(SIGNING_ALGS).optional().describe('the algorithm to rotate; omitted: every one the server signs with'),
-})
 
 const CONSENTS = `${ADMIN_USERS_PATH}/:username/consents`
 type User = { Params: { username: string } }

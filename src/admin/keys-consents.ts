@@ -2,10 +2,16 @@
 // published now, signing after KEY_ACTIVATION_DELAY, as `authz keys rotate`), and
 // /admin/users/{username}/consents: what a person has allowed which client (list; revoke one or
 // all, as `authz consents`). Private key material is never answered.
-import type { SigningAlg } from '../config.js'
+import { z } from 'zod'
+import { SIGNING_ALGS, type SigningAlg } from '../config.js'
 import type { KeyInfo } from '../keys/signing-keys.js'
 import type { AdminCaller, AdminDeps } from './deps.js'
 import { notFound } from './problem.js'
+
+/** The optional body of POST /admin/keys/rotate. */
+export const RotateKeys = z.strictObject({
+  alg: z.enum(SIGNING_ALGS).optional().describe('the algorithm to rotate; omitted: every one the server signs with'),
+})
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString())
 export const keyView = (k: KeyInfo) => ({

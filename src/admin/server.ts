@@ -6,7 +6,9 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { AddressInfo } from 'node:net'
 import type { Logger } from 'pino'
+import { ADMIN_OPENAPI_PATH } from '../endpoints.js'
 import { isUnavailable } from '../errors.js'
+import { openApiDocument } from './openapi.js'
 import { createAdminAuth } from './auth.js'
 import { catalogueRoutes } from './catalogue-routes.js'
 import { clientRoutes } from './clients-routes.js'
@@ -23,6 +25,8 @@ export const ADMIN_BODY_LIMIT = 1024 * 1024
 export interface AdminListener {
   /** The admin app, for app.inject in tests. */
   app: FastifyInstance
+  /** Every route registered (method and Fastify path), HEAD left out: what the OpenAPI document must hold. */
+  routes: readonly { method: string; url: string }[]
   /** Starts listening; resolves to the bound address (port 0: a free one). */
   listen(port: number, host: string): Promise<AddressInfo>
   address(): AddressInfo | undefined
@@ -59,6 +63,12 @@ export async function createAdminServer(deps: AdminDeps, opts: { logger: Logger;
   app.setNotFoundHandler(async () => {
     throw new AdminProblem(404, 'no admin resource at this path for this method')
   })
+  const routes: { method: string; url: string }[] = []
+  app.addHook('onRoute', (r) => {
+    for (const method of [r.method].flat()) if (method !== 'HEAD') routes.push({ method, url: r.url })
+  })
+  const document = openApiDocument()
+  app.get(ADMIN_OPENAPI_PATH, async () => document)
   await app.register(clientRoutes, { deps })
   await app.register(userRoutes, { deps })
   await app.register(catalogueRoutes, { deps })
@@ -68,6 +78,7 @@ export async function createAdminServer(deps: AdminDeps, opts: { logger: Logger;
 
   return {
     app,
+    routes,
     async listen(port, host) {
       await app.listen({ port, host })
       return app.server.address() as AddressInfo
