@@ -1,6 +1,6 @@
 // The dependency rules of ARCHITECTURE.md, checked by `npm run lint` (CI runs it):
-//   composition roots (app.ts, create-core.ts, main.ts, cli, seed)
-//     → flows (src/flows/<flow>/: never each other)
+//   composition roots (app.ts, create-core.ts, create-admin.ts, main.ts, cli, seed)
+//     → flows (src/flows/<flow>/: never each other) and the admin API (src/admin/: the seed's schema, no flow)
 //       → http/ (Fastify glue) and pages/ (rendering)
 //         → the kits: grants/, client-auth/, interaction/, jobs/
 //           → tokens/, keys/
@@ -9,8 +9,11 @@
 // Fastify only in routes, http/ and the roots; SQL (db/ and the drivers) only in stores/ and db/.
 // test/lint/layers.test.ts plants a wrong import for each rule and sees it fail.
 /** @type {import('dependency-cruiser').IConfiguration} */
-const ROOTS = '^src/(app|main|cli|create-core)\\.ts$|^src/cli/|^src/seed/'
+const ROOTS = '^src/(app|main|cli|create-core|create-admin)\\.ts$|^src/cli/|^src/seed/'
 const FLOWS = '^src/flows/'
+const ADMIN = '^src/admin/'
+/** What the admin API takes of the seed: its schema and its error paths (no database in them). */
+const SEED_CONTRACT = '^src/seed/(schema|errors|client-checks)\\.ts$'
 const HTTP = '^src/http/'
 const PAGES = '^src/pages/'
 const KITS = '^src/(grants|client-auth|interaction|jobs)/'
@@ -22,8 +25,8 @@ const SQL = `${DB}|^node_modules/(pg|pg-[a-z-]+|@electric-sql)/`
 const FASTIFY = '^node_modules/(fastify|@fastify)/'
 const BOTTOM = '^src/(domain/|errors\\.ts$|endpoints\\.ts$)'
 const OBSERVE = '^src/observe/'
-/** Where Fastify may be imported: route plugins (routes.ts, *-routes.ts), http/, the roots and the Core contract. */
-const FASTIFY_ALLOWED = `${HTTP}|^src/flows/[^/]+/[a-z-]*routes\\.ts$|${ROOTS}|^src/core\\.ts$`
+/** Where Fastify may be imported: route plugins (routes.ts, *-routes.ts), http/, the roots, the Core contract and the admin listener. */
+const FASTIFY_ALLOWED = `${HTTP}|^src/flows/[^/]+/[a-z-]*routes\\.ts$|^src/admin/([a-z-]*-routes|server|request)\\.ts$|${ROOTS}|^src/core\\.ts$`
 
 const forbid = (name, comment, from, to) => ({
   name,
@@ -71,8 +74,20 @@ module.exports = {
     forbid(
       'shared-folders-below-flows',
       'nothing shared imports a flow or a root',
-      { pathNot: `${FLOWS}|${ROOTS}`, path: '^src/' },
+      { pathNot: `${FLOWS}|${ROOTS}|${ADMIN}`, path: '^src/' },
       `${FLOWS}|${ROOTS}`,
+    ),
+    forbid(
+      'admin-beside-flows',
+      'the admin API uses the Core services and the shared folders, and of the roots only the seed contract; no flow',
+      ADMIN,
+      { path: `${FLOWS}|${ROOTS}`, pathNot: SEED_CONTRACT },
+    ),
+    forbid(
+      'only-roots-build-admin',
+      'the admin API is built by its root (create-admin.ts); below it nothing knows it (core.ts names its listener type)',
+      { path: '^src/', pathNot: `${ROOTS}|${ADMIN}|^src/core\\.ts$` },
+      ADMIN,
     ),
     forbid('http-below-flows', 'HTTP glue serves every flow and knows none', HTTP, `${FLOWS}|^src/core\\.ts$`),
     forbid(

@@ -15,6 +15,7 @@ const PROCESS = [
   'test/lint/**/*.test.ts',
   'test/db/data-dir.test.ts',
   'test/docs/readme-example.test.ts',
+  'test/docs/admin-api-example.test.ts',
 ]
 const BROWSER = ['test/e2e/**/*.test.ts']
 const UNIT = ['test/**/*.unit.test.ts']

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import type { CoreServices, Flow } from './core.js'
+import { createAdmin } from './create-admin.js'
 import { boundDatabase, createCore, observe, runInBackground } from './create-core.js'
 import type { Db } from './db/db.js'
 import { loadMigrations, pendingMigrations } from './db/migrate.js'
@@ -84,6 +85,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(assetRoutes)
   for (const flow of flows(deps)) await flow.register(core)
   for (const make of [...EXTENSION_GRANTS, ...(deps.grants ?? [])]) core.grants.add(make(core.grantDeps()))
+  // The admin API: a listener of its own, never routes of this app (src/create-admin.ts).
+  const admin = config.adminPort === undefined ? undefined : await createAdmin(core, db)
+  if (admin) app.addHook('onClose', async () => admin.close())
+  const listenAdmin = async () => {
+    if (!admin || config.adminPort === undefined) return undefined
+    const address = await admin.listen(config.adminPort, config.adminHost)
+    logger.info({ address: address.address, port: address.port }, 'admin API listening')
+    return admin
+  }
   app.decorate('authz', {
     clock,
     keys: core.keys,
@@ -92,6 +102,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics,
     workers: runtime.workers,
     listenMetrics,
+    admin,
+    listenAdmin,
   } satisfies CoreServices)
   runInBackground(app, runtime, clock, logger)
   return app

@@ -101,6 +101,8 @@ const Env = z.object({
     .describe('true, false, or a comma-separated list of proxy addresses and networks (10.0.0.0/8, ::1, loopback)'),
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional().describe('an integer from 0 to 65535'),
   METRICS_HOST: z.string().min(1).default('127.0.0.1').describe('an interface address or host name'),
+  ADMIN_PORT: z.coerce.number().int().min(0).max(65535).optional().describe('an integer from 0 to 65535'),
+  ADMIN_HOST: z.string().min(1).default('127.0.0.1').describe('an interface address or host name'),
   KEY_ENCRYPTION_SECRET: z.string().min(16).optional().describe('at least 16 characters long'),
   KEY_ACTIVATION_DELAY: z.coerce
     .number()
@@ -155,6 +157,7 @@ export const CONFIG_GROUPS = [
   'Database',
   'Seed',
   'Logs, proxies and metrics',
+  'Admin API',
   'Signing keys',
   'Token lifetimes',
   'CIBA',
@@ -236,6 +239,14 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Logs, proxies and metrics',
     doc: 'Interface of the metrics listener. Set `0.0.0.0` only where the port is reachable by your Prometheus and nobody else (a cluster network, not the internet).',
   },
+  ADMIN_PORT: {
+    group: 'Admin API',
+    doc: 'Serve the [admin API](admin-api.md) on this port, a listener of its own (never the public one). Every request needs an access token of this server with the scope `authz:admin` (or `authz:admin:read` for reads), which no client has unless its `allowedScopes` lists it. Unset: no admin API.',
+  },
+  ADMIN_HOST: {
+    group: 'Admin API',
+    doc: 'Interface of the admin listener. Set `0.0.0.0` only where the port is reachable by your operators and automation and nobody else.',
+  },
   KEY_ENCRYPTION_SECRET: {
     group: 'Signing keys',
     doc: "Encrypts the signing keys' private parts and the server secrets (CSRF tokens, the authorization endpoint's sign-in marker, the digest of unknown usernames) in the database (AES-256-GCM, key derived with HKDF-SHA256). Every replica and the CLI need the same value; with keys stored encrypted and this missing or wrong, start-up fails. A warning is logged when this is not set. Keys and secrets stored unencrypted before it was set are replaced at the next start, not encrypted in place: see docs/operate.md, Setting KEY_ENCRYPTION_SECRET later.",
@@ -302,7 +313,7 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   },
   CLIENT_CACHE_TTL: {
     group: 'Caches',
-    doc: 'How long a replica keeps clients, API resources and whether a user is enabled in memory; a change is seen everywhere within this bound. `0` disables the cache.',
+    doc: 'How long a replica keeps clients, API resources and whether a user is enabled in memory. A change committed by anyone (seed file, CLI, SQL by hand) is seen by every replica at once through a PostgreSQL notification; this is the bound for a notification that is missed. `0` disables the cache.',
   },
   CLIENT_CACHE_MAX_STALE: {
     group: 'Caches',
@@ -397,6 +408,9 @@ export type Config = Readonly<{
   /** The metrics listener (src/observe/metrics-server.ts); undefined: no metrics. */
   metricsPort: number | undefined
   metricsHost: string
+  /** The admin API's listener (src/admin/); undefined: none. */
+  adminPort: number | undefined
+  adminHost: string
   keyEncryptionSecret: string | undefined
   keyActivationDelay: number
   accessTokenSigningAlg: SigningAlg
@@ -601,6 +615,8 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     trustProxy: e.TRUST_PROXY,
     metricsPort: e.METRICS_PORT,
     metricsHost: e.METRICS_HOST,
+    adminPort: e.ADMIN_PORT,
+    adminHost: e.ADMIN_HOST,
     keyEncryptionSecret: e.KEY_ENCRYPTION_SECRET,
     keyActivationDelay: e.KEY_ACTIVATION_DELAY,
     accessTokenSigningAlg: e.ACCESS_TOKEN_SIGNING_ALG,

@@ -6,6 +6,7 @@
 // two flows share moves into one of the shared folders (ARCHITECTURE.md).
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import type { AdminListener } from './admin/server.js'
 import type { ClientAuthenticator } from './client-auth/authenticators.js'
 import type { ClientAuthThrottle } from './client-auth/throttle.js'
 import type { Config } from './config.js'
@@ -147,6 +148,10 @@ export interface Core {
 export interface CoreServices extends Pick<Core, 'clock' | 'keys' | 'interaction' | 'audit' | 'metrics'> {
   /** Starts the metrics listener on METRICS_HOST:METRICS_PORT (nothing when unset); closed with the app. */
   listenMetrics(): Promise<MetricsListener | undefined>
+  /** The admin API's listener (its app for app.inject); undefined unless ADMIN_PORT is set. */
+  admin: AdminListener | undefined
+  /** Starts the admin listener on ADMIN_HOST:ADMIN_PORT (nothing when unset); closed with the app. */
+  listenAdmin(): Promise<AdminListener | undefined>
   /** The background workers the flows registered, by name (e.g. 'backchannel-logout'). */
   workers: ReadonlyMap<string, BackgroundWorker>
 }

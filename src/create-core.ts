@@ -31,7 +31,14 @@ import { createAuditLog, type AuditSink } from './observe/audit.js'
 import { createMetrics, type Metrics } from './observe/metrics.js'
 import type { MetricsListener } from './observe/metrics-server.js'
 import { createPgBackchannelLogoutStore } from './stores/backchannel-logouts.postgres.js'
-import { createCachedClientStore, createCachedResourceStore, createCachedUserStore } from './stores/cached.js'
+import {
+  createCacheInvalidation,
+  createCachedClientStore,
+  createCachedResourceStore,
+  createCachedUserStore,
+  type CacheInvalidation,
+} from './stores/cached.js'
+import { createPgConfigChangeStore } from './stores/config-changes.postgres.js'
 import { createPgCibaRequestStore } from './stores/ciba-requests.postgres.js'
 import { createPgClientStore } from './stores/clients.postgres.js'
 import { createPgConsentStore } from './stores/consents.postgres.js'
@@ -72,7 +79,11 @@ export interface CoreRuntime {
 export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runtime: CoreRuntime }> {
   const { app, config, db, clock, logger, audit } = inputs
   const keys = await startSigningKeys(inputs)
-  const stores = createStores(db, config, clock)
+  const invalidation = createCacheInvalidation()
+  const stores = createStores(db, config, clock, invalidation)
+  // Before the first request: a change committed from now on drops this replica's caches at once.
+  const unlistenChanges = await createPgConfigChangeStore(db).subscribe((change) => invalidation.changed(change))
+  app.addHook('onClose', async () => unlistenChanges())
   const secretStore = createPgServerSecretStore(db)
   const serverSecret = (name: string) =>
     loadServerSecret(
@@ -206,9 +217,12 @@ async function startSigningKeys({ app, config, db, clock, logger, audit }: CoreI
   return keys
 }
 
-/** Every store, once: cached where the hot path reads configuration (CLIENT_CACHE_TTL). */
-function createStores(db: Db, config: Config, clock: Clock): Stores {
-  const cache = { ttlSeconds: config.clientCacheTtl, maxStaleSeconds: config.clientCacheMaxStale, clock }
+/**
+ * Every store, once: cached where the hot path reads configuration, dropped on every change
+ * committed anywhere (migration 0031), CLIENT_CACHE_TTL bounding a missed notification.
+ */
+function createStores(db: Db, config: Config, clock: Clock, invalidation: CacheInvalidation): Stores {
+  const cache = { ttlSeconds: config.clientCacheTtl, maxStaleSeconds: config.clientCacheMaxStale, clock, invalidation }
   return {
     clients: createCachedClientStore(createPgClientStore(db), cache),
     resources: createCachedResourceStore(createPgResourceStore(db), cache),

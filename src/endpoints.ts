@@ -39,3 +39,14 @@ export function federationPath(path: string, scheme: string): string {
 // Probes for the orchestrator.
 export const LIVENESS_PATH = '/health/live'
 export const READINESS_PATH = '/health/ready'
+
+// The admin API, on a listener of its own (ADMIN_PORT; src/admin/), never on the public one.
+export const ADMIN_PATH = '/admin'
+export const ADMIN_CLIENTS_PATH = '/admin/clients'
+export const ADMIN_USERS_PATH = '/admin/users'
+export const ADMIN_API_SCOPES_PATH = '/admin/api-scopes'
+export const ADMIN_API_RESOURCES_PATH = '/admin/api-resources'
+export const ADMIN_IDENTITY_RESOURCES_PATH = '/admin/identity-resources'
+export const ADMIN_SEED_PATH = '/admin/seed'
+export const ADMIN_KEYS_PATH = '/admin/keys'
+export const ADMIN_OPENAPI_PATH = '/admin/openapi.json'

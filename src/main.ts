@@ -52,6 +52,7 @@ async function main() {
   const app = await buildApp({ config, db, logger })
   await app.listen({ port: config.port, host: config.host })
   await app.authz.listenMetrics() // METRICS_HOST:METRICS_PORT when set; closed with the app
+  await app.authz.listenAdmin() // ADMIN_HOST:ADMIN_PORT when set; closed with the app
 
   let stopping = false
   const shutdown = async (signal: string) => {

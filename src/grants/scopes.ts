@@ -1,5 +1,6 @@
 // Scope and resource validation shared by every grant and by CIBA: RFC 6749 §3.3 (scope),
 // RFC 8707 §2 (resource indicators → invalid_target), OIDC Core §11 (offline_access).
+import { isAdminScope } from '../domain/admin-scopes.js'
 import type { Client, ResolvedScopes } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { ResourceCatalogue, ResourceStore } from '../stores/resources.js'
@@ -23,7 +24,8 @@ const UNKNOWN = 'scope holds a value that is not an enabled scope'
 
 function requestedScopes(scopeParam: string | undefined, client: Client, cat: ResourceCatalogue): string[] {
   if (scopeParam === undefined) {
-    // Omitted: every API scope the client is explicitly allowed (Duende's default).
+    // Omitted: every API scope the client is explicitly allowed (Duende's default); never the
+    // admin scopes, which are granted only when asked for (src/domain/admin-scopes.ts).
     return client.allowedScopes.filter((s) => cat.apiScopes.get(s)?.enabled === true)
   }
   const out: string[] = []
@@ -73,7 +75,7 @@ export function createScopeResolver(deps: { resources: ResourceStore }): ScopeRe
           continue
         }
         if (!client.allowedScopes.includes(s)) throw new OAuthError('invalid_scope', NOT_ALLOWED)
-        if (cat.apiScopes.get(s)?.enabled) {
+        if (cat.apiScopes.get(s)?.enabled || isAdminScope(s)) {
           // RFC 8707: a resource restricts the token to that API's scopes.
           if (!target || target.scopes.includes(s)) apiScopes.push(s)
         } else if (cat.identityResources.get(s)?.enabled) {

@@ -35,6 +35,8 @@ export const AUDIT_EVENTS = {
   'federation.linked': 'success',
   'federation.failed': 'failure',
   'federation.logout': 'success',
+  'admin.changed': 'success',
+  'admin.refused': 'failure',
 } as const satisfies Record<string, 'success' | 'failure'>
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS
@@ -81,6 +83,12 @@ export interface AuditDetails {
   idp?: string | undefined
   /** federation.logout: the sessions the upstream's back-channel logout ended. */
   sessions?: number
+  /** admin.changed: what was written, as its admin API path below /admin (clients/backend). */
+  resource?: string
+  /** admin.changed: create, replace, delete, add-secret, disable, enable, unlock, sign-out. */
+  action?: string
+  /** admin.changed: the names of the fields that changed (never their values: no secret is written). */
+  changes?: string[]
 }
 
 export interface AuditEvent extends AuditDetails {
@@ -131,6 +139,9 @@ const FIELDS: Record<string, string> = {
   httpStatus: 'http_status',
   idp: 'idp',
   sessions: 'sessions',
+  resource: 'resource',
+  action: 'action',
+  changes: 'changes',
 }
 
 const MESSAGES: Record<AuditEventName, string> = {
@@ -155,6 +166,8 @@ const MESSAGES: Record<AuditEventName, string> = {
   'federation.linked': 'upstream identity linked to a local user (reason: created or linked by verified email)',
   'federation.failed': 'sign-in through an identity provider failed',
   'federation.logout': 'back-channel logout from an identity provider ended sessions',
+  'admin.changed': 'changed through the admin API',
+  'admin.refused': 'admin API request refused',
 }
 
 /** The line written for an event (snake_case fields, undefined ones left out). */

@@ -1,7 +1,7 @@
 // Applies a seed file (docs/seed-file.md) in one transaction: validate everything first, then
 // an idempotent upsert keyed by clientId / name / username. An invalid file changes nothing.
 import { readFile } from 'node:fs/promises'
-import type { Db } from '../db/db.js'
+import type { Db, Queryable } from '../db/db.js'
 import type { IdentityProvider, Secret } from '../domain/types.js'
 import { decryptAtRest, deriveKeyEncryptionKey, encryptAtRest, identityProviderSecretAad } from '../keys/key-crypto.js'
 import { createPgSeedWriter, type ExistingUser, type PgSeedWriter } from '../stores/seed.postgres.js'
@@ -96,20 +96,29 @@ export async function writeSeed(
   checked = checkSeed(input),
   atRest: SeedAtRest = { keyEncryptionSecret: undefined },
 ): Promise<SeedSummary> {
+  return db.transaction((tx) => writeSeedIn(tx, input, heading, checked, atRest))
+}
+
+/** writeSeed inside the caller's transaction (the admin API's, which checks its preconditions first). */
+export async function writeSeedIn(
+  tx: Queryable,
+  input: unknown,
+  heading = 'invalid seed file',
+  checked = checkSeed(input),
+  atRest: SeedAtRest = { keyEncryptionSecret: undefined },
+): Promise<SeedSummary> {
   const keys = seedKeys(input)
-  const seed = await db.transaction(async (tx) => {
-    const w = createPgSeedWriter(tx)
-    const users = await w.findUsers(
-      keys.users.flatMap((u) => (u.username === undefined ? [] : [u.username])),
-      keys.users.flatMap((u) => (u.subjectId === undefined ? [] : [u.subjectId])),
-    )
-    const stored = checkReferences(keys, { apiScopes: await w.apiScopeNames(), identityResources: await w.identityResourceNames(), users })
-    const problems = [...checked.problems, ...stored]
-    if (!checked.seed || problems.length > 0) throw new SeedError(problems, heading)
-    await write(w, checked.seed, users)
-    await writeIdentityProviders(w, checked.seed, atRest)
-    return checked.seed
-  })
+  const w = createPgSeedWriter(tx)
+  const users = await w.findUsers(
+    keys.users.flatMap((u) => (u.username === undefined ? [] : [u.username])),
+    keys.users.flatMap((u) => (u.subjectId === undefined ? [] : [u.subjectId])),
+  )
+  const stored = checkReferences(keys, { apiScopes: await w.apiScopeNames(), identityResources: await w.identityResourceNames(), users })
+  const problems = [...checked.problems, ...stored]
+  if (!checked.seed || problems.length > 0) throw new SeedError(problems, heading)
+  const seed = checked.seed
+  await write(w, seed, users)
+  await writeIdentityProviders(w, seed, atRest)
   return {
     clients: seed.clients.length,
     apiScopes: seed.apiScopes.length,

@@ -2,6 +2,7 @@
 // file or to what is already stored), no username that would change its subject and no subject id
 // that belongs to another user. They read the keys of the file as it is, valid or not (seedKeys),
 // so that they report their problems in the same run as the schema's.
+import { isAdminScope } from '../domain/admin-scopes.js'
 import { isPublicClient } from '../domain/public-client.js'
 import type { ExistingUser } from '../stores/seed.postgres.js'
 import type { SeedInput } from './schema.js'
@@ -76,7 +77,7 @@ export function checkReferences(keys: SeedKeys, existing: Existing): string[] {
   )
   keys.clients.forEach((c, i) =>
     c.allowedScopes.forEach((s, j) => {
-      if (s !== undefined && !apiScopes.has(s) && !identity.has(s)) {
+      if (s !== undefined && !apiScopes.has(s) && !identity.has(s) && !isAdminScope(s)) {
         problems.push(`clients[${i}].allowedScopes[${j}]: "${s}" is neither an api scope nor an identity resource`)
       }
     }),

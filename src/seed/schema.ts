@@ -206,37 +206,38 @@ export const SeedUser = z.strictObject({
   claims: z.record(z.string(), z.unknown()).default({}),
 })
 
+export const SeedApiScope = z.strictObject({
+  name,
+  displayName: z.string().optional(),
+  description: z.string().optional(),
+  enabled: z.boolean().default(true),
+})
+
+export const SeedApiResource = z.strictObject({
+  name: z.string().min(1).max(200),
+  displayName: z.string().optional(),
+  enabled: z.boolean().default(true),
+  scopes: z.array(name).default([]),
+  secrets: secrets.optional(),
+})
+
+export const SeedIdentityResource = z.strictObject({
+  name,
+  displayName: z.string().optional(),
+  description: z.string().optional(),
+  claims: z.array(z.string().min(1)).optional(),
+  enabled: z.boolean().default(true),
+})
+
 export const SeedFile = z.strictObject({
   $schema: z.string().optional(),
-  apiScopes: z
-    .array(z.strictObject({ name, displayName: z.string().optional(), description: z.string().optional(), enabled: z.boolean().default(true) }))
-    .default([]),
-  apiResources: z
-    .array(
-      z.strictObject({
-        name: z.string().min(1).max(200),
-        displayName: z.string().optional(),
-        enabled: z.boolean().default(true),
-        scopes: z.array(name).default([]),
-        secrets: secrets.optional(),
-      }),
-    )
-    .default([]),
+  apiScopes: z.array(SeedApiScope).default([]),
+  apiResources: z.array(SeedApiResource).default([]),
   identityResources: z
     .array(
-      z.union(
-        [
-          name,
-          z.strictObject({
-            name,
-            displayName: z.string().optional(),
-            description: z.string().optional(),
-            claims: z.array(z.string().min(1)).optional(),
-            enabled: z.boolean().default(true),
-          }),
-        ],
-        { error: 'must be a scope name or an object {name, displayName, description, claims, enabled}' },
-      ),
+      z.union([name, SeedIdentityResource], {
+        error: 'must be a scope name or an object {name, displayName, description, claims, enabled}',
+      }),
     )
     .default([]),
   clients: z.array(SeedClient).default([]),

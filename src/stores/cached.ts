@@ -1,12 +1,15 @@
 // Short-lived in-process caches over the client and resource stores, and over whether a user is
-// enabled. ARCHITECTURE.md allows them only where a stale read is harmless for a bounded, configured
-// time: CLIENT_CACHE_TTL seconds is the longest a change (disabled client or user, rotated secret,
-// new scope) takes to reach every replica.
-// Keeps the token and introspection hot paths free of database round trips.
+// enabled. Keeps the token and introspection hot paths free of database round trips.
+// A change (disabled client or user, rotated secret, new scope) is committed with a NOTIFY
+// (migration 0031's triggers, whoever writes: seed, CLI, admin API, SQL by hand), on which every
+// replica drops the caches it touches (createCacheInvalidation). ARCHITECTURE.md allows the caches
+// only where a stale read is harmless for a bounded, configured time: CLIENT_CACHE_TTL seconds is
+// the longest a change takes when its notification is missed.
 // While the database cannot be reached, an entry loaded before the outage keeps serving for up
 // to CLIENT_CACHE_MAX_STALE seconds past its TTL, so JWT issuance for known clients goes on; the
 // staleness is bounded the same way (a change made just before the outage may take that long).
 import type { Clock } from '../domain/clock.js'
+import type { ConfigChange } from './config-changes.js'
 import { isUnavailable } from '../errors.js'
 import type { ApiResource, Client } from '../domain/types.js'
 import type { ClientStore } from './clients.js'
@@ -29,6 +32,29 @@ export interface TtlCacheOptions {
   maxKeys?: number
   /** How long past its TTL an entry may serve while the database is unavailable; 0: never. */
   maxStaleSeconds?: number
+}
+
+export interface CachedStoreOptions extends TtlCacheOptions {
+  /** Drops the store's caches when a change is committed anywhere; without it only the TTL does. */
+  invalidation?: CacheInvalidation
+}
+
+/** What to drop when a change of each kind is committed (src/stores/config-changes.ts). */
+export interface CacheInvalidation {
+  /** Registers `drop` for changes of this kind. */
+  on(change: ConfigChange, drop: () => void): void
+  /** A change was committed; undefined: some may have been missed, so every cache is dropped. */
+  changed(change: ConfigChange | undefined): void
+}
+
+export function createCacheInvalidation(): CacheInvalidation {
+  const drops: Array<{ change: ConfigChange; drop: () => void }> = []
+  return {
+    on: (change, drop) => void drops.push({ change, drop }),
+    changed(change) {
+      for (const d of drops) if (change === undefined || d.change === change) d.drop()
+    },
+  }
 }
 
 /** A TTL cache of promises: concurrent misses for one key share a single load. */
@@ -80,10 +106,14 @@ export function createTtlCache<V>(opts: TtlCacheOptions) {
   }
 }
 
-export function createCachedClientStore(inner: ClientStore, opts: TtlCacheOptions): ClientStore {
+export function createCachedClientStore(inner: ClientStore, opts: CachedStoreOptions): ClientStore {
   if (opts.ttlSeconds <= 0) return inner
   const cache = createTtlCache<Client | undefined>(opts)
   const origins = createTtlCache<string[]>({ ...opts, maxKeys: 1 })
+  opts.invalidation?.on('clients', () => {
+    cache.clear()
+    origins.clear()
+  })
   return {
     findById: (clientId) => cache.get(clientId, () => inner.findById(clientId)),
     list: () => inner.list(),
@@ -105,13 +135,25 @@ export function createCachedClientStore(inner: ClientStore, opts: TtlCacheOption
   }
 }
 
-export function createCachedResourceStore(inner: ResourceStore, opts: TtlCacheOptions): ResourceStore {
+export function createCachedResourceStore(inner: ResourceStore, opts: CachedStoreOptions): ResourceStore {
   if (opts.ttlSeconds <= 0) return inner
   const catalogue = createTtlCache<ResourceCatalogue>({ ...opts, maxKeys: 1 })
   const apis = createTtlCache<ApiResource | undefined>(opts)
+  opts.invalidation?.on('resources', () => {
+    catalogue.clear()
+    apis.clear()
+  })
   return {
     loadCatalogue: () => catalogue.get('', () => inner.loadCatalogue()),
     findApiResource: (name) => apis.get(name, () => inner.findApiResource(name)),
+    async remove(kind, name) {
+      try {
+        return await inner.remove(kind, name)
+      } finally {
+        catalogue.clear()
+        apis.clear()
+      }
+    },
   }
 }
 
@@ -119,11 +161,13 @@ export function createCachedResourceStore(inner: ResourceStore, opts: TtlCacheOp
  * Only isEnabled is cached: the check every judged token of a user makes (token-reader.ts), so that
  * introspection keeps off the database. Everything else reads the database as before (sign-in,
  * userinfo's claims and the grants that issue want the user as it is now). A change made here
- * clears the cache at once; one made elsewhere (CLI, another replica) is seen within the TTL.
+ * clears the cache at once; one made elsewhere (CLI, another replica) when its notification
+ * arrives, or within the TTL when it is missed.
  */
-export function createCachedUserStore(inner: UserStore, opts: TtlCacheOptions): UserStore {
+export function createCachedUserStore(inner: UserStore, opts: CachedStoreOptions): UserStore {
   if (opts.ttlSeconds <= 0) return inner
   const enabled = createTtlCache<boolean | undefined>(opts)
+  opts.invalidation?.on('users', () => enabled.clear())
   /** After the write, so that no lookup made before it commits survives it. */
   const cleared = async <R>(write: Promise<R>): Promise<R> => {
     try {

@@ -1,6 +1,6 @@
 // Clients and their secrets (ARCHITECTURE.md "Data rules": secrets are stored only as base64 SHA-256/512).
 // findById is on the token endpoint's hot path: one round trip, secrets folded in with json_agg.
-import type { Db } from '../db/db.js'
+import type { Queryable } from '../db/db.js'
 import type { AccessTokenType, Client, RefreshTokenExpiration, RefreshTokenUsage } from '../domain/types.js'
 import type { ClientStore } from './clients.js'
 import { secretsJsonAgg, toSecret, type SecretJson } from './columns.postgres.js'
@@ -78,7 +78,7 @@ function toClient(r: ClientRow): Client {
   }
 }
 
-export function createPgClientStore(db: Db): ClientStore {
+export function createPgClientStore(db: Queryable): ClientStore {
   return {
     async findById(clientId) {
       const { rows } = await db.query<ClientRow>(`${SELECT_CLIENT} WHERE c.client_id = $1`, [clientId])

@@ -2,7 +2,7 @@
 // authentication throttling, CIBA user_code throttling. Counting is one INSERT … ON CONFLICT DO
 // UPDATE, which locks the row and sees its latest version, so concurrent failures on any replica
 // are all counted and never pass the limit; a row past expires_at is treated as absent.
-import type { Db } from '../db/db.js'
+import type { Queryable } from '../db/db.js'
 import type { FailureCounterStore, FailureKey, FailurePolicy, FailureRecord } from './failure-counters.js'
 import { deleteExpired, ts } from './columns.postgres.js'
 
@@ -47,7 +47,7 @@ function firstFailure(policy: FailurePolicy, now: number) {
   return [0, 1, ts(until), ts(until + policy.maxSeconds * 1000)]
 }
 
-export function createPgFailureCounterStore(db: Db): FailureCounterStore {
+export function createPgFailureCounterStore(db: Queryable): FailureCounterStore {
   return {
     async recordFailure(key: FailureKey, policy: FailurePolicy, now: number): Promise<FailureRecord> {
       const { rows } = await db.query<Row>(RECORD_FAILURE, [

@@ -1,8 +1,8 @@
 // API scopes, API resources (with their scopes and secrets) and identity resources: the
 // catalogue scope validation works from. Small enough to load whole.
-import type { Db } from '../db/db.js'
+import type { Queryable } from '../db/db.js'
 import type { ApiResource, ApiScope, IdentityResource } from '../domain/types.js'
-import type { ResourceCatalogue, ResourceStore } from './resources.js'
+import type { CatalogueKind, ResourceCatalogue, ResourceStore } from './resources.js'
 import { secretsJsonAgg, toSecret, type SecretJson } from './columns.postgres.js'
 
 interface ApiScopeRow {
@@ -60,7 +60,13 @@ function toIdentityResource(r: IdentityResourceRow): IdentityResource {
   }
 }
 
-export function createPgResourceStore(db: Db): ResourceStore {
+const TABLES: Record<CatalogueKind, string> = {
+  apiScopes: 'api_scopes',
+  apiResources: 'api_resources',
+  identityResources: 'identity_resources',
+}
+
+export function createPgResourceStore(db: Queryable): ResourceStore {
   return {
     async loadCatalogue(): Promise<ResourceCatalogue> {
       const scopes = await db.query<ApiScopeRow>('SELECT name, display_name, description, enabled FROM api_scopes ORDER BY name')
@@ -77,6 +83,10 @@ export function createPgResourceStore(db: Db): ResourceStore {
     async findApiResource(name) {
       const { rows } = await db.query<ApiResourceRow>(`${SELECT_API_RESOURCE} WHERE r.name = $1`, [name])
       return rows[0] && toApiResource(rows[0])
+    },
+    async remove(kind, name) {
+      const { rowCount } = await db.query(`DELETE FROM ${TABLES[kind]} WHERE name = $1`, [name])
+      return rowCount === 1
     },
   }
 }

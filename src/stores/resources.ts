@@ -10,7 +10,16 @@ export interface ResourceCatalogue {
   identityResources: Map<string, IdentityResource>
 }
 
+/** The three kinds of entry of the catalogue, by the name of their table's member. */
+export type CatalogueKind = 'apiScopes' | 'apiResources' | 'identityResources'
+
 export interface ResourceStore {
   loadCatalogue(): Promise<ResourceCatalogue>
   findApiResource(name: string): Promise<ApiResource | undefined>
+  /**
+   * Deletes the entry (an API resource with its scope list and secrets; an API scope from every
+   * API resource listing it); false when there was none. Clients that list it keep the name, which
+   * grants nothing until an entry of that name exists again.
+   */
+  remove(kind: CatalogueKind, name: string): Promise<boolean>
 }

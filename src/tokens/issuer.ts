@@ -5,6 +5,7 @@
 // refresh token) goes into the family in one statement that refuses a revoked family
 // (GrantStore.issueIntoFamily): then nothing is returned and the answer is invalid_grant, so a
 // token signed by a request that lost a race with a revocation never leaves the server.
+import { isAdminScope } from '../domain/admin-scopes.js'
 import { createHash, randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
@@ -132,8 +133,10 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       exp: iat + lifetime,
     }
     // RFC 9068 §2.2: aud is required. A token for no API resource but with identity scopes is for
-    // our own userinfo endpoint: its audience is the issuer itself.
-    if (payload.aud === undefined && granted.identityScopes.length > 0) payload.aud = config.issuer
+    // our own userinfo endpoint, one with an admin scope for our own admin API: its audience is
+    // the issuer itself.
+    if (payload.aud === undefined && (granted.identityScopes.length > 0 || granted.apiScopes.some(isAdminScope)))
+      payload.aud = config.issuer
     if (payload.aud === undefined) delete payload.aud
     const expiresAt = (iat + lifetime) * 1000
     if (client.accessTokenType === 'reference') {

@@ -7,8 +7,8 @@
 // A token is alive only while the client it was issued to is enabled and the user it speaks for
 // is enabled, as Duende revalidates both (client enabled, IProfileService.IsActive): a disabled or
 // deleted client or user makes its tokens nothing, wherever they are judged. Both answers come
-// from the CLIENT_CACHE_TTL caches (stores/cached.ts), so the hot path stays off the database and a
-// change reaches every replica within that TTL.
+// from the caches of stores/cached.ts, so the hot path stays off the database; a change reaches
+// every replica at once by NOTIFY (within CLIENT_CACHE_TTL should it be missed).
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
 import { isUnavailable } from '../errors.js'

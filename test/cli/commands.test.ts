@@ -64,7 +64,7 @@ describe('authz against a database', () => {
     if (!testDb) expect(await readdir(env.DATA_DIR!)).not.toContain('authz.lock') // released on exit
 
     const line =
-      'seed applied from seed/demo.json: 2 api scopes, 1 api resources, 4 identity resources, 7 clients, 1 users, 0 identity providers\n'
+      'seed applied from seed/demo.json: 2 api scopes, 1 api resources, 4 identity resources, 8 clients, 1 users, 0 identity providers\n'
     expect(await runCli(['seed', 'seed/demo.json'], { env })).toEqual({ code: 0, stdout: line, stderr: '' })
     expect(await runCli(['seed', 'seed/demo.json'], { env })).toEqual({ code: 0, stdout: line, stderr: '' })
 
@@ -80,6 +80,7 @@ describe('authz against a database', () => {
     expect(list.code).toBe(0)
     expect(list.stdout.split('\n').map((l) => l.split(/\s+/)[0])).toEqual([
       'CLIENT',
+      'demo-admin',
       'demo-backend',
       'demo-ciba',
       'demo-device',

@@ -44,6 +44,8 @@ const TREE: Record<string, string> = {
   'src/flows/token/index.ts':
     "import type { Core, Flow } from '../../core.js'\nimport { routes } from './routes.js'\nexport const tokenFlow: Flow = { register: async (core: Core) => { await core.app.register(routes) } }\n",
   'src/flows/device/index.ts': "import type { Flow } from '../../core.js'\nexport const deviceFlow: Flow = { register: async () => {} }\n",
+  'src/admin/clients.ts': "import { grant } from '../grants/grant.js'\nexport const clients = () => grant()\n",
+  'src/create-admin.ts': "import { clients } from './admin/clients.js'\nexport const admin = clients\n",
   'src/app.ts':
     "import { createPgUserStore } from './stores/users.postgres.js'\nimport { tokenFlow } from './flows/token/index.js'\nimport { deviceFlow } from './flows/device/index.js'\nexport const flows = [tokenFlow, deviceFlow, createPgUserStore]\n",
 }
@@ -122,6 +124,18 @@ describe('dependency rules', () => {
       file: 'src/grants/bad.ts',
       text: "import { token } from '../flows/token/service.js'\nexport const bad = token\n",
       edge: 'src/grants/bad.ts → src/flows/token/service.ts',
+    },
+    {
+      rule: 'admin-beside-flows',
+      file: 'src/admin/bad.ts',
+      text: "import { token } from '../flows/token/service.js'\nexport const bad = token\n",
+      edge: 'src/admin/bad.ts → src/flows/token/service.ts',
+    },
+    {
+      rule: 'only-roots-build-admin',
+      file: 'src/flows/token/bad.ts',
+      text: "import { clients } from '../../admin/clients.js'\nexport const bad = clients\n",
+      edge: 'src/flows/token/bad.ts → src/admin/clients.ts',
     },
     {
       rule: 'tokens-below-kits',

@@ -40,7 +40,7 @@ afterAll(async () => {
 
 describe('seed file', () => {
   it('applies the demo seed, and applying it again changes nothing', async () => {
-    expect(await applySeedFile(authz.db, DEMO_SEED_FILE)).toEqual({ clients: 7, apiScopes: 2, apiResources: 1, identityResources: 4, users: 1, identityProviders: 0 })
+    expect(await applySeedFile(authz.db, DEMO_SEED_FILE)).toEqual({ clients: 8, apiScopes: 2, apiResources: 1, identityResources: 4, users: 1, identityProviders: 0 })
     const first = await dump(authz.db)
     await applySeedFile(authz.db, DEMO_SEED_FILE)
     expect(await dump(authz.db)).toEqual(first)

@@ -4,7 +4,13 @@ import { createManualClock } from '../../src/domain/clock.js'
 import type { Client } from '../../src/domain/types.js'
 import { UnavailableError } from '../../src/errors.js'
 import { createRevocationList } from '../../src/tokens/revocation-list.js'
-import { createCachedClientStore, createCachedResourceStore, createCachedUserStore, createTtlCache } from '../../src/stores/cached.js'
+import {
+  createCacheInvalidation,
+  createCachedClientStore,
+  createCachedResourceStore,
+  createCachedUserStore,
+  createTtlCache,
+} from '../../src/stores/cached.js'
 import type { ClientStore } from '../../src/stores/clients.js'
 import type { ResourceStore } from '../../src/stores/resources.js'
 import type { UserStore } from '../../src/stores/users.js'
@@ -94,6 +100,7 @@ describe('cached client store', () => {
         identityResources: new Map(),
       }),
       findApiResource: async () => undefined,
+      remove: async () => false,
     }
     const cached = createCachedResourceStore(inner, { ttlSeconds: 1, clock })
     await cached.loadCatalogue()
@@ -162,5 +169,33 @@ describe('revocation list', () => {
     expect(list.has('b')).toBe(false)
     expect(list.size()).toBe(0)
     expect(list.has('never')).toBe(false)
+  })
+})
+
+describe('cache invalidation', () => {
+  it('drops the caches of the kind that changed, and all of them after a missed notification', async () => {
+    const clock = createManualClock()
+    const invalidation = createCacheInvalidation()
+    const inner = countingClients()
+    const clients = createCachedClientStore(inner.store, { ttlSeconds: 300, clock, invalidation })
+    const enabledCalls: string[] = []
+    const isEnabled = async (subjectId: string) => {
+      enabledCalls.push(subjectId)
+      return true
+    }
+    const users = createCachedUserStore({ isEnabled } as unknown as UserStore, { ttlSeconds: 300, clock, invalidation })
+    await clients.findById('known')
+    await users.isEnabled('alice-1')
+    inner.disable()
+    invalidation.changed('users') // not the clients' kind: they stay cached
+    expect((await clients.findById('known'))?.enabled).toBe(true)
+    expect(await users.isEnabled('alice-1')).toBe(true)
+    invalidation.changed('clients')
+    expect((await clients.findById('known'))?.enabled).toBe(false)
+    invalidation.changed(undefined) // resubscribed after a reconnect: anything may have changed
+    await clients.findById('known')
+    await users.isEnabled('alice-1')
+    expect(inner.calls).toEqual(['known', 'known', 'known'])
+    expect(enabledCalls).toEqual(['alice-1', 'alice-1', 'alice-1'])
   })
 })

@@ -1,0 +1,267 @@
+// The OpenAPI 3.1 document of the admin API (GET /admin/openapi.json), made from the same zod
+// schemas that check the requests (the seed file's, src/seed/schema.ts, and the admin API's own),
+// so that it cannot say another shape than the code takes. test/admin/openapi.test.ts checks that
+// every route the admin listener registers is an operation here, and every operation a route.
+import { z } from 'zod'
+import {
+  ADMIN_API_RESOURCES_PATH,
+  ADMIN_API_SCOPES_PATH,
+  ADMIN_CLIENTS_PATH,
+  ADMIN_IDENTITY_RESOURCES_PATH,
+  ADMIN_KEYS_PATH,
+  ADMIN_OPENAPI_PATH,
+  ADMIN_SEED_PATH,
+  ADMIN_USERS_PATH,
+} from '../endpoints.js'
+import { SeedApiResource, SeedApiScope, SeedClient, SeedFile, SeedIdentityResource, SeedUser } from '../seed/schema.js'
+import { ADMIN_READ_SCOPE, ADMIN_SCOPE } from '../domain/admin-scopes.js'
+import { NewSecret } from './clients.js'
+import { RotateKeys } from './keys-consents.js'
+import { ListQuery } from './paging.js'
+
+type Json = Record<string, unknown>
+
+/** JSON Schema 2020-12 (OpenAPI 3.1's dialect) of `schema`, without the members answers never carry. */
+function schemaOf(schema: z.ZodType, io: 'input' | 'output', omit: string[] = []): Json {
+  const { $schema: _dialect, ...json } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json
+  const props = json.properties as Json | undefined
+  if (props) for (const k of omit) delete props[k]
+  if (Array.isArray(json.required)) json.required = (json.required as string[]).filter((k) => !omit.includes(k))
+  return json
+}
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
+const json = (schema: Json) => ({ 'application/json': { schema } })
+const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } } })
+const page = (item: string) => ({
+  type: 'object',
+  properties: { items: { type: 'array', items: ref(item) }, nextCursor: { type: 'string', description: 'absent on the last page' } },
+  required: ['items'],
+})
+const etag = { ETag: { description: 'the version of the resource, for If-Match', schema: { type: 'string' } } }
+const conditional = [
+  { name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'write only this version (412 otherwise)' },
+  {
+    name: 'If-None-Match',
+    in: 'header',
+    required: false,
+    schema: { type: 'string' },
+    description: '"*": create only (412 when it exists)',
+  },
+]
+
+interface Operation {
+  method: 'get' | 'put' | 'post' | 'delete'
+  path: string
+  summary: string
+  scope: 'read' | 'write'
+  query?: boolean
+  body?: Json
+  ok: { status: number; description: string; schema?: Json; etag?: boolean }
+  conditional?: boolean
+}
+
+/** A collection of seed-shaped resources: list, and GET / PUT / DELETE one. */
+function collection(path: string, param: string, schema: string, what: string): Operation[] {
+  const one = `${path}/{${param}}`
+  return [
+    {
+      method: 'get',
+      path,
+      summary: `List ${what}s`,
+      scope: 'read',
+      query: true,
+      ok: { status: 200, description: 'a page', schema: page(schema) },
+    },
+    {
+      method: 'get',
+      path: one,
+      summary: `One ${what}`,
+      scope: 'read',
+      ok: { status: 200, description: `the ${what}`, schema: ref(schema), etag: true },
+    },
+    {
+      method: 'put',
+      path: one,
+      summary: `Create or replace a ${what} (a seed file entry)`,
+      scope: 'write',
+      body: ref(`${schema}Input`),
+      conditional: true,
+      ok: { status: 200, description: `replaced (201 with Location when created)`, schema: ref(schema), etag: true },
+    },
+    {
+      method: 'delete',
+      path: one,
+      summary: `Remove a ${what}`,
+      scope: 'write',
+      conditional: true,
+      ok: { status: 204, description: 'removed' },
+    },
+  ]
+}
+
+const USER = `${ADMIN_USERS_PATH}/{username}`
+const userAction = (action: string, summary: string): Operation => ({
+  method: 'post',
+  path: `${USER}/${action}`,
+  summary,
+  scope: 'write',
+  conditional: true,
+  ok: { status: 200, description: 'the user after it, with what was done', schema: ref('User'), etag: true },
+})
+
+export const OPERATIONS: readonly Operation[] = [
+  ...collection(ADMIN_CLIENTS_PATH, 'clientId', 'Client', 'client'),
+  {
+    method: 'post',
+    path: `${ADMIN_CLIENTS_PATH}/{clientId}/secrets`,
+    summary: 'Generate a client secret, shown once',
+    scope: 'write',
+    body: schemaOf(NewSecret, 'input'),
+    conditional: true,
+    ok: {
+      status: 201,
+      description: 'the secret: the only time it is shown',
+      schema: schemaOf(NewSecret.extend({ value: z.string() }), 'output'),
+      etag: true,
+    },
+  },
+  ...collection(ADMIN_USERS_PATH, 'username', 'User', 'user'),
+  userAction('disable', 'Disable a user, ending their sessions'),
+  userAction('enable', 'Enable a user again'),
+  userAction('unlock', "End a user's lockout"),
+  userAction('sign-out', 'End every session of a user'),
+  {
+    method: 'get',
+    path: `${USER}/consents`,
+    summary: "A user's remembered consents",
+    scope: 'read',
+    ok: { status: 200, description: 'the consents', schema: { type: 'object', properties: { items: { type: 'array' } } } },
+  },
+  {
+    method: 'delete',
+    path: `${USER}/consents`,
+    summary: "Forget all of a user's consents",
+    scope: 'write',
+    ok: { status: 200, description: '{"revoked": n}' },
+  },
+  {
+    method: 'delete',
+    path: `${USER}/consents/{clientId}`,
+    summary: "Forget a user's consent for one client",
+    scope: 'write',
+    ok: { status: 204, description: 'forgotten' },
+  },
+  ...collection(ADMIN_API_SCOPES_PATH, 'name', 'ApiScope', 'API scope'),
+  ...collection(ADMIN_API_RESOURCES_PATH, 'name', 'ApiResource', 'API resource'),
+  ...collection(ADMIN_IDENTITY_RESOURCES_PATH, 'name', 'IdentityResource', 'identity resource'),
+  {
+    method: 'put',
+    path: ADMIN_SEED_PATH,
+    summary: 'Apply a whole seed document in one transaction',
+    scope: 'write',
+    body: ref('SeedDocument'),
+    ok: { status: 200, description: 'the entries of each kind, and the warnings' },
+  },
+  {
+    method: 'get',
+    path: ADMIN_KEYS_PATH,
+    summary: 'The signing keys',
+    scope: 'read',
+    ok: { status: 200, description: 'the keys, never key material' },
+  },
+  {
+    method: 'post',
+    path: `${ADMIN_KEYS_PATH}/rotate`,
+    summary: 'Add a signing key per algorithm (or one)',
+    scope: 'write',
+    body: schemaOf(RotateKeys, 'input'),
+    ok: { status: 201, description: 'the new keys' },
+  },
+  { method: 'get', path: ADMIN_OPENAPI_PATH, summary: 'This document', scope: 'read', ok: { status: 200, description: 'OpenAPI 3.1' } },
+]
+
+function operation(op: Operation): Json {
+  const params = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }))
+  const query = op.query
+    ? Object.entries(ListQuery.shape).map(([name, s]) => ({
+        name,
+        in: 'query',
+        required: false,
+        schema: schemaOf(s as z.ZodType, 'input'),
+      }))
+    : []
+  return {
+    summary: op.summary,
+    security: [{ bearer: [op.scope === 'read' ? ADMIN_READ_SCOPE : ADMIN_SCOPE] }],
+    parameters: [...params, ...query, ...(op.conditional ? conditional : [])],
+    ...(op.body ? { requestBody: { required: op.method === 'put', content: json(op.body) } } : {}),
+    responses: {
+      [op.ok.status]: {
+        description: op.ok.description,
+        ...(op.ok.schema ? { content: json(op.ok.schema) } : {}),
+        ...(op.ok.etag ? { headers: etag } : {}),
+      },
+      400: problem('the request is not valid: each problem with its JSON path'),
+      401: problem('no access token, or one that is not valid (WWW-Authenticate: Bearer)'),
+      403: problem('the token lacks the scope (WWW-Authenticate: Bearer error="insufficient_scope")'),
+      ...(op.path.includes('{') ? { 404: problem('no such resource') } : {}),
+      ...(op.conditional ? { 412: problem('If-Match or If-None-Match does not hold') } : {}),
+    },
+  }
+}
+
+const SECRETS = ['secrets']
+const WRITE_ONLY_USER = ['password', 'cibaUserCode']
+
+/** The document, built once per listener. */
+export function openApiDocument(): Json {
+  const paths: Record<string, Json> = {}
+  for (const op of OPERATIONS) (paths[op.path] ??= {})[op.method] = operation(op)
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'authz admin API',
+      version: '1',
+      description: 'Clients, users and the catalogue in the seed file shapes; secrets and passwords are write-only.',
+    },
+    components: {
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `an access token of this server with ${ADMIN_SCOPE} or ${ADMIN_READ_SCOPE}`,
+        },
+      },
+      schemas: {
+        Client: schemaOf(SeedClient, 'output', SECRETS),
+        ClientInput: schemaOf(SeedClient, 'input'),
+        User: schemaOf(SeedUser, 'output', WRITE_ONLY_USER),
+        UserInput: schemaOf(SeedUser, 'input'),
+        ApiScope: schemaOf(SeedApiScope, 'output'),
+        ApiScopeInput: schemaOf(SeedApiScope, 'input'),
+        ApiResource: schemaOf(SeedApiResource, 'output', SECRETS),
+        ApiResourceInput: schemaOf(SeedApiResource, 'input'),
+        IdentityResource: schemaOf(SeedIdentityResource, 'output'),
+        IdentityResourceInput: schemaOf(SeedIdentityResource, 'input'),
+        SeedDocument: schemaOf(SeedFile, 'input'),
+        Problem: {
+          type: 'object',
+          description: 'RFC 9457 problem details',
+          properties: {
+            type: { type: 'string' },
+            title: { type: 'string' },
+            status: { type: 'integer' },
+            detail: { type: 'string' },
+            errors: {
+              type: 'array',
+              items: { type: 'object', properties: { path: { type: 'string' }, detail: { type: 'string' } }, required: ['path', 'detail'] },
+            },
+          },
+          required: ['type', 'title', 'status', 'detail'],
+        },
+      },
+    },
+    paths,
+  }
+}

@@ -1,0 +1,55 @@
+// The admin API's composition root: its listener (src/admin/server.ts) given the stores as the
+// database has them now, in one transaction per write under the admin write lock, with the seed
+// file's apply (src/seed/apply.ts) for writes in the seed's shapes, and the Core's token reader,
+// clock and audit. Built only when ADMIN_PORT is set.
+import type { AdminStores } from './admin/deps.js'
+import { createAdminServer, type AdminListener } from './admin/server.js'
+import type { Core } from './core.js'
+import type { Db, Queryable } from './db/db.js'
+import { checkSeed, seedWarnings, writeSeedIn } from './seed/apply.js'
+import { lockAdminWrites } from './stores/admin-writes.postgres.js'
+import { createPgClientStore } from './stores/clients.postgres.js'
+import { createPgResourceStore } from './stores/resources.postgres.js'
+import { createPgFailureCounterStore } from './stores/failure-counters.postgres.js'
+import { createPgUserSessionStore } from './stores/user-sessions.postgres.js'
+import { createPgUserStore } from './stores/users.postgres.js'
+
+function storesOn(q: Queryable): AdminStores {
+  return {
+    clients: createPgClientStore(q),
+    users: createPgUserStore(q),
+    resources: createPgResourceStore(q),
+    sessions: createPgUserSessionStore(q),
+    failures: createPgFailureCounterStore(q),
+  }
+}
+
+export async function createAdmin(core: Core, db: Db): Promise<AdminListener> {
+  // Upstream identity providers' client secrets are encrypted at rest as the seed file's are.
+  const atRest = { keyEncryptionSecret: core.config.keyEncryptionSecret }
+  return createAdminServer(
+    {
+      read: storesOn(db),
+      write: (fn) =>
+        db.transaction(async (tx) => {
+          await lockAdminWrites(tx)
+          return fn({
+            ...storesOn(tx),
+            applySeed: async (input) => void (await writeSeedIn(tx, input, undefined, undefined, atRest)),
+            async applySeedDocument(input) {
+              const checked = checkSeed(input)
+              const counts = await writeSeedIn(tx, input, undefined, checked, atRest)
+              return { counts, warnings: checked.seed ? seedWarnings(checked.seed) : [] }
+            },
+          })
+        }),
+      tokenReader: core.tokenReader,
+      keys: core.keys,
+      consents: core.consent,
+      clock: core.clock,
+      audit: core.audit,
+      realm: core.config.issuer,
+    },
+    { logger: core.logger, requestTimeoutSeconds: core.config.httpRequestTimeout },
+  )
+}

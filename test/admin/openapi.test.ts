@@ -1,0 +1,58 @@
+// GET /admin/openapi.json: an OpenAPI 3.1 document made from the zod schemas that check the
+// requests. Every route the admin listener registers is an operation of it and every operation a
+// route, so that the document cannot leave one out or promise one that is not there.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { seedJsonSchema } from '../../src/seed/schema.js'
+import type { TestApp } from '../helpers/app.js'
+import { admin, createAdminTestApp, readToken } from './admin-fixtures.js'
+
+let t: TestApp
+let doc: {
+  openapi: string
+  paths: Record<string, Record<string, { security: unknown }>>
+  components: { schemas: Record<string, { properties: Record<string, unknown> }> }
+}
+beforeAll(async () => {
+  t = await createAdminTestApp()
+  const res = await admin(t, await readToken(t))('GET', '/admin/openapi.json')
+  expect(res.statusCode).toBe(200)
+  expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
+  doc = res.json()
+})
+afterAll(async () => t.close())
+
+/** Fastify's /admin/clients/:clientId as OpenAPI's /admin/clients/{clientId}. */
+const openApiPath = (url: string) => url.replace(/:([A-Za-z]+)/g, '{$1}')
+
+describe('admin API: OpenAPI document', () => {
+  it('is OpenAPI 3.1 and needs an admin token', async () => {
+    expect(doc.openapi).toBe('3.1.0')
+    expect((await admin(t, undefined)('GET', '/admin/openapi.json')).statusCode).toBe(401)
+  })
+
+  it('has an operation for every registered route, and a route for every operation', () => {
+    const registered = t.app.authz.admin!.routes.map((r) => `${r.method} ${openApiPath(r.url)}`).sort()
+    const documented = Object.entries(doc.paths)
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort()
+    expect(registered.length).toBeGreaterThan(30)
+    expect(documented).toEqual(registered)
+  })
+
+  it('takes in a PUT exactly what a seed file takes, and answers no secret or password', () => {
+    const seed = seedJsonSchema() as { properties: Record<string, { items: unknown }> }
+    const { schemas } = doc.components
+    expect(schemas.ClientInput).toEqual(seed.properties.clients!.items)
+    expect(schemas.UserInput).toEqual(seed.properties.users!.items)
+    expect(schemas.ApiResourceInput).toEqual(seed.properties.apiResources!.items)
+    expect(Object.keys(schemas.Client!.properties)).not.toContain('secrets')
+    expect(Object.keys(schemas.ApiResource!.properties)).not.toContain('secrets')
+    expect(Object.keys(schemas.User!.properties)).not.toEqual(expect.arrayContaining(['password']))
+    expect(Object.keys(schemas.User!.properties)).not.toContain('cibaUserCode')
+  })
+
+  it('names the scope each operation needs', () => {
+    expect(doc.paths['/admin/clients']!.get!.security).toEqual([{ bearer: ['authz:admin:read'] }])
+    expect(doc.paths['/admin/clients/{clientId}']!.put!.security).toEqual([{ bearer: ['authz:admin'] }])
+  })
+})
