@@ -17,6 +17,7 @@ afterAll(async () => t.close())
 /** What GET answers for a client given only these fields: the seed file's defaults. */
 const DEFAULTS = {
   enabled: true,
+  enableLocalLogin: true,
   requireClientSecret: true,
   allowedGrantTypes: [],
   allowedScopes: [],

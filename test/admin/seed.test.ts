@@ -29,6 +29,7 @@ describe('admin API: PUT /admin/seed', () => {
       identityResources: 0,
       clients: 2,
       users: 0,
+      identityProviders: 0,
       warnings: [
         'clients[1].requirePkce: client "spa" is public (requireClientSecret false), so PKCE is required of it anyway (RFC 9700 §2.1.1); false has no effect',
       ],
