@@ -28,8 +28,14 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT } },
-      { extends: true, test: { name: 'app', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...PROCESS, ...BROWSER] } },
+      // The unit and app projects share a module graph per worker (isolate: false): importing the
+      // app, Fastify and PGlite's WebAssembly again for every file cost more than its tests did.
+      // Tests keep no state in modules; every app and database is made and closed by its file.
+      { extends: true, test: { name: 'unit', include: UNIT, isolate: false } },
+      {
+        extends: true,
+        test: { name: 'app', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...PROCESS, ...BROWSER], isolate: false },
+      },
       { extends: true, test: { name: 'process', include: PROCESS, exclude: UNIT } },
       { extends: true, test: { name: 'browser', include: BROWSER } },
     ],

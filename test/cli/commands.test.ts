@@ -2,17 +2,17 @@
 // the test server's database when DATABASE_URL is set. Commands are batched: each costs a process
 // start, and embedded a PGlite start.
 import { spawnSync } from 'node:child_process'
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Db } from '../../src/db/db.js'
 import { createPgliteDb } from '../../src/db/pglite.js'
 import { createPgClientStore } from '../../src/stores/clients.postgres.js'
 import { createPgUserStore } from '../../src/stores/users.postgres.js'
 import { secretMatches } from '../../src/tokens/handles.js'
 import { verifyPassword } from '../../src/interaction/passwords.js'
-import { createTestDb, usingServer, type TestDb } from '../helpers/db.js'
+import { createTestDataDir, createTestDb, usingServer, type TestDb } from '../helpers/db.js'
 import { runCli } from './run-cli.js'
 
 const SLOW = 180_000
@@ -27,11 +27,7 @@ beforeAll(async () => {
     env = { ...testDb.env }
   } else {
     // Start from the migrated template (a fresh PGlite initdb in the child costs 10 s or more).
-    env = { DATA_DIR: join(dir, 'data') }
-    const tpl = inject('dbTemplate')
-    if (tpl.kind !== 'pglite') throw new Error('unexpected template')
-    const db = await createPgliteDb({ dataDir: env.DATA_DIR, loadDataDir: new Blob([await readFile(tpl.dumpFile)]) })
-    await db.close()
+    env = { DATA_DIR: await createTestDataDir(join(dir, 'data')) }
   }
 })
 afterAll(async () => {

@@ -1,6 +1,6 @@
 // authz consents, as child processes against a real database (embedded, or the test server's
 // when DATABASE_URL is set), like test/cli/commands.test.ts.
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest'
@@ -9,7 +9,7 @@ import { createPgliteDb } from '../../src/db/pglite.js'
 import { DEMO_SEED_FILE } from '../../src/seed/paths.js'
 import { applySeed, applySeedFile } from '../../src/seed/apply.js'
 import { createPgConsentStore } from '../../src/stores/consents.postgres.js'
-import { createTestDb, usingServer, type TestDb } from '../helpers/db.js'
+import { createTestDataDir, createTestDb, usingServer, type TestDb } from '../helpers/db.js'
 import { runCli } from './run-cli.js'
 
 const SLOW = 180_000
@@ -37,11 +37,7 @@ beforeAll(async () => {
     testDb = await createTestDb()
     env = { ...testDb.env }
   } else {
-    env = { DATA_DIR: join(dir, 'data') }
-    const tpl = inject('dbTemplate')
-    if (tpl.kind !== 'pglite') throw new Error('unexpected template')
-    const db = await createPgliteDb({ dataDir: env.DATA_DIR, loadDataDir: new Blob([await readFile(tpl.dumpFile)]) })
-    await db.close()
+    env = { DATA_DIR: await createTestDataDir(join(dir, 'data')) }
   }
   await withDb(async (db) => {
     await applySeedFile(db, DEMO_SEED_FILE)

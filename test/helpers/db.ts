@@ -1,13 +1,13 @@
-// A fresh, migrated database for one test file: a PGlite instance loaded from the migrated dump,
-// or a clone of the migrated template on the server named by DATABASE_URL.
+// A fresh, migrated database for one test file: a PGlite instance started from the migrated
+// template (pglite-template.ts), or a clone of the migrated template on the server named by
+// DATABASE_URL.
 import { randomBytes } from 'node:crypto'
-import { readFile } from 'node:fs/promises'
 import pg from 'pg'
 import { inject } from 'vitest'
 import type { Db } from '../../src/db/db.js'
 import { createPgDb } from '../../src/db/pg.js'
-import { createPgliteDb } from '../../src/db/pglite.js'
 import { withDatabase } from './global-setup.js'
+import { copyDataDir, openSnapshot } from './pglite-template.js'
 
 export interface TestDb {
   db: Db
@@ -22,8 +22,7 @@ export const usingServer = (): boolean => inject('dbTemplate').kind === 'pg'
 export async function createTestDb(): Promise<TestDb> {
   const tpl = inject('dbTemplate')
   if (tpl.kind === 'pglite') {
-    const data = await readFile(tpl.dumpFile)
-    const db = await createPgliteDb({ loadDataDir: new Blob([data]) })
+    const db = await openSnapshot(tpl.migrated.snapshot)
     return { db, env: {}, close: () => db.close() }
   }
   const name = `authz_test_${tpl.template.split('_').pop()}_${randomBytes(6).toString('hex')}`
@@ -44,7 +43,7 @@ export async function createTestDb(): Promise<TestDb> {
 export async function createEmptyTestDb(): Promise<TestDb> {
   const tpl = inject('dbTemplate')
   if (tpl.kind === 'pglite') {
-    const db = await createPgliteDb({ loadDataDir: new Blob([await readFile(tpl.emptyDumpFile)]) })
+    const db = await openSnapshot(tpl.empty.snapshot)
     return { db, env: {}, close: () => db.close() }
   }
   const name = `authz_test_${tpl.template.split('_').pop()}_${randomBytes(6).toString('hex')}`
@@ -59,6 +58,17 @@ export async function createEmptyTestDb(): Promise<TestDb> {
       await adminQuery(tpl.adminUrl, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
     },
   }
+}
+
+/**
+ * Embedded only: makes `dataDir` a copy of the migrated template (or of the empty one), for a
+ * child process (the server, the CLI) to open. A fresh PGlite initdb in the child costs 10 s or more.
+ */
+export async function createTestDataDir(dataDir: string, opts: { empty?: boolean } = {}): Promise<string> {
+  const tpl = inject('dbTemplate')
+  if (tpl.kind !== 'pglite') throw new Error('a DATA_DIR is for the embedded database only')
+  await copyDataDir((opts.empty ? tpl.empty : tpl.migrated).dataDir, dataDir)
+  return dataDir
 }
 
 async function adminQuery(url: string, sql: string) {

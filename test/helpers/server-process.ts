@@ -1,10 +1,9 @@
 // Starts the real server (src/main.ts) as a child process on a free port and waits until it listens.
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { inject } from 'vitest'
-import { createPgliteDb } from '../../src/db/pglite.js'
+import { createTestDataDir, usingServer } from './db.js'
 
 export interface ServerProcess {
   child: ChildProcess
@@ -27,12 +26,8 @@ export async function startServer(
   opts: StartOptions = {},
 ): Promise<ServerProcess> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'authz-server-')))
-  const tpl = inject('dbTemplate')
-  if (!opts.dataDir && !env.DATABASE_URL && tpl.kind === 'pglite') {
-    // Start from a template: a fresh PGlite initdb in the child costs 10 s or more.
-    const db = await createPgliteDb({ dataDir, loadDataDir: new Blob([await readFile(tpl.dumpFile)]) })
-    await db.close()
-  }
+  // Start from the migrated template: a fresh PGlite initdb in the child costs 10 s or more.
+  if (!opts.dataDir && !env.DATABASE_URL && !usingServer()) await createTestDataDir(dataDir)
   const args = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [entry]
   const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },

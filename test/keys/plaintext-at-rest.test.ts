@@ -7,13 +7,13 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { Db } from '../../src/db/db.js'
 import { createPgliteDb } from '../../src/db/pglite.js'
 import { createManualClock } from '../../src/domain/clock.js'
 import { loadServerSecret } from '../../src/keys/server-secrets.js'
 import { createPgServerSecretStore } from '../../src/stores/server-secrets.postgres.js'
-import { createTestDb, usingServer, type TestDb } from '../helpers/db.js'
+import { createTestDataDir, createTestDb, usingServer, type TestDb } from '../helpers/db.js'
 import { startServer, type ServerProcess } from '../helpers/server-process.js'
 
 const SLOW = 180_000
@@ -90,10 +90,7 @@ describe('KEY_ENCRYPTION_SECRET set on data written without it', { timeout: SLOW
     } else {
       const dir = await mkdtemp(join(tmpdir(), 'authz-at-rest-'))
       dirs.push(dir)
-      dataDir = join(dir, 'data')
-      const tpl = inject('dbTemplate')
-      if (tpl.kind !== 'pglite') throw new Error('unexpected template')
-      await (await createPgliteDb({ dataDir, loadDataDir: new Blob([await readFile(tpl.dumpFile)]) })).close()
+      dataDir = await createTestDataDir(join(dir, 'data'))
     }
     const env = testDb?.env ?? {}
 

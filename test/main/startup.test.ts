@@ -1,12 +1,11 @@
 // Start-up as an operator meets it: a database it cannot reach, a seed file with a typo, and the
 // demo seed of a fresh clone, which must not undo what the operator changes with the CLI.
 import { spawnSync } from 'node:child_process'
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest'
-import { createPgliteDb } from '../../src/db/pglite.js'
-import { createEmptyTestDb, usingServer, type TestDb } from '../helpers/db.js'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { createEmptyTestDb, createTestDataDir, usingServer, type TestDb } from '../helpers/db.js'
 import { freePort } from '../helpers/free-port.js'
 import { startServer, type ServerProcess } from '../helpers/server-process.js'
 import { runCli } from '../cli/run-cli.js'
@@ -97,7 +96,7 @@ describe('start-up', { timeout: SLOW }, () => {
       env = { ...testDb.env, DEMO_SEED: 'true' }
     }
     // First start: the schema is created and the demo seed applied.
-    server = await startServer(env, 'src/main.ts', usingServer() ? {} : { dataDir: await prepareEmpty(dataDir) })
+    server = await startServer(env, 'src/main.ts', usingServer() ? {} : { dataDir: await createTestDataDir(dataDir, { empty: true }) })
     expect(server.output()).toContain('"msg":"seed applied"')
     expect(server.output()).toContain(
       usingServer()
@@ -130,12 +129,3 @@ describe('start-up', { timeout: SLOW }, () => {
     expect(await token(server.baseUrl, 'demo-backend', 'demo-backend-secret')).toBe(200)
   })
 })
-
-/** A DATA_DIR holding a database with no schema yet (what a fresh clone's first start creates). */
-async function prepareEmpty(dataDir: string): Promise<string> {
-  const tpl = inject('dbTemplate')
-  if (tpl.kind !== 'pglite') throw new Error('unexpected template')
-  const db = await createPgliteDb({ dataDir, loadDataDir: new Blob([await readFile(tpl.emptyDumpFile)]) })
-  await db.close()
-  return dataDir
-}
