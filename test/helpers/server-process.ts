@@ -66,3 +66,15 @@ export async function startServer(
     },
   }
 }
+
+/**
+ * Resolves once the server has written `text`, or fails with its output after `timeoutMs`. Tests
+ * wait for what the server says it did, not for a fixed time a loaded machine may not honour.
+ */
+export async function waitForOutput(server: ServerProcess, text: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!server.output().includes(text)) {
+    if (Date.now() > deadline) throw new Error(`the server did not write ${text} within ${timeoutMs} ms:\n${server.output()}`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}

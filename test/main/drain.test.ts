@@ -6,7 +6,7 @@
 import { request, Agent } from 'node:http'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTestDb, type TestDb } from '../helpers/db.js'
-import { startServer, type ServerProcess } from '../helpers/server-process.js'
+import { startServer, waitForOutput, type ServerProcess } from '../helpers/server-process.js'
 
 let server: ServerProcess | undefined
 let testDb: TestDb | undefined
@@ -77,7 +77,7 @@ describe('drain on SIGTERM', { timeout: 60_000 }, () => {
     await new Promise((r) => setTimeout(r, 500)) // transport: load under way
     killedAt = Date.now()
     server.child.kill('SIGTERM')
-    await new Promise((r) => setTimeout(r, 300))
+    await waitForOutput(server, '"msg":"shutting down"') // however long a loaded machine takes to deliver it
     const ready = await send(new Agent(), port, '/health/ready')
     await Promise.all([checker, ...loops])
     expect(await server.exited).toBe(0)

@@ -2,7 +2,7 @@
 // requests finish within SHUTDOWN_TIMEOUT, closes the database and exits 0.
 import { connect } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { startServer, type ServerProcess } from '../helpers/server-process.js'
+import { startServer, waitForOutput, type ServerProcess } from '../helpers/server-process.js'
 import { createTestDb, type TestDb } from '../helpers/db.js'
 
 let server: ServerProcess | undefined
@@ -26,16 +26,31 @@ function startSlowRequest(port: number) {
   return { finish: () => socket.write(body.slice(5)), done }
 }
 
+/** True once a request to `url` fails to connect, polling until `ms` have passed; false if it never does. */
+async function refusedWithin(url: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    try {
+      await fetch(url, { headers: { connection: 'close' } })
+    } catch {
+      return true
+    }
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  return false
+}
+
 describe('graceful shutdown', { timeout: 60_000 }, () => {
   it('finishes the request in flight, refuses new ones, and exits 0 (no drain period)', async () => {
     testDb = await createTestDb()
     // SHUTDOWN_DRAIN=0 stops accepting at once; test/main/drain.test.ts covers the drain.
     server = await startServer({ ...testDb.env, SEED_FILE: 'seed/demo.json', SHUTDOWN_DRAIN: '0' })
     const slow = startSlowRequest(server.port)
-    await new Promise((r) => setTimeout(r, 200)) // transport timing only: let the head arrive
+    await waitForOutput(server, '"url":"/connect/token"') // the head has arrived: a request in flight
     server.child.kill('SIGTERM')
-    await new Promise((r) => setTimeout(r, 300))
-    await expect(fetch(`${server.baseUrl}/health/live`)).rejects.toThrow()
+    await waitForOutput(server, '"msg":"shutting down"')
+    // The listener closes right after (no drain): within a bound, a new connection is refused.
+    await expect(refusedWithin(`${server.baseUrl}/health/live`, 10_000)).resolves.toBe(true)
     slow.finish()
     const response = await slow.done
     expect(response).toMatch(/^HTTP\/1\.1 401 /) // no client credentials: answered, not dropped
@@ -48,7 +63,7 @@ describe('graceful shutdown', { timeout: 60_000 }, () => {
     testDb = await createTestDb()
     server = await startServer({ ...testDb.env, SEED_FILE: 'seed/demo.json', SHUTDOWN_TIMEOUT: '1' })
     startSlowRequest(server.port) // never finished
-    await new Promise((r) => setTimeout(r, 200))
+    await waitForOutput(server, '"url":"/connect/token"')
     const t0 = Date.now()
     server.child.kill('SIGTERM')
     expect(await server.exited).toBe(1)
