@@ -131,7 +131,7 @@ async function main(): Promise<void> {
   const rows: Row[] = []
   let soakSamples: number[] | undefined
   try {
-    progress('npm run build')
+    progress('build (unless dist/ is current)')
     build(ROOT)
     const port = 5400 + Math.floor(Math.random() * 500)
     const base = { root: ROOT, port, pinning, cpuProfDir: undefined, cleanup, keyEncryptionSecret: randomBytes(24).toString('base64url') }

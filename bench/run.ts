@@ -171,7 +171,7 @@ async function main(): Promise<void> {
     })
   }
   try {
-    progress('npm run build')
+    progress('build (unless dist/ is current)')
     build(ROOT)
     servers = await startServers(pinning, cpuProfDir, cleanup)
     const ctx: Context = { sv: servers, load, pinning, root: ROOT }

@@ -15,7 +15,9 @@ beforeAll(async () => {
   await writeFile(join(root, 'src', 'main.ts'), 'export const answer: number = 42\n')
   await writeFile(
     join(root, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', strict: true, noEmit: true } }),
+    // types: [] keeps the compiler from loading every @types package of the linked node_modules,
+    // which the one-file project does not use and which made each compile take seconds.
+    JSON.stringify({ compilerOptions: { target: 'ES2022', module: 'NodeNext', strict: true, noEmit: true, types: [] } }),
   )
   await writeFile(
     join(root, 'tsconfig.build.json'),
