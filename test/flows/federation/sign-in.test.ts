@@ -122,6 +122,23 @@ describe('the callback', () => {
     expect(await sessions()).toBe(before)
   })
 
+  // Race: the same answer delivered twice at once (a double click, a replaying attacker). The
+  // request is consumed by one UPDATE, so over many trials exactly one of the two signs in.
+  it('works once under a race: of two concurrent deliveries of one answer, exactly one starts a session', async () => {
+    const outcomes: string[] = []
+    for (let trial = 0; trial < 20; trial++) {
+      const b = browser(f)
+      const callback = located(await upstreamAnswer(b))
+      const before = await sessions()
+      const deliver = () =>
+        f.authz.app.inject({ method: 'GET', url: `${callback.pathname}${callback.search}`, headers: { cookie: b.jars.authz } })
+      const answers = await Promise.all([deliver(), deliver()])
+      const codes = answers.map((a) => a.statusCode).sort()
+      outcomes.push(`${codes.join(',')} +${(await sessions()) - before}`)
+    }
+    expect(outcomes.filter((o) => o !== '303,400 +1')).toEqual([])
+  })
+
   it('refuses the answer in another browser, a made-up state and a missing one', async () => {
     const b = browser(f)
     const callback = located(await upstreamAnswer(b))
