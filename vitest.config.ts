@@ -38,8 +38,10 @@ export default defineConfig({
         extends: true,
         test: { name: 'app', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...PROCESS, ...BROWSER], isolate: false },
       },
-      { extends: true, test: { name: 'process', include: PROCESS, exclude: UNIT } },
-      { extends: true, test: { name: 'browser', include: BROWSER } },
+      // Child processes and a browser run in real time: on a loaded machine a CLI command or a
+      // page load takes many times its usual second, so these bounds only catch a hang.
+      { extends: true, test: { name: 'process', include: PROCESS, exclude: UNIT, testTimeout: 120_000, hookTimeout: 120_000 } },
+      { extends: true, test: { name: 'browser', include: BROWSER, testTimeout: 120_000, hookTimeout: 120_000 } },
     ],
   },
 })
