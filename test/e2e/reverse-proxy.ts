@@ -17,7 +17,7 @@ import { promisify } from 'node:util'
 export type ProxyName = 'nginx' | 'caddy'
 
 /** The Debian package and the binary it installs. */
-export const PROXY_BINARIES: Record<ProxyName, string> = { nginx: '/usr/sbin/nginx', caddy: '/usr/bin/caddy' }
+const PROXY_BINARIES: Record<ProxyName, string> = { nginx: '/usr/sbin/nginx', caddy: '/usr/bin/caddy' }
 
 export interface TestCertificates {
   dir: string
@@ -55,8 +55,6 @@ export async function makeCertificates(): Promise<TestCertificates> {
 export interface RunningProxy {
   /** https://localhost:<port> */
   origin: string
-  /** What the proxy wrote, for a failing test's message. */
-  output(): string
   stop(): Promise<void>
 }
 
@@ -144,8 +142,8 @@ export async function startProxy(name: ProxyName, certs: TestCertificates, port:
   const deadline = Date.now() + 15_000
   for (;;) {
     const res = await send(`${origin}/health/live`, { from: '127.0.0.1', ca: certs.ca }).catch(() => undefined)
-    if (res?.status === 200) return { origin, output: () => out, stop }
-    if (child.exitCode !== null || Date.now() > deadline) {
+    if (res?.status === 200) return { origin, stop }
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
       await stop()
       throw new Error(`${name} did not answer at ${origin}:\n${out}`)
     }
