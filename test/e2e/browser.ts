@@ -10,7 +10,8 @@ export function warnIfNoChromium(what: string): void {
   if (!haveChromium) console.warn(`skipping ${what}: ${CHROMIUM} is missing (apt-get install -y chromium)`)
 }
 
-export function launchChromium(): Promise<Browser> {
+/** `args` adds to the flags every test uses. */
+export function launchChromium(args: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -22,6 +23,7 @@ export function launchChromium(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...args,
     ],
   })
 }
