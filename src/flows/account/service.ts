@@ -113,8 +113,9 @@ export function createAccountService(deps: AccountDeps) {
             remembered: a.remembered,
           })),
         ),
+        // This device first, then the others as the store gives them: the most recently used first.
         sessions: await Promise.all(
-          sessions.map(async (s) => ({
+          [...sessions.filter((s) => s.sid === session.sid), ...sessions.filter((s) => s.sid !== session.sid)].map(async (s) => ({
             sid: s.sid,
             device: describeDevice(s.userAgent),
             signedInAt: s.authTime,
