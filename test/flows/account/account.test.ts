@@ -297,7 +297,7 @@ describe('changing the password', () => {
     ['too_short', 'bob-pw', 'short', 'short', 400, 'The new password must have at least 8 characters.'],
     ['mismatch', 'bob-pw', 'long enough', 'long enougH', 400, 'The two new passwords are not the same.'],
     ['unchanged', 'bob-pw-x', 'bob-pw-x', 'bob-pw-x', 400, 'The new password is the same as the current one.'],
-  ])('refuses %s with %i and a message, counting no failed sign-in', async (reason, current, next, confirm, status, message) => {
+  ])('refuses %s with 400 and a message, counting no failed sign-in', async (reason, current, next, confirm, status, message) => {
     const here = await signIn('dave', 'bob-pw')
     const before = audit('signin.failed').length
     const res = await change(here, current, next, confirm)
@@ -339,10 +339,14 @@ describe('changing the password', () => {
 
 describe('forms from elsewhere', () => {
   it.each([
-    ['/account', { action: 'revoke-app', client_id: 'web' }],
-    ['/account', { action: 'end-other-sessions' }],
-    ['/account/password', { current_password: 'bob-pw', new_password: 'a new passphrase', confirm_password: 'a new passphrase' }],
-  ])('refuses %s without its CSRF token, and from another origin, changing nothing', async (url, fields) => {
+    ['removing an app', '/account', { action: 'revoke-app', client_id: 'web' }],
+    ['signing out of other sessions', '/account', { action: 'end-other-sessions' }],
+    [
+      'changing the password',
+      '/account/password',
+      { current_password: 'bob-pw', new_password: 'a new passphrase', confirm_password: 'a new passphrase' },
+    ],
+  ])('refuses %s without its CSRF token, and from another origin, changing nothing', async (_name, url, fields) => {
     const bob = await signIn('bob', 'bob-pw')
     const other = await signIn('bob', 'bob-pw')
     const page = await get(url, bob)
