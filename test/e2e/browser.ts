@@ -1,5 +1,8 @@
 // Headless Chromium for the page tests (Debian /usr/bin/chromium through playwright-core); the
-// tests that need it are skipped, with a message, where it is missing.
+// tests that need it are skipped, with a message, where it is missing. The functions the tests
+// hand to page.evaluate run in the page, so the browser's types (window, fetch, sessionStorage)
+// are declared for them here.
+/// <reference lib="dom" />
 import { existsSync } from 'node:fs'
 import { chromium, type Browser } from 'playwright-core'
 
