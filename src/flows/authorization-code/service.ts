@@ -11,6 +11,7 @@ import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { Clock } from '../../domain/clock.js'
 import { OAuthError } from '../../errors.js'
 import { SATISFIED_ACR_VALUES } from '../../grants/acr-values.js'
+import { signInRecord, type SignInRecord } from '../../grants/sign-in-record.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { ConsentService } from '../../interaction/consent.js'
 import { signedInAt, type IdentityProviderDirectory } from '../../interaction/identity-providers.js'
@@ -28,20 +29,19 @@ import { AUTHORIZE_PATH, AUTHORIZE_CONSENT_PATH } from '../../endpoints.js'
 
 const MARKER = 'sign_in'
 
-/** What an authorization code's row holds (persisted_grants.data): what the token request checks and issues from. */
-export interface AuthorizationCodeData {
+/**
+ * What an authorization code's row holds (persisted_grants.data): what the token request checks
+ * and issues from, with the session's sign-in (authTime in ms, amr, idp).
+ */
+export interface AuthorizationCodeData extends SignInRecord {
   redirectUri: string
   codeChallenge: string | undefined
   nonce: string | undefined
   scope: string
   resource: string | undefined
-  /** ms: the session's sign-in. */
-  authTime: number
   sid: string
-  amr: string[]
   acr: string
   tenant: string | undefined
-  idp: string | undefined
 }
 
 export type AuthorizeOutcome =
@@ -159,13 +159,10 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       nonce: req.nonce,
       scope: req.granted.scopes.join(' '),
       resource: req.params.get('resource'),
-      authTime: session.authTime,
+      ...signInRecord(session, req.acr.idp),
       sid: session.sid,
-      amr: session.amr,
       acr: req.acr.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v)) ?? '1',
       tenant: req.acr.tenant,
-      // Where the person signed in: the provider of a federated session (the request's idp: only asked for it).
-      idp: session.idp ?? req.acr.idp,
     }
     await deps.grants.store({
       handle: code,
