@@ -36,7 +36,15 @@ export interface SessionService {
    */
   start(
     previousHandle: string | undefined,
-    who: { subjectId: string; username: string; amr: string[]; idp?: string | undefined; upstream?: UpstreamSignIn | undefined },
+    who: {
+      subjectId: string
+      username: string
+      amr: string[]
+      /** ms: when the person authenticated, if before now (an upstream provider's auth_time); never later than now. */
+      authTime?: number | undefined
+      idp?: string | undefined
+      upstream?: UpstreamSignIn | undefined
+    },
   ): Promise<{ handle: string; session: Session }>
   /** Ends the session; returns it as it was (its clientIds say whom logout concerns). */
   end(handle: string | undefined): Promise<Session | undefined>
@@ -82,7 +90,8 @@ export function createSessionService(deps: SessionDeps): SessionService {
         sid: randomBytes(16).toString('base64url'),
         subjectId: who.subjectId,
         username: who.username,
-        authTime: now,
+        authTime: Math.min(now, who.authTime ?? now),
+        startedAt: now,
         amr: who.amr,
         clientIds: [],
         ...(who.idp !== undefined ? { idp: who.idp } : {}),

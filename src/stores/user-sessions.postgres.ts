@@ -18,12 +18,13 @@ interface SessionRow {
   upstream_sub: string | null
   upstream_sid: string | null
   upstream_id_token: string | null
+  created_at: Date | string
   expires_at: Date | string
   ends_at: Date | string
 }
 
 const RETURNING = `s.sid, s.subject_id, u.username, s.auth_time, s.amr, s.client_ids, s.idp, s.upstream_sub, s.upstream_sid,
-  s.upstream_id_token, s.expires_at, s.ends_at`
+  s.upstream_id_token, s.created_at, s.expires_at, s.ends_at`
 
 function toSession(r: SessionRow): StoredSession {
   return {
@@ -31,6 +32,7 @@ function toSession(r: SessionRow): StoredSession {
     subjectId: r.subject_id,
     username: r.username,
     authTime: toMs(r.auth_time),
+    startedAt: toMs(r.created_at),
     amr: r.amr,
     clientIds: r.client_ids,
     ...(r.idp === null ? {} : { idp: r.idp }),

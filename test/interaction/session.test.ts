@@ -40,6 +40,7 @@ describe('session service', () => {
       subjectId: 'alice-1',
       username: 'alice',
       authTime: T0,
+      startedAt: T0,
       amr: ['pwd'],
       clientIds: [],
       expiresAt: T0 + IDLE * 1000,
@@ -133,7 +134,17 @@ describe('session service', () => {
 })
 
 describe('sessionSatisfies (max_age, prompt=login)', () => {
-  const s = { sid: 's', subjectId: 'a', username: 'a', authTime: T0, amr: ['pwd'], clientIds: [], expiresAt: T0 + 1, endsAt: T0 + 1 }
+  const s = {
+    sid: 's',
+    subjectId: 'a',
+    username: 'a',
+    authTime: T0,
+    startedAt: T0,
+    amr: ['pwd'],
+    clientIds: [],
+    expiresAt: T0 + 1,
+    endsAt: T0 + 1,
+  }
   it('asks for a sign-in recent enough, and after a given moment', () => {
     expect(sessionSatisfies(undefined, {}, T0)).toBe(false)
     expect(sessionSatisfies(s, {}, T0 + 10_000_000)).toBe(true)

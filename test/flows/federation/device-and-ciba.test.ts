@@ -73,7 +73,8 @@ describe('the device flow', () => {
     const decisionPage = await finishUpstream(b, toUpstream, 'alice', 'alice-up-pw', UPSTREAM_AMR)
     expect(decisionPage.body).toContain('Living room TV')
     expect((await approveFrom(b, path, decisionPage)).statusCode).toBe(200)
-    const signedInAt = Math.floor(f.authz.clock.now() / 1000)
+    // The upstream's auth_time: when alice authenticated there (by its clock, never later than authz's).
+    const signedInAt = Math.floor(Math.min(f.upstream.clock.now(), f.authz.clock.now()) / 1000)
     f.authz.clock.advance(5)
 
     const tokens = await postFormBasic(f.authz.app, '/connect/token', { grant_type: DEVICE_GRANT, device_code }, 'tv', 'tv-secret')
