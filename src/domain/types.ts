@@ -163,15 +163,32 @@ export interface CibaRequest extends PolledRequest {
   resources: string[]
   acrValues: string[]
   tenant: string | undefined
+  /** The provider the request named (acr_values idp:): the approval's sign-in goes there. */
   idp: string | undefined
   bindingMessage: string | undefined
+  /** Set at approval: how the approver signed in (undefined: approved before this was kept). */
+  amr: string[] | undefined
+  /** Set at approval: the provider the approver signed in through, or the request's idp: for a local sign-in. */
+  signInIdp: string | undefined
+}
+
+/** How a person signed in, as a grant keeps it until its tokens are issued (src/grants/sign-in-record.ts). */
+export interface SignInRecord {
+  /** ms: when the person signed in (OIDC Core §2 auth_time). */
+  authTime: number
+  /** RFC 8176 authentication method references. */
+  amr: string[]
+  /** The scheme of the provider the sign-in went through, or what the request's acr_values idp: named; undefined: neither. */
+  idp: string | undefined
 }
 
 /** RFC 8628 device authorization request (table device_authorizations). Times in ms since the epoch. */
 export interface DeviceAuthorization extends PolledRequest {
-  /** Set when the person decides (approved: who approved). */
+  /** Set when the person decides (approved: who approved, how they signed in, and through which provider). */
   subjectId: string | undefined
   amr: string[] | undefined
+  /** The scheme of the identity provider the approver signed in through; undefined: a local sign-in. */
+  idp: string | undefined
 }
 
 /** What scope validation grants (src/grants/scopes.ts); what the token issuer puts in tokens. */

@@ -24,6 +24,16 @@ export interface ReturnTargetInfo {
    * enableLocalLogin), and the provider the request named (acr_values `idp:`), if any.
    */
   providers?: (ProviderPolicy & { idp: string | undefined }) | undefined
+  /**
+   * What the request demands of the sign-in (OIDC Core §3.1.2.1): prompt=login, and max_age in
+   * seconds. A sign-in through an upstream provider asks the upstream for the same.
+   */
+  reauthentication?: Reauthentication | undefined
+}
+
+export interface Reauthentication {
+  promptLogin: boolean
+  maxAge: number | undefined
 }
 
 /** An error for the application, where the flow has a safe way to tell it (a validated redirect URI). */

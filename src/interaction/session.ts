@@ -40,6 +40,8 @@ export interface SessionService {
       subjectId: string
       username: string
       amr: string[]
+      /** ms: when the person authenticated, if before now (an upstream provider's auth_time); never later than now. */
+      authTime?: number | undefined
       idp?: string | undefined
       upstream?: UpstreamSignIn | undefined
       /** The sign-in request's User-Agent: how the account page names the device. */
@@ -96,7 +98,8 @@ export function createSessionService(deps: SessionDeps): SessionService {
         sid: randomBytes(16).toString('base64url'),
         subjectId: who.subjectId,
         username: who.username,
-        authTime: now,
+        authTime: Math.min(now, who.authTime ?? now),
+        startedAt: now,
         amr: who.amr,
         clientIds: [],
         ...(who.idp !== undefined ? { idp: who.idp } : {}),

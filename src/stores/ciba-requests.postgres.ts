@@ -14,6 +14,8 @@ interface CibaRow extends PolledRow {
   tenant: string | null
   idp: string | null
   binding_message: string | null
+  amr: string[] | null
+  sign_in_idp: string | null
 }
 
 function toCibaRequest(r: CibaRow): CibaRequest {
@@ -25,6 +27,8 @@ function toCibaRequest(r: CibaRow): CibaRequest {
     tenant: r.tenant ?? undefined,
     idp: r.idp ?? undefined,
     bindingMessage: r.binding_message ?? undefined,
+    amr: r.amr ?? undefined,
+    signInIdp: r.sign_in_idp ?? undefined,
   }
 }
 
@@ -113,10 +117,19 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
       const approved = d.status === 'approved'
       return one(
         `UPDATE ciba_requests
-         SET status = $2, approved_scopes = $3, auth_time = $4::timestamptz, decided_at = $5::timestamptz
+         SET status = $2, approved_scopes = $3, auth_time = $4::timestamptz, amr = $6, sign_in_idp = $7,
+             decided_at = $5::timestamptz
          WHERE id = $1 AND status = 'pending' AND expires_at > $5::timestamptz
          RETURNING *`,
-        [id, d.status, approved ? d.approvedScopes : null, approved ? ts(d.authTime) : null, ts(now)],
+        [
+          id,
+          d.status,
+          approved ? d.approvedScopes : null,
+          approved ? ts(d.authTime) : null,
+          ts(now),
+          approved ? (d.amr ?? null) : null,
+          approved ? (d.idp ?? null) : null,
+        ],
       )
     },
     async consume(id, now) {

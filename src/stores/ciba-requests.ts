@@ -1,15 +1,23 @@
 // Store interface, named with domain verbs: it returns undefined when nothing is found; the
 // implementation beside it (ciba-requests.postgres.ts) is the SQL. Times are milliseconds since the epoch from
 // the caller (the injected Clock), never SQL now(), so that tests control protocol time.
-import type { CibaRequest } from '../domain/types.js'
+import type { CibaRequest, SignInRecord } from '../domain/types.js'
 import type { PollRecord } from './polling.js'
 
-export type NewCibaRequest = Omit<CibaRequest, 'status' | 'approvedScopes' | 'authTime' | 'lastPolledAt' | 'decidedAt' | 'consumedAt'> & {
+export type NewCibaRequest = Omit<
+  CibaRequest,
+  'status' | 'approvedScopes' | 'authTime' | 'amr' | 'signInIdp' | 'lastPolledAt' | 'decidedAt' | 'consumedAt'
+> & {
   /** The raw auth_req_id; the store keeps only its hash. */
   authReqId: string
 }
 
-export type CibaDecision = { status: 'approved'; approvedScopes: string[]; authTime: number } | { status: 'denied' }
+/**
+ * Approved: the scopes, and the approver's sign-in (authTime in ms; amr and idp, kept as
+ * signInIdp, when a person signed in to approve: an operator's approval has neither).
+ */
+export type CibaDecision =
+  ({ status: 'approved'; approvedScopes: string[] } & Pick<SignInRecord, 'authTime'> & Partial<SignInRecord>) | { status: 'denied' }
 
 export interface CibaRequestLimits {
   maxPending: number

@@ -10,10 +10,11 @@ import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './po
 interface DeviceRow extends PolledRow {
   subject_id: string | null
   amr: string[] | null
+  idp: string | null
 }
 
 function toDeviceAuthorization(r: DeviceRow): DeviceAuthorization {
-  return { ...toPolledRequest(r), subjectId: r.subject_id ?? undefined, amr: r.amr ?? undefined }
+  return { ...toPolledRequest(r), subjectId: r.subject_id ?? undefined, amr: r.amr ?? undefined, idp: r.idp ?? undefined }
 }
 
 /** pg_advisory_xact_lock(class, key) key class of the pending cap ("devp"); two-int locks never meet one-bigint ones. */
@@ -94,7 +95,7 @@ export function createPgDeviceAuthorizationStore(db: Db): DeviceAuthorizationSto
       return one(
         `UPDATE device_authorizations
          SET status = $2, subject_id = $3, approved_scopes = $4, auth_time = $5::timestamptz, amr = $6,
-             decided_at = $7::timestamptz
+             idp = $8, decided_at = $7::timestamptz
          WHERE id = $1 AND status = 'pending' AND expires_at > $7::timestamptz
          RETURNING *`,
         [
@@ -105,6 +106,7 @@ export function createPgDeviceAuthorizationStore(db: Db): DeviceAuthorizationSto
           approved ? ts(d.authTime) : null,
           approved ? d.amr : null,
           ts(now),
+          approved ? (d.idp ?? null) : null,
         ],
       )
     },

@@ -1,7 +1,7 @@
 // Store interface, named with domain verbs: it returns undefined when nothing is found; the
 // implementation beside it (device-authorizations.postgres.ts) is the SQL. Times are milliseconds since the epoch from
 // the caller (the injected Clock), never SQL now(), so that tests control protocol time.
-import type { DeviceAuthorization } from '../domain/types.js'
+import type { DeviceAuthorization, SignInRecord } from '../domain/types.js'
 import type { PolledGrantStore } from './polling.js'
 
 export type NewDeviceAuthorization = Pick<
@@ -16,8 +16,8 @@ export type NewDeviceAuthorization = Pick<
   requesterAddress?: string
 }
 
-export type DeviceDecision =
-  { status: 'approved'; subjectId: string; approvedScopes: string[]; authTime: number; amr: string[] } | { status: 'denied' }
+/** Approved: who, what, and the approver's sign-in (authTime in ms, amr, idp). */
+export type DeviceDecision = ({ status: 'approved'; subjectId: string; approvedScopes: string[] } & SignInRecord) | { status: 'denied' }
 
 export type DeviceCreateResult =
   { kind: 'created' } | { kind: 'code-taken' } | { kind: 'full'; per: 'client' | 'address'; oldestExpiresAt: number }

@@ -18,6 +18,7 @@ interface SessionRow {
   upstream_sub: string | null
   upstream_sid: string | null
   upstream_id_token: string | null
+  created_at: Date | string
   expires_at: Date | string
   ends_at: Date | string
   user_agent: string | null
@@ -25,7 +26,7 @@ interface SessionRow {
 }
 
 const RETURNING = `s.sid, s.subject_id, u.username, s.auth_time, s.amr, s.client_ids, s.idp, s.upstream_sub, s.upstream_sid,
-  s.upstream_id_token, s.expires_at, s.ends_at, s.user_agent, s.last_used_at`
+  s.upstream_id_token, s.created_at, s.expires_at, s.ends_at, s.user_agent, s.last_used_at`
 
 function toSession(r: SessionRow): StoredSession {
   return {
@@ -33,6 +34,7 @@ function toSession(r: SessionRow): StoredSession {
     subjectId: r.subject_id,
     username: r.username,
     authTime: toMs(r.auth_time),
+    startedAt: toMs(r.created_at),
     amr: r.amr,
     clientIds: r.client_ids,
     ...(r.idp === null ? {} : { idp: r.idp }),

@@ -9,8 +9,13 @@ export interface StoredSession {
   subjectId: string
   /** The user's username, read with the session (pages say who is signed in). */
   username: string
-  /** When the person signed in (ms): the `auth_time` of what is issued in this session. */
+  /**
+   * When the person authenticated (ms): the `auth_time` of what is issued in this session. For a
+   * sign-in through an upstream provider, the upstream's auth_time, so it may precede startedAt.
+   */
   authTime: number
+  /** When this session began here (ms): the end of the sign-in. */
+  startedAt: number
   /** How the person signed in (RFC 8176 values, e.g. ['pwd']). */
   amr: string[]
   /** Clients used in this session, in first-use order (for logout). */

@@ -15,6 +15,7 @@ import type { TokenIssuer } from '../../tokens/issuer.js'
 import type { OneTimeUse } from '../../grants/one-time-use.js'
 import type { GrantContext, GrantHandler } from '../../grants/registry.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
+import { issuedSignIn } from '../../grants/sign-in-record.js'
 import type { AuthorizationCodeData } from './service.js'
 
 const Params = z.object({
@@ -132,20 +133,19 @@ export function createAuthorizationCodeGrant(deps: {
           if (!user || !user.enabled) throw invalid('the user is no longer active')
           // Revalidated: a scope the client lost since the authorization request is not issued.
           const granted = await deps.scopes.resolve(client, data.scope, { allowIdentity: true, resource: data.resource })
-          const authTime = Math.floor(data.authTime / 1000)
-          const extra: Record<string, unknown> = {}
+          const { authTime, amr, idpClaim } = issuedSignIn(data)
+          const extra: Record<string, unknown> = { ...idpClaim }
           if (data.tenant !== undefined) extra.tenant = data.tenant
-          if (data.idp !== undefined) extra.idp = data.idp
           return deps.tokenIssuer.issue({
             client,
             subjectId,
             granted,
             familyId: code.familyId,
-            claims: { ...extra, auth_time: authTime, amr: data.amr, acr: data.acr },
+            claims: { ...extra, auth_time: authTime, amr, acr: data.acr },
             idToken: {
               user,
               authTime,
-              amr: data.amr,
+              amr,
               acr: data.acr,
               extraClaims: { ...extra, sid: data.sid },
               ...(data.nonce !== undefined ? { nonce: data.nonce } : {}),

@@ -8,6 +8,7 @@ import type { Client, ResolvedScopes } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
 import { parseAcrValues, type ParsedAcrValues } from '../../grants/acr-values.js'
 import type { IdentityProviderDirectory } from '../../interaction/identity-providers.js'
+import type { Reauthentication } from '../../interaction/return-to.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { ClientStore } from '../../stores/clients.js'
 import { checkNoControlCharacters, ownEntry, parameterLabel } from '../../domain/input-limits.js'
@@ -179,6 +180,17 @@ function prompt(value: string | undefined): Set<'none' | 'login' | 'consent'> {
   // OIDC Core §3.1.2.1: none with any other value is an error.
   if (out.has('none') && out.size > 1) throw invalid('prompt none cannot be combined with other values')
   return out
+}
+
+/**
+ * prompt=login and max_age of an authorization URL, for the sign-in it leads to; undefined when
+ * it has neither. Values the endpoint refuses are ignored here (the endpoint answers them).
+ */
+export function reauthenticationOf(params: URLSearchParams): Reauthentication | undefined {
+  const promptLogin = (params.get('prompt') ?? '').split(' ').includes('login')
+  const age = params.get('max_age')
+  const parsedAge = age !== null && /^\d{1,9}$/.test(age) ? Number(age) : undefined
+  return promptLogin || parsedAge !== undefined ? { promptLogin, maxAge: parsedAge } : undefined
 }
 
 function maxAge(value: string | undefined): number | undefined {

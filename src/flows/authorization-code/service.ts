@@ -6,11 +6,13 @@
 // is this endpoint's own URL with the request's parameters plus `sign_in=<ms>.<mac>`: the moment
 // the sign-in was asked for, MACed with a server secret over the parameters. A session that
 // started after that moment satisfies the request, so the person is not sent round again; a
-// marker cannot be forged, nor moved to another request (its state and nonce differ).
+// marker cannot be forged, nor moved to another request (its state and nonce differ). A sign-in
+// through an upstream provider passes prompt=login and max_age on (describe's reauthentication).
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { Clock } from '../../domain/clock.js'
 import { OAuthError } from '../../errors.js'
 import { SATISFIED_ACR_VALUES } from '../../grants/acr-values.js'
+import { signInRecord, type SignInRecord } from '../../grants/sign-in-record.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { ConsentService } from '../../interaction/consent.js'
 import { signedInAt, type IdentityProviderDirectory } from '../../interaction/identity-providers.js'
@@ -22,26 +24,32 @@ import type { GrantStore } from '../../stores/grants.js'
 import type { ResourceStore } from '../../stores/resources.js'
 import { newHandle } from '../../tokens/handles.js'
 import type { SigningKeyService } from '../../keys/signing-keys.js'
-import { resolveTarget, validateRequest, type AuthorizationRequest, type RawParams, type ResponseTarget } from './request.js'
+import {
+  reauthenticationOf,
+  resolveTarget,
+  validateRequest,
+  type AuthorizationRequest,
+  type RawParams,
+  type ResponseTarget,
+} from './request.js'
 import { readIdTokenHint } from '../../tokens/id-token-hint.js'
 import { AUTHORIZE_PATH, AUTHORIZE_CONSENT_PATH } from '../../endpoints.js'
 
 const MARKER = 'sign_in'
 
-/** What an authorization code's row holds (persisted_grants.data): what the token request checks and issues from. */
-export interface AuthorizationCodeData {
+/**
+ * What an authorization code's row holds (persisted_grants.data): what the token request checks
+ * and issues from, with the session's sign-in (authTime in ms, amr, idp).
+ */
+export interface AuthorizationCodeData extends SignInRecord {
   redirectUri: string
   codeChallenge: string | undefined
   nonce: string | undefined
   scope: string
   resource: string | undefined
-  /** ms: the session's sign-in. */
-  authTime: number
   sid: string
-  amr: string[]
   acr: string
   tenant: string | undefined
-  idp: string | undefined
 }
 
 export type AuthorizeOutcome =
@@ -122,8 +130,10 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
         throw new OAuthError('invalid_request', 'id_token_hint is not an ID token issued to this client')
       if (hint.sub !== session.subjectId) return false
     }
+    // Signed in for this request: the session began after the sign-in was asked for. Its start,
+    // not auth_time: an upstream provider's auth_time is by its own clock, in whole seconds.
     const asked = markerTime(req.params)
-    if (asked !== undefined && session.authTime >= asked) return true // signed in for this request
+    if (asked !== undefined && session.startedAt >= asked) return true
     return sessionSatisfies(session, { maxAge: req.maxAge, signedInAfter: req.prompt.has('login') ? now + 1 : undefined }, now)
   }
 
@@ -159,13 +169,10 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       nonce: req.nonce,
       scope: req.granted.scopes.join(' '),
       resource: req.params.get('resource'),
-      authTime: session.authTime,
+      ...signInRecord(session, req.acr.idp),
       sid: session.sid,
-      amr: session.amr,
       acr: req.acr.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v)) ?? '1',
       tenant: req.acr.tenant,
-      // Where the person signed in: the provider of a federated session (the request's idp: only asked for it).
-      idp: session.idp ?? req.acr.idp,
     }
     await deps.grants.store({
       handle: code,
@@ -244,6 +251,7 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
         loginHint: url.searchParams.get('login_hint') ?? undefined,
         formActionOrigins: [new URL(target.redirectUri).origin],
         providers: { identityProviderRestrictions, enableLocalLogin, idp: idp?.slice(4) },
+        reauthentication: reauthenticationOf(url.searchParams),
       }
     },
   }

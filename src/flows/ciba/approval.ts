@@ -11,6 +11,7 @@ import type { CibaRequest } from '../../domain/types.js'
 import { decisionView, type DecisionView } from '../../interaction/decision.js'
 import type { ReturnTargetInfo } from '../../interaction/return-to.js'
 import { signedInAt } from '../../interaction/identity-providers.js'
+import { signInRecord } from '../../grants/sign-in-record.js'
 import type { Session } from '../../interaction/session.js'
 import type { CibaRequestStore } from '../../stores/ciba-requests.js'
 import type { ClientStore } from '../../stores/clients.js'
@@ -50,8 +51,9 @@ export interface CibaApproval {
   describe(target: URL): Promise<ReturnTargetInfo | undefined>
   show(requestId: string | undefined, session: Session | undefined): Promise<ApprovalPage>
   /**
-   * Approves or denies. The tokens carry the session's auth_time: the time the person signed
-   * in, not the time of this click (OIDC Core §2).
+   * Approves or denies. The tokens carry the session's auth_time (the time the person signed
+   * in, not the time of this click: OIDC Core §2), amr, and the provider the person signed in
+   * through (or the one the request named).
    */
   decide(
     requestId: string | undefined,
@@ -144,7 +146,7 @@ export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
       const decided = await deps.requests.decide(
         req.id,
         decision === 'approve'
-          ? { status: 'approved', approvedScopes: req.requestedScopes, authTime: session.authTime }
+          ? { status: 'approved', approvedScopes: req.requestedScopes, ...signInRecord(session, req.idp) }
           : { status: 'denied' },
         clock.now(),
       )

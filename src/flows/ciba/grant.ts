@@ -12,6 +12,7 @@ import type { CibaRequestStore } from '../../stores/ciba-requests.js'
 import type { UserStore } from '../../stores/users.js'
 import type { Polling } from '../../grants/polling.js'
 import type { GrantHandler } from '../../grants/registry.js'
+import { issuedSignIn } from '../../grants/sign-in-record.js'
 
 /** OpenID CIBA Core 1.0 §10.1: the grant type of the token request. */
 export const CIBA_GRANT = 'urn:openid:params:grant-type:ciba'
@@ -45,12 +46,15 @@ export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id
       allowIdentity: true,
       resource: req.resources[0],
     })
-    const authTime = Math.floor((req.authTime ?? req.decidedAt ?? clock.now()) / 1000)
+    // A request approved before amr and the sign-in's idp were kept: a password sign-in, and the idp it named.
+    const { authTime, amr, idpClaim } = issuedSignIn({
+      authTime: req.authTime ?? req.decidedAt ?? clock.now(),
+      amr: req.amr ?? ['pwd'],
+      idp: req.signInIdp ?? req.idp,
+    })
     const acr = req.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v))
-    const amr = ['pwd']
-    const extra: Record<string, unknown> = {}
+    const extra: Record<string, unknown> = { ...idpClaim }
     if (req.tenant !== undefined) extra.tenant = req.tenant
-    if (req.idp !== undefined) extra.idp = req.idp
     return deps.tokenIssuer.issue({
       client,
       subjectId: req.subjectId,

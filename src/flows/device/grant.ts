@@ -12,6 +12,7 @@ import type { TokenIssuer, TokenResponse } from '../../tokens/issuer.js'
 import type { Polling } from '../../grants/polling.js'
 import type { GrantHandler } from '../../grants/registry.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
+import { issuedSignIn } from '../../grants/sign-in-record.js'
 
 /** RFC 8628 §3.4: the grant type of the device access token request. */
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
@@ -38,15 +39,19 @@ export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{
     if (!user || !user.enabled) throw new OAuthError('invalid_grant', 'the user is no longer active')
     // Re-resolved at issuance: a scope the client lost since the request is not issued.
     const granted = await deps.scopes.resolve(client, (d.approvedScopes ?? []).join(' '), { allowIdentity: true })
-    const authTime = Math.floor((d.authTime ?? d.decidedAt ?? deps.clock.now()) / 1000)
-    const amr = d.amr ?? ['pwd']
+    // Requests approved before amr (or idp) was kept were approved after a password sign-in.
+    const { authTime, amr, idpClaim } = issuedSignIn({
+      authTime: d.authTime ?? d.decidedAt ?? deps.clock.now(),
+      amr: d.amr ?? ['pwd'],
+      idp: d.idp,
+    })
     return deps.tokenIssuer.issue({
       client,
       subjectId: user.subjectId,
       granted,
       familyId: d.familyId,
-      claims: { auth_time: authTime, amr },
-      idToken: { user, authTime, amr },
+      claims: { ...idpClaim, auth_time: authTime, amr },
+      idToken: { user, authTime, amr, extraClaims: idpClaim },
       refreshToken: true,
     })
   }

@@ -8,6 +8,7 @@ import type { AuditSink } from '../../observe/audit.js'
 import { DEVICE_CODE_GRANT } from './grant.js'
 import type { Clock } from '../../domain/clock.js'
 import type { DeviceAuthorization } from '../../domain/types.js'
+import { signInRecord } from '../../grants/sign-in-record.js'
 import { decisionView, type DecisionView } from '../../interaction/decision.js'
 import type { ReturnTargetInfo } from '../../interaction/return-to.js'
 import type { Session } from '../../interaction/session.js'
@@ -78,7 +79,7 @@ export interface DeviceVerification {
       fromAnotherSite?: boolean
     },
   ): Promise<DevicePage>
-  /** Approves or denies; the tokens carry the session's auth_time and amr (OIDC Core §2). */
+  /** Approves or denies; the tokens carry the session's auth_time, amr and idp (OIDC Core §2). */
   decide(typed: string | undefined, session: Session | undefined, address: string, decision: string | undefined): Promise<DevicePage>
 }
 
@@ -164,7 +165,7 @@ export function createDeviceVerification(deps: DeviceVerificationDeps): DeviceVe
       return decisionPage(opened.device, opened.userCode, session)
     },
 
-    /** Approves or denies; the tokens carry the session's auth_time and amr (OIDC Core §2). */
+    /** Approves or denies; the tokens carry the session's auth_time, amr and idp (OIDC Core §2). */
     async decide(
       typed: string | undefined,
       session: Session | undefined,
@@ -180,13 +181,7 @@ export function createDeviceVerification(deps: DeviceVerificationDeps): DeviceVe
       const decided = await deps.devices.decide(
         device.id,
         decision === 'approve'
-          ? {
-              status: 'approved',
-              subjectId: session.subjectId,
-              approvedScopes: device.requestedScopes,
-              authTime: session.authTime,
-              amr: session.amr,
-            }
+          ? { status: 'approved', subjectId: session.subjectId, approvedScopes: device.requestedScopes, ...signInRecord(session) }
           : { status: 'denied' },
         clock.now(),
       )

@@ -3,6 +3,8 @@
 // server-side and bound to the browser that started the sign-in, the ID token validated
 // (signature from the upstream's JWKS, iss, aud, exp, nonce), the `iss` response parameter
 // checked when the upstream sends it (RFC 9207 §2.4, against mix-up), each state usable once.
+// The application's prompt=login and max_age go upstream with the sign-in, and the session takes
+// the upstream's auth_time (never later than now): the person authenticated there, then.
 // A failure never starts a session: the application hears of it (access_denied when the person
 // cancelled, temporarily_unavailable when the upstream failed: RFC 6749 §4.1.2.1) where its flow
 // has a safe way to tell it, and the person gets a page naming the provider otherwise.
@@ -146,6 +148,9 @@ export function createFederationService(deps: FederationDeps) {
         code_challenge: await oidc.calculatePKCECodeChallenge(codeVerifier),
         code_challenge_method: 'S256',
         ...(loginHint ? { login_hint: loginHint } : {}),
+        // OIDC Core §3.1.2.1: what the application demands of the sign-in, the upstream must do.
+        ...(target?.reauthentication?.promptLogin ? { prompt: 'login' } : {}),
+        ...(target?.reauthentication?.maxAge !== undefined ? { max_age: String(target.reauthentication.maxAge) } : {}),
       })
       return { kind: 'redirect', location: url.href } satisfies ChallengeOutcome
     },
@@ -189,6 +194,8 @@ export function createFederationService(deps: FederationDeps) {
         subjectId: user.subjectId,
         username: user.username,
         amr,
+        // When the person authenticated upstream (OIDC Core §2 auth_time; the session bounds it by now).
+        authTime: typeof claims.auth_time === 'number' && Number.isFinite(claims.auth_time) ? claims.auth_time * 1000 : undefined,
         idp: scheme,
         upstream: { sub: claims.sub, sid, idToken },
         userAgent: ctx.userAgent,

@@ -15,6 +15,8 @@ import { signInWithForm } from '../../helpers/sign-in.js'
 export const UPSTREAM = 'https://upstream.test'
 export const WEB_CB = 'https://web.example/cb'
 export const SIGNIN_CB = `${TEST_ISSUER}/federation/corp/signin`
+export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
+export const CIBA_GRANT = 'urn:openid:params:grant-type:ciba'
 
 export function upstreamSeed() {
   return {
@@ -71,6 +73,20 @@ export function authzSeed(provider: Record<string, unknown> = {}) {
         redirectUris: ['https://corp-app.example/cb'],
         identityProviderRestrictions: ['corp'],
         enableLocalLogin: false,
+      },
+      {
+        clientId: 'tv',
+        clientName: 'Living room TV',
+        secrets: [{ value: 'tv-secret' }],
+        allowedGrantTypes: [DEVICE_GRANT],
+        allowedScopes: ['openid', 'profile'],
+      },
+      {
+        clientId: 'bank',
+        clientName: 'Bank',
+        secrets: [{ value: 'bank-secret' }],
+        allowedGrantTypes: [CIBA_GRANT],
+        allowedScopes: ['openid', 'profile'],
       },
     ],
     users: [
@@ -200,6 +216,7 @@ export function browser(f: Federation) {
     return res
   }
   return {
+    federation: f,
     jars,
     get,
     /** GET `url` and follow 303s while they stay on our two servers; the last answer. */
@@ -257,11 +274,27 @@ export async function signInThroughCorp(
   return { back, verifier }
 }
 
-/** From the 303 to the upstream's authorization endpoint: sign in there, and back at authz to the app's redirect. */
-export async function finishUpstream(b: ReturnType<typeof browser>, toUpstream: Res, username = 'alice', password = 'alice-up-pw') {
+/**
+ * From the 303 to the upstream's authorization endpoint: sign in there, and back at authz to the
+ * app's redirect. `upstreamAmr`: the upstream's session says the person signed in so (as with a
+ * second factor), and its ID token's amr says the same.
+ */
+export async function finishUpstream(
+  b: ReturnType<typeof browser>,
+  toUpstream: Res,
+  username = 'alice',
+  password = 'alice-up-pw',
+  upstreamAmr?: string[],
+) {
   const signInPage = await b.follow(located(toUpstream).href, (u) => u.pathname === '/account/sign-in')
   const signedIn = await b.signInUpstream(String(signInPage.headers.location), username, password)
   expect(signedIn.statusCode).toBe(303)
+  if (upstreamAmr) {
+    await b.federation.upstream.db.query(
+      'UPDATE user_sessions SET amr = $1::text[] WHERE subject_id = (SELECT subject_id FROM users WHERE username = $2)',
+      [upstreamAmr, username],
+    )
+  }
   return b.follow(new URL(String(signedIn.headers.location), UPSTREAM).href)
 }
 
