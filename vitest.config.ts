@@ -1,7 +1,8 @@
 // Four projects, so that a developer runs only what the change needs:
 //   npm test -- --project unit                  no database, no server: seconds
 //   npm test -- --project app flows/device      the app built in-process on an embedded database
-//   npm test -- --project process               the built server or CLI as a child process
+//   npm test -- --project process               the built server or CLI (dist/, compiled first
+//                                               when src/ is newer) as a child process
 //   npm test -- --project browser               headless Chromium against a running server
 // `npm test` runs them all. Each test file gets its own database (a PGlite copy, or a database
 // cloned from a migrated template when DATABASE_URL is set; test/helpers/global-setup.ts); two
@@ -14,6 +15,7 @@ const PROCESS = [
   'test/deploy/build-if-stale.test.ts',
   'test/lint/**/*.test.ts',
   'test/db/data-dir.test.ts',
+  'test/keys/plaintext-at-rest.test.ts',
   'test/docs/readme-example.test.ts',
   'test/docs/admin-api-example.test.ts',
 ]
@@ -36,8 +38,10 @@ export default defineConfig({
         extends: true,
         test: { name: 'app', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...PROCESS, ...BROWSER], isolate: false },
       },
-      { extends: true, test: { name: 'process', include: PROCESS, exclude: UNIT } },
-      { extends: true, test: { name: 'browser', include: BROWSER } },
+      // Child processes and a browser run in real time: on a loaded machine a CLI command or a
+      // page load takes many times its usual second, so these bounds only catch a hang.
+      { extends: true, test: { name: 'process', include: PROCESS, exclude: UNIT, testTimeout: 120_000, hookTimeout: 120_000 } },
+      { extends: true, test: { name: 'browser', include: BROWSER, testTimeout: 120_000, hookTimeout: 120_000 } },
     ],
   },
 })

@@ -10,6 +10,7 @@ import { boundDatabase, createCore, observe, runInBackground } from './create-co
 import type { Db } from './db/db.js'
 import { loadMigrations, pendingMigrations } from './db/migrate.js'
 import { systemClock, type Clock } from './domain/clock.js'
+import { accountFlow } from './flows/account/index.js'
 import { authorizationCodeFlow } from './flows/authorization-code/index.js'
 import { cibaFlow } from './flows/ciba/index.js'
 import type { CibaNotifier } from './flows/ciba/notifier.js'
@@ -58,6 +59,7 @@ function flows(deps: AppDeps): Flow[] {
   return [
     discoveryFlow,
     signInFlow,
+    accountFlow,
     federationFlow({ upstream: deps.upstream }),
     tokenFlow,
     cibaFlow({ notifier: deps.cibaNotifier }),

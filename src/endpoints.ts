@@ -21,7 +21,8 @@ export const END_SESSION_PATH = '/connect/endsession' // OpenID Connect RP-Initi
 export const END_SESSION_CONFIRM_PATH = '/connect/endsession/confirm'
 export const CIBA_APPROVE_PATH = '/ciba/approve'
 export const DEVICE_PATH = '/device' // RFC 8628 §3.3: the verification_uri
-export const ACCOUNT_PATH = '/account'
+export const ACCOUNT_PATH = '/account' // the person's own control panel: apps, sessions, password
+export const ACCOUNT_PASSWORD_PATH = '/account/password'
 export const SIGN_IN_PATH = '/account/sign-in'
 export const SIGN_OUT_PATH = '/account/sign-out'
 

@@ -15,6 +15,10 @@ export const INPUT_LIMITS: Readonly<Record<string, number>> = {
   // The password grant: usernames as long as the seed file allows; long passphrases.
   username: 200,
   password: 512,
+  // The account page's password change.
+  current_password: 512,
+  new_password: 512,
+  confirm_password: 512,
   subject_token: 51_200,
   actor_token: 51_200,
   audience: 512,

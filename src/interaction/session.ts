@@ -14,7 +14,7 @@
 // is never the one that is signed in).
 import { randomBytes } from 'node:crypto'
 import type { Clock } from '../domain/clock.js'
-import type { StoredSession, UpstreamSignIn, UserSessionStore } from '../stores/user-sessions.js'
+import { USER_AGENT_MAX, type StoredSession, type UpstreamSignIn, type UserSessionStore } from '../stores/user-sessions.js'
 import { newHandle } from '../tokens/handles.js'
 
 export type Session = StoredSession
@@ -36,10 +36,24 @@ export interface SessionService {
    */
   start(
     previousHandle: string | undefined,
-    who: { subjectId: string; username: string; amr: string[]; idp?: string | undefined; upstream?: UpstreamSignIn | undefined },
+    who: {
+      subjectId: string
+      username: string
+      amr: string[]
+      idp?: string | undefined
+      upstream?: UpstreamSignIn | undefined
+      /** The sign-in request's User-Agent: how the account page names the device. */
+      userAgent?: string | undefined
+    },
   ): Promise<{ handle: string; session: Session }>
   /** Ends the session; returns it as it was (its clientIds say whom logout concerns). */
   end(handle: string | undefined): Promise<Session | undefined>
+  /** The person's live sessions, the most recently used first (the account page). */
+  list(subjectId: string): Promise<Session[]>
+  /** Ends one of the person's sessions by its sid (queuing its back-channel logouts); undefined when they have none with it. */
+  endBySid(subjectId: string, sid: string): Promise<Session | undefined>
+  /** Ends every session of the person but `keep` (a password change), queuing their logouts; returns how many. */
+  endOthers(keep: Pick<Session, 'subjectId' | 'sid'>, reason: 'logout' | 'password'): Promise<number>
   /**
    * Records that a client was used in the session (once), for logout. The authorization endpoint
    * calls it: its tokens belong to this browser's session and its ID tokens carry the sid. The
@@ -89,6 +103,8 @@ export function createSessionService(deps: SessionDeps): SessionService {
         ...(who.upstream !== undefined ? { upstream: who.upstream } : {}),
         expiresAt: Math.min(endsAt, now + deps.idleSeconds * 1000),
         endsAt,
+        ...(who.userAgent ? { userAgent: who.userAgent.slice(0, USER_AGENT_MAX) } : {}),
+        lastUsedAt: now,
       }
       await store.create({ handle, createdAt: now, ...session })
       return { handle, session }
@@ -96,6 +112,9 @@ export function createSessionService(deps: SessionDeps): SessionService {
     async end(handle) {
       return handle ? store.remove(handle, { reason: 'logout', at: clock.now() }) : undefined
     },
+    list: (subjectId) => store.listForSubject(subjectId, clock.now()),
+    endBySid: (subjectId, sid) => store.removeBySid(subjectId, sid, { reason: 'logout', at: clock.now() }),
+    endOthers: (keep, reason) => store.removeAllForSubject(keep.subjectId, { reason, at: clock.now() }, keep.sid),
     async addClient(session, clientId) {
       await store.addClient(session.sid, clientId)
     },

@@ -69,6 +69,8 @@ export interface SignInService {
       requestId?: string
       previousHandle: string | undefined
       session: Session | undefined
+      /** The request's User-Agent, kept with the new session (the account page names the device by it). */
+      userAgent?: string | undefined
     },
   ): Promise<SignInResult>
 }
@@ -117,7 +119,13 @@ export function createSignInService(deps: SignInDeps): SignInService {
     async submit(
       rawReturnTo: unknown,
       form: { username?: string | undefined; password?: string | undefined },
-      ctx: { address: string; requestId?: string; previousHandle: string | undefined; session: Session | undefined },
+      ctx: {
+        address: string
+        requestId?: string
+        previousHandle: string | undefined
+        session: Session | undefined
+        userAgent?: string | undefined
+      },
     ): Promise<SignInResult> {
       const target = await deps.targets.resolve(rawReturnTo)
       const username = form.username ?? ''
@@ -141,6 +149,7 @@ export function createSignInService(deps: SignInDeps): SignInService {
         subjectId: user.subjectId,
         username: user.username,
         amr: ['pwd'],
+        userAgent: ctx.userAgent,
       })
       return { ok: true, handle, session, location: target?.location ?? deps.accountPath }
     },

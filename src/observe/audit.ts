@@ -37,6 +37,10 @@ export const AUDIT_EVENTS = {
   'federation.logout': 'success',
   'admin.changed': 'success',
   'admin.refused': 'failure',
+  'account.app_revoked': 'success',
+  'account.session_ended': 'success',
+  'account.password_changed': 'success',
+  'account.password_refused': 'failure',
 } as const satisfies Record<string, 'success' | 'failure'>
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS
@@ -81,8 +85,13 @@ export interface AuditDetails {
   httpStatus?: number | undefined
   /** federation.*: the identity provider's scheme. */
   idp?: string | undefined
-  /** federation.logout: the sessions the upstream's back-channel logout ended. */
+  /**
+   * federation.logout: the sessions the upstream's back-channel logout ended; account.password_changed
+   * and account.session_ended: the person's other sessions that ended with it.
+   */
   sessions?: number
+  /** account.app_revoked: the grant families (everything issued from one authorization) revoked with the consent. */
+  families?: number
   /** admin.changed: what was written, as its admin API path below /admin (clients/backend). */
   resource?: string
   /** admin.changed: create, replace, delete, add-secret, disable, enable, unlock, sign-out. */
@@ -139,6 +148,7 @@ const FIELDS: Record<string, string> = {
   httpStatus: 'http_status',
   idp: 'idp',
   sessions: 'sessions',
+  families: 'families',
   resource: 'resource',
   action: 'action',
   changes: 'changes',
@@ -168,6 +178,10 @@ const MESSAGES: Record<AuditEventName, string> = {
   'federation.logout': 'back-channel logout from an identity provider ended sessions',
   'admin.changed': 'changed through the admin API',
   'admin.refused': 'admin API request refused',
+  'account.app_revoked': "a person withdrew an application's access on the account page",
+  'account.session_ended': 'a person ended a session on the account page',
+  'account.password_changed': 'a person changed their password',
+  'account.password_refused': 'a password change was refused',
 }
 
 /** The line written for an event (snake_case fields, undefined ones left out). */

@@ -1,8 +1,7 @@
-// The one sign-in page (src/interaction/sign-in.ts has its logic) and the account page it leads to
-// when no flow is waiting. Accessible: one h1, a label on every field, the failure announced with
+// The one sign-in page (src/interaction/sign-in.ts has its logic), and the sign-out pages. Accessible: one h1, a label on every field, the failure announced with
 // role=alert, autocomplete hints so password managers fill the right fields.
 import type { SignInView } from '../interaction/sign-in.js'
-import { alertBox, html, type Page } from './html.js'
+import { alertBox, html } from './html.js'
 import type { LocalizedPage } from './layout.js'
 import type { Messages } from './messages/index.js'
 import { en } from './messages/en.js'
@@ -66,20 +65,6 @@ export function renderForward(p: { displayName: string; href: string }): Localiz
 <p>${m.html('signIn.forward.text', { provider: html`<strong>${p.displayName}</strong>` })}</p>
 <div class="actions"><a class="button primary" href="${p.href}" autofocus>${m.text('signIn.forward.title', { provider: p.displayName })}</a></div>`,
   })
-}
-
-export function renderAccount(v: { username: string; authTime: number }, form: FormTarget): Page {
-  return {
-    status: 200,
-    title: 'Your account',
-    body: html`<h1>You are signed in</h1>
-<p class="who">as <strong id="username">${v.username}</strong></p>
-<p>Applications that send you here can now continue without asking for your password again, until you sign out or stay away for a while.</p>
-<form method="post" action="${SIGN_OUT_PATH}">
-<input type="hidden" name="csrf" value="${form.csrf}">
-<div class="actions"><button class="button secondary" type="submit">Sign out</button></div>
-</form>`,
-  }
 }
 
 /** GET /account/sign-out: the question, whose form posts to the same URL. */

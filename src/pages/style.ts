@@ -58,6 +58,24 @@ input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid var(-
 .or::before,.or::after{content:"";flex:1;border-top:1px solid var(--line)}
 .providers{display:flex;flex-direction:column;gap:.75rem;margin-top:1rem}
 .providers .button{flex:none}
+.panel{margin-top:1.75rem;padding-top:1.25rem;border-top:1px solid var(--line)}
+.panel h2{margin:0 0 .25rem;font-size:1.0625rem}
+.panel .hint{margin-bottom:.75rem}
+.empty{color:var(--muted)}
+.items{list-style:none;margin:0;padding:0;border:1px solid var(--line);border-radius:8px}
+.item{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1rem;padding:.75rem .875rem;border-top:1px solid var(--line)}
+.item:first-child{border-top:0}
+.item.current{background:#f6f8fb}
+.item-main{flex:1 1 12rem;min-width:0}
+.item-title{display:block;font-weight:600;overflow-wrap:anywhere}
+.item .meta,.item-text{display:block;color:var(--muted);font-size:.875rem;overflow-wrap:anywhere}
+.item form{margin:0}
+.badge{display:inline-block;margin-left:.375rem;padding:0 .5rem;border-radius:999px;background:var(--ok-bg);color:var(--ok);font-size:.75rem;font-weight:600;vertical-align:.1em}
+.button.small{flex:none;min-height:2.75rem;padding:.375rem .875rem;font-size:.9375rem}
+.danger{background:#fff;color:var(--danger);border-color:var(--danger)}
+.danger:hover{background:var(--danger-bg)}
+.below{margin-top:.75rem}
+input[hidden]{display:none}
 `
 }
 

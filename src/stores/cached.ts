@@ -183,6 +183,7 @@ export function createCachedUserStore(inner: UserStore, opts: CachedStoreOptions
     findByLoginHint: (hint) => inner.findByLoginHint(hint),
     list: () => inner.list(),
     upsert: (user) => cleared(inner.upsert(user)),
+    setPasswordHash: (subjectId, hash) => cleared(inner.setPasswordHash(subjectId, hash)),
     setEnabled: (username, on) => cleared(inner.setEnabled(username, on)),
     remove: (username) => cleared(inner.remove(username)),
   }

@@ -235,6 +235,24 @@ export function createPgGrantStore(db: Db, opts: PgGrantStoreOptions = {}): Gran
     revokeFamily(familyId, at) {
       return db.transaction((tx) => revokeFamilyIn(tx, familyId, at))
     },
+    async familiesOf(subjectId, clientId) {
+      // persisted_grants_subject_idx (subject_id, client_id) serves it.
+      const { rows } = await db.query<{ family_id: string }>(
+        'SELECT DISTINCT family_id FROM persisted_grants WHERE subject_id = $1 AND client_id = $2 ORDER BY family_id',
+        [subjectId, clientId],
+      )
+      return rows.map((r) => r.family_id)
+    },
+    async clientsHolding(subjectId, now) {
+      const { rows } = await db.query<{ client_id: string; since: number }>(
+        `SELECT client_id, ${ms('min(created_at)')} AS since FROM persisted_grants
+          WHERE subject_id = $1 AND kind IN ('refresh_token', 'reference_token', 'jwt_access_token')
+            AND (expires_at IS NULL OR expires_at > $2::timestamptz)
+          GROUP BY client_id ORDER BY client_id COLLATE "C"`,
+        [subjectId, ts(now)],
+      )
+      return rows.map((r) => ({ clientId: r.client_id, since: r.since }))
+    },
     removeExpired: (before, limit) => deleteExpired(db, 'persisted_grants', 'handle_hash', before, limit),
     removeExpiredFamilies: (before, limit) => deleteExpired(db, 'grant_families', 'family_id', before, limit),
   }

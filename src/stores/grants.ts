@@ -63,6 +63,16 @@ export interface GrantStore {
    * unexpired JWT access token in it as revoked.
    */
   revokeFamily(familyId: string, at: number): Promise<RevokedFamily>
+  /**
+   * The families of the grants stored for the subject and the client, codes included: what
+   * revoking the person's permission for an application revokes (the account page).
+   */
+  familiesOf(subjectId: string, clientId: string): Promise<string[]>
+  /**
+   * The clients holding tokens issued for the subject that are alive at `now` (refresh tokens,
+   * reference and JWT access tokens), each with when the oldest was issued, by client id.
+   */
+  clientsHolding(subjectId: string, now: number): Promise<Array<{ clientId: string; since: number }>>
   /** Deletes grants that expired before `before`, at most `limit` rows; returns how many. */
   removeExpired(before: number, limit: number): Promise<number>
   /** Deletes families whose every token expired before `before`, at most `limit`; returns how many. */

@@ -3,7 +3,7 @@
 // 256-bit handle; only its SHA-256 is stored. expires_at is the idle deadline, moved forward by
 // use() and never past ends_at, the absolute end.
 import type { Queryable } from '../db/db.js'
-import type { StoredSession, UserSessionStore } from './user-sessions.js'
+import { USER_AGENT_MAX, type StoredSession, type UserSessionStore } from './user-sessions.js'
 import { notifyQueued, queueLogoutsSql } from './backchannel-logouts.postgres.js'
 import { deleteExpired, handleHash, toMs, ts } from './columns.postgres.js'
 
@@ -20,10 +20,12 @@ interface SessionRow {
   upstream_id_token: string | null
   expires_at: Date | string
   ends_at: Date | string
+  user_agent: string | null
+  last_used_at: Date | string
 }
 
 const RETURNING = `s.sid, s.subject_id, u.username, s.auth_time, s.amr, s.client_ids, s.idp, s.upstream_sub, s.upstream_sid,
-  s.upstream_id_token, s.expires_at, s.ends_at`
+  s.upstream_id_token, s.expires_at, s.ends_at, s.user_agent, s.last_used_at`
 
 function toSession(r: SessionRow): StoredSession {
   return {
@@ -39,6 +41,8 @@ function toSession(r: SessionRow): StoredSession {
       : { upstream: { sub: r.upstream_sub, sid: r.upstream_sid ?? undefined, idToken: r.upstream_id_token } }),
     expiresAt: toMs(r.expires_at),
     endsAt: toMs(r.ends_at),
+    ...(r.user_agent === null ? {} : { userAgent: r.user_agent }),
+    lastUsedAt: toMs(r.last_used_at),
   }
 }
 
@@ -47,8 +51,8 @@ export function createPgUserSessionStore(db: Queryable): UserSessionStore {
     async create(s) {
       await db.query(
         `INSERT INTO user_sessions (id_hash, sid, subject_id, auth_time, amr, created_at, expires_at, ends_at,
-           idp, upstream_sub, upstream_sid, upstream_id_token)
-         VALUES ($1, $2, $3, $4::timestamptz, $5::text[], $6::timestamptz, $7::timestamptz, $8::timestamptz, $9, $10, $11, $12)`,
+           idp, upstream_sub, upstream_sid, upstream_id_token, user_agent, last_used_at)
+         VALUES ($1, $2, $3, $4::timestamptz, $5::text[], $6::timestamptz, $7::timestamptz, $8::timestamptz, $9, $10, $11, $12, $13, $6::timestamptz)`,
         [
           handleHash(s.handle),
           s.sid,
@@ -62,6 +66,7 @@ export function createPgUserSessionStore(db: Queryable): UserSessionStore {
           s.upstream?.sub ?? null,
           s.upstream?.sid ?? null,
           s.upstream?.idToken ?? null,
+          s.userAgent === undefined || s.userAgent === '' ? null : s.userAgent.slice(0, USER_AGENT_MAX),
         ],
       )
     },
@@ -69,7 +74,7 @@ export function createPgUserSessionStore(db: Queryable): UserSessionStore {
       // One statement: alive (both deadlines), user enabled, idle deadline moved forward.
       const { rows } = await db.query<SessionRow>(
         `UPDATE user_sessions s
-            SET expires_at = LEAST(s.ends_at, $2::timestamptz + $3::float8 * interval '1 second')
+            SET expires_at = LEAST(s.ends_at, $2::timestamptz + $3::float8 * interval '1 second'), last_used_at = $2::timestamptz
            FROM users u
           WHERE s.id_hash = $1 AND u.subject_id = s.subject_id AND u.enabled
             AND s.expires_at > $2::timestamptz AND s.ends_at > $2::timestamptz
@@ -91,15 +96,38 @@ export function createPgUserSessionStore(db: Queryable): UserSessionStore {
       await notifyQueued(db, rows[0]?.queued ?? 0)
       return rows[0] && toSession(rows[0])
     },
-    async removeAllForSubject(subjectId, end) {
+    async removeAllForSubject(subjectId, end, exceptSid) {
       const { rows } = await db.query<{ sessions: number; queued: number }>(
-        `WITH ended AS (DELETE FROM user_sessions WHERE subject_id = $1 RETURNING subject_id, sid, client_ids),
+        `WITH ended AS (DELETE FROM user_sessions WHERE subject_id = $1 AND ($4::text IS NULL OR sid <> $4)
+           RETURNING subject_id, sid, client_ids),
          queued AS (${queueLogoutsSql('ended', '$2', '$3')})
          SELECT (SELECT count(*) FROM ended)::int AS sessions, (SELECT count(*) FROM queued)::int AS queued`,
-        [subjectId, end.reason, ts(end.at)],
+        [subjectId, end.reason, ts(end.at), exceptSid ?? null],
       )
       await notifyQueued(db, rows[0]?.queued ?? 0)
       return rows[0]?.sessions ?? 0
+    },
+    async listForSubject(subjectId, now) {
+      const { rows } = await db.query<SessionRow>(
+        `SELECT ${RETURNING} FROM user_sessions s JOIN users u ON u.subject_id = s.subject_id
+          WHERE s.subject_id = $1 AND s.expires_at > $2::timestamptz AND s.ends_at > $2::timestamptz
+          ORDER BY s.last_used_at DESC, s.sid`,
+        [subjectId, ts(now)],
+      )
+      return rows.map(toSession)
+    },
+    async removeBySid(subjectId, sid, end) {
+      const { rows } = await db.query<SessionRow & { queued: number }>(
+        `WITH ended AS (
+           DELETE FROM user_sessions s USING users u
+            WHERE s.subject_id = $1 AND s.sid = $2 AND u.subject_id = s.subject_id
+            RETURNING ${RETURNING}),
+         queued AS (${queueLogoutsSql('ended', '$3', '$4')})
+         SELECT ended.*, (SELECT count(*) FROM queued)::int AS queued FROM ended`,
+        [subjectId, sid, end.reason, ts(end.at)],
+      )
+      await notifyQueued(db, rows[0]?.queued ?? 0)
+      return rows[0] && toSession(rows[0])
     },
     async removeByUpstream(idp, who, end) {
       const { rows } = await db.query<{ sessions: number; queued: number }>(

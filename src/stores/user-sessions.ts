@@ -23,6 +23,10 @@ export interface StoredSession {
   expiresAt: number
   /** The absolute end (ms). */
   endsAt: number
+  /** The User-Agent the sign-in came with (the account page names the device by it); undefined when none was sent. */
+  userAgent?: string | undefined
+  /** The last time the session was used (ms): its sign-in, or the latest page that found it alive. */
+  lastUsedAt: number
 }
 
 export interface UpstreamSignIn {
@@ -40,13 +44,22 @@ export interface NewSession {
   amr: string[]
   idp?: string | undefined
   upstream?: UpstreamSignIn | undefined
+  /** The sign-in's User-Agent, cut to USER_AGENT_MAX characters by the store. */
+  userAgent?: string | undefined
   createdAt: number
   expiresAt: number
   endsAt: number
 }
 
-/** Why a session ended: the person signed out, a new sign-in replaced it, an administrator ended it, or the upstream it began at did (back-channel logout). */
-export type SessionEndReason = 'logout' | 'replaced' | 'admin' | 'upstream'
+/** Longest User-Agent kept with a session (the header is the requester's input). */
+export const USER_AGENT_MAX = 512
+
+/**
+ * Why a session ended: the person signed out (here, or of another session on the account page), a
+ * new sign-in replaced it, an administrator ended it, the upstream it began at did (back-channel
+ * logout), or the person changed their password in another session.
+ */
+export type SessionEndReason = 'logout' | 'replaced' | 'admin' | 'upstream' | 'password'
 
 export interface SessionEnd {
   reason: SessionEndReason
@@ -59,7 +72,8 @@ export interface UserSessionStore {
   create(s: NewSession): Promise<void>
   /**
    * The session for this handle if it is alive at `now` (before both deadlines) and its user is
-   * enabled; its idle deadline moves to min(now + idleSeconds, endsAt) in the same statement.
+   * enabled; its idle deadline moves to min(now + idleSeconds, endsAt), and its last use to `now`,
+   * in the same statement.
    */
   use(handle: string, now: number, idleSeconds: number): Promise<StoredSession | undefined>
   /**
@@ -68,8 +82,19 @@ export interface UserSessionStore {
    * there was none).
    */
   remove(handle: string, end: SessionEnd): Promise<StoredSession | undefined>
-  /** Ends every session of the subject (an administrator's sign-out), queuing their logouts the same way; returns how many. */
-  removeAllForSubject(subjectId: string, end: SessionEnd): Promise<number>
+  /**
+   * Ends every session of the subject (an administrator's sign-out), or every one but `exceptSid`
+   * (a password change keeps the session it was made in), queuing their logouts the same way;
+   * returns how many.
+   */
+  removeAllForSubject(subjectId: string, end: SessionEnd, exceptSid?: string): Promise<number>
+  /** The subject's sessions alive at `now`, the most recently used first. */
+  listForSubject(subjectId: string, now: number): Promise<StoredSession[]>
+  /**
+   * Ends the subject's session with this sid (the account page's sign-out of one session),
+   * queuing its logouts like remove(); undefined when the subject has no such session.
+   */
+  removeBySid(subjectId: string, sid: string, end: SessionEnd): Promise<StoredSession | undefined>
   /**
    * Ends the sessions that began at upstream `idp` for its `sub`, and of those only the one with
    * upstream `sid` when given (Back-Channel Logout 1.0 §2.5), queuing their logouts; returns how many.

@@ -73,6 +73,13 @@ export function createPgUserStore(db: Queryable): UserStore {
       const { rows } = await db.query<UserRow>(`${SELECT_USER} ORDER BY username`)
       return rows.map(toUser)
     },
+    async setPasswordHash(subjectId, passwordHash) {
+      const { rowCount } = await db.query('UPDATE users SET password_hash = $2, updated_at = now() WHERE subject_id = $1', [
+        subjectId,
+        passwordHash,
+      ])
+      return rowCount === 1
+    },
     async setEnabled(username, enabled) {
       const { rowCount } = await db.query('UPDATE users SET enabled = $2, updated_at = now() WHERE username = $1', [username, enabled])
       return rowCount === 1

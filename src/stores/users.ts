@@ -14,6 +14,8 @@ export interface UserStore {
   upsert(user: User): Promise<void>
   /** Every user by username (admin CLI). */
   list(): Promise<User[]>
+  /** Replaces the user's password hash (a person changing their own password); false when there is no such subject. */
+  setPasswordHash(subjectId: string, passwordHash: string): Promise<boolean>
   /** Enables or disables the user; false when there is no such username. */
   setEnabled(username: string, enabled: boolean): Promise<boolean>
   /** Deletes the user (sessions and consents go with it); false when there is none. */

@@ -1,8 +1,8 @@
-// Runs the admin CLI as a child process, as a person would (node --import tsx src/cli.ts …).
+// Runs the admin CLI as a child process, as a person would (the authz command: dist/cli.js).
 import { spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
+import { CLI, ROOT } from '../helpers/built.js'
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+export { ROOT }
 
 export interface CliResult {
   code: number | null
@@ -13,7 +13,7 @@ export interface CliResult {
 export function runCli(args: string[], opts: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
   // The test runner's own DATABASE_URL must not leak into an embedded run.
   const { DATABASE_URL: _ignored, DATA_DIR: _alsoIgnored, ...base } = process.env
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const child = spawn(process.execPath, [CLI, ...args], {
     cwd: ROOT,
     env: { ...base, ...opts.env },
     stdio: ['pipe', 'pipe', 'pipe'],

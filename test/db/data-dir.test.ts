@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { acquireDataDirLock, LOCK_FILE } from '../../src/db/data-dir-lock.js'
 import { DataDirPermissionError } from '../../src/db/data-dir.js'
 import { openDatabase } from '../../src/db/open.js'
+import { MAIN } from '../helpers/built.js'
 
 let dir: string
 beforeAll(async () => {
@@ -57,7 +58,7 @@ describe('DATA_DIR permissions', () => {
   })
 
   it('the server refuses to start on such a directory, exit 1 and one line', () => {
-    const res = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    const res = spawnSync(process.execPath, [MAIN], {
       env: { PATH: process.env.PATH, PORT: '0', DATA_DIR: join(dir, 'open'), LOG_LEVEL: 'warn' },
       encoding: 'utf8',
       timeout: 30_000,

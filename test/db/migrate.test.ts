@@ -131,4 +131,23 @@ describe('data migrations', () => {
       { kind: 'user_code', name: 'u-1001', source: 'bank' },
     ])
   })
+
+  it('0032 keeps the sessions signed in before it, each last used at its sign-in, with no device', async () => {
+    const { db } = await emptyDb()
+    const all = await loadMigrations()
+    await migrate(
+      db,
+      all.filter((m) => m.version < '0032'),
+    )
+    await db.query(`INSERT INTO users (subject_id, username, enabled, claims) VALUES ('u-1', 'alice', true, '{}')`)
+    await db.query(
+      `INSERT INTO user_sessions (id_hash, sid, subject_id, auth_time, amr, created_at, expires_at, ends_at)
+       VALUES ('h', 's', 'u-1', '2026-11-01T10:00:00Z', '{pwd}', '2026-11-01T10:00:00Z', '2026-11-01T11:00:00Z', '2026-11-02T10:00:00Z')`,
+    )
+    await migrate(db, all)
+    const { rows } = await db.query<{ sid: string; user_agent: string | null; last_used: string }>(
+      `SELECT sid, user_agent, to_char(last_used_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI') AS last_used FROM user_sessions`,
+    )
+    expect(rows).toEqual([{ sid: 's', user_agent: null, last_used: '2026-11-01T10:00' }])
+  })
 })

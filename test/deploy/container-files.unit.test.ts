@@ -4,6 +4,7 @@
 // and the image applies no seed unless told to.
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config.js'
 import { parseYaml } from './mini-yaml.js'
 
 const compose = parseYaml(readFileSync('docker-compose.yml', 'utf8')) as {
@@ -57,6 +58,13 @@ describe('docker-compose.yml', () => {
 
   it('publishes the server on the loopback interface only (a reverse proxy faces the network)', () => {
     expect(compose.services.authz!.ports).toEqual(['127.0.0.1:5000:5000'])
+  })
+
+  it('requires the public URL, and believes forwarded headers from the private addresses a proxy on the host reaches it from', () => {
+    const env = compose.services.authz!.environment!
+    expect(env.ISSUER).toBe('${ISSUER:?set ISSUER (the public URL, e.g. https://id.example.com) in .env}')
+    // Docker forwards the published port from the network's gateway; uniquelocal is every private range.
+    expect(loadConfig({ ISSUER: 'https://id.example.com', TRUST_PROXY: env.TRUST_PROXY }).trustProxy).toEqual(['uniquelocal'])
   })
 })
 

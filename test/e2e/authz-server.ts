@@ -5,6 +5,7 @@
 // person these tests sign in as, and the steps that fill in our sign-in and consent pages.
 // Each relying party's own configuration stays in its test file, as its documentation gives it.
 import type { Page } from 'playwright-core'
+import type { Logger } from 'pino'
 import { buildApp } from '../../src/app.js'
 import { systemClock } from '../../src/domain/clock.js'
 import type { UpstreamOptions } from '../../src/flows/federation/index.js'
@@ -15,8 +16,10 @@ import { createTestDb, type TestDb } from '../helpers/db.js'
 import { freePort } from '../helpers/free-port.js'
 
 export interface Authz {
-  /** http://<issuerHost>:<port>, with no trailing slash, as the config holds it. */
+  /** http://<issuerHost>:<port> or the `issuer` given, with no trailing slash, as the config holds it. */
   issuer: string
+  /** The port it listens on, at 127.0.0.1. */
+  port: number
   app: Awaited<ReturnType<typeof buildApp>>
   db: TestDb['db']
   /** Closes the app, then its database. */
@@ -26,22 +29,29 @@ export interface Authz {
 /**
  * Builds, seeds and starts the server. `issuerHost` is the host name the issuer uses: 127.0.0.1
  * unless a test wants another (cookies are per host, so it decides whose cookies reach whom);
- * the server listens on 127.0.0.1 either way. `env` adds to the test configuration.
+ * the server listens on 127.0.0.1 either way. `issuer` replaces the whole issuer (a proxy's URL
+ * in front of the server). `env` adds to the test configuration; `logger` replaces the silent one.
  */
 export async function startAuthz(
   seed: unknown,
-  opts: { issuerHost?: string; env?: Record<string, string>; upstream?: Partial<UpstreamOptions> } = {},
+  opts: {
+    issuerHost?: string
+    issuer?: string
+    env?: Record<string, string>
+    upstream?: Partial<UpstreamOptions>
+    logger?: Logger
+  } = {},
 ): Promise<Authz> {
   const testDb = await createTestDb()
   let app: Authz['app'] | undefined
   try {
     const port = await freePort()
-    const config = testConfig({ ...opts.env, ISSUER: `http://${opts.issuerHost ?? '127.0.0.1'}:${port}` })
+    const config = testConfig({ ...opts.env, ISSUER: opts.issuer ?? `http://${opts.issuerHost ?? '127.0.0.1'}:${port}` })
     app = await buildApp({
       config,
       db: testDb.db,
       clock: systemClock,
-      logger: createLogger({ level: 'silent' }),
+      logger: opts.logger ?? createLogger({ level: 'silent' }),
       ...(opts.upstream ? { upstream: opts.upstream } : {}),
     })
     await applySeed(testDb.db, seed)
@@ -49,6 +59,7 @@ export async function startAuthz(
     const started = app
     return {
       issuer: config.issuer,
+      port,
       app: started,
       db: testDb.db,
       async close() {

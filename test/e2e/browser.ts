@@ -1,5 +1,8 @@
 // Headless Chromium for the page tests (Debian /usr/bin/chromium through playwright-core); the
-// tests that need it are skipped, with a message, where it is missing.
+// tests that need it are skipped, with a message, where it is missing. The functions the tests
+// hand to page.evaluate run in the page, so the browser's types (window, fetch, sessionStorage)
+// are declared for them here.
+/// <reference lib="dom" />
 import { existsSync } from 'node:fs'
 import { chromium, type Browser } from 'playwright-core'
 
@@ -10,7 +13,8 @@ export function warnIfNoChromium(what: string): void {
   if (!haveChromium) console.warn(`skipping ${what}: ${CHROMIUM} is missing (apt-get install -y chromium)`)
 }
 
-export function launchChromium(): Promise<Browser> {
+/** `args` adds to the flags every test uses. */
+export function launchChromium(args: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     args: [
@@ -22,6 +26,7 @@ export function launchChromium(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...args,
     ],
   })
 }

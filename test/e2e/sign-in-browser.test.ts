@@ -213,7 +213,7 @@ describe.skipIf(!haveChromium)('sign-in in a browser', () => {
       expect(await page.locator('.lead').textContent()).toBe('to your account')
       await signInHere(page, 'alice', 'alice-pw')
       expect(page.url()).toBe(`${authz.baseUrl}/account`)
-      expect(await h1(page)).toBe('You are signed in')
+      expect(await h1(page)).toBe('Your account')
       await ctx.close()
     }
   })

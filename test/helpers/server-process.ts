@@ -1,8 +1,10 @@
-// Starts the real server (src/main.ts) as a child process on a free port and waits until it listens.
+// Starts the real server (dist/main.js, as npm start runs it) as a child process on a free port and
+// waits until it listens.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { MAIN } from './built.js'
 import { createTestDataDir, usingServer } from './db.js'
 
 export interface ServerProcess {
@@ -20,11 +22,7 @@ export interface StartOptions {
   dataDir?: string
 }
 
-export async function startServer(
-  env: Record<string, string> = {},
-  entry = 'src/main.ts',
-  opts: StartOptions = {},
-): Promise<ServerProcess> {
+export async function startServer(env: Record<string, string> = {}, entry = MAIN, opts: StartOptions = {}): Promise<ServerProcess> {
   const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'authz-server-')))
   // Start from the migrated template: a fresh PGlite initdb in the child costs 10 s or more.
   if (!opts.dataDir && !env.DATABASE_URL && !usingServer()) await createTestDataDir(dataDir)

@@ -44,6 +44,7 @@ describe('session service', () => {
       clientIds: [],
       expiresAt: T0 + IDLE * 1000,
       endsAt: T0 + LIFETIME * 1000,
+      lastUsedAt: T0,
     })
     const { rows } = await authz.db.query('SELECT id_hash, sid FROM user_sessions WHERE subject_id = $1', ['alice-1'])
     expect(rows).toEqual([{ id_hash: handleHash(handle), sid: session.sid }])
@@ -133,7 +134,17 @@ describe('session service', () => {
 })
 
 describe('sessionSatisfies (max_age, prompt=login)', () => {
-  const s = { sid: 's', subjectId: 'a', username: 'a', authTime: T0, amr: ['pwd'], clientIds: [], expiresAt: T0 + 1, endsAt: T0 + 1 }
+  const s = {
+    sid: 's',
+    subjectId: 'a',
+    username: 'a',
+    authTime: T0,
+    amr: ['pwd'],
+    clientIds: [],
+    expiresAt: T0 + 1,
+    endsAt: T0 + 1,
+    lastUsedAt: T0,
+  }
   it('asks for a sign-in recent enough, and after a given moment', () => {
     expect(sessionSatisfies(undefined, {}, T0)).toBe(false)
     expect(sessionSatisfies(s, {}, T0 + 10_000_000)).toBe(true)

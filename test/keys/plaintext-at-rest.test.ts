@@ -13,6 +13,7 @@ import { createPgliteDb } from '../../src/db/pglite.js'
 import { createManualClock } from '../../src/domain/clock.js'
 import { loadServerSecret } from '../../src/keys/server-secrets.js'
 import { createPgServerSecretStore } from '../../src/stores/server-secrets.postgres.js'
+import { MAIN } from '../helpers/built.js'
 import { createTestDataDir, createTestDb, usingServer, type TestDb } from '../helpers/db.js'
 import { startServer, type ServerProcess } from '../helpers/server-process.js'
 
@@ -32,7 +33,7 @@ afterAll(async () => {
 
 /** Starts the server, waits until it listens, stops it with SIGTERM (a clean stop); returns its output. */
 async function startAndStop(env: Record<string, string>, dataDir: string | undefined): Promise<string> {
-  server = await startServer({ SHUTDOWN_DRAIN: '0', ...env }, 'src/main.ts', dataDir ? { dataDir } : {})
+  server = await startServer({ SHUTDOWN_DRAIN: '0', ...env }, MAIN, dataDir ? { dataDir } : {})
   expect((await fetch(`${server.baseUrl}/health/live`)).status).toBe(200) // up, its signal handlers too
   server.child.kill('SIGTERM')
   expect(await server.exited).toBe(0)

@@ -5,6 +5,7 @@ import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { MAIN } from '../helpers/built.js'
 import { createEmptyTestDb, createTestDataDir, usingServer, type TestDb } from '../helpers/db.js'
 import { freePort } from '../helpers/free-port.js'
 import { startServer, type ServerProcess } from '../helpers/server-process.js'
@@ -30,7 +31,7 @@ async function tempDir() {
 }
 
 function runMain(env: Record<string, string>) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  return spawnSync(process.execPath, [MAIN], {
     env: { PATH: process.env.PATH, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     encoding: 'utf8',
     timeout: 60_000,
@@ -104,7 +105,7 @@ describe('start-up', { timeout: SLOW }, () => {
       env = { ...testDb.env, DEMO_SEED: 'true' }
     }
     // First start: the schema is created and the demo seed applied.
-    server = await startServer(env, 'src/main.ts', usingServer() ? {} : { dataDir: await createTestDataDir(dataDir, { empty: true }) })
+    server = await startServer(env, MAIN, usingServer() ? {} : { dataDir: await createTestDataDir(dataDir, { empty: true }) })
     expect(server.output()).toContain('"msg":"seed applied"')
     expect(server.output()).toContain(
       usingServer()
@@ -122,7 +123,7 @@ describe('start-up', { timeout: SLOW }, () => {
     // ...this time with KEY_ENCRYPTION_SECRET: the keys and secrets stored unencrypted are replaced.
     server = await startServer(
       { ...env, KEY_ENCRYPTION_SECRET: 'a-key-encryption-secret-for-tests' },
-      'src/main.ts',
+      MAIN,
       usingServer() ? {} : { dataDir },
     )
     expect(server.output()).not.toContain('"msg":"seed applied"')

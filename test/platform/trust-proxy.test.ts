@@ -1,12 +1,13 @@
-// TRUST_PROXY: behind a reverse proxy the client address comes from X-Forwarded-For; without it,
-// a forged header is ignored. With a list of proxy addresses or networks, only a request from one
-// of them has its X-Forwarded-For believed; anyone else's is ignored.
+// TRUST_PROXY: behind a reverse proxy the client address comes from X-Forwarded-For and the scheme
+// from X-Forwarded-Proto; without it, forged headers are ignored. With a list of proxy addresses or
+// networks, only a request from one of them has them believed; anyone else's are ignored.
+// test/e2e/reverse-proxy.test.ts runs the server behind real proxies.
 import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { createTestApp } from '../helpers/app.js'
 
-/** The address the server logged for a request from `peer` carrying X-Forwarded-For, and the scheme it saw. */
-async function seenFrom(trustProxy: string, peers: string[]): Promise<Array<{ address: unknown; secure: unknown }>> {
+/** The address the server logged for each request from one of `peers` carrying X-Forwarded-For. */
+async function addresses(trustProxy: string, peers: string[]): Promise<unknown[]> {
   const authz = await createTestApp({ env: { TRUST_PROXY: trustProxy } })
   try {
     const out = []
@@ -16,19 +17,17 @@ async function seenFrom(trustProxy: string, peers: string[]): Promise<Array<{ ad
         method: 'GET',
         url: '/.well-known/openid-configuration',
         remoteAddress: peer,
-        headers: { 'x-forwarded-for': '203.0.113.7', 'x-forwarded-proto': 'https' },
+        headers: { 'x-forwarded-for': '203.0.113.7' },
       })
       expect(res.statusCode).toBe(200)
       const incoming = authz.logs.map((l) => JSON.parse(l)).find((l) => l.msg === 'incoming request')
-      out.push({ address: incoming?.req?.remoteAddress, secure: res.headers['strict-transport-security'] !== undefined || undefined })
+      out.push(incoming?.req?.remoteAddress)
     }
-    return out.map((o) => ({ address: o.address, secure: o.secure }))
+    return out
   } finally {
     await authz.close()
   }
 }
-
-const addresses = async (trustProxy: string, peers: string[]) => (await seenFrom(trustProxy, peers)).map((o) => o.address)
 
 describe('TRUST_PROXY', () => {
   it('takes the client address from X-Forwarded-For when true', async () => {
@@ -46,6 +45,26 @@ describe('TRUST_PROXY', () => {
       '203.0.113.7',
       '2001:db8::5',
     ])
+  })
+  it('believes X-Forwarded-Proto only from a listed proxy: https there gives the __Host- cookies, Secure', async () => {
+    // An http issuer, so that the scheme of the request alone decides (an https issuer always gets them).
+    const authz = await createTestApp({ env: { ISSUER: 'http://authz.test', TRUST_PROXY: '10.0.0.0/8' } })
+    try {
+      const cookiesFor = async (peer: string) => {
+        const res = await authz.app.inject({
+          method: 'GET',
+          url: '/account/sign-in',
+          remoteAddress: peer,
+          headers: { 'x-forwarded-proto': 'https' },
+        })
+        expect(res.statusCode).toBe(200)
+        return res.cookies.map((c) => ({ name: c.name, secure: c.secure === true }))
+      }
+      expect(await cookiesFor('10.1.2.3')).toEqual([{ name: '__Host-authz-csrf', secure: true }])
+      expect(await cookiesFor('198.51.100.20')).toEqual([{ name: 'authz-csrf', secure: false }])
+    } finally {
+      await authz.close()
+    }
   })
   it('refuses anything else, naming the variable', () => {
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8' }).trustProxy).toEqual(['10.0.0.0/8'])

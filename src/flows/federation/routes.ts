@@ -30,7 +30,12 @@ const see = (reply: FastifyReply, location: string) => reply.code(303).headers({
 export const federationRoutes: FastifyPluginAsync<FederationRouteDeps> = async (app, { pages, federation, logout, challengeRateLimit }) => {
   const schemeOf = (req: FastifyRequest) => (req.params as { scheme: string }).scheme
   const query = (req: FastifyRequest) => (req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '')
-  const ctx = (req: FastifyRequest) => ({ browser: pages.presentedBinding(req), address: req.ip, requestId: req.id })
+  const ctx = (req: FastifyRequest) => ({
+    browser: pages.presentedBinding(req),
+    address: req.ip,
+    requestId: req.id,
+    userAgent: req.headers['user-agent'],
+  })
 
   /** The application's error by its redirect URI where its flow gave one, else the page naming the provider. */
   function failed(reply: FastifyReply, f: Failure) {

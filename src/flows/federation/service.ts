@@ -72,6 +72,8 @@ export interface RequestContext {
   browser: string | undefined
   address: string
   requestId: string
+  /** The browser's User-Agent, kept with the session it signs in to. */
+  userAgent?: string | undefined
 }
 
 export function createFederationService(deps: FederationDeps) {
@@ -189,6 +191,7 @@ export function createFederationService(deps: FederationDeps) {
         amr,
         idp: scheme,
         upstream: { sub: claims.sub, sid, idToken },
+        userAgent: ctx.userAgent,
       })
       if (account.how !== 'found') audit.emit({ event: 'federation.linked', idp: scheme, subject: user.subjectId, reason: account.how })
       audit.emit({

@@ -1,4 +1,4 @@
-// The sign-in, sign-out and account pages: the one place a person signs in, for every flow
+// The sign-in and sign-out pages: the one place a person signs in, for every flow
 // that needs it (the flows register their pages as return targets on core.interaction).
 import type { Core, Flow } from '../../core.js'
 import { ACCOUNT_PATH } from '../../endpoints.js'

@@ -1,6 +1,6 @@
 // The one sign-in page every flow sends a person to (GET and POST /account/sign-in?return_to=…),
-// the account page it lands on when no flow is waiting (GET /account), and sign-out
-// (GET asks, POST /account/sign-out does it). Every form posts to the URL of the page that shows
+// and sign-out (GET asks, POST /account/sign-out does it); the account page it lands on when no
+// flow is waiting is the account flow's (src/flows/account). Every form posts to the URL of the page that shows
 // it, so a refused form's page can link back to it. Logic in src/interaction/sign-in.ts, pages in src/pages/sign-in.ts.
 import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync } from 'fastify'
@@ -8,8 +8,8 @@ import type { PageKit } from '../../http/page-kit.js'
 import type { UpstreamSignOut } from '../../interaction/identity-providers.js'
 import type { Session } from '../../interaction/session.js'
 import type { SignInService } from '../../interaction/sign-in.js'
-import { renderAccount, renderForward, renderSignedOut, renderSignIn, renderSignOut } from '../../pages/sign-in.js'
-import { ACCOUNT_PATH, SIGN_IN_PATH, SIGN_OUT_PATH } from '../../endpoints.js'
+import { renderForward, renderSignedOut, renderSignIn, renderSignOut } from '../../pages/sign-in.js'
+import { SIGN_IN_PATH, SIGN_OUT_PATH } from '../../endpoints.js'
 
 export interface SignInRouteDeps {
   pages: PageKit
@@ -42,6 +42,7 @@ export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { p
       requestId: req.id,
       previousHandle: pages.sessionHandle(req),
       session: await pages.session(req),
+      userAgent: req.headers['user-agent'],
     })
     if (!result.ok && 'provider' in result) return pages.send(reply, renderForward(result.provider))
     if (!result.ok) {
@@ -52,12 +53,6 @@ export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { p
     pages.setSession(req, reply, result.handle)
     // 303: the browser follows with a GET, so a reload never posts the password again.
     return reply.code(303).headers({ location: result.location, 'cache-control': 'no-store' }).send()
-  })
-
-  app.get(ACCOUNT_PATH, pages.page, async (req, reply) => {
-    const session = await pages.session(req)
-    if (!session) return pages.toSignIn(reply, ACCOUNT_PATH)
-    return pages.send(reply, renderAccount(session, { csrf: pages.csrfToken(req, reply) }), await signOutOrigins(session))
   })
 
   app.get(SIGN_OUT_PATH, pages.page, async (req, reply) => {

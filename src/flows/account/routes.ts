@@ -1,0 +1,77 @@
+// GET /account: the person's own control panel; POST /account: its forms (remove an app's access,
+// sign out of another session or of all others), each naming what it does in `action`.
+// GET and POST /account/password: the password change. Every POST passes the page kit's Origin and
+// CSRF checks first; a person who is not signed in is sent to sign in and brought back.
+import type { RateLimitOptions } from '@fastify/rate-limit'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { ACCOUNT_PASSWORD_PATH, ACCOUNT_PATH } from '../../endpoints.js'
+import type { PageKit } from '../../http/page-kit.js'
+import type { UpstreamSignOut } from '../../interaction/identity-providers.js'
+import type { Session } from '../../interaction/session.js'
+import { renderAccount, renderPasswordChanged, renderPasswordForm, TEXT, type Notice } from './pages.js'
+import type { AccountService } from './service.js'
+
+export interface AccountRouteDeps {
+  pages: PageKit
+  account: AccountService
+  /** Per-address limit on the password POST (as on the sign-in POST); none when undefined. */
+  passwordRateLimit?: RateLimitOptions | undefined
+  upstreamSignOut: UpstreamSignOut
+}
+
+export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, { pages, account, passwordRateLimit, upstreamSignOut }) => {
+  const ctx = (req: FastifyRequest) => ({ address: req.ip, requestId: req.id })
+
+  /** The account page, with a result above it; its sign-out form may lead on to the upstream's sign-out. */
+  async function show(req: FastifyRequest, reply: FastifyReply, session: Session, notice?: Notice, status = 200) {
+    const page = renderAccount(await account.overview(session), { csrf: pages.csrfToken(req, reply), notice }, status)
+    const origin = await upstreamSignOut.origin(session)
+    return pages.send(reply, page, { formActionOrigins: origin ? [origin] : [] })
+  }
+
+  app.get(ACCOUNT_PATH, pages.page, async (req, reply) => {
+    const session = await pages.session(req)
+    if (!session) return pages.toSignIn(reply, ACCOUNT_PATH)
+    return show(req, reply, session)
+  })
+
+  app.post(ACCOUNT_PATH, pages.form(), async (req, reply) => {
+    const session = await pages.session(req)
+    if (!session) return pages.toSignIn(reply, ACCOUNT_PATH)
+    const form = pages.formOf(req)
+    switch (form.action) {
+      case 'revoke-app': {
+        const name = form.client_id === undefined ? undefined : await account.revokeApp(session, form.client_id, ctx(req))
+        return name === undefined
+          ? show(req, reply, session, { tone: 'alert', text: TEXT.appUnknown }, 404)
+          : show(req, reply, session, { tone: 'success', text: TEXT.appRevoked(name) })
+      }
+      case 'end-session': {
+        const ended = form.sid !== undefined && (await account.endSession(session, form.sid, ctx(req)))
+        return ended
+          ? show(req, reply, session, { tone: 'success', text: TEXT.sessionEnded })
+          : show(req, reply, session, { tone: 'alert', text: TEXT.sessionUnknown }, 404)
+      }
+      case 'end-other-sessions': {
+        const n = await account.endOtherSessions(session, ctx(req))
+        return show(req, reply, session, { tone: 'success', text: n > 0 ? TEXT.othersEnded(n) : TEXT.noOthers })
+      }
+      default:
+        return show(req, reply, session, { tone: 'alert', text: TEXT.unknownAction }, 400)
+    }
+  })
+
+  app.get(ACCOUNT_PASSWORD_PATH, pages.page, async (req, reply) => {
+    const session = await pages.session(req)
+    if (!session) return pages.toSignIn(reply, ACCOUNT_PASSWORD_PATH)
+    return pages.send(reply, renderPasswordForm(session, { csrf: pages.csrfToken(req, reply) }))
+  })
+
+  app.post(ACCOUNT_PASSWORD_PATH, pages.form(passwordRateLimit), async (req, reply) => {
+    const session = await pages.session(req)
+    if (!session) return pages.toSignIn(reply, ACCOUNT_PASSWORD_PATH)
+    const result = await account.changePassword(session, pages.formOf(req), ctx(req))
+    if (!result.ok) return pages.send(reply, renderPasswordForm(session, { csrf: pages.csrfToken(req, reply), failure: result.failure }))
+    return pages.send(reply, renderPasswordChanged(result.sessionsEnded))
+  })
+}
