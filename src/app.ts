@@ -32,6 +32,7 @@ import { isDraining } from './http/edge.js'
 import { healthRoutes } from './http/health.js'
 import { createLogger } from './http/logger.js'
 import { createServer, registerRequestHandling } from './http/server.js'
+import { createLook } from './pages/look.js'
 
 export { BODY_LIMIT } from './http/server.js'
 
@@ -76,15 +77,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const clock = deps.clock ?? systemClock
   const logger = deps.logger ?? createLogger({ level: config.logLevel })
   const db = boundDatabase(deps.db, config, logger)
-  const app = await createServer(config, logger)
+  const look = createLook(config)
+  const app = await createServer(config, logger, look)
   const { metrics, audit, listenMetrics } = observe(app, db, config, clock, logger)
-  await registerRequestHandling(app)
+  await registerRequestHandling(app, look)
 
-  const { core, runtime } = await createCore({ app, config, db, clock, logger, audit, metrics })
+  const { core, runtime } = await createCore({ app, config, db, clock, logger, audit, metrics, look })
   await registerCors(app, { clients: core.stores.clients }) // before the routes that opt in
   const migrations = await loadMigrations()
   await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations), draining: () => isDraining(app) })
-  await app.register(assetRoutes)
+  await app.register(assetRoutes, { look })
   for (const flow of flows(deps)) await flow.register(core)
   for (const make of [...EXTENSION_GRANTS, ...(deps.grants ?? [])]) core.grants.add(make(core.grantDeps()))
   // The admin API: a listener of its own, never routes of this app (src/create-admin.ts).

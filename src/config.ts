@@ -4,6 +4,10 @@
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { z } from 'zod'
+import { contrastRatio, HEX_COLOUR } from './domain/colour.js'
+
+/** WCAG 2.x §1.4.3 (AA): the least contrast of normal text against its background. */
+export const MIN_CONTRAST = 4.5
 
 const int = (min: number, max: number, def: number) =>
   z.coerce.number().int().min(min).max(max).default(def).describe(`an integer from ${min} to ${max}`)
@@ -70,6 +74,20 @@ const issuerUrl = httpUrl()
   .describe(
     'an http:// or https:// URL without a path, query or fragment, such as https://id.example.com (every endpoint is served at the root)',
   )
+
+/** An https:// URL, or a path on this origin (served by the proxy in front, say): never data: or plain http. */
+const logoUrl = z
+  .string()
+  .max(2000)
+  .refine((v) => {
+    if (/^\/(?![/\\])[^\s\\]*$/.test(v)) return true
+    try {
+      return new URL(v).protocol === 'https:' && !/\s/.test(v)
+    } catch {
+      return false
+    }
+  })
+  .describe('an https:// URL or a path starting with a single /, such as https://cdn.example.com/logo.svg or /brand/logo.svg')
 
 const Env = z.object({
   PORT: int(0, 65535, 5000),
@@ -149,6 +167,18 @@ const Env = z.object({
   RATE_LIMIT_API: perMinute(60_000),
   SESSION_IDLE_TIMEOUT: seconds(1800),
   SESSION_LIFETIME: seconds(36_000),
+  BRAND_NAME: z
+    .string()
+    .max(60)
+    .regex(/^[^\p{Cc}]*$/u)
+    .optional()
+    .describe('at most 60 characters without control characters'),
+  BRAND_LOGO_URL: logoUrl.optional(),
+  BRAND_PRIMARY_COLOR: z.string().regex(HEX_COLOUR).optional().describe('a colour as #rrggbb, such as #0b57d0'),
+  BRAND_SUPPORT_URL: z
+    .url({ protocol: /^(https?|mailto)$/ })
+    .optional()
+    .describe('an https://, http:// or mailto: URL'),
 })
 
 /** The sections of docs/configuration.md, in their order. */
@@ -166,6 +196,7 @@ export const CONFIG_GROUPS = [
   'HTTP server and shutdown',
   'Lockout and throttling',
   'Sign-in sessions',
+  'Branding',
 ] as const
 export type ConfigGroup = (typeof CONFIG_GROUPS)[number]
 
@@ -388,6 +419,24 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Sign-in sessions',
     doc: 'A sign-in session ends this long after the sign-in at the latest, however often it is used (10 hours: a working day). Not less than `SESSION_IDLE_TIMEOUT`.',
   },
+  BRAND_NAME: {
+    group: 'Branding',
+    default: "the issuer's host",
+    doc: 'The product name at the top of every page a person sees (sign-in, consent, device, errors) and in their titles. See [Branding and languages](branding.md).',
+  },
+  BRAND_LOGO_URL: {
+    group: 'Branding',
+    doc: "A logo shown before the name, 2rem high. A URL's origin (or `'self'` for a path) is added to the pages' `img-src` Content-Security-Policy; nothing else may load images. Unset: no logo.",
+  },
+  BRAND_PRIMARY_COLOR: {
+    group: 'Branding',
+    default: '`#0b57d0`',
+    doc: 'The colour of buttons, links and the header mark. Buttons carry white text and links sit on white, so a colour with less than 4.5:1 contrast against white (WCAG 2.x) is refused at start-up, with its ratio.',
+  },
+  BRAND_SUPPORT_URL: {
+    group: 'Branding',
+    doc: 'A "Help and support" link at the foot of every page. Unset: no link.',
+  },
 }
 
 export type Config = Readonly<{
@@ -471,6 +520,12 @@ export type Config = Readonly<{
   /** Sign-in session (src/interaction/session.ts): ends after this long unused, and this long after sign-in at the latest. */
   sessionIdleTimeout: number
   sessionLifetime: number
+  /** The pages' look (src/pages/look.ts); undefined: the neutral default. */
+  brandName: string | undefined
+  brandLogoUrl: string | undefined
+  /** #rrggbb, at least MIN_CONTRAST against white. */
+  brandPrimaryColor: string | undefined
+  brandSupportUrl: string | undefined
 }>
 
 export class ConfigError extends Error {
@@ -600,6 +655,13 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   ] as const) {
     if (e[base] > e[max]) throw new ConfigError([`${max} must not be less than ${base} (${e[base]}), got "${e[max]}"`])
   }
+  const colour = e.BRAND_PRIMARY_COLOR
+  if (colour !== undefined && contrastRatio(colour, '#ffffff') < MIN_CONTRAST) {
+    const ratio = Math.floor(contrastRatio(colour, '#ffffff') * 100) / 100
+    throw new ConfigError([
+      `BRAND_PRIMARY_COLOR must have a contrast of at least ${MIN_CONTRAST}:1 against white (WCAG 2.x: buttons carry white text on it, links are set in it on white), got "${colour}" with ${ratio}:1; choose a darker shade`,
+    ])
+  }
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -657,5 +719,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     rateLimitApi: e.RATE_LIMIT_API,
     sessionIdleTimeout: e.SESSION_IDLE_TIMEOUT,
     sessionLifetime: e.SESSION_LIFETIME,
+    brandName: e.BRAND_NAME,
+    brandLogoUrl: e.BRAND_LOGO_URL,
+    brandPrimaryColor: e.BRAND_PRIMARY_COLOR?.toLowerCase(),
+    brandSupportUrl: e.BRAND_SUPPORT_URL,
   })
 }

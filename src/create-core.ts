@@ -17,6 +17,7 @@ import { createPolling } from './grants/polling.js'
 import { createGrantRegistry } from './grants/registry.js'
 import { createScopeResolver } from './grants/scopes.js'
 import { createPageKit } from './http/page-kit.js'
+import type { Look } from './pages/look.js'
 import { observeRequests } from './http/request-metrics.js'
 import { createConsentService } from './interaction/consent.js'
 import { createCsrfTokens } from './interaction/csrf.js'
@@ -68,6 +69,8 @@ export interface CoreInputs {
   logger: Logger
   audit: AuditSink
   metrics: Metrics | undefined
+  /** The operator's look of every page (src/pages/look.ts). */
+  look: Look
 }
 
 /** What buildApp keeps of the registries to run them: the cleanup tasks and the workers. */
@@ -130,7 +133,7 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     clients: stores.clients,
     users: stores.users,
   })
-  const interaction = await createInteraction(app, config, clock, stores, await serverSecret('csrf'))
+  const interaction = await createInteraction(app, config, clock, stores, await serverSecret('csrf'), inputs.look)
 
   const grants = createGrantRegistry()
   const contributions: DiscoveryContribution[] = []
@@ -251,6 +254,7 @@ async function createInteraction(
   clock: Clock,
   stores: Stores,
   csrfSecret: Buffer,
+  look: Look,
 ): Promise<Interaction> {
   const sessions = createSessionService({
     clock,
@@ -263,6 +267,7 @@ async function createInteraction(
     sessionLifetime: config.sessionLifetime,
     sessions,
     csrf: createCsrfTokens(csrfSecret),
+    look,
   })
   const returnTargets = createReturnTargets()
   returnTargets.allow({ path: ACCOUNT_PATH, describe: async () => ({}) })

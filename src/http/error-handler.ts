@@ -9,9 +9,12 @@
 // Anything unexpected becomes server_error; its cause is logged and never sent.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isUnavailable, OAuthError, UnavailableError } from '../errors.js'
-import { layout, pageHeaders, type Page } from '../pages/html.js'
 import { formPostResponse } from '../pages/form-post.js'
+import type { Page } from '../pages/html.js'
+import { layout, pageIn, type LocalizedPage } from '../pages/layout.js'
+import type { Look } from '../pages/look.js'
 import { errorPage } from '../pages/message.js'
+import { messagesOf } from './page-locale.js'
 
 export type ErrorMode = 'oauth' | 'page' | 'redirect'
 
@@ -87,10 +90,10 @@ export function sendError(reply: FastifyReply, e: OAuthError) {
 /** A page to answer with, raised from a hook (e.g. the 429 page of a rate-limited page route). */
 export class PageResponseError extends Error {
   constructor(
-    readonly page: Page,
+    readonly page: Page | LocalizedPage,
     readonly headers: Readonly<Record<string, string>> = {},
   ) {
-    super(`HTTP ${page.status}`)
+    super('page response')
     this.name = 'PageResponseError'
   }
 }
@@ -116,17 +119,31 @@ export function errorRedirectUrl(target: ErrorRedirect, e: OAuthError, issuer: s
   return withQuery(target.redirectUri, errorResponseParams(target, e, issuer))
 }
 
-export function createErrorHandler(opts: { issuer: string; site: string }) {
-  const sendPage = (reply: FastifyReply, page: Page, headers: Readonly<Record<string, string>> = {}) =>
-    reply
-      .code(page.status)
-      .headers({ ...pageHeaders(), ...headers })
-      .send(layout(page, opts.site))
+export interface ErrorHandlerOptions {
+  issuer: string
+  /** The look of error pages (src/pages/look.ts). */
+  look: Look
+}
+
+export function createErrorHandler(opts: ErrorHandlerOptions) {
+  const sendPage = (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    page: Page | LocalizedPage,
+    headers: Readonly<Record<string, string>> = {},
+  ) => {
+    const m = messagesOf(req)
+    const shown = pageIn(page, m)
+    return reply
+      .code(shown.status)
+      .headers({ ...opts.look.headers(), 'content-language': m.locale, ...headers })
+      .send(layout(shown, opts.look, m))
+  }
 
   return function errorHandler(err: unknown, req: FastifyRequest, reply: FastifyReply) {
     if (err instanceof PageResponseError) {
-      req.log.info({ status: err.page.status }, 'page request refused')
-      return sendPage(reply, err.page, err.headers)
+      req.log.info({ status: pageIn(err.page, messagesOf(req)).status }, 'page request refused')
+      return sendPage(req, reply, err.page, err.headers)
     }
     const e = toOAuthError(err)
     // An unreachable database is logged once per outage where it is noticed (src/db/bounded.ts).
@@ -138,7 +155,8 @@ export function createErrorHandler(opts: { issuer: string; site: string }) {
       const { headers, body } = formPostResponse(
         req.errorRedirect.redirectUri,
         errorResponseParams(req.errorRedirect, e, opts.issuer),
-        opts.site,
+        opts.look,
+        messagesOf(req),
       )
       return reply.code(200).headers(headers).send(body)
     }
@@ -148,13 +166,13 @@ export function createErrorHandler(opts: { issuer: string; site: string }) {
         .headers({ location: errorRedirectUrl(req.errorRedirect, e, opts.issuer), 'cache-control': 'no-store' })
         .send()
     }
-    if (mode !== 'oauth') return sendPage(reply, errorPage({ status: e.status, code: e.code, description: e.description }), e.headers)
+    if (mode !== 'oauth') return sendPage(req, reply, errorPage({ status: e.status, code: e.code, description: e.description }), e.headers)
     return reply.send(sendError(reply, e))
   }
 }
 
 /** Installs the error handler and the per-request redirect slot. */
-export function registerErrorHandling(app: FastifyInstance, opts: { issuer: string; site: string }): void {
+export function registerErrorHandling(app: FastifyInstance, opts: ErrorHandlerOptions): void {
   app.decorateRequest('errorRedirect', null)
   app.setErrorHandler(createErrorHandler(opts))
 }

@@ -14,10 +14,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteShorthandOptio
 import type { CsrfTokens } from '../interaction/csrf.js'
 import { parseLocalPath } from '../interaction/return-to.js'
 import type { Session, SessionService } from '../interaction/session.js'
-import { layout, PAGE_HEADERS, pageHeaders, type Page } from '../pages/html.js'
+import type { Page } from '../pages/html.js'
+import { layout, pageIn, type LocalizedPage } from '../pages/layout.js'
+import type { Look } from '../pages/look.js'
 import { formRefusedPage } from '../pages/message.js'
+import type { Messages } from '../pages/messages/index.js'
 import { signInUrl } from '../pages/sign-in.js'
 import { readForm } from './form.js'
+import { messagesOf } from './page-locale.js'
 
 export interface PageKitDeps {
   issuer: string
@@ -25,11 +29,17 @@ export interface PageKitDeps {
   sessionLifetime: number
   sessions: SessionService
   csrf: CsrfTokens
+  /** The operator's name, logo, colour and support link (BRAND_*). */
+  look: Look
 }
 
 export interface PageKit {
-  /** The site's name in the layout (the issuer's host). */
+  /** The issuer's host. */
   readonly site: string
+  /** The operator's look of every page: name, logo, stylesheet, the pages' headers. */
+  readonly look: Look
+  /** The request's language (ui_locales, else Accept-Language, else English: src/http/page-locale.ts). */
+  messages(req: FastifyRequest): Messages
   /** Route options of a page (GET): errors answer as pages. */
   readonly page: RouteShorthandOptions
   /** Route options of a form POST: errors as pages, and the Origin and CSRF checks first. */
@@ -40,8 +50,11 @@ export interface PageKit {
   csrfToken(req: FastifyRequest, reply: FastifyReply): string
   /** The request's form fields (page errors for a body that is not a form). */
   formOf(req: FastifyRequest): Record<string, string>
-  /** Sends a page in the layout with the security headers (plus origins the form may lead to). */
-  send(reply: FastifyReply, page: Page, opts?: { formActionOrigins?: readonly string[] }): FastifyReply
+  /**
+   * Sends a page in the layout, in the request's language, with the security headers (plus
+   * origins the form may lead to).
+   */
+  send(reply: FastifyReply, page: Page | LocalizedPage, opts?: { formActionOrigins?: readonly string[] }): FastifyReply
   /** 303 to the sign-in page, which returns to `returnTo` (a path of a flow registered with ReturnTargets). */
   toSignIn(reply: FastifyReply, returnTo: string): FastifyReply
   /** After a sign-in: the new session's cookie, and a new CSRF binding (tokens from before stop working). */
@@ -109,6 +122,8 @@ export function createPageKit(app: FastifyInstance, deps: PageKitDeps): PageKit 
 
   const kit: PageKit = {
     site: issuerUrl.host,
+    look: deps.look,
+    messages: messagesOf,
     page: { config: { errorMode: 'page' } },
     form(rateLimit) {
       return {
@@ -133,10 +148,12 @@ export function createPageKit(app: FastifyInstance, deps: PageKitDeps): PageKit 
     },
     formOf: (req) => readForm(req),
     send(reply, page, opts) {
+      const m = messagesOf(reply.request)
+      const shown = pageIn(page, m)
       return reply
-        .code(page.status)
-        .headers(opts?.formActionOrigins?.length ? pageHeaders(opts.formActionOrigins) : PAGE_HEADERS)
-        .send(layout(page, kit.site))
+        .code(shown.status)
+        .headers({ ...deps.look.headers(opts?.formActionOrigins), 'content-language': m.locale })
+        .send(layout(shown, deps.look, m))
     },
     toSignIn(reply, returnTo) {
       return reply
@@ -173,11 +190,12 @@ export function createPageKit(app: FastifyInstance, deps: PageKitDeps): PageKit 
 }
 
 /** Every HTML response carries the page security headers, whichever code path produced it. */
-export function registerPageHeaders(app: FastifyInstance): void {
+export function registerPageHeaders(app: FastifyInstance, look: Look): void {
+  const headers = look.headers()
   app.addHook('onSend', async (_req, reply, payload) => {
     const type = reply.getHeader('content-type')
     if (typeof type === 'string' && type.startsWith('text/html')) {
-      for (const [name, value] of Object.entries(PAGE_HEADERS)) if (!reply.hasHeader(name)) reply.header(name, value)
+      for (const [name, value] of Object.entries(headers)) if (!reply.hasHeader(name)) reply.header(name, value)
     }
     return payload
   })

@@ -6,6 +6,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { Config } from '../config.js'
 import { OAuthError } from '../errors.js'
+import type { Look } from '../pages/look.js'
 import { clientErrorHandler, installEdgeChecks } from './edge.js'
 import { createErrorHandler, registerErrorHandling, sendError } from './error-handler.js'
 import { ProbesAtDebug } from './log-controller.js'
@@ -17,8 +18,8 @@ import { requestIdOf } from './request-id.js'
 /** 64 KiB: far above any legitimate OAuth request (Duende caps JWT parameters at 50 KiB). */
 export const BODY_LIMIT = 64 * 1024
 
-export async function createServer(config: Config, logger: Logger): Promise<FastifyInstance> {
-  const errorOpts = { issuer: config.issuer, site: new URL(config.issuer).host }
+export async function createServer(config: Config, logger: Logger, look: Look): Promise<FastifyInstance> {
+  const errorOpts = { issuer: config.issuer, look }
   const handleError = createErrorHandler(errorOpts)
   // Fastify takes its logger type from loggerInstance; the app is the FastifyInstance every
   // plugin and route module receives, whose logger is a FastifyBaseLogger (pino's Logger is one).
@@ -57,11 +58,11 @@ export async function createServer(config: Config, logger: Logger): Promise<Fast
 }
 
 /** The form parser, rate limits, cookies and page headers: registered after the metrics hooks. */
-export async function registerRequestHandling(app: FastifyInstance): Promise<void> {
+export async function registerRequestHandling(app: FastifyInstance, look: Look): Promise<void> {
   await app.register(formbody, { bodyLimit: BODY_LIMIT })
   await registerRateLimit(app)
   await registerCookies(app)
-  registerPageHeaders(app)
+  registerPageHeaders(app, look)
 }
 
 /**

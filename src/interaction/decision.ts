@@ -13,10 +13,10 @@ export interface DecisionView {
   scopes: ScopeDescription[]
   /** CIBA §7.1 binding_message: the person compares it with what the asking device shows. */
   bindingMessage: string | undefined
-  /** Further facts worth a glance (identity provider, tenant), label and value. */
-  details: Array<{ label: string; value: string }>
-  /** The primary action's label ("Approve", "Allow"); the secondary one is always "Deny". */
-  approveLabel: string
+  /** Further facts worth a glance (identity provider, tenant), which and its value. */
+  details: Array<{ label: DetailLabel; value: string }>
+  /** The primary action ("Approve", "Allow"); the secondary one is always "Deny". */
+  approveAction: ApproveAction
   /**
    * Offer "remember this decision" (consent flows: ConsentService.grant(…, remember)). CIBA's
    * approval is per request (the request is the consent) and does not offer it.
@@ -24,13 +24,17 @@ export interface DecisionView {
   offerRemember: boolean
 }
 
+/** The facts a decision screen may show; the page words them in the person's language. */
+export type DetailLabel = 'identity-provider' | 'tenant'
+export type ApproveAction = 'approve' | 'allow'
+
 export interface DecisionInput {
   client: { clientId: string; clientName?: string | undefined }
   username: string
   scopes: readonly string[]
   bindingMessage?: string | undefined
-  details?: Array<{ label: string; value: string | undefined }>
-  approveLabel?: string
+  details?: Array<{ label: DetailLabel; value: string | undefined }>
+  approveAction?: ApproveAction
   offerRemember?: boolean
 }
 
@@ -40,8 +44,8 @@ export function decisionView(catalogue: Pick<ResourceCatalogue, 'apiScopes' | 'i
     username: input.username,
     scopes: describeScopes(catalogue, input.scopes),
     bindingMessage: input.bindingMessage,
-    details: (input.details ?? []).filter((d): d is { label: string; value: string } => d.value !== undefined && d.value !== ''),
-    approveLabel: input.approveLabel ?? 'Approve',
+    details: (input.details ?? []).filter((d): d is { label: DetailLabel; value: string } => d.value !== undefined && d.value !== ''),
+    approveAction: input.approveAction ?? 'approve',
     offerRemember: input.offerRemember ?? false,
   }
 }

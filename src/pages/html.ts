@@ -1,7 +1,6 @@
 // Server-rendered HTML for the pages a person uses: one layout, one stylesheet, no script at all.
 // Everything interpolated is escaped. Renderers return a Page (status, title, body); the route
-// helper (src/http/page-kit.ts) wraps it in the layout and sends it with the security headers.
-import { STYLESHEET_PATH } from './style.js'
+// helper (src/http/page-kit.ts) wraps it in the layout (src/pages/layout.ts) and sends it with the security headers.
 
 /** HTML-escapes text for element content and quoted attribute values. */
 export function escapeHtml(value: unknown): string {
@@ -34,19 +33,21 @@ export function html(strings: TemplateStringsArray, ...values: unknown[]): SafeH
 /** What a page renderer returns. */
 export interface Page {
   status: number
-  /** The document title (the layout adds the site name). */
+  /** The document title (the layout adds the product's name). */
   title: string
   body: SafeHtml
 }
 
 /**
- * No scripts, no framing, styles only from our stylesheet, forms post only to us (plus origins a
- * flow redirects to after a form: browsers apply form-action to those redirects too).
+ * No scripts, no framing, styles only from our stylesheet, images only from the logo's origin,
+ * forms post only to us (plus origins a flow redirects to after a form: browsers apply
+ * form-action to those redirects too).
  */
-export function pageCsp(formActionOrigins: readonly string[] = []): string {
+export function pageCsp(formActionOrigins: readonly string[] = [], imgSources: readonly string[] = []): string {
   return [
     "default-src 'none'",
     "style-src 'self'",
+    ...(imgSources.length > 0 ? [`img-src ${imgSources.join(' ')}`] : []),
     `form-action ${["'self'", ...formActionOrigins].join(' ')}`,
     "frame-ancestors 'none'",
     "base-uri 'none'",
@@ -60,10 +61,10 @@ export const PAGE_CSP = pageCsp()
  * no-referrer browsers send `Origin: null` with our own form posts, which would leave the Origin
  * check (src/http/page-kit.ts) nothing to compare; same-origin still sends nothing to other sites.
  */
-export function pageHeaders(formActionOrigins: readonly string[] = []): Record<string, string> {
+export function pageHeaders(formActionOrigins: readonly string[] = [], imgSources: readonly string[] = []): Record<string, string> {
   return {
     'content-type': 'text/html; charset=utf-8',
-    'content-security-policy': pageCsp(formActionOrigins),
+    'content-security-policy': pageCsp(formActionOrigins, imgSources),
     'cache-control': 'no-store',
     pragma: 'no-cache',
     'x-content-type-options': 'nosniff',
@@ -73,27 +74,6 @@ export function pageHeaders(formActionOrigins: readonly string[] = []): Record<s
 }
 
 export const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze(pageHeaders())
-
-/** The whole document: the site's name above the page's card. */
-export function layout(page: Pick<Page, 'title' | 'body'>, site: string): string {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${page.title} · ${site}</title>
-<link rel="stylesheet" href="${STYLESHEET_PATH}">
-</head>
-<body>
-<header class="site">${site}</header>
-<main>
-${page.body}
-</main>
-<footer>Only enter your password on pages of ${site}.</footer>
-</body>
-</html>
-`.value
-}
 
 /** A paragraph of the alert box (role=alert: read out by screen readers at once). */
 export function alertBox(message: string | SafeHtml | undefined): SafeHtml | string {

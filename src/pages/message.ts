@@ -1,6 +1,8 @@
 // Pages that say one thing: an error, a refusal, a result. Every error a person can meet on a
 // page is one of these (status and a human sentence), never JSON.
 import { html, type Page, type SafeHtml } from './html.js'
+import type { LocalizedPage } from './layout.js'
+import type { MessageKey } from './messages/index.js'
 
 export interface MessageOptions {
   status: number
@@ -25,48 +27,40 @@ ${o.action ? html`<div class="actions"><a class="button primary" href="${o.actio
 }
 
 /** Titles for the OAuth error codes a page route may raise; anything else is the generic one. */
-const TITLES: Record<string, string> = {
-  invalid_request: 'This request is not valid',
-  not_found: 'Page not found',
-  method_not_allowed: 'This request is not valid',
-  access_denied: 'Access denied',
-  temporarily_unavailable: 'Please try again later',
-  server_error: 'Something went wrong',
-}
+const TITLES = {
+  invalid_request: 'error.invalid_request',
+  not_found: 'error.not_found',
+  method_not_allowed: 'error.invalid_request',
+  access_denied: 'error.access_denied',
+  temporarily_unavailable: 'error.temporarily_unavailable',
+  server_error: 'error.server_error',
+} as const satisfies Record<string, MessageKey>
 
 /**
  * The page for an error on a page route. `description` is the error's fixed sentence (it never
- * echoes input); it is shown below 500 only, as the JSON modes do.
+ * echoes input); it is shown below 500 only, as the JSON modes do, in English as the wire has it.
  */
-export function errorPage(e: { status: number; code: string; description: string | undefined }): Page {
-  const title = TITLES[e.code] ?? 'This request could not be completed'
-  const text: string[] = []
-  if (e.status >= 500) text.push('The server could not complete your request. Nothing was changed. Please try again in a moment.')
-  else text.push('The page could not be shown for this request. Go back to the application you came from and start again.')
-  if (e.status < 500 && e.description) text.push(`Details: ${e.description}.`)
-  return messagePage({ status: e.status, title, text, tone: 'alert' })
+export function errorPage(e: { status: number; code: string; description: string | undefined }): LocalizedPage {
+  return (m) => {
+    const title = m.text(Object.hasOwn(TITLES, e.code) ? TITLES[e.code as keyof typeof TITLES] : 'error.other')
+    const text: string[] = [m.text(e.status >= 500 ? 'error.server' : 'error.client')]
+    if (e.status < 500 && e.description) text.push(m.text('error.details', { description: e.description }))
+    return messagePage({ status: e.status, title, text, tone: 'alert' })
+  }
 }
 
 /** A form refused by the CSRF defences (src/http/page-kit.ts). Nothing was changed. */
-export function formRefusedPage(reason: 'cross-site' | 'token', retryHref: string): Page {
-  const why =
-    reason === 'cross-site'
-      ? 'This form was sent from another website, not from a page of this site. For your protection it was not accepted.'
-      : 'This form has expired or did not come from the page you have open here (for example after signing in again in another tab). For your protection it was not accepted.'
-  return messagePage({
-    status: 403,
-    title: 'Form not accepted',
-    tone: 'alert',
-    text: [why, 'Nothing was changed.'],
-    action: { href: retryHref, label: 'Start again' },
-  })
+export function formRefusedPage(reason: 'cross-site' | 'token', retryHref: string): LocalizedPage {
+  return (m) =>
+    messagePage({
+      status: 403,
+      title: m.text('formRefused.title'),
+      tone: 'alert',
+      text: [m.text(reason === 'cross-site' ? 'formRefused.crossSite' : 'formRefused.token'), m.text('formRefused.nothingChanged')],
+      action: { href: retryHref, label: m.text('formRefused.again') },
+    })
 }
 
-export function tooManyAttemptsPage(): Page {
-  return messagePage({
-    status: 429,
-    title: 'Too many attempts',
-    tone: 'alert',
-    text: ['There were too many attempts from your network. Please wait a minute and try again.'],
-  })
+export function tooManyAttemptsPage(): LocalizedPage {
+  return (m) => messagePage({ status: 429, title: m.text('tooMany.title'), tone: 'alert', text: [m.text('tooMany.text')] })
 }

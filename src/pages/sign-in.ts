@@ -1,7 +1,10 @@
 // The one sign-in page (src/interaction/sign-in.ts has its logic), and the sign-out pages. Accessible: one h1, a label on every field, the failure announced with
 // role=alert, autocomplete hints so password managers fill the right fields.
 import type { SignInView } from '../interaction/sign-in.js'
-import { alertBox, html, type Page } from './html.js'
+import { alertBox, html } from './html.js'
+import type { LocalizedPage } from './layout.js'
+import type { Messages } from './messages/index.js'
+import { en } from './messages/en.js'
 import { SIGN_IN_PATH, SIGN_OUT_PATH } from '../endpoints.js'
 
 /** The sign-in page's URL, returning to `returnTo` afterwards. */
@@ -10,80 +13,82 @@ export function signInUrl(returnTo?: string): string {
 }
 
 /** The same words for every failure: nothing here tells an unknown user from a locked account. */
-export const SIGN_IN_FAILED = 'The username or password is incorrect, or this account cannot sign in right now. Check both and try again.'
+export const SIGN_IN_FAILED = en['signIn.failed']
 
 export interface FormTarget {
   csrf: string
 }
 
 /** The password form; its password may stay empty where an email domain forwards to a provider (home-realm discovery). */
-function passwordForm(v: SignInView, form: FormTarget) {
+function passwordForm(v: SignInView, form: FormTarget, m: Messages) {
   const prefilled = v.username !== ''
   return html`<form method="post" action="${signInUrl(v.returnTo)}">
 <input type="hidden" name="csrf" value="${form.csrf}">
-<label for="username">Username</label>
+<label for="username">${m.text('signIn.username')}</label>
 <input id="username" name="username" type="text" value="${v.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required${prefilled ? '' : html` autofocus`}>
-<label for="password">Password</label>
-${v.discovery ? html`<p class="hint" id="password-hint">Signing in with your organisation's email address? Leave the password empty.</p>` : ''}
+<label for="password">${m.text('signIn.password')}</label>
+${v.discovery ? html`<p class="hint" id="password-hint">${m.text('signIn.passwordHint')}</p>` : ''}
 <input id="password" name="password" type="password" autocomplete="current-password"${v.discovery ? html` aria-describedby="password-hint"` : html` required`}${prefilled ? html` autofocus` : ''}>
-<div class="actions"><button class="button primary" type="submit">Sign in</button></div>
+<div class="actions"><button class="button primary" type="submit">${m.text('signIn.submit')}</button></div>
 </form>`
 }
 
 /** One link per provider: a link, not a form, so the page's CSP form-action never has to name the upstream. */
-function providerButtons(v: SignInView) {
+function providerButtons(v: SignInView, m: Messages) {
   if (v.providers.length === 0) return ''
-  const links = v.providers.map((p) => html`<a class="button secondary" href="${p.href}">Sign in with ${p.displayName}</a>`)
-  return html`${v.localLogin ? html`<p class="or">or</p>` : ''}<div class="providers">${links}</div>`
+  const links = v.providers.map(
+    (p) => html`<a class="button secondary" href="${p.href}">${m.text('signIn.withProvider', { provider: p.displayName })}</a>`,
+  )
+  return html`${v.localLogin ? html`<p class="or">${m.text('signIn.or')}</p>` : ''}<div class="providers">${links}</div>`
 }
 
-export function renderSignIn(v: SignInView, form: FormTarget): Page {
+export function renderSignIn(v: SignInView, form: FormTarget): LocalizedPage {
   const none = !v.localLogin && v.providers.length === 0
-  return {
+  return (m) => ({
     status: v.failed ? 401 : none ? 403 : 200,
-    title: 'Sign in',
-    body: html`<h1>Sign in</h1>
-${v.client ? html`<p class="lead">to continue to <strong id="client-name">${v.client.clientName}</strong></p>` : html`<p class="lead">to your account</p>`}
-${v.signedInAs ? html`<div class="notice"><p>You are signed in as <strong>${v.signedInAs}</strong>. Signing in here replaces that session.</p></div>` : ''}
-${alertBox(v.failed ? SIGN_IN_FAILED : none ? 'There is no way to sign in to this application here. Ask its administrator.' : undefined)}
-${v.localLogin ? passwordForm(v, form) : ''}
-${providerButtons(v)}`,
-  }
+    title: m.text('signIn.title'),
+    body: html`<h1>${m.text('signIn.title')}</h1>
+${v.client ? html`<p class="lead">${m.html('signIn.toClient', { client: html`<strong id="client-name">${v.client.clientName}</strong>` })}</p>` : html`<p class="lead">${m.text('signIn.toAccount')}</p>`}
+${v.signedInAs ? html`<div class="notice"><p>${m.html('signIn.replaces', { user: html`<strong>${v.signedInAs}</strong>` })}</p></div>` : ''}
+${alertBox(v.failed ? m.text('signIn.failed') : none ? m.text('signIn.noWay') : undefined)}
+${v.localLogin ? passwordForm(v, form, m) : ''}
+${providerButtons(v, m)}`,
+  })
 }
 
 /** Home-realm discovery: the one page between the typed address and the provider, naming it. */
-export function renderForward(p: { displayName: string; href: string }): Page {
-  return {
+export function renderForward(p: { displayName: string; href: string }): LocalizedPage {
+  return (m) => ({
     status: 200,
-    title: `Continue with ${p.displayName}`,
-    body: html`<h1>Continue with ${p.displayName}</h1>
-<p>Your email address signs in with <strong>${p.displayName}</strong>. You will be sent there to sign in, then brought back here.</p>
-<div class="actions"><a class="button primary" href="${p.href}" autofocus>Continue with ${p.displayName}</a></div>`,
-  }
+    title: m.text('signIn.forward.title', { provider: p.displayName }),
+    body: html`<h1>${m.text('signIn.forward.title', { provider: p.displayName })}</h1>
+<p>${m.html('signIn.forward.text', { provider: html`<strong>${p.displayName}</strong>` })}</p>
+<div class="actions"><a class="button primary" href="${p.href}" autofocus>${m.text('signIn.forward.title', { provider: p.displayName })}</a></div>`,
+  })
 }
 
 /** GET /account/sign-out: the question, whose form posts to the same URL. */
-export function renderSignOut(v: { username: string } | undefined, form: FormTarget): Page {
+export function renderSignOut(v: { username: string } | undefined, form: FormTarget): LocalizedPage {
   if (!v) return renderSignedOut()
-  return {
+  return (m) => ({
     status: 200,
-    title: 'Sign out',
-    body: html`<h1>Sign out?</h1>
-<p class="who">You are signed in as <strong>${v.username}</strong>.</p>
-<p>Applications will ask for your password again the next time they send you here.</p>
+    title: m.text('signOut.title'),
+    body: html`<h1>${m.text('signOut.heading')}</h1>
+<p class="who">${m.html('signOut.who', { user: html`<strong>${v.username}</strong>` })}</p>
+<p>${m.text('signOut.text')}</p>
 <form method="post" action="${SIGN_OUT_PATH}">
 <input type="hidden" name="csrf" value="${form.csrf}">
-<div class="actions"><button class="button primary" type="submit">Sign out</button></div>
+<div class="actions"><button class="button primary" type="submit">${m.text('signOut.submit')}</button></div>
 </form>`,
-  }
+  })
 }
 
-export function renderSignedOut(): Page {
-  return {
+export function renderSignedOut(): LocalizedPage {
+  return (m) => ({
     status: 200,
-    title: 'Signed out',
-    body: html`<h1>You are signed out</h1>
-<div class="success" role="status"><p>Your session on this site has ended.</p></div>
-<div class="actions"><a class="button secondary" href="${SIGN_IN_PATH}">Sign in again</a></div>`,
-  }
+    title: m.text('signedOut.title'),
+    body: html`<h1>${m.text('signedOut.heading')}</h1>
+<div class="success" role="status"><p>${m.text('signedOut.text')}</p></div>
+<div class="actions"><a class="button secondary" href="${SIGN_IN_PATH}">${m.text('signedOut.again')}</a></div>`,
+  })
 }

@@ -1,16 +1,27 @@
 // The one stylesheet of every page, served as a file (src/http/assets.ts) so that the
 // Content-Security-Policy allows styles from 'self' only: no inline style anywhere. Phone first:
-// one column, 44 px touch targets, buttons side by side only where they fit.
+// one column, 44 px touch targets, buttons side by side only where they fit. The operator's
+// primary colour (BRAND_PRIMARY_COLOR) is the accent; its hover, tint and focus ring are mixed
+// from it, so one setting recolours every page.
 import { createHash } from 'node:crypto'
+import { mix } from '../domain/colour.js'
 
-export const STYLESHEET = `:root{--fg:#1b1f24;--muted:#59636e;--bg:#f2f4f7;--card:#fff;--line:#d1d9e0;--accent:#0b57d0;--accent-dark:#0842a0;--danger:#b3261e;--danger-bg:#fcebea;--ok:#146c2e;--ok-bg:#e6f4ea}
+/** The accent without BRAND_PRIMARY_COLOR: a neutral blue, 6.4:1 against white. */
+export const DEFAULT_PRIMARY_COLOR = '#0b57d0'
+
+/** The stylesheet with this accent colour (#rrggbb, checked for contrast by src/config.ts). */
+export function stylesheet(accent: string): string {
+  const vars = `--accent:${accent};--accent-dark:${mix(accent, '#000000', 0.2)};--accent-tint:${mix(accent, '#ffffff', 0.92)};--focus:${mix(accent, '#ffffff', 0.45)}`
+  return `:root{--fg:#1b1f24;--muted:#59636e;--bg:#f2f4f7;--card:#fff;--line:#d1d9e0;${vars};--danger:#b3261e;--danger-bg:#fcebea;--ok:#146c2e;--ok-bg:#e6f4ea}
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%;text-size-adjust:100%}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
-.site{max-width:30rem;margin:0 auto;padding:1.5rem 1rem .75rem;color:var(--muted);font-size:.875rem;font-weight:600;letter-spacing:.01em}
-.site::before{content:"";display:inline-block;width:.7rem;height:.7rem;margin-right:.5rem;border-radius:3px;background:var(--accent);vertical-align:-.05em}
+.site{display:flex;align-items:center;gap:.5rem;max-width:30rem;min-height:3.75rem;margin:0 auto;padding:1.5rem 1rem .75rem;color:var(--fg);font-size:.9375rem;font-weight:600;letter-spacing:.01em;overflow-wrap:anywhere}
+.site:not(.with-logo)::before{content:"";flex:none;width:.7rem;height:.7rem;border-radius:3px;background:var(--accent)}
+.site img{display:block;height:2rem;width:auto;max-width:10rem;object-fit:contain}
 main{max-width:30rem;margin:0 auto 1.5rem;padding:1.75rem 1.5rem;background:var(--card);border:1px solid var(--line);border-radius:12px;box-shadow:0 1px 3px rgba(27,31,36,.06)}
 footer{max-width:30rem;margin:0 auto 2rem;padding:0 1rem;color:var(--muted);font-size:.8125rem}
+footer p{margin:.25rem 0}
 @media (max-width:32rem){.site{padding-top:1rem}main{border-radius:0;border-left:0;border-right:0;padding:1.25rem 1rem}}
 h1{font-size:1.5rem;line-height:1.25;margin:0 0 .5rem;overflow-wrap:anywhere}
 h2{font-size:1rem;margin:1.5rem 0 .5rem}
@@ -20,7 +31,7 @@ a{color:var(--accent)}
 .who{color:var(--muted);font-size:.9375rem;overflow-wrap:anywhere}
 label{display:block;margin-top:1rem;font-weight:600}
 input[type=text],input[type=password]{display:block;width:100%;min-height:2.75rem;margin-top:.375rem;padding:.5rem .75rem;font:inherit;color:inherit;background:#fff;border:1px solid #8c959f;border-radius:8px}
-input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid #7aa7f5;outline-offset:2px}
+input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
 .check{display:flex;gap:.625rem;align-items:flex-start;font-weight:400}
 .check input{width:1.25rem;height:1.25rem;margin:.125rem 0 0;flex:none}
 .actions{display:flex;flex-wrap:wrap;gap:.75rem;margin-top:1.5rem}
@@ -28,10 +39,10 @@ input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid #7aa7
 .primary{background:var(--accent);color:#fff}
 .primary:hover{background:var(--accent-dark);border-color:var(--accent-dark)}
 .secondary{background:#fff;color:var(--accent)}
-.secondary:hover{background:#eef3fd}
+.secondary:hover{background:var(--accent-tint)}
 .alert,.notice,.success{margin:1rem 0;padding:.75rem 1rem;border-radius:8px;border-left:4px solid}
 .alert{background:var(--danger-bg);border-color:var(--danger)}
-.notice{background:#eef3fd;border-color:var(--accent)}
+.notice{background:var(--accent-tint);border-color:var(--accent)}
 .success{background:var(--ok-bg);border-color:var(--ok)}
 .scopes{list-style:none;margin:0;padding:0;border:1px solid var(--line);border-radius:8px}
 .scopes li{padding:.625rem .875rem;border-top:1px solid var(--line)}
@@ -66,6 +77,13 @@ input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid #7aa7
 .below{margin-top:.75rem}
 input[hidden]{display:none}
 `
+}
 
-/** Content-addressed, so browsers may cache it for good and a new release is fetched at once. */
-export const STYLESHEET_PATH = `/assets/authz-${createHash('sha256').update(STYLESHEET).digest('hex').slice(0, 12)}.css`
+/** Content-addressed, so browsers may cache it for good and a new release or colour is fetched at once. */
+export function stylesheetPath(css: string): string {
+  return `/assets/authz-${createHash('sha256').update(css).digest('hex').slice(0, 12)}.css`
+}
+
+/** The stylesheet of the neutral look (no BRAND_PRIMARY_COLOR), and its path. */
+export const STYLESHEET = stylesheet(DEFAULT_PRIMARY_COLOR)
+export const STYLESHEET_PATH = stylesheetPath(STYLESHEET)

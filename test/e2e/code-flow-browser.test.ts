@@ -148,10 +148,10 @@ describe.skipIf(!haveChromium)('authorization code flow with openid-client and C
     expect(await page.locator('h1').textContent()).toBe('Acme Shop wants to access your account')
     expect(await page.locator('#scopes li').allTextContents()).toEqual([
       'Sign you inYour user identifier, so that the app knows it is you',
-      'Your profileYour profile: name, nickname, picture, website, gender, birthdate, time zone and language',
-      'Your e-mail addressYour e-mail address and whether it is verified',
+      'Your profileName, nickname, picture, website, gender, birthdate, time zone and language',
+      'Your e-mail addressIncluding whether it is verified',
       'Read your ordersSee the orders you placed and their status',
-      'Stay signed inStay signed in (access when you are not using the app)',
+      'Stay signed inAccess when you are not using the app',
     ])
     await shot(page, 'consent')
     await approveConsent(page, `${rpOrigin}/cb?**`)

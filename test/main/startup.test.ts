@@ -65,6 +65,14 @@ describe('start-up', { timeout: SLOW }, () => {
     expect(res.stderr + res.stdout).not.toContain('pa55word')
   })
 
+  it('refuses a primary colour too light for white button text, before touching any database', () => {
+    const res = runMain({ BRAND_PRIMARY_COLOR: '#ffcc00', DATA_DIR: '/nonexistent/authz-data' })
+    expect(res.status).toBe(1)
+    expect(res.stderr).toBe(
+      'config error: BRAND_PRIMARY_COLOR must have a contrast of at least 4.5:1 against white (WCAG 2.x: buttons carry white text on it, links are set in it on white), got "#ffcc00" with 1.51:1; choose a darker shade\n',
+    )
+  })
+
   it('checks SEED_FILE before migrating anything: an invalid file leaves the database untouched', async () => {
     const dir = await tempDir()
     const seedFile = join(dir, 'seed.json')

@@ -7,6 +7,8 @@
 // Every sentence a person reads is in TEXT below, so that it can move into a message catalogue.
 import { ACCOUNT_PASSWORD_PATH, ACCOUNT_PATH, SIGN_OUT_PATH } from '../../endpoints.js'
 import { alertBox, html, type Page, type SafeHtml } from '../../pages/html.js'
+import { messagesFor } from '../../pages/messages/index.js'
+import { scopeLine } from '../../pages/scopes.js'
 import type { Device } from './device.js'
 import { MIN_PASSWORD_LENGTH, type AccountView, type AppView, type PasswordChangeFailure, type SessionView } from './service.js'
 
@@ -87,12 +89,15 @@ export interface AccountForm {
   notice?: Notice | undefined
 }
 
+const ENGLISH = messagesFor('en')
+
 function hidden(name: string, value: string): SafeHtml {
   return html`<input type="hidden" name="${name}" value="${value}">`
 }
 
 function appItem(a: AppView, csrf: string): SafeHtml {
-  const scopes = a.scopes.map((s) => s.displayName)
+  // The page is English until its TEXT moves into the catalogues; the scopes' labels already are.
+  const scopes = a.scopes.map((s) => scopeLine(s, ENGLISH).label)
   return html`<li class="item" data-client-id="${a.clientId}">
 <div class="item-main">
 <strong class="item-title">${a.clientName}</strong>

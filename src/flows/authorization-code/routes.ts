@@ -57,7 +57,7 @@ export const authorizeRoutes: FastifyPluginAsync<AuthorizeRouteDeps> = async (ap
       case 'respond': {
         const { target, params } = outcome
         if (target.responseMode === 'form_post') {
-          const { headers, body } = formPostResponse(target.redirectUri, params, pages.site)
+          const { headers, body } = formPostResponse(target.redirectUri, params, pages.look, pages.messages(req))
           return reply.code(200).headers(headers).send(body)
         }
         return reply

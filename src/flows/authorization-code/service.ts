@@ -150,10 +150,10 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
         username: session.username,
         scopes: req.granted.scopes,
         details: [
-          { label: 'Tenant', value: req.acr.tenant },
-          { label: 'Identity provider', value: req.acr.idp },
+          { label: 'tenant', value: req.acr.tenant },
+          { label: 'identity-provider', value: req.acr.idp },
         ],
-        approveLabel: 'Allow',
+        approveAction: 'allow',
         offerRemember: true,
       }),
     }

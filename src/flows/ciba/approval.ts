@@ -97,8 +97,8 @@ export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
         scopes: req.requestedScopes,
         bindingMessage: req.bindingMessage,
         details: [
-          { label: 'Identity provider', value: req.idp },
-          { label: 'Tenant', value: req.tenant },
+          { label: 'identity-provider', value: req.idp },
+          { label: 'tenant', value: req.tenant },
         ],
       }),
     }

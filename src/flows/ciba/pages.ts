@@ -3,7 +3,8 @@
 // nothing to decide. Sign-in is the shared sign-in page's.
 import type { ApprovalPage } from './approval.js'
 import { renderDecision } from '../../pages/decision.js'
-import { html, type Page } from '../../pages/html.js'
+import { html } from '../../pages/html.js'
+import type { LocalizedPage } from '../../pages/layout.js'
 import { messagePage } from '../../pages/message.js'
 import { CIBA_APPROVE_PATH } from '../../endpoints.js'
 
@@ -20,65 +21,67 @@ export interface ApprovalPageContext {
 }
 
 /** Status and page for a page model ('sign-in' is a redirect, decided by the route). */
-export function renderApprovalPage(page: Exclude<ApprovalPage, { kind: 'sign-in' }>, ctx: ApprovalPageContext): Page {
-  switch (page.kind) {
-    case 'unknown':
-      return messagePage({
-        status: 404,
-        title: 'Request not found',
-        text: ['There is no sign-in request at this address. Check the link you were sent.'],
-      })
-    case 'expired':
-      return messagePage({
-        status: 410,
-        title: 'This request has expired',
-        text: ['It can no longer be approved. Start again from the device that asked.'],
-      })
-    case 'decided':
-      return messagePage({ status: 410, title: `This request was already ${page.status}`, text: ['Nothing more to do here.'] })
-    case 'signed-out':
-      return messagePage({
-        status: 401,
-        title: 'Your session has ended',
-        tone: 'alert',
-        text: ['Your session has ended. Please sign in again to answer the request. Nothing was changed.'],
-        action: { href: ctx.signInHref, label: 'Sign in' },
-      })
-    case 'wrong-user':
-      return messagePage({
-        status: 403,
-        title: 'This request is for another account',
-        tone: 'alert',
-        text: [
-          html`You are signed in as <strong>${page.username}</strong>, but ${page.clientName} asked for someone else's approval.`,
-          'The request is still waiting: sign in as the right user to answer it.',
-        ],
-        action: { href: ctx.signInHref, label: 'Sign in as someone else' },
-      })
-    case 'decision':
-      return {
-        status: page.unanswered ? 400 : 200,
-        title: 'Approve sign-in',
-        body: renderDecision(page.view, {
-          action: ctx.requestId ? approvalUrl(ctx.requestId) : CIBA_APPROVE_PATH,
-          csrf: ctx.csrf,
-          switchAccountHref: ctx.signInHref,
-          error: page.unanswered ? 'Choose Approve or Deny.' : undefined,
-        }),
-      }
-    case 'done':
-      return page.status === 'approved'
-        ? messagePage({
-            status: 200,
-            title: 'Approved',
-            tone: 'success',
-            text: [`You approved the request from ${page.clientName}. You can close this page.`],
-          })
-        : messagePage({
-            status: 200,
-            title: 'Denied',
-            tone: 'success',
-            text: [`You denied the request from ${page.clientName}. You can close this page.`],
-          })
+export function renderApprovalPage(page: Exclude<ApprovalPage, { kind: 'sign-in' }>, ctx: ApprovalPageContext): LocalizedPage {
+  return (m) => {
+    switch (page.kind) {
+      case 'unknown':
+        return messagePage({ status: 404, title: m.text('ciba.unknown.title'), text: [m.text('ciba.unknown.text')] })
+      case 'expired':
+        return messagePage({ status: 410, title: m.text('ciba.expired.title'), text: [m.text('ciba.expired.text')] })
+      case 'decided':
+        return messagePage({
+          status: 410,
+          title: m.text(page.status === 'approved' ? 'ciba.decided.approved' : 'ciba.decided.denied'),
+          text: [m.text('ciba.decided.text')],
+        })
+      case 'signed-out':
+        return messagePage({
+          status: 401,
+          title: m.text('common.sessionEnded.title'),
+          tone: 'alert',
+          text: [m.text('common.sessionEnded.text')],
+          action: { href: ctx.signInHref, label: m.text('common.signIn') },
+        })
+      case 'wrong-user':
+        return messagePage({
+          status: 403,
+          title: m.text('ciba.wrongUser.title'),
+          tone: 'alert',
+          text: [
+            m.html('ciba.wrongUser.text', { user: html`<strong>${page.username}</strong>`, client: page.clientName }),
+            m.text('ciba.wrongUser.waiting'),
+          ],
+          action: { href: ctx.signInHref, label: m.text('ciba.wrongUser.action') },
+        })
+      case 'decision':
+        return {
+          status: page.unanswered ? 400 : 200,
+          title: m.text('ciba.decision.title'),
+          body: renderDecision(
+            page.view,
+            {
+              action: ctx.requestId ? approvalUrl(ctx.requestId) : CIBA_APPROVE_PATH,
+              csrf: ctx.csrf,
+              switchAccountHref: ctx.signInHref,
+              error: page.unanswered ? m.text('common.unanswered') : undefined,
+            },
+            m,
+          ),
+        }
+      case 'done':
+        return page.status === 'approved'
+          ? messagePage({
+              status: 200,
+              title: m.text('ciba.approved.title'),
+              tone: 'success',
+              text: [m.text('ciba.approved.text', { client: page.clientName })],
+            })
+          : messagePage({
+              status: 200,
+              title: m.text('common.denied'),
+              tone: 'success',
+              text: [m.text('ciba.denied.text', { client: page.clientName })],
+            })
+    }
   }
 }

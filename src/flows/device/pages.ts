@@ -5,6 +5,8 @@ import type { DevicePage } from './verification.js'
 import { formatUserCode } from './user-code.js'
 import { renderDecision } from '../../pages/decision.js'
 import { alertBox, html, type Page } from '../../pages/html.js'
+import type { LocalizedPage } from '../../pages/layout.js'
+import type { Messages } from '../../pages/messages/index.js'
 import { messagePage } from '../../pages/message.js'
 import { signInUrl } from '../../pages/sign-in.js'
 import { DEVICE_PATH } from '../../endpoints.js'
@@ -23,89 +25,87 @@ export function deviceReturnTarget(userCode: string, requestId: string): string 
   return `${devicePageUrl(userCode)}&request=${requestId}`
 }
 
-const UNKNOWN = 'That code is not valid, or it belongs to a request that no longer exists. Check the code on your device and type it again.'
-
 /** The entry form; `filled`: a code sent by a link from another site, for the person to confirm. */
-function entryPage(unknown: boolean, filled?: { code: string }): Page {
+function entryPage(m: Messages, unknown: boolean, filled?: { code: string }): Page {
   return {
     status: unknown ? 404 : 200,
-    title: 'Connect a device',
-    body: html`<h1>Connect a device</h1>
-<p class="lead">${filled ? 'Check that this is the code your device shows, then press Continue.' : 'Type the code your TV, console or other device shows.'}</p>
-${alertBox(unknown ? UNKNOWN : undefined)}
+    title: m.text('device.title'),
+    body: html`<h1>${m.text('device.title')}</h1>
+<p class="lead">${m.text(filled ? 'device.confirm' : 'device.enter')}</p>
+${alertBox(unknown ? m.text('device.unknown') : undefined)}
 <form method="get" action="${DEVICE_PATH}">
-<label for="user_code">Code</label>
+<label for="user_code">${m.text('device.code')}</label>
 <input id="user_code" name="user_code" type="text"${filled ? html` value="${filled.code}"` : ''} placeholder="BCDF-GHJK" autocomplete="off" autocapitalize="characters" spellcheck="false" maxlength="32" required autofocus>
-<div class="actions"><button class="button primary" type="submit">Continue</button></div>
+<div class="actions"><button class="button primary" type="submit">${m.text('common.continue')}</button></div>
 </form>`,
   }
 }
 
-const startAgain = { href: DEVICE_PATH, label: 'Enter another code' }
-
 /** Status and page for a page model ('sign-in' is a redirect, decided by the route). */
-export function renderDevicePage(page: Exclude<DevicePage, { kind: 'sign-in' }>, ctx: { csrf: string }): Page {
-  switch (page.kind) {
-    case 'enter':
-      return entryPage(page.unknown === true)
-    case 'confirm':
-      return entryPage(false, { code: page.userCode ?? '' })
-    case 'blocked':
-      return messagePage({
-        status: 429,
-        title: 'Too many wrong codes',
-        tone: 'alert',
-        text: ['Too many codes that did not match any device were typed from your network. Please wait a few minutes and try again.'],
-      })
-    case 'expired':
-      return messagePage({
-        status: 410,
-        title: 'This code has expired',
-        tone: 'alert',
-        text: ['It can no longer be used. Start again on your device to get a new code.'],
-        action: startAgain,
-      })
-    case 'used':
-      return messagePage({
-        status: 410,
-        title: 'This code was already used',
-        tone: 'alert',
-        text: ['Someone already approved or denied this request. If that was not you, start again on your device.'],
-        action: startAgain,
-      })
-    case 'signed-out':
-      return messagePage({
-        status: 401,
-        title: 'Your session has ended',
-        tone: 'alert',
-        text: ['Your session has ended. Please sign in again to answer the request. Nothing was changed.'],
-        action: { href: signInUrl(deviceReturnTarget(page.userCode, page.requestId)), label: 'Sign in' },
-      })
-    case 'decision':
-      return {
-        status: page.unanswered ? 400 : 200,
-        title: 'Connect a device',
-        body: renderDecision(page.view, {
-          action: devicePageUrl(page.userCode),
-          csrf: ctx.csrf,
-          switchAccountHref: signInUrl(deviceReturnTarget(page.userCode, page.requestId)),
-          heading: `Connect ${page.view.clientName} on your device?`,
-          error: page.unanswered ? 'Choose Approve or Deny.' : undefined,
-        }),
-      }
-    case 'done':
-      return page.status === 'approved'
-        ? messagePage({
-            status: 200,
-            title: 'Device connected',
-            tone: 'success',
-            text: [`You approved ${page.clientName}. Go back to your device: it continues by itself. You can close this page.`],
-          })
-        : messagePage({
-            status: 200,
-            title: 'Denied',
-            tone: 'success',
-            text: [`You denied ${page.clientName}. The device gets no access. You can close this page.`],
-          })
+export function renderDevicePage(page: Exclude<DevicePage, { kind: 'sign-in' }>, ctx: { csrf: string }): LocalizedPage {
+  return (m) => {
+    const startAgain = { href: DEVICE_PATH, label: m.text('device.another') }
+    switch (page.kind) {
+      case 'enter':
+        return entryPage(m, page.unknown === true)
+      case 'confirm':
+        return entryPage(m, false, { code: page.userCode ?? '' })
+      case 'blocked':
+        return messagePage({ status: 429, title: m.text('device.blocked.title'), tone: 'alert', text: [m.text('device.blocked.text')] })
+      case 'expired':
+        return messagePage({
+          status: 410,
+          title: m.text('device.expired.title'),
+          tone: 'alert',
+          text: [m.text('device.expired.text')],
+          action: startAgain,
+        })
+      case 'used':
+        return messagePage({
+          status: 410,
+          title: m.text('device.used.title'),
+          tone: 'alert',
+          text: [m.text('device.used.text')],
+          action: startAgain,
+        })
+      case 'signed-out':
+        return messagePage({
+          status: 401,
+          title: m.text('common.sessionEnded.title'),
+          tone: 'alert',
+          text: [m.text('common.sessionEnded.text')],
+          action: { href: signInUrl(deviceReturnTarget(page.userCode, page.requestId)), label: m.text('common.signIn') },
+        })
+      case 'decision':
+        return {
+          status: page.unanswered ? 400 : 200,
+          title: m.text('device.title'),
+          body: renderDecision(
+            page.view,
+            {
+              action: devicePageUrl(page.userCode),
+              csrf: ctx.csrf,
+              switchAccountHref: signInUrl(deviceReturnTarget(page.userCode, page.requestId)),
+              heading: m.text('device.decision.heading', { client: page.view.clientName }),
+              error: page.unanswered ? m.text('common.unanswered') : undefined,
+            },
+            m,
+          ),
+        }
+      case 'done':
+        return page.status === 'approved'
+          ? messagePage({
+              status: 200,
+              title: m.text('device.approved.title'),
+              tone: 'success',
+              text: [m.text('device.approved.text', { client: page.clientName })],
+            })
+          : messagePage({
+              status: 200,
+              title: m.text('common.denied'),
+              tone: 'success',
+              text: [m.text('device.denied.text', { client: page.clientName })],
+            })
+    }
   }
 }

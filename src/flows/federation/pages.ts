@@ -5,47 +5,38 @@
 import { ACCOUNT_PATH } from '../../endpoints.js'
 import { html } from '../../pages/html.js'
 import { messagePage } from '../../pages/message.js'
-import type { Page } from '../../pages/html.js'
+import type { LocalizedPage } from '../../pages/layout.js'
 import type { FailureReason } from './service.js'
 
-const START_AGAIN = 'Go back to the application you came from and start again.'
-
-export function failurePage(reason: FailureReason, provider: string | undefined): Page {
-  const name = provider ?? 'The identity provider'
-  const page = (status: number, title: string, ...text: string[]) =>
-    messagePage({ status, title, tone: 'alert', text, action: { href: ACCOUNT_PATH, label: 'Sign in again' } })
-  switch (reason) {
-    case 'unknown':
-      return page(404, 'Sign-in option not found', 'There is no such way to sign in here.', START_AGAIN)
-    case 'not_allowed':
-      return page(403, 'Sign-in option not available', `${name} cannot be used to sign in to this application.`, START_AGAIN)
-    case 'disabled':
-      return page(403, 'Sign-in option not available', `Signing in with ${name} is turned off at the moment.`, START_AGAIN)
-    case 'invalid_state':
-      return page(
-        400,
-        'This sign-in cannot be completed',
-        `The answer from ${name} does not belong to a sign-in started in this browser, has expired, or was used already. You are not signed in.`,
-        START_AGAIN,
-      )
-    case 'invalid_response':
-      return page(
-        400,
-        'This sign-in cannot be completed',
-        `The answer from ${name} could not be verified, so it was not accepted. You are not signed in.`,
-        START_AGAIN,
-      )
-    case 'cancelled':
-      return page(403, 'Sign-in cancelled', `The sign-in with ${name} was cancelled or refused. You are not signed in.`, START_AGAIN)
-    case 'account_disabled':
-      return page(403, 'Account disabled', 'The account you signed in with cannot be used here at the moment. You are not signed in.')
-    case 'upstream_error':
-    case 'unavailable':
-      return page(
-        424,
-        `${name} is not available`,
-        `${name} did not complete the sign-in${reason === 'unavailable' ? ' in time' : ''}. You are not signed in. Please try again in a moment.`,
-      )
+export function failurePage(reason: FailureReason, provider: string | undefined): LocalizedPage {
+  return (m) => {
+    const name = provider ?? m.text('federation.someProvider')
+    const startAgain = m.text('federation.startAgain')
+    const page = (status: number, title: string, ...text: string[]) =>
+      messagePage({ status, title, tone: 'alert', text, action: { href: ACCOUNT_PATH, label: m.text('federation.signInAgain') } })
+    switch (reason) {
+      case 'unknown':
+        return page(404, m.text('federation.unknown.title'), m.text('federation.unknown.text'), startAgain)
+      case 'not_allowed':
+        return page(403, m.text('federation.unavailable.title'), m.text('federation.notAllowed', { provider: name }), startAgain)
+      case 'disabled':
+        return page(403, m.text('federation.unavailable.title'), m.text('federation.disabled', { provider: name }), startAgain)
+      case 'invalid_state':
+        return page(400, m.text('federation.incomplete.title'), m.text('federation.invalidState', { provider: name }), startAgain)
+      case 'invalid_response':
+        return page(400, m.text('federation.incomplete.title'), m.text('federation.invalidResponse', { provider: name }), startAgain)
+      case 'cancelled':
+        return page(403, m.text('federation.cancelled.title'), m.text('federation.cancelled.text', { provider: name }), startAgain)
+      case 'account_disabled':
+        return page(403, m.text('federation.accountDisabled.title'), m.text('federation.accountDisabled.text'))
+      case 'upstream_error':
+      case 'unavailable':
+        return page(
+          424,
+          m.text('federation.upstream.title', { provider: name }),
+          m.text(reason === 'unavailable' ? 'federation.upstream.timeout' : 'federation.upstream.error', { provider: name }),
+        )
+    }
   }
 }
 
@@ -56,13 +47,13 @@ export function failurePage(reason: FailureReason, provider: string | undefined)
  * form allows only its own origin and ours would block the last hop to the application's redirect
  * URI. A page ends that chain; no script is needed.
  */
-export function continuePage(location: string, provider: string): Page {
-  return {
+export function continuePage(location: string, provider: string): LocalizedPage {
+  return (m) => ({
     status: 200,
-    title: 'Signed in',
+    title: m.text('federation.signedIn.title'),
     body: html`<meta http-equiv="refresh" content="0;url=${location}">
-<h1>Signed in</h1>
-<p>You signed in with ${provider}. Taking you back…</p>
-<div class="actions"><a class="button primary" href="${location}">Continue</a></div>`,
-  }
+<h1>${m.text('federation.signedIn.title')}</h1>
+<p>${m.text('federation.signedIn.text', { provider })}</p>
+<div class="actions"><a class="button primary" href="${location}">${m.text('common.continue')}</a></div>`,
+  })
 }

@@ -41,7 +41,7 @@ export const federationRoutes: FastifyPluginAsync<FederationRouteDeps> = async (
   function failed(reply: FastifyReply, f: Failure) {
     if (!f.app) return pages.send(reply, failurePage(f.reason, f.provider))
     if (f.app.formPost) {
-      const { headers, body } = formPostResponse(f.app.redirectUri, f.app.params, pages.site)
+      const { headers, body } = formPostResponse(f.app.redirectUri, f.app.params, pages.look, pages.messages(reply.request))
       return reply.code(200).headers(headers).send(body)
     }
     return see(reply, withQuery(f.app.redirectUri, f.app.params))

@@ -70,7 +70,7 @@ describe('approval page', () => {
     expect(page.body).toContain('Signed in as <strong id="signed-in-as">alice</strong>')
     expect(page.body).toContain('<p class="code" id="binding-message">&lt;b&gt;A1&lt;/b&gt;</p>')
     expect(page.body).toContain(
-      '<li data-scope="email"><strong>Your e-mail address</strong><span>Your e-mail address and whether it is verified</span></li>',
+      '<li data-scope="email"><strong>Your e-mail address</strong><span>Including whether it is verified</span></li>',
     )
     expect(page.body).toContain('<li data-scope="orders.read"><strong>Read your orders</strong></li>')
     expect(page.body).toContain('<dt>Identity provider</dt><dd>local</dd>')
@@ -91,7 +91,7 @@ describe('approval page', () => {
     const page = await authz.app.inject({ method: 'GET', url: approvalPath(id), headers: { cookie: other.cookie } })
     expect(page.statusCode).toBe(403)
     expect(page.body).toContain('<h1>This request is for another account</h1>')
-    expect(page.body).toContain("You are signed in as <strong>bob</strong>, but Bank &lt;App&gt; asked for someone else's approval.")
+    expect(page.body).toContain('You are signed in as <strong>bob</strong>, but Bank &lt;App&gt; asked for someone else&#39;s approval.')
     expect(page.body).toContain(`href="${signInPath(approvalPath(id))}"`)
     const forged = await decideWithout(id, other.cookie, 'approve')
     expect(forged.statusCode).toBe(403)
