@@ -113,6 +113,17 @@ const userAction = (action: string, summary: string): Operation => ({
 export const OPERATIONS: readonly Operation[] = [
   ...collection(ADMIN_CLIENTS_PATH, 'clientId', 'Client', 'client'),
   {
+    method: 'get',
+    path: `${ADMIN_CLIENTS_PATH}/{clientId}/secrets`,
+    summary: "A client's secrets: expiry and description, never a value or hash",
+    scope: 'read',
+    ok: {
+      status: 200,
+      description: 'the secrets, oldest first',
+      schema: { type: 'object', properties: { items: { type: 'array', items: schemaOf(NewSecret, 'output') } }, required: ['items'] },
+    },
+  },
+  {
     method: 'post',
     path: `${ADMIN_CLIENTS_PATH}/{clientId}/secrets`,
     summary: 'Generate a client secret, shown once',
