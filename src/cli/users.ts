@@ -9,9 +9,10 @@ import { createPgFailureCounterStore } from '../stores/failure-counters.postgres
 import { createPgFederatedIdentityStore } from '../stores/federated-identities.postgres.js'
 import { createPgUserSessionStore } from '../stores/user-sessions.postgres.js'
 import { createPgUserStore } from '../stores/users.postgres.js'
-import { ADMIN_USERS_PATH } from '../endpoints.js'
+import type { User } from '../domain/types.js'
+import { ADMIN_LOCKOUTS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
 import { hashPassword } from '../interaction/passwords.js'
-import { changedMeanwhile, errorsOf, seg, unexpected, type AdminApi } from './admin-api.js'
+import { changedMeanwhile, errorsOf, listAll, seg, unexpected, type AdminApi } from './admin-api.js'
 import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext, type RemoteSubcommand } from './context.js'
 import { readPassword } from './prompt.js'
 
@@ -115,13 +116,27 @@ function oneUsername(args: string[]): string {
   return username
 }
 
-async function list(args: string[], ctx: CliContext) {
+function listArgs(args: string[]) {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, usage)
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, usage)
+  return values
+}
+
+async function list(args: string[], ctx: CliContext) {
+  const values = listArgs(args)
   const db = await ctx.db()
   const users = await createPgUserStore(db).list()
   const locks = await createPgFailureCounterStore(db).listBlocked('user', ctx.clock.now(), 10_000)
-  const lockedUntil = new Map(locks.map((l) => [l.name, l.blockedUntil]))
+  printList(ctx, users, new Map(locks.map((l) => [l.name, l.blockedUntil])), values.json)
+}
+
+/** Users with until when each is locked out (by subject). */
+function printList(
+  ctx: CliContext,
+  users: Pick<User, 'username' | 'subjectId' | 'enabled' | 'claims'>[],
+  lockedUntil: Map<string, number>,
+  asJson: boolean | undefined,
+) {
   const json = users.map((u) => ({
     username: u.username,
     subject: u.subjectId,
@@ -130,7 +145,7 @@ async function list(args: string[], ctx: CliContext) {
     email: typeof u.claims.email === 'string' ? u.claims.email : null,
     name: typeof u.claims.name === 'string' ? u.claims.name : null,
   }))
-  if (values.json) return ctx.out(JSON.stringify(json, null, 2))
+  if (asJson) return ctx.out(JSON.stringify(json, null, 2))
   if (users.length === 0) return ctx.out('no users')
   const rows = json.map((u) => [u.username, u.subject, u.enabled ? 'yes' : 'no', u.lockedUntil ?? '-', u.email ?? ''])
   table(['USERNAME', 'SUBJECT', 'ENABLED', 'LOCKED UNTIL', 'EMAIL'], rows).forEach((l) => ctx.out(l))
@@ -185,6 +200,15 @@ async function remove(args: string[], ctx: CliContext) {
 const noUser = (username: string) => new CliError(`no user "${username}"`)
 const userPath = (username: string) => `${ADMIN_USERS_PATH}/${seg(username)}`
 type UserView = { subjectId: string; username: string; enabled: boolean; claims: Record<string, unknown> }
+
+const remoteList: RemoteSubcommand = async (args, ctx, api) => {
+  const values = listArgs(args)
+  const users = await listAll<UserView>(api, ADMIN_USERS_PATH)
+  const locks = await api.call('GET', ADMIN_LOCKOUTS_PATH)
+  if (locks.status !== 200) throw unexpected(locks)
+  const items = (locks.body as { items: { subjectId: string; lockedUntil: string }[] }).items
+  printList(ctx, users, new Map(items.map((l) => [l.subjectId, Date.parse(l.lockedUntil)])), values.json)
+}
 
 const remoteAdd: RemoteSubcommand = async (args, ctx, api) => {
   const { username, password, values } = await addArgs(args, ctx)
@@ -256,6 +280,7 @@ export const usersCommand = commandGroup({
     links,
   },
   remote: {
+    list: remoteList,
     add: remoteAdd,
     disable: (args, ctx, api) => remoteSetEnabled(false, args, ctx, api),
     enable: (args, ctx, api) => remoteSetEnabled(true, args, ctx, api),

@@ -25,6 +25,7 @@ const READS = [
   ['clients', 'list', '--json'],
   ['clients', 'show', 'reports'],
   ['clients', 'show', 'demo-backend', '--json'],
+  ['users', 'list'],
   ['keys', 'list', '--json'],
   ['consents', 'list', 'alice', '--json'],
 ]
@@ -136,6 +137,7 @@ describe('the CLI while the server runs on the embedded database', { timeout: SL
     for (const args of READS) read.push(await cli(args))
     expect(read.map((r) => r.code)).toEqual(READS.map(() => 0))
     expect(read[2]!.stdout).toContain('enabled: false')
+    expect(read[4]!.stdout).toMatch(/^alice +alice-0001 +no +- /m)
     expect(read[2]!.stdout).toContain(`  2. expires 2099-01-01T00:00:00.000Z (rotation)`)
 
     server.child.kill('SIGTERM')
