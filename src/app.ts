@@ -5,7 +5,8 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { Config } from './config.js'
 import type { CoreServices, Flow } from './core.js'
-import { createAdmin } from './create-admin.js'
+import type { LocalAdmin } from './admin/local-access.js'
+import { createAdmin, createLocalAdmin } from './create-admin.js'
 import { boundDatabase, createCore, observe, runInBackground } from './create-core.js'
 import type { Db } from './db/db.js'
 import { loadMigrations, pendingMigrations } from './db/migrate.js'
@@ -98,6 +99,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger.info({ address: address.address, port: address.port }, 'admin API listening')
     return admin
   }
+  let localAdmin: LocalAdmin | undefined
+  app.addHook('onClose', async () => localAdmin?.close())
+  const listenLocalAdmin = async (dataDir: string) => {
+    localAdmin ??= await createLocalAdmin(core, db, dataDir)
+    logger.info({ address: localAdmin.where }, 'admin API for the local CLI listening')
+  }
   app.decorate('authz', {
     clock,
     keys: core.keys,
@@ -108,6 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     listenMetrics,
     admin,
     listenAdmin,
+    listenLocalAdmin,
   } satisfies CoreServices)
   runInBackground(app, runtime, clock, logger)
   return app

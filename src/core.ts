@@ -152,6 +152,11 @@ export interface CoreServices extends Pick<Core, 'clock' | 'keys' | 'interaction
   admin: AdminListener | undefined
   /** Starts the admin listener on ADMIN_HOST:ADMIN_PORT (nothing when unset); closed with the app. */
   listenAdmin(): Promise<AdminListener | undefined>
+  /**
+   * On the embedded database: serves the admin API to the CLI of `dataDir` (a socket there, and
+   * the file saying how to reach it, src/admin/local-access.ts); closed with the app.
+   */
+  listenLocalAdmin(dataDir: string): Promise<void>
   /** The background workers the flows registered, by name (e.g. 'backchannel-logout'). */
   workers: ReadonlyMap<string, BackgroundWorker>
 }

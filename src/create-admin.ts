@@ -1,12 +1,14 @@
 // The admin API's composition root: its listener (src/admin/server.ts) given the stores as the
 // database has them now, in one transaction per write under the admin write lock, with the seed
 // file's apply (src/seed/apply.ts) for writes in the seed's shapes, and the Core's token reader,
-// clock and audit. Built only when ADMIN_PORT is set.
+// clock and audit. Built when ADMIN_PORT is set, and on the embedded database for the local CLI
+// (src/admin/local-access.ts).
 import type { AdminStores } from './admin/deps.js'
+import { newLocalCredential, serveLocalAdmin, type LocalAdmin } from './admin/local-access.js'
 import { createAdminServer, type AdminListener } from './admin/server.js'
 import type { Core } from './core.js'
 import type { Db, Queryable } from './db/db.js'
-import { checkSeed, seedWarnings, writeSeedIn } from './seed/apply.js'
+import { checkSeed, seedWarningsFor, writeSeedIn } from './seed/apply.js'
 import { lockAdminWrites } from './stores/admin-writes.postgres.js'
 import { createPgClientStore } from './stores/clients.postgres.js'
 import { createPgResourceStore } from './stores/resources.postgres.js'
@@ -24,7 +26,7 @@ function storesOn(q: Queryable): AdminStores {
   }
 }
 
-export async function createAdmin(core: Core, db: Db): Promise<AdminListener> {
+export async function createAdmin(core: Core, db: Db, opts: { localCredential?: string } = {}): Promise<AdminListener> {
   // Upstream identity providers' client secrets are encrypted at rest as the seed file's are.
   const atRest = { keyEncryptionSecret: core.config.keyEncryptionSecret }
   return createAdminServer(
@@ -39,7 +41,7 @@ export async function createAdmin(core: Core, db: Db): Promise<AdminListener> {
             async applySeedDocument(input) {
               const checked = checkSeed(input)
               const counts = await writeSeedIn(tx, input, undefined, checked, atRest)
-              return { counts, warnings: checked.seed ? seedWarnings(checked.seed) : [] }
+              return { counts, warnings: checked.seed ? await seedWarningsFor(tx, checked.seed) : [] }
             },
           })
         }),
@@ -50,6 +52,16 @@ export async function createAdmin(core: Core, db: Db): Promise<AdminListener> {
       audit: core.audit,
       realm: core.config.issuer,
     },
-    { logger: core.logger, requestTimeoutSeconds: core.config.httpRequestTimeout },
+    {
+      logger: core.logger,
+      requestTimeoutSeconds: core.config.httpRequestTimeout,
+      ...(opts.localCredential === undefined ? {} : { localCredential: opts.localCredential }),
+    },
   )
+}
+
+/** The admin API for the CLI of the embedded database's DATA_DIR, with a new credential written there. */
+export async function createLocalAdmin(core: Core, db: Db, dataDir: string): Promise<LocalAdmin> {
+  const credential = newLocalCredential()
+  return serveLocalAdmin(await createAdmin(core, db, { localCredential: credential }), dataDir, credential)
 }

@@ -50,6 +50,9 @@ async function main() {
   }
 
   const app = await buildApp({ config, db, logger })
+  // The embedded database serves this process alone: the CLI administers it through the server.
+  // Ready before the public port, so that a server seen listening can be administered at once.
+  if (!config.databaseUrl) await app.authz.listenLocalAdmin(config.dataDir)
   await app.listen({ port: config.port, host: config.host })
   await app.authz.listenMetrics() // METRICS_HOST:METRICS_PORT when set; closed with the app
   await app.authz.listenAdmin() // ADMIN_HOST:ADMIN_PORT when set; closed with the app

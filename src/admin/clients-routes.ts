@@ -1,4 +1,4 @@
-// /admin/clients: list (limit, cursor, enabled), GET / PUT / DELETE one, POST …/secrets.
+// /admin/clients: list (limit, cursor, enabled), GET / PUT / DELETE one, GET and POST …/secrets.
 // Parse, call the service (src/admin/clients.ts), reply: ETag on every answer that is one client.
 import type { FastifyInstance } from 'fastify'
 import { ADMIN_CLIENTS_PATH } from '../endpoints.js'
@@ -31,6 +31,8 @@ export async function clientRoutes(app: FastifyInstance, opts: { deps: AdminDeps
     await clients.remove(req.params.clientId, preconditionsOf(req), callerOf(req))
     return reply.code(204).send()
   })
+
+  app.get<One>(`${ONE}/secrets`, async (req) => clients.secrets(req.params.clientId))
 
   app.post<One>(`${ONE}/secrets`, async (req, reply) => {
     const body = parsed(NewSecret, req.body ?? {}, 'request body')

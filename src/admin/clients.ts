@@ -1,6 +1,6 @@
 // /admin/clients: clients in the seed file's shape (src/seed/schema.ts SeedClient). Secrets are
-// write-only: a PUT may carry them as a seed file does (omitted: kept), an answer never does, and
-// POST …/secrets generates one and shows it once. Every write is one transaction, judged against
+// write-only: a PUT may carry them as a seed file does (omitted: kept), an answer never does (GET
+// …/secrets lists only their expiry and note), and POST …/secrets generates one and shows it once. Every write is one transaction, judged against
 // If-Match / If-None-Match, and an audit event naming the fields it changed.
 import { randomBytes } from 'node:crypto'
 import { z } from 'zod'
@@ -47,6 +47,17 @@ export function createClientAdmin(deps: AdminDeps) {
       const c = await deps.read.clients.findById(id)
       if (!c) throw notFound('client')
       return { body: clientView(c), etag: tagOf(c) }
+    },
+
+    /** The client's secrets as far as they are not secret: when each expires, and its note. */
+    async secrets(id: string) {
+      const c = await deps.read.clients.findById(id)
+      if (!c) throw notFound('client')
+      return {
+        items: c.secrets.map((s) =>
+          defined({ expiration: s.expiresAt === undefined ? undefined : new Date(s.expiresAt).toISOString(), description: s.description }),
+        ),
+      }
     },
 
     async put(id: string, body: unknown, pre: Preconditions, caller: AdminCaller): Promise<Written> {

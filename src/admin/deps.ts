@@ -18,7 +18,7 @@ export interface AdminStores {
   users: UserStore
   resources: ResourceStore
   sessions: Pick<UserSessionStore, 'removeAllForSubject'>
-  failures: Pick<FailureCounterStore, 'clearName'>
+  failures: Pick<FailureCounterStore, 'clearName' | 'listBlocked'>
 }
 
 export interface AdminWork extends AdminStores {

@@ -22,6 +22,7 @@ export const keyView = (k: KeyInfo) => ({
   activateAt: iso(k.activateAt),
   ...(k.retireAt === undefined ? {} : { retireAt: iso(k.retireAt) }),
   privateKey: k.privateKey,
+  encrypted: k.encrypted,
 })
 
 export function createKeyAdmin(deps: AdminDeps) {

@@ -9,6 +9,7 @@ import {
   ADMIN_CLIENTS_PATH,
   ADMIN_IDENTITY_RESOURCES_PATH,
   ADMIN_KEYS_PATH,
+  ADMIN_LOCKOUTS_PATH,
   ADMIN_OPENAPI_PATH,
   ADMIN_SEED_PATH,
   ADMIN_USERS_PATH,
@@ -113,6 +114,17 @@ const userAction = (action: string, summary: string): Operation => ({
 export const OPERATIONS: readonly Operation[] = [
   ...collection(ADMIN_CLIENTS_PATH, 'clientId', 'Client', 'client'),
   {
+    method: 'get',
+    path: `${ADMIN_CLIENTS_PATH}/{clientId}/secrets`,
+    summary: "A client's secrets: expiry and description, never a value or hash",
+    scope: 'read',
+    ok: {
+      status: 200,
+      description: 'the secrets, oldest first',
+      schema: { type: 'object', properties: { items: { type: 'array', items: schemaOf(NewSecret, 'output') } }, required: ['items'] },
+    },
+  },
+  {
     method: 'post',
     path: `${ADMIN_CLIENTS_PATH}/{clientId}/secrets`,
     summary: 'Generate a client secret, shown once',
@@ -131,6 +143,30 @@ export const OPERATIONS: readonly Operation[] = [
   userAction('enable', 'Enable a user again'),
   userAction('unlock', "End a user's lockout"),
   userAction('sign-out', 'End every session of a user'),
+  {
+    method: 'get',
+    path: ADMIN_LOCKOUTS_PATH,
+    summary: 'The password lockouts in force, by subject',
+    scope: 'read',
+    ok: {
+      status: 200,
+      description: 'each locked-out subject and when its lock ends',
+      schema: {
+        type: 'object',
+        properties: {
+          items: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { subjectId: { type: 'string' }, lockedUntil: { type: 'string', format: 'date-time' } },
+              required: ['subjectId', 'lockedUntil'],
+            },
+          },
+        },
+        required: ['items'],
+      },
+    },
+  },
   {
     method: 'get',
     path: `${USER}/consents`,

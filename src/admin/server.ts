@@ -4,12 +4,13 @@
 // authenticated first (src/admin/auth.ts: reads need authz:admin:read or authz:admin, everything
 // else authz:admin); every answer is JSON with no-store, every error an RFC 9457 problem.
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import { chmod } from 'node:fs/promises'
 import type { AddressInfo } from 'node:net'
 import type { Logger } from 'pino'
 import { ADMIN_OPENAPI_PATH } from '../endpoints.js'
 import { isUnavailable } from '../errors.js'
 import { openApiDocument } from './openapi.js'
-import { createAdminAuth } from './auth.js'
+import { createAdminAuth, createLocalAuth } from './auth.js'
 import { catalogueRoutes } from './catalogue-routes.js'
 import { clientRoutes } from './clients-routes.js'
 import type { AdminDeps } from './deps.js'
@@ -29,11 +30,20 @@ export interface AdminListener {
   routes: readonly { method: string; url: string }[]
   /** Starts listening; resolves to the bound address (port 0: a free one). */
   listen(port: number, host: string): Promise<AddressInfo>
+  /** Starts listening on a Unix socket at `path`, which only the owner may connect to (0600). */
+  listenSocket(path: string): Promise<void>
   address(): AddressInfo | undefined
   close(): Promise<void>
 }
 
-export async function createAdminServer(deps: AdminDeps, opts: { logger: Logger; requestTimeoutSeconds: number }): Promise<AdminListener> {
+export interface AdminServerOptions {
+  logger: Logger
+  requestTimeoutSeconds: number
+  /** The local CLI's listener (src/admin/local-access.ts): this credential is the only one it takes. */
+  localCredential?: string
+}
+
+export async function createAdminServer(deps: AdminDeps, opts: AdminServerOptions): Promise<AdminListener> {
   const loggerInstance: FastifyBaseLogger = opts.logger.child({ listener: 'admin' })
   const app = Fastify({
     loggerInstance,
@@ -42,7 +52,7 @@ export async function createAdminServer(deps: AdminDeps, opts: { logger: Logger;
     forceCloseConnections: true,
     routerOptions: { ignoreTrailingSlash: true },
   })
-  const authenticate = createAdminAuth(deps)
+  const authenticate = opts.localCredential === undefined ? createAdminAuth(deps) : createLocalAuth(deps, opts.localCredential)
   app.decorateRequest('adminCaller', null)
   app.addHook('onRequest', async (req) => {
     const need = req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write'
@@ -83,7 +93,12 @@ export async function createAdminServer(deps: AdminDeps, opts: { logger: Logger;
       await app.listen({ port, host })
       return app.server.address() as AddressInfo
     },
-    address: () => (app.server.listening ? (app.server.address() as AddressInfo) : undefined),
+    async listenSocket(path) {
+      // Its directory (DATA_DIR, 0700) already keeps other users out; 0600 says so on the file too.
+      await app.listen({ path })
+      await chmod(path, 0o600)
+    },
+    address: () => (app.server.listening && typeof app.server.address() === 'object' ? (app.server.address() as AddressInfo) : undefined),
     close: () => app.close(),
   }
 }

@@ -1,7 +1,7 @@
 // /admin/users: list (limit, cursor, enabled), GET / PUT / DELETE one, and the actions
-// POST …/disable, …/enable, …/unlock, …/sign-out. Parse, call the service (src/admin/users.ts), reply.
+// POST …/disable, …/enable, …/unlock, …/sign-out; GET /admin/lockouts. Parse, call the service (src/admin/users.ts), reply.
 import type { FastifyInstance } from 'fastify'
-import { ADMIN_USERS_PATH } from '../endpoints.js'
+import { ADMIN_LOCKOUTS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
 import type { AdminDeps } from './deps.js'
 import { ListQuery } from './paging.js'
 import { callerOf, parsed, preconditionsOf } from './request.js'
@@ -15,6 +15,7 @@ export async function userRoutes(app: FastifyInstance, opts: { deps: AdminDeps }
   const users = createUserAdmin(opts.deps)
 
   app.get(ADMIN_USERS_PATH, async (req) => users.list(parsed(ListQuery, req.query, 'query')))
+  app.get(ADMIN_LOCKOUTS_PATH, async () => users.lockouts())
 
   app.get<One>(ONE, async (req, reply) => {
     const { body, etag } = await users.get(req.params.username)

@@ -37,6 +37,12 @@ export function createUserAdmin(deps: AdminDeps) {
       return { ...p, items: p.items.map(userView) }
     },
 
+    /** The password lockouts in force (at most 10,000), by subject: what `authz users list` shows beside each user. */
+    async lockouts() {
+      const blocked = await deps.read.failures.listBlocked('user', deps.clock.now(), 10_000)
+      return { items: blocked.map((b) => ({ subjectId: b.name, lockedUntil: new Date(b.blockedUntil).toISOString() })) }
+    },
+
     async get(username: string) {
       const u = await deps.read.users.findByUsername(username)
       if (!u) throw notFound('user')

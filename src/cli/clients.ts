@@ -2,10 +2,23 @@
 // a hash of a weak secret can be brute-forced offline.
 import { randomBytes } from 'node:crypto'
 import type { Client } from '../domain/types.js'
+import { ADMIN_CLIENTS_PATH } from '../endpoints.js'
 import { applySeed } from '../seed/apply.js'
+import { SeedError } from '../seed/errors.js'
 import { createPgClientStore } from '../stores/clients.postgres.js'
 import { secretHash } from '../tokens/handles.js'
-import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext, type Subcommand } from './context.js'
+import { changedMeanwhile, errorsOf, listAll, seedLines, seg, unexpected, type AdminApi } from './admin-api.js'
+import {
+  CliError,
+  isoOrNull,
+  parse,
+  table,
+  UsageError,
+  commandGroup,
+  type CliContext,
+  type RemoteSubcommand,
+  type Subcommand,
+} from './context.js'
 
 const usage = `Usage: authz clients list [--json]
        authz clients show CLIENT_ID [--json]
@@ -59,8 +72,11 @@ function one(positionals: string[], what: string): string {
 async function list(args: string[], ctx: CliContext) {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, usage)
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, usage)
-  const clients = await createPgClientStore(await ctx.db()).list()
-  if (values.json) return ctx.out(JSON.stringify(clients.map(toJson), null, 2))
+  printList(ctx, await createPgClientStore(await ctx.db()).list(), values.json)
+}
+
+function printList(ctx: CliContext, clients: Client[], json: boolean | undefined) {
+  if (json) return ctx.out(JSON.stringify(clients.map(toJson), null, 2))
   if (clients.length === 0) return ctx.out('no clients')
   const rows = clients.map((c) => [
     c.clientId,
@@ -77,8 +93,12 @@ async function show(args: string[], ctx: CliContext) {
   const id = one(positionals, 'CLIENT_ID')
   const client = await createPgClientStore(await ctx.db()).findById(id)
   if (!client) throw new CliError(`no client "${id}"`)
+  printOne(ctx, client, values.json)
+}
+
+function printOne(ctx: CliContext, client: Client, asJson: boolean | undefined) {
   const json = toJson(client)
-  if (values.json) return ctx.out(JSON.stringify(json, null, 2))
+  if (asJson) return ctx.out(JSON.stringify(json, null, 2))
   for (const [k, v] of Object.entries(json)) {
     if (k === 'secrets') continue
     ctx.out(`${k}: ${Array.isArray(v) ? v.join(' ') : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v)}`)
@@ -96,6 +116,18 @@ async function remove(args: string[], ctx: CliContext) {
 }
 
 async function addSecret(args: string[], ctx: CliContext) {
+  const { id, expiresAt, description } = secretArgs(args, ctx)
+  const secret = randomBytes(32).toString('base64url')
+  const added = await createPgClientStore(await ctx.db()).addSecret(id, {
+    valueHash: secretHash(secret),
+    ...(expiresAt !== undefined ? { expiresAt } : {}),
+    ...(description !== undefined ? { description } : {}),
+  })
+  if (!added) throw new CliError(`no client "${id}"`)
+  printSecret(ctx, id, secret)
+}
+
+function secretArgs(args: string[], ctx: CliContext) {
   const { values, positionals } = parse(args, { expires: { type: 'string' }, description: { type: 'string' } }, usage)
   const id = one(positionals, 'CLIENT_ID')
   let expiresAt: number | undefined
@@ -105,13 +137,10 @@ async function addSecret(args: string[], ctx: CliContext) {
       throw new CliError(`--expires: not an ISO 8601 date: ${values.expires}`)
     if (expiresAt <= ctx.clock.now()) throw new CliError('--expires: the date is in the past')
   }
-  const secret = randomBytes(32).toString('base64url')
-  const added = await createPgClientStore(await ctx.db()).addSecret(id, {
-    valueHash: secretHash(secret),
-    ...(expiresAt !== undefined ? { expiresAt } : {}),
-    ...(values.description !== undefined ? { description: values.description } : {}),
-  })
-  if (!added) throw new CliError(`no client "${id}"`)
+  return { id, expiresAt, description: values.description }
+}
+
+function printSecret(ctx: CliContext, id: string, secret: string) {
   // The secret alone on stdout (SECRET=$(authz clients add-secret …)); the notice on stderr.
   ctx.err(`new secret for client "${id}" (shown once; only its hash is stored):`)
   ctx.out(secret)
@@ -127,7 +156,8 @@ const ADD_OPTIONS = {
   'offline-access': { type: 'boolean' },
 } as const
 
-async function add(args: string[], ctx: CliContext) {
+/** The seed file client `add` creates, and its secret (none for a public client). */
+function newClient(args: string[]) {
   const { values, positionals } = parse(args, ADD_OPTIONS, usage)
   const id = one(positionals, 'CLIENT_ID')
   const tokenType = values['token-type'] ?? 'jwt'
@@ -136,38 +166,171 @@ async function add(args: string[], ctx: CliContext) {
   if (values.grant?.includes('authorization_code') && !values['redirect-uri']?.length) {
     throw new UsageError('--grant authorization_code needs at least one --redirect-uri (the exact redirect_uri the app sends)', usage)
   }
-  const db = await ctx.db()
-  if (await createPgClientStore(db).findById(id)) throw new CliError(`client "${id}" exists: change it with a seed file (authz seed FILE)`)
   const secret = values.public ? undefined : randomBytes(32).toString('base64url')
-  // The seed file's validation and upsert: one set of rules for both ways of adding a client.
-  await applySeed(
-    db,
-    {
-      clients: [
-        {
-          clientId: id,
-          ...(values.name !== undefined ? { clientName: values.name } : {}),
-          allowedGrantTypes: values.grant ?? ['client_credentials'],
-          allowedScopes: values.scope ?? [],
-          requireClientSecret: !values.public,
-          secrets: secret ? [{ value: secret }] : [],
-          accessTokenType: tokenType,
-          redirectUris: values['redirect-uri'] ?? [],
-          allowOfflineAccess: values['offline-access'] ?? false,
-        },
-      ],
-    },
-    `cannot add client "${id}"`,
-  )
+  const client = {
+    clientId: id,
+    ...(values.name !== undefined ? { clientName: values.name } : {}),
+    allowedGrantTypes: values.grant ?? ['client_credentials'],
+    allowedScopes: values.scope ?? [],
+    requireClientSecret: !values.public,
+    secrets: secret ? [{ value: secret }] : [],
+    accessTokenType: tokenType,
+    redirectUris: values['redirect-uri'] ?? [],
+    allowOfflineAccess: values['offline-access'] ?? false,
+  }
+  return { id, client, secret }
+}
+
+const exists = (id: string) => new CliError(`client "${id}" exists: change it with a seed file (authz seed FILE)`)
+const cannotAdd = (id: string) => `cannot add client "${id}"`
+
+function printAdded(ctx: CliContext, id: string, secret: string | undefined) {
   if (!secret) return ctx.out(`created public client "${id}"`)
   ctx.err(`created client "${id}"; its secret (shown once; only its hash is stored):`)
   ctx.out(secret)
+}
+
+async function add(args: string[], ctx: CliContext) {
+  const { id, client, secret } = newClient(args)
+  const db = await ctx.db()
+  if (await createPgClientStore(db).findById(id)) throw exists(id)
+  // The seed file's validation and upsert: one set of rules for both ways of adding a client.
+  await applySeed(db, { clients: [client] }, cannotAdd(id))
+  printAdded(ctx, id, secret)
 }
 
 async function setEnabled(enabled: boolean, args: string[], ctx: CliContext) {
   const id = one(parse(args, {}, usage).positionals, 'CLIENT_ID')
   if (!(await createPgClientStore(await ctx.db()).setEnabled(id, enabled))) throw new CliError(`no client "${id}"`)
   ctx.out(`${enabled ? 'enabled' : 'disabled'} client "${id}"`)
+}
+
+// Through the running server's admin API (src/cli/admin-api.ts): the same arguments, checks and output.
+
+const noClient = (id: string) => new CliError(`no client "${id}"`)
+const clientPath = (id: string) => `${ADMIN_CLIENTS_PATH}/${seg(id)}`
+
+/** Client's members in the order its store builds them: the order `show` and --json print them in. */
+const CLIENT_MEMBERS = {
+  clientId: 0,
+  clientName: 0,
+  enabled: 0,
+  secrets: 0,
+  requireClientSecret: 0,
+  allowedGrantTypes: 0,
+  allowedScopes: 0,
+  redirectUris: 0,
+  postLogoutRedirectUris: 0,
+  requirePkce: 0,
+  allowOfflineAccess: 0,
+  accessTokenType: 0,
+  accessTokenLifetime: 0,
+  refreshTokenUsage: 0,
+  refreshTokenExpiration: 0,
+  absoluteRefreshTokenLifetime: 0,
+  slidingRefreshTokenLifetime: 0,
+  cibaLifetime: 0,
+  pollingInterval: 0,
+  identityProviderRestrictions: 0,
+  enableLocalLogin: 0,
+  allowedTenants: 0,
+  allowedCorsOrigins: 0,
+  allowedSubjectTokenClients: 0,
+  allowedExchangeAudiences: 0,
+  backChannelLogoutUri: 0,
+  backChannelLogoutSessionRequired: 0,
+  requireConsent: 0,
+  alwaysIncludeUserClaimsInIdToken: 0,
+  jwks: 0,
+} satisfies Record<keyof Client, 0>
+
+type SecretInfo = { expiration?: string; description?: string }
+
+/** The client as the admin API answers it, with its secrets' expiry and note (a hash is never answered, nor printed). */
+function fromAdmin(view: Record<string, unknown>, secrets: SecretInfo[]): Client {
+  const client = Object.fromEntries(Object.keys(CLIENT_MEMBERS).map((k) => [k, view[k]])) as unknown as Client
+  client.secrets = secrets.map((s) => ({
+    valueHash: '',
+    expiresAt: s.expiration === undefined ? undefined : Date.parse(s.expiration),
+    description: s.description,
+  }))
+  return client
+}
+
+async function fetchClient(api: AdminApi, id: string, view?: Record<string, unknown>): Promise<Client | undefined> {
+  if (!view) {
+    const answer = await api.call('GET', clientPath(id))
+    if (answer.status === 404) return undefined
+    if (answer.status !== 200) throw unexpected(answer)
+    view = answer.body as Record<string, unknown>
+  }
+  const secrets = await api.call('GET', `${clientPath(id)}/secrets`)
+  if (secrets.status === 404) return undefined
+  if (secrets.status !== 200) throw unexpected(secrets)
+  return fromAdmin(view, (secrets.body as { items: SecretInfo[] }).items)
+}
+
+const remoteList: RemoteSubcommand = async (args, ctx, api) => {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, usage)
+  if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, usage)
+  const clients: Client[] = []
+  for (const view of await listAll<Record<string, unknown>>(api, ADMIN_CLIENTS_PATH)) {
+    const client = await fetchClient(api, String(view.clientId), view)
+    if (client) clients.push(client) // one removed meanwhile is gone from the list
+  }
+  printList(ctx, clients, values.json)
+}
+
+const remoteShow: RemoteSubcommand = async (args, ctx, api) => {
+  const { values, positionals } = parse(args, { json: { type: 'boolean' } }, usage)
+  const id = one(positionals, 'CLIENT_ID')
+  const client = await fetchClient(api, id)
+  if (!client) throw noClient(id)
+  printOne(ctx, client, values.json)
+}
+
+const remoteAdd: RemoteSubcommand = async (args, ctx, api) => {
+  const { id, client, secret } = newClient(args)
+  const found = await api.call('GET', clientPath(id))
+  if (found.status === 200) throw exists(id)
+  if (found.status !== 404) throw unexpected(found)
+  const put = await api.call('PUT', clientPath(id), { body: client, ifNoneMatch: '*' })
+  if (put.status === 412) throw exists(id)
+  // The server's seed rules, with the paths of the seed document the database form checks.
+  if (put.status === 400) throw new SeedError(seedLines(errorsOf(put), 'clients[0]'), cannotAdd(id))
+  if (put.status !== 201) throw unexpected(put)
+  printAdded(ctx, id, secret)
+}
+
+async function remoteSetEnabled(enabled: boolean, args: string[], ctx: CliContext, api: AdminApi) {
+  const id = one(parse(args, {}, usage).positionals, 'CLIENT_ID')
+  const found = await api.call('GET', clientPath(id))
+  if (found.status === 404) throw noClient(id)
+  if (found.status !== 200) throw unexpected(found)
+  const put = await api.call('PUT', clientPath(id), { body: { ...(found.body as object), enabled }, ifMatch: found.etag })
+  if (put.status === 412 || put.status === 404) throw changedMeanwhile(`client "${id}"`)
+  if (put.status !== 200) throw unexpected(put)
+  ctx.out(`${enabled ? 'enabled' : 'disabled'} client "${id}"`)
+}
+
+const remoteRemove: RemoteSubcommand = async (args, ctx, api) => {
+  const id = one(parse(args, {}, usage).positionals, 'CLIENT_ID')
+  const answer = await api.call('DELETE', clientPath(id))
+  if (answer.status === 404) throw noClient(id)
+  if (answer.status !== 204) throw unexpected(answer)
+  ctx.out(`removed client "${id}"`)
+}
+
+const remoteAddSecret: RemoteSubcommand = async (args, ctx, api) => {
+  const { id, expiresAt, description } = secretArgs(args, ctx)
+  const body = {
+    ...(expiresAt !== undefined ? { expiration: new Date(expiresAt).toISOString() } : {}),
+    ...(description !== undefined ? { description } : {}),
+  }
+  const answer = await api.call('POST', `${clientPath(id)}/secrets`, { body })
+  if (answer.status === 404) throw noClient(id)
+  if (answer.status !== 201) throw unexpected(answer)
+  printSecret(ctx, id, (answer.body as { value: string }).value)
 }
 
 const SUBCOMMANDS: Record<string, Subcommand> = {
@@ -185,4 +348,13 @@ export const clientsCommand = commandGroup({
   summary: 'list, show, add, disable, enable and remove clients; add a generated secret',
   usage,
   subcommands: SUBCOMMANDS,
+  remote: {
+    list: remoteList,
+    show: remoteShow,
+    add: remoteAdd,
+    disable: (args, ctx, api) => remoteSetEnabled(false, args, ctx, api),
+    enable: (args, ctx, api) => remoteSetEnabled(true, args, ctx, api),
+    remove: remoteRemove,
+    'add-secret': remoteAddSecret,
+  },
 })

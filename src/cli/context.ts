@@ -1,7 +1,12 @@
-// What every admin command gets: output streams, stdin, lazily loaded config and database.
-// The database is opened once per run (embedded: under the DATA_DIR lock) and migrated first.
+// What every admin command gets: output streams, stdin, lazily loaded config and database, and
+// the running server's admin API. The database is opened once per run (embedded: under the
+// DATA_DIR lock) and migrated first. On the embedded database, while a server holds DATA_DIR,
+// a subcommand with a remote form runs that instead, through the server's admin API
+// (src/cli/admin-api.ts), printing what the database form prints; one without keeps being refused
+// by the lock (stop the server, or add its remote form: one entry in the group's `remote`).
 import { parseArgs, type ParseArgsConfig } from 'node:util'
 import { loadConfig, type Config } from '../config.js'
+import { localAdminApi, type AdminApi } from './admin-api.js'
 import type { Db } from '../db/db.js'
 import { acquireDataDirLock, type DataDirLock } from '../db/data-dir-lock.js'
 import { migrate } from '../db/migrate.js'
@@ -19,15 +24,26 @@ export interface CliCommand {
 
 export type Subcommand = (args: string[], ctx: CliContext) => Promise<void>
 
-/** A command group (`authz NAME SUB …`): dispatches to its subcommands, usage errors for the rest. */
-export function commandGroup(spec: Omit<CliCommand, 'run'> & { subcommands: Record<string, Subcommand> }): CliCommand {
-  const { subcommands, ...command } = spec
+/** A subcommand through the running server's admin API: the same arguments, errors and output as its database form. */
+export type RemoteSubcommand = (args: string[], ctx: CliContext, api: AdminApi) => Promise<void>
+
+/**
+ * A command group (`authz NAME SUB …`): dispatches to its subcommands, usage errors for the rest;
+ * to the remote form of one when a server runs on the embedded database.
+ */
+export function commandGroup(
+  spec: Omit<CliCommand, 'run'> & { subcommands: Record<string, Subcommand>; remote?: Record<string, RemoteSubcommand> },
+): CliCommand {
+  const { subcommands, remote = {}, ...command } = spec
   return {
     ...command,
     async run(args, ctx) {
       const [sub, ...rest] = args
       const fn = sub !== undefined && Object.hasOwn(subcommands, sub) ? subcommands[sub] : undefined
       if (!fn) throw new UsageError(sub === undefined ? 'missing subcommand' : `unknown subcommand "${sub}"`, command.usage)
+      const through = Object.hasOwn(remote, sub!) ? remote[sub!] : undefined
+      const api = through ? await ctx.server?.() : undefined
+      if (through && api) return through(rest, ctx, api)
       await fn(rest, ctx)
     },
   }
@@ -41,6 +57,11 @@ export interface CliContext {
   config(): Config
   /** The database, migrated unless `migrate: false`. */
   db(opts?: { migrate?: boolean }): Promise<Db>
+  /**
+   * The admin API of the server running on the embedded database in DATA_DIR; undefined: none
+   * runs, or DATABASE_URL is set. Absent in a context without one (tests calling a command directly).
+   */
+  server?(): Promise<AdminApi | undefined>
 }
 
 /** Exit 1 with this one line on stderr. */
@@ -80,6 +101,7 @@ export function createContext(
 ): CliContext {
   let config: Config | undefined
   let migrated = false
+  let server: Promise<AdminApi | undefined> | undefined
   const ctx: CliContext = {
     ...io,
     config: () => (config ??= loadConfig(env)),
@@ -95,6 +117,18 @@ export function createContext(
         migrated = true
       }
       return held.db
+    },
+    server() {
+      return (server ??= (async () => {
+        let cfg: Config
+        try {
+          cfg = ctx.config()
+        } catch {
+          return undefined // the database form reports the configuration's problems, as without a server
+        }
+        // PostgreSQL serves every process: the CLI writes it directly, and every replica hears of it (NOTIFY).
+        return cfg.databaseUrl ? undefined : localAdminApi(cfg.dataDir)
+      })())
     },
   }
   return ctx

@@ -1,7 +1,9 @@
 // authz seed FILE | authz seed --schema (docs/seed-file.md).
-import { checkSeed, readSeedFile, SeedError, seedWarningsFor, writeSeed } from '../seed/apply.js'
+import { ADMIN_SEED_PATH } from '../endpoints.js'
+import { checkSeed, readSeedFile, SeedError, seedWarningsFor, writeSeed, type SeedSummary } from '../seed/apply.js'
 import { seedJsonSchema } from '../seed/schema.js'
-import { parse, UsageError, type CliCommand } from './context.js'
+import { errorsOf, seedLines, unexpected, type AdminApi } from './admin-api.js'
+import { parse, UsageError, type CliCommand, type CliContext } from './context.js'
 
 const usage = `Usage: authz seed FILE
        authz seed --schema
@@ -30,6 +32,8 @@ export const seedCommand: CliCommand = {
     if (!file || rest.length > 0) throw new UsageError('expected exactly one FILE', usage)
     const heading = `invalid seed file ${file}`
     const input = await readSeedFile(file)
+    const api = await ctx.server?.()
+    if (api) return applyThrough(api, file, input, heading, ctx)
     const checked = checkSeed(input)
     // The file's own problems need no database: when it cannot be opened (a server holds the
     // embedded one), they are reported alone; otherwise with those against what is stored.
@@ -39,10 +43,23 @@ export const seedCommand: CliCommand = {
     // Only an identity provider's client secret is encrypted at rest; the rest needs no configuration.
     const secrets = checked.seed?.identityProviders.some((p) => p.clientSecret !== undefined) ?? false
     const s = await writeSeed(db, input, heading, checked, { keyEncryptionSecret: secrets ? ctx.config().keyEncryptionSecret : undefined })
-    ctx.out(
-      `seed applied from ${file}: ${s.apiScopes} api scopes, ${s.apiResources} api resources, ` +
-        `${s.identityResources} identity resources, ${s.clients} clients, ${s.users} users, ${s.identityProviders} identity providers`,
-    )
-    for (const warning of checked.seed ? await seedWarningsFor(db, checked.seed) : []) ctx.err(`warning: ${warning}`)
+    printApplied(ctx, file, s, checked.seed ? await seedWarningsFor(db, checked.seed) : [])
   },
+}
+
+function printApplied(ctx: CliContext, file: string, s: SeedSummary, warnings: string[]) {
+  ctx.out(
+    `seed applied from ${file}: ${s.apiScopes} api scopes, ${s.apiResources} api resources, ` +
+      `${s.identityResources} identity resources, ${s.clients} clients, ${s.users} users, ${s.identityProviders} identity providers`,
+  )
+  for (const warning of warnings) ctx.err(`warning: ${warning}`)
+}
+
+/** PUT /admin/seed of the running server: the same checks in one transaction, its problems as the same lines. */
+async function applyThrough(api: AdminApi, file: string, input: unknown, heading: string, ctx: CliContext) {
+  const answer = await api.call('PUT', ADMIN_SEED_PATH, { body: input })
+  if (answer.status === 400) throw new SeedError(seedLines(errorsOf(answer), ''), heading)
+  if (answer.status !== 200) throw unexpected(answer)
+  const { warnings, ...summary } = answer.body as SeedSummary & { warnings: string[] }
+  printApplied(ctx, file, summary, warnings)
 }

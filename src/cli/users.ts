@@ -9,8 +9,11 @@ import { createPgFailureCounterStore } from '../stores/failure-counters.postgres
 import { createPgFederatedIdentityStore } from '../stores/federated-identities.postgres.js'
 import { createPgUserSessionStore } from '../stores/user-sessions.postgres.js'
 import { createPgUserStore } from '../stores/users.postgres.js'
+import type { User } from '../domain/types.js'
+import { ADMIN_LOCKOUTS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
 import { hashPassword } from '../interaction/passwords.js'
-import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext } from './context.js'
+import { changedMeanwhile, errorsOf, listAll, seg, unexpected, type AdminApi } from './admin-api.js'
+import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext, type RemoteSubcommand } from './context.js'
 import { readPassword } from './prompt.js'
 
 const usage = `Usage: authz users list [--json]
@@ -47,7 +50,8 @@ Options:
 unlock ends the user's password lockout now and forgets the failed sign-ins and the lockout
 escalation, and any CIBA user_code blocks of the user (on every replica: they live in the database).`
 
-async function add(args: string[], ctx: CliContext) {
+/** add's arguments and the password, read before anything is looked up. */
+async function addArgs(args: string[], ctx: CliContext) {
   const { values, positionals } = parse(args, { subject: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' } }, usage)
   const [username, ...rest] = positionals
   if (!username || rest.length > 0) throw new UsageError('expected exactly one USERNAME', usage)
@@ -58,16 +62,27 @@ async function add(args: string[], ctx: CliContext) {
     throw new CliError((err as Error).message)
   }
   if (password.length === 0) throw new CliError('no password given (pipe it on stdin or type it at the prompt)')
+  return { username, password, values }
+}
 
-  const users = createPgUserStore(await ctx.db())
-  const existing = await users.findByUsername(username)
+type AddValues = Awaited<ReturnType<typeof addArgs>>['values']
+
+/** The claims and subject of the user add writes, given the user stored under that username. */
+function merged(username: string, values: AddValues, existing: { subjectId: string; claims: Record<string, unknown> } | undefined) {
   if (existing && values.subject !== undefined && values.subject !== existing.subjectId) {
     throw new CliError(`user "${username}" exists with subject "${existing.subjectId}"; subject ids do not change`)
   }
   const claims = { ...existing?.claims }
   if (values.email !== undefined) claims.email = values.email
   if (values.name !== undefined) claims.name = values.name
-  const subjectId = existing?.subjectId ?? values.subject ?? randomUUID()
+  return { claims, subjectId: existing?.subjectId ?? values.subject ?? randomUUID() }
+}
+
+async function add(args: string[], ctx: CliContext) {
+  const { username, password, values } = await addArgs(args, ctx)
+  const users = createPgUserStore(await ctx.db())
+  const existing = await users.findByUsername(username)
+  const { claims, subjectId } = merged(username, values, existing)
   try {
     await users.upsert({
       subjectId,
@@ -101,13 +116,27 @@ function oneUsername(args: string[]): string {
   return username
 }
 
-async function list(args: string[], ctx: CliContext) {
+function listArgs(args: string[]) {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, usage)
   if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`, usage)
+  return values
+}
+
+async function list(args: string[], ctx: CliContext) {
+  const values = listArgs(args)
   const db = await ctx.db()
   const users = await createPgUserStore(db).list()
   const locks = await createPgFailureCounterStore(db).listBlocked('user', ctx.clock.now(), 10_000)
-  const lockedUntil = new Map(locks.map((l) => [l.name, l.blockedUntil]))
+  printList(ctx, users, new Map(locks.map((l) => [l.name, l.blockedUntil])), values.json)
+}
+
+/** Users with until when each is locked out (by subject). */
+function printList(
+  ctx: CliContext,
+  users: Pick<User, 'username' | 'subjectId' | 'enabled' | 'claims'>[],
+  lockedUntil: Map<string, number>,
+  asJson: boolean | undefined,
+) {
   const json = users.map((u) => ({
     username: u.username,
     subject: u.subjectId,
@@ -116,7 +145,7 @@ async function list(args: string[], ctx: CliContext) {
     email: typeof u.claims.email === 'string' ? u.claims.email : null,
     name: typeof u.claims.name === 'string' ? u.claims.name : null,
   }))
-  if (values.json) return ctx.out(JSON.stringify(json, null, 2))
+  if (asJson) return ctx.out(JSON.stringify(json, null, 2))
   if (users.length === 0) return ctx.out('no users')
   const rows = json.map((u) => [u.username, u.subject, u.enabled ? 'yes' : 'no', u.lockedUntil ?? '-', u.email ?? ''])
   table(['USERNAME', 'SUBJECT', 'ENABLED', 'LOCKED UNTIL', 'EMAIL'], rows).forEach((l) => ctx.out(l))
@@ -166,6 +195,76 @@ async function remove(args: string[], ctx: CliContext) {
   ctx.out(`removed user "${username}" (subject ${user.subjectId})`)
 }
 
+// Through the running server's admin API (src/cli/admin-api.ts): the same arguments, checks and output.
+
+const noUser = (username: string) => new CliError(`no user "${username}"`)
+const userPath = (username: string) => `${ADMIN_USERS_PATH}/${seg(username)}`
+type UserView = { subjectId: string; username: string; enabled: boolean; claims: Record<string, unknown> }
+
+const remoteList: RemoteSubcommand = async (args, ctx, api) => {
+  const values = listArgs(args)
+  const users = await listAll<UserView>(api, ADMIN_USERS_PATH)
+  const locks = await api.call('GET', ADMIN_LOCKOUTS_PATH)
+  if (locks.status !== 200) throw unexpected(locks)
+  const items = (locks.body as { items: { subjectId: string; lockedUntil: string }[] }).items
+  printList(ctx, users, new Map(items.map((l) => [l.subjectId, Date.parse(l.lockedUntil)])), values.json)
+}
+
+const remoteAdd: RemoteSubcommand = async (args, ctx, api) => {
+  const { username, password, values } = await addArgs(args, ctx)
+  const found = await api.call('GET', userPath(username))
+  if (found.status !== 200 && found.status !== 404) throw unexpected(found)
+  const existing = found.status === 200 ? (found.body as UserView) : undefined
+  const { claims, subjectId } = merged(username, values, existing)
+  // The whole user, as the seed file has it: what is not given here stays as stored (enabled; the CIBA user code when omitted).
+  const body = { subjectId, username, password, enabled: existing?.enabled ?? true, claims }
+  const put = await api.call('PUT', userPath(username), existing ? { body, ifMatch: found.etag } : { body, ifNoneMatch: '*' })
+  if (put.status === 412) throw changedMeanwhile(`user "${username}"`)
+  if (put.status === 400 && errorsOf(put).some((e) => e.path === 'subjectId')) {
+    throw new CliError(`subject "${subjectId}" belongs to another user`)
+  }
+  if (put.status !== 200 && put.status !== 201) throw unexpected(put)
+  ctx.out(`${existing ? 'updated' : 'created'} user "${username}" (subject ${subjectId})`)
+}
+
+/** POST /admin/users/{username}/{action}: the user after it, with what the action did. */
+async function act(api: AdminApi, username: string, action: 'disable' | 'enable' | 'unlock' | 'sign-out') {
+  const answer = await api.call('POST', `${userPath(username)}/${action}`)
+  if (answer.status === 404) throw noUser(username)
+  if (answer.status !== 200) throw unexpected(answer)
+  return answer.body as UserView & { sessionsEnded?: number; failuresCleared?: number }
+}
+
+const remoteUnlock: RemoteSubcommand = async (args, ctx, api) => {
+  const username = oneUsername(args)
+  const { failuresCleared = 0 } = await act(api, username, 'unlock')
+  ctx.out(failuresCleared > 0 ? `unlocked user "${username}"` : `user "${username}" had no failed attempts to clear`)
+}
+
+async function remoteSetEnabled(enabled: boolean, args: string[], ctx: CliContext, api: AdminApi) {
+  const username = oneUsername(args)
+  await act(api, username, enabled ? 'enable' : 'disable')
+  ctx.out(`${enabled ? 'enabled' : 'disabled'} user "${username}"`)
+}
+
+const remoteSignOut: RemoteSubcommand = async (args, ctx, api) => {
+  const username = oneUsername(args)
+  const { sessionsEnded: n = 0 } = await act(api, username, 'sign-out')
+  ctx.out(n === 0 ? `user "${username}" had no sessions` : `ended ${n} session${n === 1 ? '' : 's'} of user "${username}"`)
+}
+
+const remoteRemove: RemoteSubcommand = async (args, ctx, api) => {
+  const username = oneUsername(args)
+  const found = await api.call('GET', userPath(username))
+  if (found.status === 404) throw noUser(username)
+  if (found.status !== 200) throw unexpected(found)
+  const answer = await api.call('DELETE', userPath(username), { ifMatch: found.etag })
+  if (answer.status === 404) throw noUser(username)
+  if (answer.status === 412) throw changedMeanwhile(`user "${username}"`)
+  if (answer.status !== 204) throw unexpected(answer)
+  ctx.out(`removed user "${username}" (subject ${(found.body as UserView).subjectId})`)
+}
+
 export const usersCommand = commandGroup({
   name: 'users',
   summary: 'list, add, disable, enable and remove users; unlock a locked-out user; sign a user out everywhere',
@@ -179,5 +278,14 @@ export const usersCommand = commandGroup({
     unlock,
     'sign-out': signOut,
     links,
+  },
+  remote: {
+    list: remoteList,
+    add: remoteAdd,
+    disable: (args, ctx, api) => remoteSetEnabled(false, args, ctx, api),
+    enable: (args, ctx, api) => remoteSetEnabled(true, args, ctx, api),
+    remove: remoteRemove,
+    unlock: remoteUnlock,
+    'sign-out': remoteSignOut,
   },
 })

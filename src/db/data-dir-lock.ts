@@ -26,7 +26,7 @@ export interface DataDirLock {
   release(): Promise<void>
 }
 
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0) // signal 0: existence check only
     return true

@@ -38,7 +38,7 @@ export async function applySeed(db: Db, input: unknown, heading = 'invalid seed 
 }
 
 /** The warnings of a valid file (seedWarnings), with the identity providers already stored. */
-export async function seedWarningsFor(db: Db, seed: SeedInput): Promise<string[]> {
+export async function seedWarningsFor(db: Queryable, seed: SeedInput): Promise<string[]> {
   const stored = await createPgSeedWriter(db).findIdentityProviders()
   return seedWarnings(
     seed,

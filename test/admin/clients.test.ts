@@ -210,6 +210,12 @@ describe('admin API: clients', () => {
     const after = await call('GET', '/admin/clients/backend')
     expect(after.body).not.toContain(secret.value)
     expect(after.json()).toEqual(before.json())
+    // Listed by what is not secret about them: expiry and note.
+    const listed = await call('GET', '/admin/clients/backend/secrets')
+    expect(listed.statusCode).toBe(200)
+    expect(listed.json()).toEqual({ items: [{}, { description: 'rotation 2026-11' }] })
+    expect(listed.body).not.toContain(secret.value)
+    expect((await call('GET', '/admin/clients/nobody/secrets')).statusCode).toBe(404)
     expect(adminAudit(t).at(-1)).toMatchObject({ resource: 'clients/backend', action: 'add-secret', changes: ['secrets'] })
     expect(t.logs.join('\n')).not.toContain(secret.value)
   })

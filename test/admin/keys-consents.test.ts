@@ -21,7 +21,7 @@ describe('admin API: signing keys', () => {
     const before = (await call('GET', '/admin/keys')).json<{ items: Record<string, unknown>[] }>()
     expect(before.items.map((k) => k.alg).sort()).toEqual(['ES256', 'RS256'])
     for (const k of before.items) {
-      expect(Object.keys(k).sort()).toEqual(['activateAt', 'alg', 'createdAt', 'kid', 'privateKey', 'status'])
+      expect(Object.keys(k).sort()).toEqual(['activateAt', 'alg', 'createdAt', 'encrypted', 'kid', 'privateKey', 'status'])
       expect(k).toMatchObject({ status: 'current', createdAt: ISO, activateAt: ISO })
     }
     const res = await call('POST', '/admin/keys/rotate', { body: { alg: 'ES256' } })

@@ -2,6 +2,7 @@
 // the subject never changed, and the actions the CLI has: disable, enable, unlock, sign-out.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
+import { createPgFailureCounterStore } from '../../src/stores/failure-counters.postgres.js'
 import { postFormBasic } from '../helpers/http.js'
 import { admin, adminAudit, adminToken, createAdminTestApp, PROBLEM } from './admin-fixtures.js'
 
@@ -95,6 +96,17 @@ describe('admin API: users', () => {
     const enabled = await call('POST', '/admin/users/alice/enable')
     expect(enabled.json().enabled).toBe(true)
     expect((await passwordGrant('alice', 'alice-pw')).statusCode).toBe(200)
+  })
+
+  it('lists the lockouts in force by subject, and none once unlocked', async () => {
+    const failures = createPgFailureCounterStore(t.db)
+    const now = t.clock.now()
+    await failures.recordFailure({ kind: 'user', name: 'alice-1', source: '' }, { limit: 1, baseSeconds: 60, maxSeconds: 60 }, now)
+    expect((await call('GET', '/admin/lockouts')).json()).toEqual({
+      items: [{ subjectId: 'alice-1', lockedUntil: new Date(now + 60_000).toISOString() }],
+    })
+    expect((await call('POST', '/admin/users/alice/unlock')).statusCode).toBe(200)
+    expect((await call('GET', '/admin/lockouts')).json()).toEqual({ items: [] })
   })
 
   it('unlocks a user and signs them out everywhere, answering what was done', async () => {

@@ -1,0 +1,162 @@
+// The CLI while a server runs on the embedded database: the commands go through the admin API the
+// server serves to the CLI of its DATA_DIR (a 0600 socket and a 0600 file with a credential there),
+// print what they print on the database itself, and what they change holds in the server at once.
+// One server and few CLI runs: each is a child process.
+import { spawnSync } from 'node:child_process'
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { LOCAL_ADMIN_FILE, LOCAL_ADMIN_SOCKET } from '../../src/admin/local-access.js'
+import { createTestDataDir, usingServer } from '../helpers/db.js'
+import { startServer, waitForOutput, type ServerProcess } from '../helpers/server-process.js'
+import { ROOT, runCli, type CliResult } from './run-cli.js'
+
+const SLOW = 240_000
+let dir: string
+let dataDir: string
+let server: ServerProcess
+const env = () => ({ DATA_DIR: dataDir })
+const cli = (args: string[], input?: string) => runCli(args, { env: env(), ...(input === undefined ? {} : { input }) })
+
+/** What each listing printed while the server ran, to compare with the database's own afterwards. */
+const READS = [
+  ['clients', 'list'],
+  ['clients', 'list', '--json'],
+  ['clients', 'show', 'reports'],
+  ['clients', 'show', 'demo-backend', '--json'],
+  ['users', 'list'],
+  ['keys', 'list', '--json'],
+  ['consents', 'list', 'alice', '--json'],
+]
+const REFUSED = ['clients', 'add', 'broken', '--scope', 'no.such.scope']
+const read: CliResult[] = []
+let refused: CliResult
+
+async function token(clientId: string, secret: string) {
+  const res = await fetch(`${server.baseUrl}/connect/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${btoa(`${clientId}:${secret}`)}` },
+    body: 'grant_type=client_credentials',
+  })
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> }
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'authz-live-'))
+  dataDir = join(dir, 'data')
+  if (!usingServer()) await createTestDataDir(dataDir)
+  server = await startServer({ SEED_FILE: join(ROOT, 'seed/demo.json'), SHUTDOWN_DRAIN: '0' }, 'src/main.ts', { dataDir })
+  await waitForOutput(server, 'admin API for the local CLI listening')
+}, SLOW)
+afterAll(async () => {
+  await server?.stop()
+  await rm(dir, { recursive: true, force: true })
+})
+
+describe('the CLI while the server runs on the embedded database', { timeout: SLOW }, () => {
+  it('finds the server through a file only its owner may read, with a credential it never logs', async () => {
+    const file = join(dataDir, LOCAL_ADMIN_FILE)
+    expect((await stat(file)).mode & 0o777).toBe(0o600)
+    expect((await stat(join(dataDir, LOCAL_ADMIN_SOCKET))).mode & 0o777).toBe(0o600)
+    const access = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
+    expect(access).toEqual({ pid: server.child.pid, socket: join(dataDir, LOCAL_ADMIN_SOCKET), credential: expect.any(String) })
+    expect(access.credential).toMatch(/^[A-Za-z0-9_-]{43}$/) // 256 random bits
+    expect(server.output()).not.toContain(access.credential)
+  })
+
+  it('adds, disables and removes through the server, which sees each change at once', async () => {
+    const added = await cli(['clients', 'add', 'reports', '--name', 'Reports', '--scope', 'orders.read'])
+    expect(added).toEqual({
+      code: 0,
+      stdout: expect.stringMatching(/^[A-Za-z0-9_-]{43}\n$/),
+      stderr: 'created client "reports"; its secret (shown once; only its hash is stored):\n',
+    })
+    const secret = added.stdout.trim()
+    expect((await token('reports', secret)).status).toBe(200)
+
+    expect(await cli(['clients', 'add', 'reports'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'authz clients: client "reports" exists: change it with a seed file (authz seed FILE)\n',
+    })
+    refused = await cli(REFUSED)
+    expect(refused).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: expect.stringContaining('cannot add client "broken":\n  clients[0].allowedScopes[0]'),
+    })
+
+    const second = await cli(['clients', 'add-secret', 'reports', '--expires', '2099-01-01', '--description', 'rotation'])
+    expect(second).toMatchObject({ code: 0, stderr: 'new secret for client "reports" (shown once; only its hash is stored):\n' })
+    expect((await token('reports', second.stdout.trim())).status).toBe(200)
+
+    expect(await cli(['clients', 'disable', 'reports'])).toEqual({ code: 0, stdout: 'disabled client "reports"\n', stderr: '' })
+    expect(await token('reports', secret)).toEqual({ status: 401, body: expect.objectContaining({ error: 'invalid_client' }) })
+    expect(await cli(['clients', 'remove', 'nobody'])).toEqual({ code: 1, stdout: '', stderr: 'authz clients: no client "nobody"\n' })
+
+    expect(await cli(['users', 'add', 'carol', '--email', 'carol@example.com'], 'carol pass phrase\n')).toEqual({
+      code: 0,
+      stdout: expect.stringMatching(/^created user "carol" \(subject [0-9a-f-]{36}\)\n$/),
+      stderr: '',
+    })
+    expect(await cli(['users', 'disable', 'alice'])).toEqual({ code: 0, stdout: 'disabled user "alice"\n', stderr: '' })
+    expect(await cli(['users', 'unlock', 'alice'])).toEqual({
+      code: 0,
+      stdout: 'user "alice" had no failed attempts to clear\n',
+      stderr: '',
+    })
+
+    const rotated = await cli(['keys', 'rotate', '--alg', 'ES256'])
+    expect(rotated.code).toBe(0)
+    expect(rotated.stdout).toMatch(/^added 1 key\(s\); they sign from \d{4}-/)
+    const kid = /^(\S+)\s+ES256\s+pending/m.exec(rotated.stdout)?.[1]
+    expect(JSON.parse(rotated.stderr)).toMatchObject({ event: 'key.rotated', kid, alg: 'ES256', reason: 'rotation' })
+    const jwks = (await (await fetch(`${server.baseUrl}/.well-known/openid-configuration/jwks`)).json()) as { keys: { kid: string }[] }
+    expect(jwks.keys.map((k) => k.kid)).toContain(kid)
+
+    // Recorded as the server's own admin changes, by the local CLI.
+    const changes = server
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('"event":"admin.changed"'))
+    expect(changes.find((l) => l.includes('"resource":"clients/reports"'))).toContain('"client_id":"local-cli"')
+  })
+
+  it('keeps refusing the commands the admin API does not serve', async () => {
+    expect(await cli(['ciba', 'list'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: expect.stringContaining(
+        `authz ciba: the embedded database in ${dataDir} is open in another authz process (pid ${server.child.pid})`,
+      ),
+    })
+  })
+
+  it('prints what the database itself prints, and leaves no file once the server has stopped', async () => {
+    for (const args of READS) read.push(await cli(args))
+    expect(read.map((r) => r.code)).toEqual(READS.map(() => 0))
+    expect(read[2]!.stdout).toContain('enabled: false')
+    expect(read[4]!.stdout).toMatch(/^alice +alice-0001 +no +- /m)
+    expect(read[2]!.stdout).toContain(`  2. expires 2099-01-01T00:00:00.000Z (rotation)`)
+
+    server.child.kill('SIGTERM')
+    expect(await server.exited).toBe(0)
+    await expect(stat(join(dataDir, LOCAL_ADMIN_FILE))).rejects.toThrow(/ENOENT/)
+    await expect(stat(join(dataDir, LOCAL_ADMIN_SOCKET))).rejects.toThrow(/ENOENT/)
+
+    for (const [i, args] of READS.entries()) expect(await cli(args), args.join(' ')).toEqual(read[i])
+    expect(await cli(REFUSED)).toEqual(refused)
+  })
+
+  it('ignores a file left by a server that is gone: its pid dead, or nobody at its socket', async () => {
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid
+    const file = join(dataDir, LOCAL_ADMIN_FILE)
+    const socket = join(dataDir, LOCAL_ADMIN_SOCKET)
+    await writeFile(file, JSON.stringify({ pid: dead, socket, credential: 'x'.repeat(43) }), { mode: 0o600 })
+    expect(await cli(READS[0]!)).toEqual(read[0])
+    // A live pid (this test process) but nothing listening: stale all the same.
+    await writeFile(file, JSON.stringify({ pid: process.pid, socket, credential: 'x'.repeat(43) }), { mode: 0o600 })
+    expect(await cli(['clients', 'enable', 'reports'])).toEqual({ code: 0, stdout: 'enabled client "reports"\n', stderr: '' })
+  })
+})
