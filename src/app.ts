@@ -72,7 +72,7 @@ function flows(deps: AppDeps): Flow[] {
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps
   const clock = deps.clock ?? systemClock
-  const logger = deps.logger ?? createLogger({ level: config.logLevel })
+  const logger = deps.logger ?? createLogger({ level: config.logLevel, format: config.logFormat })
   const db = boundDatabase(deps.db, config, logger)
   const app = await createServer(config, logger)
   const { metrics, audit, listenMetrics } = observe(app, db, config, clock, logger)

@@ -57,6 +57,8 @@ function sizeInKiB(v: string): number | undefined {
 export const SIGNING_ALGS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const
 export type SigningAlg = (typeof SIGNING_ALGS)[number]
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+const LOG_FORMATS = ['json', 'pretty'] as const
+export type LogFormat = (typeof LOG_FORMATS)[number]
 
 /** Variables whose value never appears in an error message (DATABASE_URL: its password). */
 const SECRET_VARIABLES = new Set(['KEY_ENCRYPTION_SECRET', 'CIBA_NOTIFICATION_SECRET', 'DATABASE_URL'])
@@ -93,6 +95,7 @@ const Env = z.object({
   SEED_FILE: z.string().min(1).optional().describe('a file path'),
   DEMO_SEED: z.enum(['true', 'false']).optional().describe('true or false'),
   LOG_LEVEL: oneOf(LOG_LEVELS).default('info'),
+  LOG_FORMAT: oneOf(LOG_FORMATS).optional(),
   TRUST_PROXY: z
     .string()
     .default('false')
@@ -226,6 +229,11 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   LOG_LEVEL: {
     group: 'Logs, proxies and metrics',
     doc: 'The least severe log lines written. Logs are JSON lines (pino) with a request id; [audit events](operate.md#audit-events) are written at `info` and `warn`.',
+  },
+  LOG_FORMAT: {
+    group: 'Logs, proxies and metrics',
+    default: '`pretty` when standard output is a terminal, else `json`',
+    doc: '`json`: one JSON object per line (pino), for log collectors. `pretty`: for a person at a terminal, one short coloured line per request (`POST /connect/token 200 4 ms`), audit events marked `AUDIT`, the CIBA approval URL and the device verification URL printed as they are (see [Logs](operate.md#logs)); colours only on a terminal, never with `NO_COLOR`. The container image sets `json`.',
   },
   TRUST_PROXY: {
     group: 'Logs, proxies and metrics',
@@ -403,6 +411,8 @@ export type Config = Readonly<{
   /** Apply seed/demo.json to a database created by this start (never with SEED_FILE). */
   demoSeed: boolean
   logLevel: (typeof LOG_LEVELS)[number]
+  /** json for collectors; pretty for a person at a terminal (src/http/pretty-log.ts). */
+  logFormat: LogFormat
   /** Fastify's trustProxy: true (any peer), false, or the proxies' addresses and networks. */
   trustProxy: TrustProxy
   /** The metrics listener (src/observe/metrics-server.ts); undefined: no metrics. */
@@ -568,8 +578,14 @@ export function configReference(): ConfigVariable[] {
   })
 }
 
+/** Where the process writes: LOG_FORMAT's default depends on it. */
+export interface ConfigContext {
+  /** Standard output is a terminal (a person reads the logs). */
+  terminal?: boolean | undefined
+}
+
 /** Parses the environment; throws ConfigError with one sentence per problem, each naming the variable. */
-export function loadConfig(env: Record<string, string | undefined>): Config {
+export function loadConfig(env: Record<string, string | undefined>, context: ConfigContext = {}): Config {
   // An empty variable (FOO=) counts as unset, as most twelve-factor tooling expects.
   const cleaned = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''))
   const problems: string[] = []
@@ -612,6 +628,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     // Default: only the embedded database of a fresh clone gets the demo, never a real server's.
     demoSeed: !e.SEED_FILE && (e.DEMO_SEED === undefined ? !e.DATABASE_URL : e.DEMO_SEED === 'true'),
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT ?? (context.terminal ? 'pretty' : 'json'),
     trustProxy: e.TRUST_PROXY,
     metricsPort: e.METRICS_PORT,
     metricsHost: e.METRICS_HOST,

@@ -16,14 +16,14 @@ const FIRST_MIGRATION = '0001'
 async function main() {
   let config: Config
   try {
-    config = loadConfig(process.env)
+    config = loadConfig(process.env, { terminal: process.stdout.isTTY })
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err
     for (const line of err.problems) process.stderr.write(`config error: ${line}\n`)
     process.exit(1)
   }
 
-  const logger = createLogger({ level: config.logLevel })
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat })
   // The seed is read and checked before anything is migrated: a typo changes nothing at all.
   const seedFile = config.seedFile ?? (config.demoSeed ? DEMO_SEED_FILE : undefined)
   const seedHeading = `invalid seed file ${seedFile}`
