@@ -75,7 +75,7 @@ const issuerUrl = httpUrl()
 
 const Env = z.object({
   PORT: int(0, 65535, 5000),
-  HOST: z.string().min(1).default('0.0.0.0').describe('an interface address or host name'),
+  HOST: z.string().min(1).default('127.0.0.1').describe('an interface address or host name'),
   ISSUER: issuerUrl.optional(),
   DATABASE_URL: z
     .string()
@@ -190,7 +190,10 @@ interface VariableDoc {
  */
 const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   PORT: { group: 'Server', doc: 'The TCP port the server listens on.' },
-  HOST: { group: 'Server', doc: 'The interface the server listens on; `0.0.0.0`: every IPv4 interface.' },
+  HOST: {
+    group: 'Server',
+    doc: 'The interface the server listens on: by default this machine only. `0.0.0.0`: every IPv4 interface, as a container needs (the image sets it) and a server others reach directly.',
+  },
   ISSUER: {
     group: 'Server',
     default: '`http://localhost:$PORT`',
