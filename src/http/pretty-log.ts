@@ -93,11 +93,13 @@ export function prettyMessage(log: Record<string, unknown>, c: Colors): string {
 
 /** A field's value in key=value: quoted when it has spaces, arrays comma-separated, long ones cut. */
 function field(value: unknown): string {
-  const text = Array.isArray(value)
-    ? value.map(clean).join(',')
-    : typeof value === 'object' && value !== null
-      ? JSON.stringify(value)
-      : clean(value)
+  const primitive = (v: unknown) => v === null || typeof v !== 'object'
+  const text =
+    Array.isArray(value) && value.every(primitive)
+      ? value.map(clean).join(',')
+      : primitive(value)
+        ? clean(value)
+        : clean(JSON.stringify(value))
   const short = cut(text, VALUE_LENGTH)
-  return /[\s"]/.test(short) || short === '' ? JSON.stringify(short) : short
+  return /\s/.test(short) || short === '' ? JSON.stringify(short) : short
 }

@@ -133,6 +133,10 @@ describe('LOG_FORMAT=pretty', () => {
     }
     const line = prettyMessage({ req: { method: 'GET', url: '/x\u001b[2J\u0007' }, res: { statusCode: 404 }, responseTime: 1.4 }, colors)
     expect(line).toBe('\u001b[1mGET\u001b[0m /x[2J \u001b[33m404\u001b[0m 1 ms')
+    // Objects and lists of them as JSON, lists of words comma-separated.
+    expect(prettyMessage({ msg: 'keys replaced', replaced: [{ kid: 'a' }], applied: ['0001', '0002'] }, colors)).toBe(
+      'keys replaced \u001b[2mreplaced=[{"kid":"a"}] applied=0001,0002\u001b[0m',
+    )
   })
 
   it('writes colours where asked to, and JSON stays the default', () => {
