@@ -7,6 +7,7 @@ import { migrate } from './db/migrate.js'
 import { acquireDataDirLock } from './db/data-dir-lock.js'
 import { openDatabase } from './db/open.js'
 import { closeAfterDrain, startDrain } from './http/edge.js'
+import { nodeEndOfLifeWarning } from './domain/node-support.js'
 import { createLogger } from './http/logger.js'
 import { checkSeed, readSeedFile, seedWarningsFor, validateSeed, writeSeed } from './seed/apply.js'
 import { DEMO_SEED_FILE } from './seed/paths.js'
@@ -26,6 +27,8 @@ async function main() {
   }
 
   const logger = createLogger({ level: config.logLevel, format: config.logFormat })
+  const endOfLife = nodeEndOfLifeWarning(process.version, new Date())
+  if (endOfLife) logger.warn({ node: process.version }, endOfLife)
   // The seed is read and checked before anything is migrated: a typo changes nothing at all.
   const seedFile = config.seedFile ?? (config.demoSeed ? DEMO_SEED_FILE : undefined)
   const seedHeading = `invalid seed file ${seedFile}`

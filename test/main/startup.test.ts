@@ -9,6 +9,7 @@ import { createEmptyTestDb, createTestDataDir, usingServer, type TestDb } from '
 import { freePort } from '../helpers/free-port.js'
 import { startServer, waitForOutput, type ServerProcess } from '../helpers/server-process.js'
 import { runCli } from '../cli/run-cli.js'
+import { nodeEndOfLifeWarning } from '../../src/domain/node-support.js'
 
 const SLOW = 120_000
 const dirs: string[] = []
@@ -98,6 +99,10 @@ describe('start-up', { timeout: SLOW }, () => {
     // First start: the schema is created and the demo seed applied.
     server = await startServer(env, 'src/main.ts', usingServer() ? {} : { dataDir: await createTestDataDir(dataDir, { empty: true }) })
     expect(server.output()).toMatch(/"reason":"the demo seed is applied once, to the database this start created".*"msg":"seed applied"/)
+    // A Node.js past its end of life is said once, at start (src/domain/node-support.ts).
+    const endOfLife = nodeEndOfLifeWarning(process.version, new Date())
+    if (endOfLife) expect(server.output().split(`"msg":${JSON.stringify(endOfLife)}`)).toHaveLength(2)
+    else expect(server.output()).not.toContain('end of life')
     // JSON logs (no terminal) get no banner: the demo's password stays out of log collectors.
     await waitForOutput(server, '"msg":"authz is ready, with the demo seed: its credentials are in the README (Demo credentials)"')
     expect(server.output()).not.toContain('alice-password')
