@@ -36,14 +36,16 @@ const TITLES: Record<string, string> = {
 
 /**
  * The page for an error on a page route. `description` is the error's fixed sentence (it never
- * echoes input); it is shown below 500 only, as the JSON modes do.
+ * echoes input); it is shown below 500 only, as the JSON modes do. `detail` may name what the
+ * request sent (the redirect URI that is not registered): escaped, as text, never a link.
  */
-export function errorPage(e: { status: number; code: string; description: string | undefined }): Page {
+export function errorPage(e: { status: number; code: string; description: string | undefined; detail?: string | undefined }): Page {
   const title = TITLES[e.code] ?? 'This request could not be completed'
   const text: string[] = []
   if (e.status >= 500) text.push('The server could not complete your request. Nothing was changed. Please try again in a moment.')
   else text.push('The page could not be shown for this request. Go back to the application you came from and start again.')
   if (e.status < 500 && e.description) text.push(`Details: ${e.description}.`)
+  if (e.status < 500 && e.detail) text.push(e.detail)
   return messagePage({ status: e.status, title, text, tone: 'alert' })
 }
 
