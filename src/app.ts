@@ -17,6 +17,7 @@ import { deviceFlow } from './flows/device/index.js'
 import { discoveryFlow } from './flows/discovery/index.js'
 import { federationFlow, type UpstreamOptions } from './flows/federation/index.js'
 import { introspectionFlow } from './flows/introspection/index.js'
+import { landingFlow } from './flows/landing/index.js'
 import type { BackchannelLogoutOptions } from './flows/logout/backchannel-logout.js'
 import { logoutFlow } from './flows/logout/index.js'
 import { revocationFlow } from './flows/revocation/index.js'
@@ -66,6 +67,7 @@ function flows(deps: AppDeps): Flow[] {
     logoutFlow({ backchannelLogout: deps.backchannelLogout }),
     introspectionFlow,
     revocationFlow,
+    landingFlow,
   ]
 }
 

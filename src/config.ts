@@ -77,6 +77,7 @@ const Env = z.object({
   PORT: int(0, 65535, 5000),
   HOST: z.string().min(1).default('127.0.0.1').describe('an interface address or host name'),
   ISSUER: issuerUrl.optional(),
+  DOCUMENTATION_URL: httpUrl().optional(),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//)
@@ -198,6 +199,10 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Server',
     default: '`http://localhost:$PORT`',
     doc: 'The issuer identifier (`iss`) and base of every URL in discovery. Behind a reverse proxy, set the public URL, e.g. `https://id.example.com`. Every endpoint is served at the root, so an issuer with a path (`https://example.com/auth`) is refused at start-up: give the server its own host name.',
+  },
+  DOCUMENTATION_URL: {
+    group: 'Server',
+    doc: "Where the landing page's (`/`) Documentation link leads: your developer portal, or the published documentation of authz. Unset: the page points developers to the `docs/` folder of the authz source.",
   },
   DATABASE_URL: {
     group: 'Database',
@@ -405,6 +410,8 @@ export type Config = Readonly<{
   port: number
   host: string
   issuer: string
+  /** The landing page's Documentation link; undefined: the page names the docs/ folder. */
+  documentationUrl: string | undefined
   databaseUrl: string | undefined
   databasePoolSize: number
   dataDir: string
@@ -623,6 +630,7 @@ export function loadConfig(env: Record<string, string | undefined>, context: Con
     port: e.PORT,
     host: e.HOST,
     issuer: (e.ISSUER ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    documentationUrl: e.DOCUMENTATION_URL,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
     dataDir: e.DATA_DIR,
