@@ -23,8 +23,9 @@ RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 FROM node:24-bookworm-slim
 WORKDIR /app
 # HOST=0.0.0.0: a container's port is published from its own interface. DEMO_SEED=false: the
-# demo seed is never applied by default, even to the embedded database in /data.
-ENV PORT=5000 HOST=0.0.0.0 DATA_DIR=/data DEMO_SEED=false
+# demo seed is never applied by default, even to the embedded database in /data. LOG_FORMAT=json:
+# a container's log goes to a collector, even when it runs with a terminal (docker run -t).
+ENV PORT=5000 HOST=0.0.0.0 DATA_DIR=/data DEMO_SEED=false LOG_FORMAT=json
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json LICENSE ./

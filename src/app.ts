@@ -19,6 +19,7 @@ import { deviceFlow } from './flows/device/index.js'
 import { discoveryFlow } from './flows/discovery/index.js'
 import { federationFlow, type UpstreamOptions } from './flows/federation/index.js'
 import { introspectionFlow } from './flows/introspection/index.js'
+import { landingFlow } from './flows/landing/index.js'
 import type { BackchannelLogoutOptions } from './flows/logout/backchannel-logout.js'
 import { logoutFlow } from './flows/logout/index.js'
 import { revocationFlow } from './flows/revocation/index.js'
@@ -70,13 +71,14 @@ function flows(deps: AppDeps): Flow[] {
     logoutFlow({ backchannelLogout: deps.backchannelLogout }),
     introspectionFlow,
     revocationFlow,
+    landingFlow,
   ]
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { config } = deps
   const clock = deps.clock ?? systemClock
-  const logger = deps.logger ?? createLogger({ level: config.logLevel })
+  const logger = deps.logger ?? createLogger({ level: config.logLevel, format: config.logFormat })
   const db = boundDatabase(deps.db, config, logger)
   const look = createLook(config)
   const app = await createServer(config, logger, look)

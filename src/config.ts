@@ -61,6 +61,8 @@ function sizeInKiB(v: string): number | undefined {
 export const SIGNING_ALGS = ['ES256', 'RS256', 'PS256', 'EdDSA'] as const
 export type SigningAlg = (typeof SIGNING_ALGS)[number]
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
+const LOG_FORMATS = ['json', 'pretty'] as const
+export type LogFormat = (typeof LOG_FORMATS)[number]
 
 /** Variables whose value never appears in an error message (DATABASE_URL: its password). */
 const SECRET_VARIABLES = new Set(['KEY_ENCRYPTION_SECRET', 'CIBA_NOTIFICATION_SECRET', 'DATABASE_URL'])
@@ -91,8 +93,9 @@ const logoUrl = z
 
 const Env = z.object({
   PORT: int(0, 65535, 5000),
-  HOST: z.string().min(1).default('0.0.0.0').describe('an interface address or host name'),
+  HOST: z.string().min(1).default('127.0.0.1').describe('an interface address or host name'),
   ISSUER: issuerUrl.optional(),
+  DOCUMENTATION_URL: httpUrl().optional(),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//)
@@ -111,6 +114,7 @@ const Env = z.object({
   SEED_FILE: z.string().min(1).optional().describe('a file path'),
   DEMO_SEED: z.enum(['true', 'false']).optional().describe('true or false'),
   LOG_LEVEL: oneOf(LOG_LEVELS).default('info'),
+  LOG_FORMAT: oneOf(LOG_FORMATS).optional(),
   TRUST_PROXY: z
     .string()
     .default('false')
@@ -218,11 +222,18 @@ interface VariableDoc {
  */
 const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   PORT: { group: 'Server', doc: 'The TCP port the server listens on.' },
-  HOST: { group: 'Server', doc: 'The interface the server listens on; `0.0.0.0`: every IPv4 interface.' },
+  HOST: {
+    group: 'Server',
+    doc: 'The interface the server listens on: by default this machine only. `0.0.0.0`: every IPv4 interface, as a container needs (the image sets it) and a server others reach directly.',
+  },
   ISSUER: {
     group: 'Server',
     default: '`http://localhost:$PORT`',
     doc: 'The issuer identifier (`iss`) and base of every URL in discovery. Behind a reverse proxy, set the public URL, e.g. `https://id.example.com`. Every endpoint is served at the root, so an issuer with a path (`https://example.com/auth`) is refused at start-up: give the server its own host name.',
+  },
+  DOCUMENTATION_URL: {
+    group: 'Server',
+    doc: "Where the landing page's (`/`) Documentation link leads: your developer portal, or the published documentation of authz. Unset: the page points developers to the `docs/` folder of the authz source.",
   },
   DATABASE_URL: {
     group: 'Database',
@@ -257,6 +268,11 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   LOG_LEVEL: {
     group: 'Logs, proxies and metrics',
     doc: 'The least severe log lines written. Logs are JSON lines (pino) with a request id; [audit events](operate.md#audit-events) are written at `info` and `warn`.',
+  },
+  LOG_FORMAT: {
+    group: 'Logs, proxies and metrics',
+    default: '`pretty` when standard output is a terminal, else `json`',
+    doc: '`json`: one JSON object per line (pino), for log collectors. `pretty`: for a person at a terminal, one short coloured line per request (`POST /connect/token 200 4 ms`), audit events marked `AUDIT`, the CIBA approval URL and the device verification URL printed as they are (see [Logs](operate.md#logs)); colours only on a terminal, never with `NO_COLOR`. The container image sets `json`.',
   },
   TRUST_PROXY: {
     group: 'Logs, proxies and metrics',
@@ -443,6 +459,8 @@ export type Config = Readonly<{
   port: number
   host: string
   issuer: string
+  /** The landing page's Documentation link; undefined: the page names the docs/ folder. */
+  documentationUrl: string | undefined
   databaseUrl: string | undefined
   databasePoolSize: number
   dataDir: string
@@ -452,6 +470,8 @@ export type Config = Readonly<{
   /** Apply seed/demo.json to a database created by this start (never with SEED_FILE). */
   demoSeed: boolean
   logLevel: (typeof LOG_LEVELS)[number]
+  /** json for collectors; pretty for a person at a terminal (src/http/pretty-log.ts). */
+  logFormat: LogFormat
   /** Fastify's trustProxy: true (any peer), false, or the proxies' addresses and networks. */
   trustProxy: TrustProxy
   /** The metrics listener (src/observe/metrics-server.ts); undefined: no metrics. */
@@ -623,8 +643,14 @@ export function configReference(): ConfigVariable[] {
   })
 }
 
+/** Where the process writes: LOG_FORMAT's default depends on it. */
+export interface ConfigContext {
+  /** Standard output is a terminal (a person reads the logs). */
+  terminal?: boolean | undefined
+}
+
 /** Parses the environment; throws ConfigError with one sentence per problem, each naming the variable. */
-export function loadConfig(env: Record<string, string | undefined>): Config {
+export function loadConfig(env: Record<string, string | undefined>, context: ConfigContext = {}): Config {
   // An empty variable (FOO=) counts as unset, as most twelve-factor tooling expects.
   const cleaned = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''))
   const problems: string[] = []
@@ -666,6 +692,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     port: e.PORT,
     host: e.HOST,
     issuer: (e.ISSUER ?? `http://localhost:${e.PORT}`).replace(/\/+$/, ''),
+    documentationUrl: e.DOCUMENTATION_URL,
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.DATABASE_POOL_SIZE,
     dataDir: e.DATA_DIR,
@@ -674,6 +701,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     // Default: only the embedded database of a fresh clone gets the demo, never a real server's.
     demoSeed: !e.SEED_FILE && (e.DEMO_SEED === undefined ? !e.DATABASE_URL : e.DEMO_SEED === 'true'),
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT ?? (context.terminal ? 'pretty' : 'json'),
     trustProxy: e.TRUST_PROXY,
     metricsPort: e.METRICS_PORT,
     metricsHost: e.METRICS_HOST,

@@ -15,6 +15,7 @@ export const DEVICE_AUTHORIZATION_PATH = '/connect/deviceauthorization' // RFC 8
 export const USERINFO_PATH = '/connect/userinfo' // OpenID Connect Core 1.0 §5.3
 
 // The endpoints a browser is sent to, and the pages a person uses.
+export const HOME_PATH = '/' // the landing page: what this server is, and where to go
 export const AUTHORIZE_PATH = '/connect/authorize' // RFC 6749 §3.1
 export const AUTHORIZE_CONSENT_PATH = '/connect/authorize/consent'
 export const END_SESSION_PATH = '/connect/endsession' // OpenID Connect RP-Initiated Logout 1.0 §2

@@ -45,11 +45,24 @@ export class OAuthError extends Error {
   readonly description: string | undefined
   /** Extra response headers, e.g. WWW-Authenticate for invalid_client over Basic. */
   readonly headers: Readonly<Record<string, string>>
+  /**
+   * A sentence for the error page only, after the description: it may name what the request sent
+   * (the page is shown to whoever sent it). Never in a JSON body or an error redirect.
+   */
+  readonly pageDetail: string | undefined
+  /** Logged with the error's line, to find the cause in one step; never a secret. */
+  readonly logFields: Readonly<Record<string, unknown>>
 
   constructor(
     code: OAuthErrorCode,
     description?: string,
-    opts: { status?: number; cause?: unknown; headers?: Record<string, string> } = {},
+    opts: {
+      status?: number
+      cause?: unknown
+      headers?: Record<string, string>
+      pageDetail?: string
+      logFields?: Record<string, unknown>
+    } = {},
   ) {
     super(description ?? code, { cause: opts.cause })
     this.name = 'OAuthError'
@@ -57,6 +70,8 @@ export class OAuthError extends Error {
     this.description = description
     this.status = opts.status ?? STATUS[code] ?? 400
     this.headers = opts.headers ?? {}
+    this.pageDetail = opts.pageDetail
+    this.logFields = opts.logFields ?? {}
   }
 }
 

@@ -1,14 +1,17 @@
 // The server process: config, database, migrations, seed, buildApp, listen, graceful shutdown.
 // The only module that reads process.env.
+import { relative } from 'node:path'
 import { buildApp } from './app.js'
 import { ConfigError, loadConfig, type Config } from './config.js'
 import { migrate } from './db/migrate.js'
 import { acquireDataDirLock } from './db/data-dir-lock.js'
 import { openDatabase } from './db/open.js'
 import { closeAfterDrain, startDrain } from './http/edge.js'
+import { nodeEndOfLifeWarning } from './domain/node-support.js'
 import { createLogger } from './http/logger.js'
 import { checkSeed, readSeedFile, seedWarningsFor, validateSeed, writeSeed } from './seed/apply.js'
 import { DEMO_SEED_FILE } from './seed/paths.js'
+import { demoBanner, seedPlan } from './seed/startup.js'
 
 /** Applied only to a database that had no schema before this start. */
 const FIRST_MIGRATION = '0001'
@@ -16,14 +19,16 @@ const FIRST_MIGRATION = '0001'
 async function main() {
   let config: Config
   try {
-    config = loadConfig(process.env)
+    config = loadConfig(process.env, { terminal: process.stdout.isTTY })
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err
     for (const line of err.problems) process.stderr.write(`config error: ${line}\n`)
     process.exit(1)
   }
 
-  const logger = createLogger({ level: config.logLevel })
+  const logger = createLogger({ level: config.logLevel, format: config.logFormat })
+  const endOfLife = nodeEndOfLifeWarning(process.version, new Date())
+  if (endOfLife) logger.warn({ node: process.version }, endOfLife)
   // The seed is read and checked before anything is migrated: a typo changes nothing at all.
   const seedFile = config.seedFile ?? (config.demoSeed ? DEMO_SEED_FILE : undefined)
   const seedHeading = `invalid seed file ${seedFile}`
@@ -34,12 +39,15 @@ async function main() {
   const applied = await migrate(db)
   if (applied.length > 0) logger.info({ applied }, 'migrations applied')
 
-  // SEED_FILE applies at every start. The demo seed only to the database this start created, so
-  // what an operator changes afterwards (a secret added with the CLI) survives the next start.
-  if (seed && (config.seedFile || applied.includes(FIRST_MIGRATION))) {
+  // SEED_FILE applies at every start, the demo seed only to a database this start created
+  // (src/seed/startup.ts); either way the log says what was done and why.
+  const plan = seedPlan(config, applied.includes(FIRST_MIGRATION), relative(process.cwd(), DEMO_SEED_FILE))
+  if (seed && plan.apply) {
     const summary = await writeSeed(db, seed, seedHeading, checkSeed(seed), { keyEncryptionSecret: config.keyEncryptionSecret })
-    logger.info({ seedFile, ...summary }, 'seed applied')
+    logger.info({ seedFile, reason: plan.reason, ...summary }, 'seed applied')
     for (const warning of await seedWarningsFor(db, seed)) logger.warn({ seedFile }, warning)
+  } else if (!plan.apply) {
+    logger.info(plan.message)
   }
   if (!config.keyEncryptionSecret) {
     logger.warn(
@@ -54,6 +62,12 @@ async function main() {
   // Ready before the public port, so that a server seen listening can be administered at once.
   if (!config.databaseUrl) await app.authz.listenLocalAdmin(config.dataDir)
   await app.listen({ port: config.port, host: config.host })
+  if (seed && config.demoSeed) {
+    // The demo's credentials are public (README), but a log collector is no place for passwords:
+    // the banner is for a person at a terminal.
+    if (config.logFormat === 'pretty') logger.info({ banner: demoBanner(config.issuer, seed) }, 'authz is ready, with the demo seed')
+    else logger.info('authz is ready, with the demo seed: its credentials are in the README (Demo credentials)')
+  }
   await app.authz.listenMetrics() // METRICS_HOST:METRICS_PORT when set; closed with the app
   await app.authz.listenAdmin() // ADMIN_HOST:ADMIN_PORT when set; closed with the app
 

@@ -149,7 +149,7 @@ export function createErrorHandler(opts: ErrorHandlerOptions) {
     // An unreachable database is logged once per outage where it is noticed (src/db/bounded.ts).
     if (e.code === 'temporarily_unavailable') req.log.debug({ error: e.code }, 'request answered 503')
     else if (e.status >= 500) req.log.error({ err: e.cause ?? err }, 'request failed')
-    else req.log.info({ error: e.code }, e.description ?? e.code)
+    else req.log.info({ error: e.code, ...e.logFields }, e.description ?? e.code)
     const mode = req.routeOptions.config?.errorMode ?? 'oauth'
     if (mode === 'redirect' && req.errorRedirect?.responseMode === 'form_post') {
       const { headers, body } = formPostResponse(
@@ -166,7 +166,10 @@ export function createErrorHandler(opts: ErrorHandlerOptions) {
         .headers({ location: errorRedirectUrl(req.errorRedirect, e, opts.issuer), 'cache-control': 'no-store' })
         .send()
     }
-    if (mode !== 'oauth') return sendPage(req, reply, errorPage({ status: e.status, code: e.code, description: e.description }), e.headers)
+    if (mode !== 'oauth') {
+      const page = errorPage({ status: e.status, code: e.code, description: e.description, detail: e.pageDetail })
+      return sendPage(req, reply, page, e.headers)
+    }
     return reply.send(sendError(reply, e))
   }
 }

@@ -1,8 +1,11 @@
-// pino JSON logs. Credentials never reach the output: nothing logs headers or bodies (the `req`
+// pino logs: JSON lines, or with LOG_FORMAT=pretty the same records as lines for a person
+// (src/http/pretty-log.ts). Credentials never reach the output: nothing logs headers or bodies (the `req`
 // serializer below keeps method, redacted URL and peer only), and should something log them, the
 // Authorization and Cookie headers and every form field that carries a secret are redacted.
 import type { FastifyBaseLogger } from 'fastify'
 import { pino, type Bindings, type ChildLoggerOptions, type DestinationStream, type Level, type Logger } from 'pino'
+import type { LogFormat } from '../config.js'
+import { createPrettyDestination } from './pretty-log.js'
 
 export const REDACTED_FIELDS = [
   'client_secret',
@@ -87,7 +90,19 @@ interface LoggedRequest {
   socket?: { remoteAddress?: string; remotePort?: number }
 }
 
-export function createLogger(opts: { level: string; destination?: DestinationStream }): Logger {
+export interface LoggerOptions {
+  level: string
+  /** json (the default) or pretty. */
+  format?: LogFormat | undefined
+  /** Where the lines go; standard output when unset. */
+  destination?: DestinationStream | undefined
+  /** pretty only: colours; by default where standard output is a terminal that shows them. */
+  colorize?: boolean | undefined
+}
+
+export function createLogger(opts: LoggerOptions): Logger {
+  const destination =
+    opts.format === 'pretty' ? createPrettyDestination({ destination: opts.destination, colorize: opts.colorize }) : opts.destination
   return pino(
     {
       level: opts.level,
@@ -106,7 +121,7 @@ export function createLogger(opts: { level: string; destination?: DestinationStr
       base: undefined, // no pid/hostname noise; the container runtime adds its own
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    opts.destination,
+    destination,
   )
 }
 

@@ -9,7 +9,7 @@ import { OAuthError } from '../errors.js'
 import type { Look } from '../pages/look.js'
 import { clientErrorHandler, installEdgeChecks } from './edge.js'
 import { createErrorHandler, registerErrorHandling, sendError } from './error-handler.js'
-import { ProbesAtDebug } from './log-controller.js'
+import { RequestLines } from './log-controller.js'
 import { lazyChildLoggerFactory } from './logger.js'
 import { registerCookies, registerPageHeaders } from './page-kit.js'
 import { registerRateLimit } from './rate-limit.js'
@@ -31,7 +31,7 @@ export async function createServer(config: Config, logger: Logger, look: Look): 
     trustProxy: config.trustProxy,
     requestIdHeader: false, // genReqId reads X-Request-Id itself, and keeps it only when plain
     genReqId: requestIdOf,
-    logController: new ProbesAtDebug(), // health probes' request lines at debug, not info
+    logController: new RequestLines(config.logFormat), // probes' lines at debug; one line per request when pretty
     // The edge (src/http/edge.ts) answers in OAuth shape what Node and Fastify would answer themselves.
     return503OnClosing: false,
     clientErrorHandler,

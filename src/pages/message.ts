@@ -39,12 +39,15 @@ const TITLES = {
 /**
  * The page for an error on a page route. `description` is the error's fixed sentence (it never
  * echoes input); it is shown below 500 only, as the JSON modes do, in English as the wire has it.
+ * `detail` may name what the request sent (the redirect URI that is not registered): escaped, as
+ * text, never a link; in English, as the flow that raised the error wrote it.
  */
-export function errorPage(e: { status: number; code: string; description: string | undefined }): LocalizedPage {
+export function errorPage(e: { status: number; code: string; description: string | undefined; detail?: string | undefined }): LocalizedPage {
   return (m) => {
     const title = m.text(Object.hasOwn(TITLES, e.code) ? TITLES[e.code as keyof typeof TITLES] : 'error.other')
     const text: string[] = [m.text(e.status >= 500 ? 'error.server' : 'error.client')]
     if (e.status < 500 && e.description) text.push(m.text('error.details', { description: e.description }))
+    if (e.status < 500 && e.detail) text.push(e.detail)
     return messagePage({ status: e.status, title, text, tone: 'alert' })
   }
 }

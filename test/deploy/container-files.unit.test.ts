@@ -82,6 +82,12 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^USER node$/m)
   })
 
+  it('listens on every interface of the container and writes JSON logs, even with a terminal', () => {
+    // The server's own default is 127.0.0.1 (nobody else reaches a development machine's demo).
+    expect(dockerfile).toMatch(/^ENV .*\bHOST=0\.0\.0\.0\b/m)
+    expect(dockerfile).toMatch(/^ENV .*\bLOG_FORMAT=json\b/m)
+  })
+
   it('starts the server as npm start does: WebAssembly on the baseline compiler, a small young generation', () => {
     // Node 24 takes --liftoff-only only on its command line; without it the embedded server's peak doubles.
     // --max-semi-space-size=4 bounds the young generation: the peak under load stays below 300 MiB.

@@ -25,13 +25,13 @@ export interface TestApp {
   testDb: TestDb
   config: Config
   clock: ReturnType<typeof createManualClock>
-  /** Every log line the app wrote, as raw JSON text. */
+  /** Every log line the app wrote, as raw JSON text (with LOG_FORMAT=pretty: as printed, without colours). */
   logs: string[]
   close(): Promise<void>
 }
 
-/** A logger whose every line is kept, as raw JSON text, for assertions on what was logged. */
-export function captureLogs(config: Pick<Config, 'logLevel'>): { logs: string[]; logger: Logger } {
+/** A logger whose every line is kept, as raw JSON text (or as printed, for LOG_FORMAT=pretty), for assertions on what was logged. */
+export function captureLogs(config: Pick<Config, 'logLevel'> & Partial<Pick<Config, 'logFormat'>>): { logs: string[]; logger: Logger } {
   const logs: string[] = []
   const destination = new Writable({
     write(chunk, _enc, cb) {
@@ -39,7 +39,7 @@ export function captureLogs(config: Pick<Config, 'logLevel'>): { logs: string[];
       cb()
     },
   })
-  return { logs, logger: createLogger({ level: config.logLevel, destination }) }
+  return { logs, logger: createLogger({ level: config.logLevel, format: config.logFormat, destination, colorize: false }) }
 }
 
 export async function createTestApp(

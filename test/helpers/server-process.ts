@@ -40,7 +40,8 @@ export async function startServer(env: Record<string, string> = {}, entry = MAIN
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in time:\n${out}`)), 45_000)
     const check = () => {
-      const m = /"msg":"Server listening at http:\/\/127\.0\.0\.1:(\d+)"/.exec(out)
+      // A JSON line or, with LOG_FORMAT=pretty, a line for a person.
+      const m = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(out)
       if (m) {
         clearTimeout(timer)
         resolve(Number(m[1]))

@@ -8,8 +8,9 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { MAIN } from '../helpers/built.js'
 import { createEmptyTestDb, createTestDataDir, usingServer, type TestDb } from '../helpers/db.js'
 import { freePort } from '../helpers/free-port.js'
-import { startServer, type ServerProcess } from '../helpers/server-process.js'
+import { startServer, waitForOutput, type ServerProcess } from '../helpers/server-process.js'
 import { runCli } from '../cli/run-cli.js'
+import { nodeEndOfLifeWarning } from '../../src/domain/node-support.js'
 
 const SLOW = 120_000
 const dirs: string[] = []
@@ -106,7 +107,14 @@ describe('start-up', { timeout: SLOW }, () => {
     }
     // First start: the schema is created and the demo seed applied.
     server = await startServer(env, MAIN, usingServer() ? {} : { dataDir: await createTestDataDir(dataDir, { empty: true }) })
-    expect(server.output()).toContain('"msg":"seed applied"')
+    expect(server.output()).toMatch(/"reason":"the demo seed is applied once, to the database this start created".*"msg":"seed applied"/)
+    // A Node.js past its end of life is said once, at start (src/domain/node-support.ts).
+    const endOfLife = nodeEndOfLifeWarning(process.version, new Date())
+    if (endOfLife) expect(server.output().split(`"msg":${JSON.stringify(endOfLife)}`)).toHaveLength(2)
+    else expect(server.output()).not.toContain('end of life')
+    // JSON logs (no terminal) get no banner: the demo's password stays out of log collectors.
+    await waitForOutput(server, '"msg":"authz is ready, with the demo seed: its credentials are in the README (Demo credentials)"')
+    expect(server.output()).not.toContain('alice-password')
     expect(server.output()).toContain(
       usingServer()
         ? '"msg":"KEY_ENCRYPTION_SECRET is not set: signing keys are stored unencrypted in the database"'
@@ -120,19 +128,36 @@ describe('start-up', { timeout: SLOW }, () => {
     const added = await runCli(['clients', 'add-secret', 'demo-backend'], { env: usingServer() ? testDb!.env : { DATA_DIR: dataDir } })
     expect(added.code).toBe(0)
     const secret = added.stdout.trim()
-    // ...this time with KEY_ENCRYPTION_SECRET: the keys and secrets stored unencrypted are replaced.
+    // ...this time with KEY_ENCRYPTION_SECRET: the keys and secrets stored unencrypted are replaced;
+    // and as a developer at a terminal reads it (LOG_FORMAT=pretty).
     server = await startServer(
-      { ...env, KEY_ENCRYPTION_SECRET: 'a-key-encryption-secret-for-tests' },
+      { ...env, KEY_ENCRYPTION_SECRET: 'a-key-encryption-secret-for-tests', LOG_FORMAT: 'pretty' },
       MAIN,
       usingServer() ? {} : { dataDir },
     )
-    expect(server.output()).not.toContain('"msg":"seed applied"')
-    expect(server.output()).toContain(
-      '"msg":"signing keys stored in plaintext are replaced by new keys encrypted with KEY_ENCRYPTION_SECRET; copies of the data made before still hold the old keys"',
+    await waitForOutput(server, 'Every flow')
+    expect(server.output()).not.toContain('seed applied')
+    // The restart says it skipped the demo seed, why, and how to apply it again.
+    expect(server.output()).toMatch(
+      /^\d\d:\d\d:\d\d INFO: demo seed skipped: it was applied when this database was created, and is not applied again so that changes made since are kept\. To apply seed\/demo\.json again, start with SEED_FILE=seed\/demo\.json \(applied at every start\), or run `npx authz seed seed\/demo\.json` while the server is stopped$/m,
     )
     expect(server.output()).toContain(
-      '"msg":"server secret stored in plaintext replaced by a new one encrypted with KEY_ENCRYPTION_SECRET"',
+      'WARN: signing keys stored in plaintext are replaced by new keys encrypted with KEY_ENCRYPTION_SECRET; copies of the data made before still hold the old keys',
     )
+    expect(server.output()).toContain(
+      'WARN (csrf): server secret stored in plaintext replaced by a new one encrypted with KEY_ENCRYPTION_SECRET name=csrf purged=true',
+    )
+    // The banner: where to go, whom to sign in as, the first request (the issuer is http://localhost:$PORT).
+    expect(server.output()).toContain(
+      [
+        'INFO: authz is ready, with the demo seed',
+        '    Open         http://localhost:0/',
+        '    Sign in as   alice / alice-password',
+        '    First token  curl -s -u demo-backend:demo-backend-secret -d grant_type=client_credentials http://localhost:0/connect/token',
+        '    Every flow   docs/flows.md; these credentials are public: keep this server on your machine',
+      ].join('\n'),
+    )
+    expect(server.output()).not.toMatch(/^\{/m)
     expect(server.output()).not.toContain('KEY_ENCRYPTION_SECRET is not set')
     expect(await token(server.baseUrl, 'demo-backend', secret)).toBe(200)
     expect(await token(server.baseUrl, 'demo-backend', 'demo-backend-secret')).toBe(200)

@@ -10,7 +10,7 @@ describe('loadConfig', () => {
     const c = loadConfig({})
     expect(c).toMatchObject({
       port: 5000,
-      host: '0.0.0.0',
+      host: '127.0.0.1',
       issuer: 'http://localhost:5000',
       databaseUrl: undefined,
       dataDir: './data',

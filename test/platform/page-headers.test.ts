@@ -43,6 +43,7 @@ async function everyPage(): Promise<Array<[string, number, LightMyRequestRespons
   const post = (url: string, cookie: string, fields: Record<string, string>, address = '127.0.0.1') =>
     authz.app.inject({ method: 'POST', url, remoteAddress: address, headers: { ...FORM, cookie }, payload: form(fields) })
   const pages: Array<[string, number, LightMyRequestResponse]> = []
+  pages.push(['landing', 200, await get('/')])
   const id = await start()
   const signInPage = await get(`/account/sign-in?return_to=${encodeURIComponent(approvalPath(id))}`)
   pages.push(['sign-in', 200, signInPage])

@@ -109,7 +109,11 @@ export function createAuthorizationCodeGrant(deps: {
       }
       if (code.expiresAt !== undefined && code.expiresAt <= now) throw invalid('authorization code expired')
       const data = code.data as unknown as AuthorizationCodeData
-      if (data.redirectUri !== params.redirect_uri) throw invalid('redirect_uri does not match the authorization request')
+      if (data.redirectUri !== params.redirect_uri) {
+        throw new OAuthError('invalid_grant', 'redirect_uri does not match the authorization request', {
+          logFields: { redirect_uri: params.redirect_uri, authorization_redirect_uri: data.redirectUri },
+        })
+      }
       // A code issued without PKCE before the client became public (or began to require it) is refused.
       if (data.codeChallenge === undefined && requiresPkce(client)) {
         throw invalid(

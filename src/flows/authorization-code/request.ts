@@ -94,12 +94,21 @@ export async function resolveTarget(clients: Pick<ClientStore, 'findById'>, raw:
   const client = await clients.findById(clientId)
   if (!client || !client.enabled) throw invalid('client_id is unknown or the client is disabled')
   const given = params.get('redirect_uri')
+  // A mismatch is the commonest mistake in setting up a client: the page names what was sent, the
+  // log line also what is registered (not the page: that is the client's configuration).
+  const registered = { client_id: clientId, registered_redirect_uris: client.redirectUris }
   let redirectUri: string
   if (given === undefined) {
-    if (client.redirectUris.length !== 1) throw invalid('redirect_uri is missing')
+    if (client.redirectUris.length !== 1) throw new OAuthError('invalid_request', 'redirect_uri is missing', { logFields: registered })
     redirectUri = client.redirectUris[0]!
   } else {
-    if (!client.redirectUris.includes(given)) throw invalid('redirect_uri is not registered for this client')
+    if (!client.redirectUris.includes(given)) {
+      const sent = given.length > LIMITS.redirect_uri! ? `${given.slice(0, LIMITS.redirect_uri)}…` : given
+      throw new OAuthError('invalid_request', 'redirect_uri is not registered for this client', {
+        pageDetail: `The redirect URI the application sent is ${sent}, which is not registered for it. Redirect URIs must match exactly, character for character.`,
+        logFields: { ...registered, redirect_uri: sent },
+      })
+    }
     redirectUri = given
   }
   const mode = params.get('response_mode')

@@ -22,7 +22,11 @@ export const deviceAuthorizationRoutes: FastifyPluginAsync<DeviceAuthorizationRo
     checkInputLengths(form)
     const { client } = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })
     const res = await deps.devices.start(client, form, req.ip)
-    req.log.info({ client_id: client.clientId }, 'device authorization started')
+    // verification_uri without the user code: the code is the device's to show (it is redacted).
+    req.log.info(
+      { client_id: client.clientId, verification_uri: res.verification_uri },
+      'device authorization started: the user enters the code at verification_uri',
+    )
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
     return res
   })

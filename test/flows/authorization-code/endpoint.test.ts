@@ -39,7 +39,53 @@ describe('errors shown as a page, never redirected', () => {
     expect(res.headers.location).toBeUndefined()
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8')
     expect(res.body).toContain('This request is not valid')
-    expect(res.body).not.toContain('evil.example')
+    // Named as text at most (below), never a link, a form's target or a redirect.
+    expect(res.body).not.toMatch(/(href|action|src)="[^"]*(evil\.example|web\.example)/)
+  })
+
+  it('names the redirect URI that was sent: on the page, and in the log with the registered ones', async () => {
+    const from = authz.logs.length
+    const res = await get(authorizeUrl({ redirect_uri: `${WEB_CB}/` }))
+    expect(res.statusCode).toBe(400)
+    expect(res.body).toContain('<p>Details: redirect_uri is not registered for this client.</p>')
+    expect(res.body).toContain(
+      `<p>The redirect URI the application sent is ${WEB_CB}/, which is not registered for it. Redirect URIs must match exactly, character for character.</p>`,
+    )
+    // The client's configuration stays off the page.
+    expect(res.body).not.toContain('https://web.example/other')
+    const lines = authz.logs.slice(from).map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(lines.filter((l) => l.msg === 'redirect_uri is not registered for this client')).toEqual([
+      expect.objectContaining({
+        level: 30,
+        error: 'invalid_request',
+        client_id: 'web',
+        redirect_uri: `${WEB_CB}/`,
+        registered_redirect_uris: [WEB_CB, 'https://web.example/other'],
+      }),
+    ])
+  })
+
+  it('escapes the redirect URI it names', async () => {
+    const res = await get(authorizeUrl({ redirect_uri: 'https://evil.example/"><script>alert(1)</script>' }))
+    expect(res.statusCode).toBe(400)
+    expect(res.body).toContain(
+      'The redirect URI the application sent is https://evil.example/&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;,',
+    )
+    expect(res.body).not.toContain('<script')
+  })
+
+  it('logs the registered redirect URIs when none was sent and the client has several', async () => {
+    const from = authz.logs.length
+    const res = await get(authorizeUrl({ redirect_uri: undefined }))
+    expect(res.body).toContain('<p>Details: redirect_uri is missing.</p>')
+    const lines = authz.logs.slice(from).map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(lines.filter((l) => l.msg === 'redirect_uri is missing')).toEqual([
+      expect.objectContaining({
+        error: 'invalid_request',
+        client_id: 'web',
+        registered_redirect_uris: [WEB_CB, 'https://web.example/other'],
+      }),
+    ])
   })
 
   it('a repeated client_id or redirect_uri', async () => {

@@ -163,6 +163,24 @@ describe('invalid_request and invalid_grant', () => {
     expect((await redeem(authz, { code: c.code, code_verifier: c.verifier })).statusCode).toBe(200) // the code still works once
   })
 
+  it('logs both redirect URIs when the one sent differs from the authorization request', async () => {
+    const c = await codeFor(authz, alice)
+    const from = authz.logs.length
+    expectError(
+      await redeem(authz, { code: c.code, code_verifier: c.verifier, redirect_uri: 'https://web.example/other' }),
+      'invalid_grant',
+      'redirect_uri does not match the authorization request',
+    )
+    const lines = authz.logs.slice(from).map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(lines.filter((l) => l.msg === 'redirect_uri does not match the authorization request')).toEqual([
+      expect.objectContaining({
+        error: 'invalid_grant',
+        redirect_uri: 'https://web.example/other',
+        authorization_redirect_uri: 'https://web.example/cb',
+      }),
+    ])
+  })
+
   it("another client's code", async () => {
     const c = await codeFor(authz, alice, {}, 'spa')
     expectError(await redeem(authz, { code: c.code, code_verifier: c.verifier }), 'invalid_grant', 'unknown authorization code')
