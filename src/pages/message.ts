@@ -42,7 +42,12 @@ const TITLES = {
  * `detail` may name what the request sent (the redirect URI that is not registered): escaped, as
  * text, never a link; in English, as the flow that raised the error wrote it.
  */
-export function errorPage(e: { status: number; code: string; description: string | undefined; detail?: string | undefined }): LocalizedPage {
+export function errorPage(e: {
+  status: number
+  code: string
+  description: string | undefined
+  detail?: string | undefined
+}): LocalizedPage {
   return (m) => {
     const title = m.text(Object.hasOwn(TITLES, e.code) ? TITLES[e.code as keyof typeof TITLES] : 'error.other')
     const text: string[] = [m.text(e.status >= 500 ? 'error.server' : 'error.client')]
