@@ -36,7 +36,7 @@ describe('GET /', () => {
     })
     expect(res.body).toContain('<title>Sign-in service · authz.test</title>')
     expect(res.body).toContain(`<link rel="stylesheet" href="${STYLESHEET_PATH}">`)
-    expect(res.body).toContain('<header class="site">authz.test</header>')
+    expect(res.body).toContain('<header class="site"><span id="brand">authz.test</span></header>')
     expect(res.body).toContain('<h1>Sign-in service</h1>')
     expect(res.body).not.toMatch(/<script|<style|\sstyle=/i)
   })
