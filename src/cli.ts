@@ -45,8 +45,19 @@ export function version(): string {
   return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version
 }
 
+/**
+ * True once whoever reads stdout has gone (`authz clients list | head -3`): what is left to print
+ * is dropped and the command finishes, closing the database and its lock, instead of dying on
+ * EPIPE halfway.
+ */
+let readerGone = false
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code !== 'EPIPE') throw e
+  readerGone = true
+})
+
 export async function runCli(argv: string[], env: Record<string, string | undefined>): Promise<number> {
-  const out = (line: string) => void process.stdout.write(`${line}\n`)
+  const out = (line: string) => void (readerGone || process.stdout.write(`${line}\n`))
   const err = (line: string) => void process.stderr.write(`${line}\n`)
   const [name, ...args] = argv
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
