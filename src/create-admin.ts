@@ -48,6 +48,7 @@ export async function createAdmin(core: Core, db: Db, opts: { localCredential?: 
       tokenReader: core.tokenReader,
       keys: core.keys,
       consents: core.consent,
+      cibaRequests: core.stores.cibaRequests,
       clock: core.clock,
       audit: core.audit,
       realm: core.config.issuer,

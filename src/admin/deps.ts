@@ -5,6 +5,7 @@ import type { Clock } from '../domain/clock.js'
 import type { ConsentService } from '../interaction/consent.js'
 import type { SigningKeyService } from '../keys/signing-keys.js'
 import type { AuditSink } from '../observe/audit.js'
+import type { CibaRequestStore } from '../stores/ciba-requests.js'
 import type { ClientStore } from '../stores/clients.js'
 import type { FailureCounterStore } from '../stores/failure-counters.js'
 import type { ResourceStore } from '../stores/resources.js'
@@ -47,6 +48,8 @@ export interface AdminDeps {
   tokenReader: Pick<TokenReader, 'read'>
   keys: Pick<SigningKeyService, 'list' | 'rotate'>
   consents: Pick<ConsentService, 'list' | 'revoke'>
+  /** Each decision is one statement of its own (src/grants/ciba-decision.ts), outside the admin write lock. */
+  cibaRequests: Pick<CibaRequestStore, 'list' | 'findById' | 'decide'>
   clock: Clock
   audit: AuditSink
   /** The realm of WWW-Authenticate challenges (RFC 6750 §3): the issuer. */

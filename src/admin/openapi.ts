@@ -6,6 +6,7 @@ import { z } from 'zod'
 import {
   ADMIN_API_RESOURCES_PATH,
   ADMIN_API_SCOPES_PATH,
+  ADMIN_CIBA_REQUESTS_PATH,
   ADMIN_CLIENTS_PATH,
   ADMIN_IDENTITY_RESOURCES_PATH,
   ADMIN_KEYS_PATH,
@@ -16,6 +17,7 @@ import {
 } from '../endpoints.js'
 import { SeedApiResource, SeedApiScope, SeedClient, SeedFile, SeedIdentityResource, SeedUser } from '../seed/schema.js'
 import { ADMIN_READ_SCOPE, ADMIN_SCOPE } from '../domain/admin-scopes.js'
+import { CibaListQuery, CibaRequestView } from './ciba.js'
 import { NewSecret } from './clients.js'
 import { RotateKeys } from './keys-consents.js'
 import { ListQuery } from './paging.js'
@@ -56,10 +58,13 @@ interface Operation {
   path: string
   summary: string
   scope: 'read' | 'write'
-  query?: boolean
+  /** The list's query (default: ListQuery). */
+  query?: z.ZodObject | true
   body?: Json
   ok: { status: number; description: string; schema?: Json; etag?: boolean }
   conditional?: boolean
+  /** Other refusals than the common ones, by status. */
+  refusals?: Record<number, string>
 }
 
 /** A collection of seed-shaped resources: list, and GET / PUT / DELETE one. */
@@ -214,13 +219,39 @@ export const OPERATIONS: readonly Operation[] = [
     body: schemaOf(RotateKeys, 'input'),
     ok: { status: 201, description: 'the new keys' },
   },
+  {
+    method: 'get',
+    path: ADMIN_CIBA_REQUESTS_PATH,
+    summary: 'List CIBA requests, oldest first',
+    scope: 'read',
+    query: CibaListQuery,
+    ok: { status: 200, description: 'a page', schema: page('CibaRequest') },
+  },
+  {
+    method: 'get',
+    path: `${ADMIN_CIBA_REQUESTS_PATH}/{requestId}`,
+    summary: 'One CIBA request, by the id of its approval URL',
+    scope: 'read',
+    ok: { status: 200, description: 'the request (never its auth_req_id)', schema: ref('CibaRequest') },
+  },
+  ...(['approve', 'deny'] as const).map((decision): Operation => ({
+    method: 'post',
+    path: `${ADMIN_CIBA_REQUESTS_PATH}/{requestId}/${decision}`,
+    summary:
+      decision === 'approve'
+        ? 'Approve a pending CIBA request with every scope it asked for: the next poll gets tokens'
+        : 'Deny a pending CIBA request: the next poll gets access_denied',
+    scope: 'write',
+    ok: { status: 200, description: 'the request as decided', schema: ref('CibaRequest') },
+    refusals: { 409: 'the request has expired or was decided already' },
+  })),
   { method: 'get', path: ADMIN_OPENAPI_PATH, summary: 'This document', scope: 'read', ok: { status: 200, description: 'OpenAPI 3.1' } },
 ]
 
 function operation(op: Operation): Json {
   const params = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }))
   const query = op.query
-    ? Object.entries(ListQuery.shape).map(([name, s]) => ({
+    ? Object.entries((op.query === true ? ListQuery : op.query).shape).map(([name, s]) => ({
         name,
         in: 'query',
         required: false,
@@ -243,6 +274,7 @@ function operation(op: Operation): Json {
       403: problem('the token lacks the scope (WWW-Authenticate: Bearer error="insufficient_scope")'),
       ...(op.path.includes('{') ? { 404: problem('no such resource') } : {}),
       ...(op.conditional ? { 412: problem('If-Match or If-None-Match does not hold') } : {}),
+      ...Object.fromEntries(Object.entries(op.refusals ?? {}).map(([status, description]) => [status, problem(description)])),
     },
   }
 }
@@ -281,6 +313,7 @@ export function openApiDocument(): Json {
         IdentityResource: schemaOf(SeedIdentityResource, 'output'),
         IdentityResourceInput: schemaOf(SeedIdentityResource, 'input'),
         SeedDocument: schemaOf(SeedFile, 'input'),
+        CibaRequest: schemaOf(CibaRequestView, 'output'),
         Problem: {
           type: 'object',
           description: 'RFC 9457 problem details',

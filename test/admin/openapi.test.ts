@@ -54,5 +54,23 @@ describe('admin API: OpenAPI document', () => {
   it('names the scope each operation needs', () => {
     expect(doc.paths['/admin/clients']!.get!.security).toEqual([{ bearer: ['authz:admin:read'] }])
     expect(doc.paths['/admin/clients/{clientId}']!.put!.security).toEqual([{ bearer: ['authz:admin'] }])
+    expect(doc.paths['/admin/ciba-requests']!.get!.security).toEqual([{ bearer: ['authz:admin:read'] }])
+    expect(doc.paths['/admin/ciba-requests/{requestId}/approve']!.post!.security).toEqual([{ bearer: ['authz:admin'] }])
+    expect(doc.paths['/admin/ciba-requests/{requestId}/deny']!.post!.security).toEqual([{ bearer: ['authz:admin'] }])
+  })
+
+  it('lists the CIBA list filters, and answers CIBA requests without their auth_req_id', () => {
+    const list = doc.paths['/admin/ciba-requests']!.get as unknown as { parameters: { name: string; in: string }[] }
+    expect(list.parameters.map((p) => `${p.in}:${p.name}`)).toEqual([
+      'query:limit',
+      'query:cursor',
+      'query:clientId',
+      'query:subjectId',
+      'query:username',
+      'query:status',
+    ])
+    const props = Object.keys(doc.components.schemas.CibaRequest!.properties)
+    expect(props).toContain('requestId')
+    expect(props.filter((p) => /authreq/i.test(p))).toEqual([])
   })
 })
