@@ -8,6 +8,7 @@ import {
   ADMIN_API_SCOPES_PATH,
   ADMIN_CIBA_REQUESTS_PATH,
   ADMIN_CLIENTS_PATH,
+  ADMIN_IDENTITY_PROVIDERS_PATH,
   ADMIN_IDENTITY_RESOURCES_PATH,
   ADMIN_KEYS_PATH,
   ADMIN_LOCKOUTS_PATH,
@@ -15,7 +16,15 @@ import {
   ADMIN_SEED_PATH,
   ADMIN_USERS_PATH,
 } from '../endpoints.js'
-import { SeedApiResource, SeedApiScope, SeedClient, SeedFile, SeedIdentityResource, SeedUser } from '../seed/schema.js'
+import {
+  SeedApiResource,
+  SeedApiScope,
+  SeedClient,
+  SeedFile,
+  SeedIdentityProvider,
+  SeedIdentityResource,
+  SeedUser,
+} from '../seed/schema.js'
 import { ADMIN_READ_SCOPE, ADMIN_SCOPE } from '../domain/admin-scopes.js'
 import { CibaListQuery, CibaRequestView } from './ciba.js'
 import { NewSecret } from './clients.js'
@@ -196,6 +205,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...collection(ADMIN_API_SCOPES_PATH, 'name', 'ApiScope', 'API scope'),
   ...collection(ADMIN_API_RESOURCES_PATH, 'name', 'ApiResource', 'API resource'),
   ...collection(ADMIN_IDENTITY_RESOURCES_PATH, 'name', 'IdentityResource', 'identity resource'),
+  ...collection(ADMIN_IDENTITY_PROVIDERS_PATH, 'scheme', 'IdentityProvider', 'identity provider'),
   {
     method: 'put',
     path: ADMIN_SEED_PATH,
@@ -312,6 +322,8 @@ export function openApiDocument(): Json {
         ApiResourceInput: schemaOf(SeedApiResource, 'input'),
         IdentityResource: schemaOf(SeedIdentityResource, 'output'),
         IdentityResourceInput: schemaOf(SeedIdentityResource, 'input'),
+        IdentityProvider: schemaOf(SeedIdentityProvider, 'output', ['clientSecret']),
+        IdentityProviderInput: schemaOf(SeedIdentityProvider, 'input'),
         SeedDocument: schemaOf(SeedFile, 'input'),
         CibaRequest: schemaOf(CibaRequestView, 'output'),
         Problem: {

@@ -19,6 +19,7 @@ function named(input: unknown): string[] {
     ...list('identityResources', 'identity-resources', 'name'),
     ...list('clients', 'clients', 'clientId'),
     ...list('users', 'users', 'username'),
+    ...list('identityProviders', 'identity-providers', 'scheme'),
   ]
 }
 

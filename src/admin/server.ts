@@ -15,6 +15,7 @@ import { catalogueRoutes } from './catalogue-routes.js'
 import { cibaRoutes } from './ciba-routes.js'
 import { clientRoutes } from './clients-routes.js'
 import type { AdminDeps } from './deps.js'
+import { identityProviderRoutes } from './identity-providers-routes.js'
 import { keyAndConsentRoutes } from './keys-consents-routes.js'
 import { AdminProblem } from './problem.js'
 import './request.js'
@@ -86,6 +87,7 @@ export async function createAdminServer(deps: AdminDeps, opts: AdminServerOption
   await app.register(seedRoutes, { deps })
   await app.register(keyAndConsentRoutes, { deps })
   await app.register(cibaRoutes, { deps })
+  await app.register(identityProviderRoutes, { deps })
   await app.ready()
 
   return {

@@ -45,6 +45,8 @@ describe('admin API: OpenAPI document', () => {
     expect(schemas.ClientInput).toEqual(seed.properties.clients!.items)
     expect(schemas.UserInput).toEqual(seed.properties.users!.items)
     expect(schemas.ApiResourceInput).toEqual(seed.properties.apiResources!.items)
+    expect(schemas.IdentityProviderInput).toEqual(seed.properties.identityProviders!.items)
+    expect(Object.keys(schemas.IdentityProvider!.properties)).not.toContain('clientSecret')
     expect(Object.keys(schemas.Client!.properties)).not.toContain('secrets')
     expect(Object.keys(schemas.ApiResource!.properties)).not.toContain('secrets')
     expect(Object.keys(schemas.User!.properties)).not.toEqual(expect.arrayContaining(['password']))
@@ -54,6 +56,8 @@ describe('admin API: OpenAPI document', () => {
   it('names the scope each operation needs', () => {
     expect(doc.paths['/admin/clients']!.get!.security).toEqual([{ bearer: ['authz:admin:read'] }])
     expect(doc.paths['/admin/clients/{clientId}']!.put!.security).toEqual([{ bearer: ['authz:admin'] }])
+    expect(doc.paths['/admin/identity-providers/{scheme}']!.put!.security).toEqual([{ bearer: ['authz:admin'] }])
+    expect(doc.paths['/admin/identity-providers']!.get!.security).toEqual([{ bearer: ['authz:admin:read'] }])
     expect(doc.paths['/admin/ciba-requests']!.get!.security).toEqual([{ bearer: ['authz:admin:read'] }])
     expect(doc.paths['/admin/ciba-requests/{requestId}/approve']!.post!.security).toEqual([{ bearer: ['authz:admin'] }])
     expect(doc.paths['/admin/ciba-requests/{requestId}/deny']!.post!.security).toEqual([{ bearer: ['authz:admin'] }])
