@@ -28,7 +28,8 @@ import {
 import { ADMIN_READ_SCOPE, ADMIN_SCOPE } from '../domain/admin-scopes.js'
 import { CibaListQuery, CibaRequestView } from './ciba.js'
 import { NewSecret } from './clients.js'
-import { RotateKeys } from './keys-consents.js'
+import { ConsentList, KeyList, Revoked, RotateKeys } from './keys-consents.js'
+import { SeedAppliedView } from './seed.js'
 import { ListQuery } from './paging.js'
 
 type Json = Record<string, unknown>
@@ -186,14 +187,14 @@ export const OPERATIONS: readonly Operation[] = [
     path: `${USER}/consents`,
     summary: "A user's remembered consents",
     scope: 'read',
-    ok: { status: 200, description: 'the consents', schema: { type: 'object', properties: { items: { type: 'array' } } } },
+    ok: { status: 200, description: 'the consents', schema: schemaOf(ConsentList, 'output') },
   },
   {
     method: 'delete',
     path: `${USER}/consents`,
     summary: "Forget all of a user's consents",
     scope: 'write',
-    ok: { status: 200, description: '{"revoked": n}' },
+    ok: { status: 200, description: 'how many consents were forgotten', schema: schemaOf(Revoked, 'output') },
   },
   {
     method: 'delete',
@@ -212,14 +213,14 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Apply a whole seed document in one transaction',
     scope: 'write',
     body: ref('SeedDocument'),
-    ok: { status: 200, description: 'the entries of each kind, and the warnings' },
+    ok: { status: 200, description: 'the entries of each kind, and the warnings', schema: schemaOf(SeedAppliedView, 'output') },
   },
   {
     method: 'get',
     path: ADMIN_KEYS_PATH,
     summary: 'The signing keys',
     scope: 'read',
-    ok: { status: 200, description: 'the keys, never key material' },
+    ok: { status: 200, description: 'the keys, never key material', schema: ref('KeyList') },
   },
   {
     method: 'post',
@@ -227,7 +228,7 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Add a signing key per algorithm (or one)',
     scope: 'write',
     body: schemaOf(RotateKeys, 'input'),
-    ok: { status: 201, description: 'the new keys' },
+    ok: { status: 201, description: 'the new keys', schema: ref('KeyList') },
   },
   {
     method: 'get',
@@ -326,6 +327,7 @@ export function openApiDocument(): Json {
         IdentityProviderInput: schemaOf(SeedIdentityProvider, 'input'),
         SeedDocument: schemaOf(SeedFile, 'input'),
         CibaRequest: schemaOf(CibaRequestView, 'output'),
+        KeyList: schemaOf(KeyList, 'output'),
         Problem: {
           type: 'object',
           description: 'RFC 9457 problem details',

@@ -63,6 +63,22 @@ describe('admin API: OpenAPI document', () => {
     expect(doc.paths['/admin/ciba-requests/{requestId}/deny']!.post!.security).toEqual([{ bearer: ['authz:admin'] }])
   })
 
+  it('says the shape of every answer of the keys, consents and seed routes', () => {
+    const ok = (path: string, method: string, status: string) =>
+      (doc.paths[path]![method] as unknown as { responses: Record<string, { content?: unknown }> }).responses[status]!.content
+    expect(ok('/admin/keys', 'get', '200')).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/KeyList' } } })
+    expect(ok('/admin/keys/rotate', 'post', '201')).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/KeyList' } } })
+    for (const [path, method] of [
+      ['/admin/users/{username}/consents', 'get'],
+      ['/admin/users/{username}/consents', 'delete'],
+      ['/admin/seed', 'put'],
+    ] as const) {
+      const schema = (ok(path, method, '200') as { 'application/json': { schema: { required: string[] } } })['application/json'].schema
+      expect(schema.required.length).toBeGreaterThan(0)
+    }
+    expect(Object.keys(doc.components.schemas.KeyList!.properties)).toEqual(['items'])
+  })
+
   it('lists the CIBA list filters, and answers CIBA requests without their auth_req_id', () => {
     const list = doc.paths['/admin/ciba-requests']!.get as unknown as { parameters: { name: string; in: string }[] }
     expect(list.parameters.map((p) => `${p.in}:${p.name}`)).toEqual([
