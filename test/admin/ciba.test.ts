@@ -31,6 +31,7 @@ afterAll(async () => t.close())
 
 /** A CIBA request of the client bank for `username`: its auth_req_id and the id the admin API names it by. */
 async function start(username: string, extra: Record<string, string> = {}) {
+  t.clock.advance(1) // one request per instant: the newest row is this one
   const res = await postFormBasic(
     t.app,
     '/connect/ciba',

@@ -1,5 +1,5 @@
 // A provider changed by anyone (the admin API here) is signed in through as it is now: the change
-// NOTIFYs every replica (migration 0032), which forgets the upstream discovery documents it kept,
+// NOTIFYs every replica (migration 0034), which forgets the upstream discovery documents it kept,
 // so the next sign-in reads the provider's again instead of using one up to an hour old.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
