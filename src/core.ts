@@ -29,6 +29,7 @@ import type { MetricsListener } from './observe/metrics-server.js'
 import type { BackchannelLogoutStore } from './stores/backchannel-logouts.js'
 import type { CibaRequestStore } from './stores/ciba-requests.js'
 import type { ClientStore } from './stores/clients.js'
+import type { ConfigChange } from './stores/config-changes.js'
 import type { ConsentStore } from './stores/consents.js'
 import type { DeviceAuthorizationStore } from './stores/device-authorizations.js'
 import type { FailureCounterStore } from './stores/failure-counters.js'
@@ -138,6 +139,11 @@ export interface Core {
   grants: GrantRegistry
   /** Publish what the flow implements: `core.discovery.contribute(() => ({ ... }))`. */
   discovery: { contribute(contribution: DiscoveryContribution): void; contributions(): DiscoveryContribution[] }
+  /**
+   * Drop what the flow keeps of the configuration when a change of this kind is committed by
+   * anyone on any replica (the NOTIFY of migrations 0031 and 0034).
+   */
+  configChanges: { on(change: ConfigChange, drop: () => void): void }
   /** Expired rows to remove in the background (src/jobs/cleanup.ts). */
   cleanup: { add(task: CleanupTask): void }
   /** A background worker, started when the app is ready and stopped when it closes. */

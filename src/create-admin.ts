@@ -13,6 +13,7 @@ import { lockAdminWrites } from './stores/admin-writes.postgres.js'
 import { createPgClientStore } from './stores/clients.postgres.js'
 import { createPgResourceStore } from './stores/resources.postgres.js'
 import { createPgFailureCounterStore } from './stores/failure-counters.postgres.js'
+import { createPgIdentityProviderStore } from './stores/identity-providers.postgres.js'
 import { createPgUserSessionStore } from './stores/user-sessions.postgres.js'
 import { createPgUserStore } from './stores/users.postgres.js'
 
@@ -23,6 +24,7 @@ function storesOn(q: Queryable): AdminStores {
     resources: createPgResourceStore(q),
     sessions: createPgUserSessionStore(q),
     failures: createPgFailureCounterStore(q),
+    identityProviders: createPgIdentityProviderStore(q),
   }
 }
 
@@ -37,7 +39,9 @@ export async function createAdmin(core: Core, db: Db, opts: { localCredential?: 
           await lockAdminWrites(tx)
           return fn({
             ...storesOn(tx),
-            applySeed: async (input) => void (await writeSeedIn(tx, input, undefined, undefined, atRest)),
+            // One resource's PUT: an identity provider's clientSecret left out is kept, as a client's secrets are.
+            applySeed: async (input) =>
+              void (await writeSeedIn(tx, input, undefined, undefined, { ...atRest, keepOmittedClientSecrets: true })),
             async applySeedDocument(input) {
               const checked = checkSeed(input)
               const counts = await writeSeedIn(tx, input, undefined, checked, atRest)
@@ -48,6 +52,7 @@ export async function createAdmin(core: Core, db: Db, opts: { localCredential?: 
       tokenReader: core.tokenReader,
       keys: core.keys,
       consents: core.consent,
+      cibaRequests: core.stores.cibaRequests,
       clock: core.clock,
       audit: core.audit,
       realm: core.config.issuer,

@@ -172,6 +172,7 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     grantDeps: () => ({ config, clock, scopes, tokenIssuer, users: stores.users, tokenReader, oneTimeUse, audit }),
     grants,
     discovery: { contribute: (c) => void contributions.push(c), contributions: () => contributions },
+    configChanges: { on: (change, drop) => invalidation.on(change, drop) },
     cleanup: { add: (task) => void runtime.cleanupTasks.push(task) },
     workers: {
       add(name, worker) {

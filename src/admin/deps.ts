@@ -5,8 +5,10 @@ import type { Clock } from '../domain/clock.js'
 import type { ConsentService } from '../interaction/consent.js'
 import type { SigningKeyService } from '../keys/signing-keys.js'
 import type { AuditSink } from '../observe/audit.js'
+import type { CibaRequestStore } from '../stores/ciba-requests.js'
 import type { ClientStore } from '../stores/clients.js'
 import type { FailureCounterStore } from '../stores/failure-counters.js'
+import type { IdentityProviderStore } from '../stores/identity-providers.js'
 import type { ResourceStore } from '../stores/resources.js'
 import type { UserSessionStore } from '../stores/user-sessions.js'
 import type { UserStore } from '../stores/users.js'
@@ -19,12 +21,14 @@ export interface AdminStores {
   resources: ResourceStore
   sessions: Pick<UserSessionStore, 'removeAllForSubject'>
   failures: Pick<FailureCounterStore, 'clearName' | 'listBlocked'>
+  identityProviders: IdentityProviderStore
 }
 
 export interface AdminWork extends AdminStores {
   /**
-   * Checks a seed document and applies it in this transaction (src/seed/apply.ts); throws
-   * SeedError listing every problem, each with its JSON path.
+   * Checks a seed document of one resource and applies it in this transaction (src/seed/apply.ts),
+   * an identity provider's clientSecret left out keeping the stored one; throws SeedError listing
+   * every problem, each with its JSON path.
    */
   applySeed(input: unknown): Promise<void>
   /** applySeed for a whole document: how many entries of each kind it had, and the seed's warnings. */
@@ -32,7 +36,14 @@ export interface AdminWork extends AdminStores {
 }
 
 export interface SeedApplied {
-  counts: { apiScopes: number; apiResources: number; identityResources: number; clients: number; users: number }
+  counts: {
+    apiScopes: number
+    apiResources: number
+    identityResources: number
+    clients: number
+    users: number
+    identityProviders: number
+  }
   /** Settings the document asks for that the server overrides (src/seed/check.ts seedWarnings). */
   warnings: string[]
 }
@@ -47,6 +58,8 @@ export interface AdminDeps {
   tokenReader: Pick<TokenReader, 'read'>
   keys: Pick<SigningKeyService, 'list' | 'rotate'>
   consents: Pick<ConsentService, 'list' | 'revoke'>
+  /** Each decision is one statement of its own (src/grants/ciba-decision.ts), outside the admin write lock. */
+  cibaRequests: Pick<CibaRequestStore, 'list' | 'findById' | 'decide'>
   clock: Clock
   audit: AuditSink
   /** The realm of WWW-Authenticate challenges (RFC 6750 §3): the issuer. */

@@ -13,14 +13,33 @@ export const RotateKeys = z.strictObject({
   alg: z.enum(SIGNING_ALGS).optional().describe('the algorithm to rotate; omitted: every one the server signs with'),
 })
 
+const time = z.iso.datetime()
+/** A signing key as answered: never key material. */
+export const KeyView = z.strictObject({
+  kid: z.string(),
+  alg: z.enum(SIGNING_ALGS),
+  status: z.enum(['pending', 'current', 'retired']).describe('pending: published, not signing yet; current: signs; retired: verifies only'),
+  createdAt: time,
+  activateAt: time,
+  retireAt: time.optional(),
+  privateKey: z.enum(['plaintext', 'encrypted', 'erased']).describe('how its private part is stored'),
+  encrypted: z.boolean().describe('whether its private part is encrypted at rest (KEY_ENCRYPTION_SECRET)'),
+})
+export const KeyList = z.strictObject({ items: z.array(KeyView) })
+
+/** A remembered consent as answered. */
+export const ConsentView = z.strictObject({ clientId: z.string(), scopes: z.array(z.string()), createdAt: time, updatedAt: time })
+export const ConsentList = z.strictObject({ items: z.array(ConsentView) })
+export const Revoked = z.strictObject({ revoked: z.number().int().min(0).describe('how many consents were forgotten') })
+
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString())
-export const keyView = (k: KeyInfo) => ({
+export const keyView = (k: KeyInfo): z.infer<typeof KeyView> => ({
   kid: k.kid,
   alg: k.alg,
   status: k.status,
-  createdAt: iso(k.createdAt),
-  activateAt: iso(k.activateAt),
-  ...(k.retireAt === undefined ? {} : { retireAt: iso(k.retireAt) }),
+  createdAt: iso(k.createdAt)!,
+  activateAt: iso(k.activateAt)!,
+  ...(k.retireAt === undefined ? {} : { retireAt: iso(k.retireAt)! }),
   privateKey: k.privateKey,
   encrypted: k.encrypted,
 })

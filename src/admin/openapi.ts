@@ -6,7 +6,9 @@ import { z } from 'zod'
 import {
   ADMIN_API_RESOURCES_PATH,
   ADMIN_API_SCOPES_PATH,
+  ADMIN_CIBA_REQUESTS_PATH,
   ADMIN_CLIENTS_PATH,
+  ADMIN_IDENTITY_PROVIDERS_PATH,
   ADMIN_IDENTITY_RESOURCES_PATH,
   ADMIN_KEYS_PATH,
   ADMIN_LOCKOUTS_PATH,
@@ -14,10 +16,20 @@ import {
   ADMIN_SEED_PATH,
   ADMIN_USERS_PATH,
 } from '../endpoints.js'
-import { SeedApiResource, SeedApiScope, SeedClient, SeedFile, SeedIdentityResource, SeedUser } from '../seed/schema.js'
+import {
+  SeedApiResource,
+  SeedApiScope,
+  SeedClient,
+  SeedFile,
+  SeedIdentityProvider,
+  SeedIdentityResource,
+  SeedUser,
+} from '../seed/schema.js'
 import { ADMIN_READ_SCOPE, ADMIN_SCOPE } from '../domain/admin-scopes.js'
+import { CibaListQuery, CibaRequestView } from './ciba.js'
 import { NewSecret } from './clients.js'
-import { RotateKeys } from './keys-consents.js'
+import { ConsentList, KeyList, Revoked, RotateKeys } from './keys-consents.js'
+import { SeedAppliedView } from './seed.js'
 import { ListQuery } from './paging.js'
 
 type Json = Record<string, unknown>
@@ -56,10 +68,13 @@ interface Operation {
   path: string
   summary: string
   scope: 'read' | 'write'
-  query?: boolean
+  /** The list's query (default: ListQuery). */
+  query?: z.ZodObject | true
   body?: Json
   ok: { status: number; description: string; schema?: Json; etag?: boolean }
   conditional?: boolean
+  /** Other refusals than the common ones, by status. */
+  refusals?: Record<number, string>
 }
 
 /** A collection of seed-shaped resources: list, and GET / PUT / DELETE one. */
@@ -172,14 +187,14 @@ export const OPERATIONS: readonly Operation[] = [
     path: `${USER}/consents`,
     summary: "A user's remembered consents",
     scope: 'read',
-    ok: { status: 200, description: 'the consents', schema: { type: 'object', properties: { items: { type: 'array' } } } },
+    ok: { status: 200, description: 'the consents', schema: schemaOf(ConsentList, 'output') },
   },
   {
     method: 'delete',
     path: `${USER}/consents`,
     summary: "Forget all of a user's consents",
     scope: 'write',
-    ok: { status: 200, description: '{"revoked": n}' },
+    ok: { status: 200, description: 'how many consents were forgotten', schema: schemaOf(Revoked, 'output') },
   },
   {
     method: 'delete',
@@ -191,20 +206,21 @@ export const OPERATIONS: readonly Operation[] = [
   ...collection(ADMIN_API_SCOPES_PATH, 'name', 'ApiScope', 'API scope'),
   ...collection(ADMIN_API_RESOURCES_PATH, 'name', 'ApiResource', 'API resource'),
   ...collection(ADMIN_IDENTITY_RESOURCES_PATH, 'name', 'IdentityResource', 'identity resource'),
+  ...collection(ADMIN_IDENTITY_PROVIDERS_PATH, 'scheme', 'IdentityProvider', 'identity provider'),
   {
     method: 'put',
     path: ADMIN_SEED_PATH,
     summary: 'Apply a whole seed document in one transaction',
     scope: 'write',
     body: ref('SeedDocument'),
-    ok: { status: 200, description: 'the entries of each kind, and the warnings' },
+    ok: { status: 200, description: 'the entries of each kind, and the warnings', schema: schemaOf(SeedAppliedView, 'output') },
   },
   {
     method: 'get',
     path: ADMIN_KEYS_PATH,
     summary: 'The signing keys',
     scope: 'read',
-    ok: { status: 200, description: 'the keys, never key material' },
+    ok: { status: 200, description: 'the keys, never key material', schema: ref('KeyList') },
   },
   {
     method: 'post',
@@ -212,15 +228,41 @@ export const OPERATIONS: readonly Operation[] = [
     summary: 'Add a signing key per algorithm (or one)',
     scope: 'write',
     body: schemaOf(RotateKeys, 'input'),
-    ok: { status: 201, description: 'the new keys' },
+    ok: { status: 201, description: 'the new keys', schema: ref('KeyList') },
   },
+  {
+    method: 'get',
+    path: ADMIN_CIBA_REQUESTS_PATH,
+    summary: 'List CIBA requests, oldest first',
+    scope: 'read',
+    query: CibaListQuery,
+    ok: { status: 200, description: 'a page', schema: page('CibaRequest') },
+  },
+  {
+    method: 'get',
+    path: `${ADMIN_CIBA_REQUESTS_PATH}/{requestId}`,
+    summary: 'One CIBA request, by the id of its approval URL',
+    scope: 'read',
+    ok: { status: 200, description: 'the request (never its auth_req_id)', schema: ref('CibaRequest') },
+  },
+  ...(['approve', 'deny'] as const).map((decision): Operation => ({
+    method: 'post',
+    path: `${ADMIN_CIBA_REQUESTS_PATH}/{requestId}/${decision}`,
+    summary:
+      decision === 'approve'
+        ? 'Approve a pending CIBA request with every scope it asked for: the next poll gets tokens'
+        : 'Deny a pending CIBA request: the next poll gets access_denied',
+    scope: 'write',
+    ok: { status: 200, description: 'the request as decided', schema: ref('CibaRequest') },
+    refusals: { 409: 'the request has expired or was decided already' },
+  })),
   { method: 'get', path: ADMIN_OPENAPI_PATH, summary: 'This document', scope: 'read', ok: { status: 200, description: 'OpenAPI 3.1' } },
 ]
 
 function operation(op: Operation): Json {
   const params = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }))
   const query = op.query
-    ? Object.entries(ListQuery.shape).map(([name, s]) => ({
+    ? Object.entries((op.query === true ? ListQuery : op.query).shape).map(([name, s]) => ({
         name,
         in: 'query',
         required: false,
@@ -243,6 +285,7 @@ function operation(op: Operation): Json {
       403: problem('the token lacks the scope (WWW-Authenticate: Bearer error="insufficient_scope")'),
       ...(op.path.includes('{') ? { 404: problem('no such resource') } : {}),
       ...(op.conditional ? { 412: problem('If-Match or If-None-Match does not hold') } : {}),
+      ...Object.fromEntries(Object.entries(op.refusals ?? {}).map(([status, description]) => [status, problem(description)])),
     },
   }
 }
@@ -280,7 +323,11 @@ export function openApiDocument(): Json {
         ApiResourceInput: schemaOf(SeedApiResource, 'input'),
         IdentityResource: schemaOf(SeedIdentityResource, 'output'),
         IdentityResourceInput: schemaOf(SeedIdentityResource, 'input'),
+        IdentityProvider: schemaOf(SeedIdentityProvider, 'output', ['clientSecret']),
+        IdentityProviderInput: schemaOf(SeedIdentityProvider, 'input'),
         SeedDocument: schemaOf(SeedFile, 'input'),
+        CibaRequest: schemaOf(CibaRequestView, 'output'),
+        KeyList: schemaOf(KeyList, 'output'),
         Problem: {
           type: 'object',
           description: 'RFC 9457 problem details',

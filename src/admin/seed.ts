@@ -1,6 +1,7 @@
 // PUT /admin/seed: a whole seed document applied in one transaction, as SEED_FILE and `authz seed`
 // apply it (docs/seed-file.md): checked whole first, every problem answered with its JSON path,
 // nothing written unless all of it is valid. One audit event names the entries the document holds.
+import { z } from 'zod'
 import type { AdminCaller, AdminDeps } from './deps.js'
 import { applying } from './resource.js'
 import type { SeedApplied } from './deps.js'
@@ -19,8 +20,21 @@ function named(input: unknown): string[] {
     ...list('identityResources', 'identity-resources', 'name'),
     ...list('clients', 'clients', 'clientId'),
     ...list('users', 'users', 'username'),
+    ...list('identityProviders', 'identity-providers', 'scheme'),
   ]
 }
+
+const count = z.number().int().min(0)
+/** The answer of PUT /admin/seed: the entries of each kind the document held, and the seed's warnings. */
+export const SeedAppliedView = z.strictObject({
+  apiScopes: count,
+  apiResources: count,
+  identityResources: count,
+  clients: count,
+  users: count,
+  identityProviders: count,
+  warnings: z.array(z.string()).describe('settings the document asks for that the server overrides'),
+})
 
 export function createSeedAdmin(deps: AdminDeps) {
   return {

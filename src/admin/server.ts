@@ -12,8 +12,10 @@ import { isUnavailable } from '../errors.js'
 import { openApiDocument } from './openapi.js'
 import { createAdminAuth, createLocalAuth } from './auth.js'
 import { catalogueRoutes } from './catalogue-routes.js'
+import { cibaRoutes } from './ciba-routes.js'
 import { clientRoutes } from './clients-routes.js'
 import type { AdminDeps } from './deps.js'
+import { identityProviderRoutes } from './identity-providers-routes.js'
 import { keyAndConsentRoutes } from './keys-consents-routes.js'
 import { AdminProblem } from './problem.js'
 import './request.js'
@@ -84,6 +86,8 @@ export async function createAdminServer(deps: AdminDeps, opts: AdminServerOption
   await app.register(catalogueRoutes, { deps })
   await app.register(seedRoutes, { deps })
   await app.register(keyAndConsentRoutes, { deps })
+  await app.register(cibaRoutes, { deps })
+  await app.register(identityProviderRoutes, { deps })
   await app.ready()
 
   return {

@@ -94,7 +94,7 @@ export interface AuditDetails {
   families?: number
   /** admin.changed: what was written, as its admin API path below /admin (clients/backend). */
   resource?: string
-  /** admin.changed: create, replace, delete, add-secret, disable, enable, unlock, sign-out. */
+  /** admin.changed: create, replace, delete, add-secret, disable, enable, unlock, sign-out, rotate, apply-seed, approve, deny. */
   action?: string
   /** admin.changed: the names of the fields that changed (never their values: no secret is written). */
   changes?: string[]

@@ -26,6 +26,11 @@ export interface SeedSummary {
 /** How secrets are kept at rest: encrypted with KEY_ENCRYPTION_SECRET when it is set. */
 export interface SeedAtRest {
   keyEncryptionSecret: string | undefined
+  /**
+   * An identity provider without clientSecret keeps the stored one (the admin API's PUT of one
+   * provider, whose answers never carry the secret), instead of becoming a public client.
+   */
+  keepOmittedClientSecrets?: boolean
 }
 
 export async function applySeedFile(db: Db, path: string, atRest?: SeedAtRest): Promise<SeedSummary> {
@@ -141,7 +146,7 @@ async function writeIdentityProviders(w: PgSeedWriter, seed: SeedInput, atRest: 
     const aad = identityProviderSecretAad(p.scheme)
     const kept = stored.get(p.scheme)
     let clientSecret: IdentityProvider['clientSecret']
-    if (p.clientSecret === undefined) clientSecret = undefined
+    if (p.clientSecret === undefined) clientSecret = atRest.keepOmittedClientSecrets ? kept : undefined
     else if (!key) clientSecret = { value: p.clientSecret, encrypted: false }
     else if (kept?.encrypted && decryptsTo(kept.value, key, aad, p.clientSecret)) clientSecret = kept
     else clientSecret = { value: encryptAtRest(p.clientSecret, key, aad), encrypted: true }

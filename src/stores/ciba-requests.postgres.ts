@@ -112,6 +112,23 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
       )
       return rows.map(toCibaRequest)
     },
+    async list(filter, now, limit) {
+      const params: unknown[] = []
+      const p = (v: unknown) => `$${params.push(v)}`
+      const where: string[] = []
+      if (filter.clientId !== undefined) where.push(`client_id = ${p(filter.clientId)}`)
+      if (filter.subjectId !== undefined) where.push(`subject_id = ${p(filter.subjectId)}`)
+      if (filter.status === 'pending') where.push(`status = 'pending' AND expires_at > ${p(ts(now))}::timestamptz`)
+      else if (filter.status === 'expired') where.push(`status = 'pending' AND expires_at <= ${p(ts(now))}::timestamptz`)
+      else if (filter.status !== undefined) where.push(`status = ${p(filter.status)}`)
+      if (filter.after) where.push(`(created_at, id) > (${p(ts(filter.after.createdAt))}::timestamptz, ${p(filter.after.id)})`)
+      const { rows } = await db.query<CibaRow>(
+        `SELECT * FROM ciba_requests ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+         ORDER BY created_at, id LIMIT ${p(limit)}`,
+        params,
+      )
+      return rows.map(toCibaRequest)
+    },
     recordPoll: (id, now) => recordPoll(db, 'ciba_requests', id, now),
     decide(id, d: CibaDecision, now) {
       const approved = d.status === 'approved'

@@ -29,6 +29,17 @@ export interface CibaRequestLimits {
  * created; or refused because of the pending cap; or because of the rate, with when the oldest of
  * the requests that fill the window leaves it (ms), the earliest time another one is accepted.
  */
+/** What the admin API lists by: a request's state, `expired` being a pending one past its expiry. */
+export type CibaListStatus = 'pending' | 'approved' | 'denied' | 'expired'
+
+export interface CibaRequestFilter {
+  clientId?: string | undefined
+  subjectId?: string | undefined
+  status?: CibaListStatus | undefined
+  /** Only the requests after this one, in the list's order (the previous page's last). */
+  after?: { createdAt: number; id: string } | undefined
+}
+
 export type CibaCreateResult = { kind: 'created' } | { kind: 'pending' } | { kind: 'rate'; retryAt: number }
 
 /** CIBA requests. Every state change is one SQL statement (ARCHITECTURE.md "Data rules"). */
@@ -38,6 +49,8 @@ export interface CibaRequestStore {
   findById(id: string): Promise<CibaRequest | undefined>
   /** Pending, unexpired requests, oldest first (operators' `authz ciba list`). */
   listPending(now: number, limit: number): Promise<CibaRequest[]>
+  /** The requests the filter matches at `now`, oldest first (created, then id), at most `limit`. */
+  list(filter: CibaRequestFilter, now: number, limit: number): Promise<CibaRequest[]>
   /**
    * Creates the request unless the same client already has, for the same user, `maxPending`
    * pending, unexpired requests at `now`, or made `maxPerWindow` requests (whatever became of them)

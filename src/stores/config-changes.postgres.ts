@@ -5,7 +5,7 @@ import type { ConfigChange, ConfigChangeStore } from './config-changes.js'
 
 export const CONFIG_CHANGES_CHANNEL = 'authz_config_changes'
 
-const CHANGES: ReadonlySet<string> = new Set<ConfigChange>(['clients', 'resources', 'users'])
+const CHANGES: ReadonlySet<string> = new Set<ConfigChange>(['clients', 'resources', 'users', 'identityProviders'])
 
 export function createPgConfigChangeStore(db: Db): ConfigChangeStore {
   return {

@@ -45,6 +45,10 @@ export function createPgIdentityProviderStore(db: Queryable): IdentityProviderSt
       const { rows } = await db.query<ProviderRow>(`${SELECT_PROVIDER} ORDER BY scheme`)
       return rows.map(toProvider)
     },
+    async remove(scheme) {
+      const { rowCount } = await db.query('DELETE FROM identity_providers WHERE scheme = $1', [scheme])
+      return rowCount === 1
+    },
   }
 }
 

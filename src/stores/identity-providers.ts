@@ -7,4 +7,6 @@ export interface IdentityProviderStore {
   findByScheme(scheme: string): Promise<IdentityProvider | undefined>
   /** Every provider, by scheme (the sign-in page filters the enabled ones the client may use). */
   list(): Promise<IdentityProvider[]>
+  /** Removes the provider (the admin API); false when there was none. Linked identities stay, for the scheme's return. */
+  remove(scheme: string): Promise<boolean>
 }

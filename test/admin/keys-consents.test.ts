@@ -1,6 +1,7 @@
 // /admin/keys (list, rotate) and /admin/users/{username}/consents (list, revoke), as the CLI's
 // `authz keys` and `authz consents` do them; no private key material in any answer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ConsentList, KeyList, Revoked } from '../../src/admin/keys-consents.js'
 import { createConsentService } from '../../src/interaction/consent.js'
 import { createPgConsentStore } from '../../src/stores/consents.postgres.js'
 import type { TestApp } from '../helpers/app.js'
@@ -26,6 +27,9 @@ describe('admin API: signing keys', () => {
     }
     const res = await call('POST', '/admin/keys/rotate', { body: { alg: 'ES256' } })
     expect(res.statusCode).toBe(201)
+    // The answers are what the OpenAPI document says they are (it is made from these schemas).
+    expect(KeyList.safeParse(before).error).toBeUndefined()
+    expect(KeyList.safeParse(res.json()).error).toBeUndefined()
     const added = res.json<{ items: Record<string, unknown>[] }>().items
     expect(added).toEqual([expect.objectContaining({ alg: 'ES256', status: 'pending' })])
     expect((await call('GET', '/admin/keys')).json().items).toHaveLength(3)
@@ -53,10 +57,13 @@ describe('admin API: consents', () => {
         { clientId: 'backend', scopes: ['orders.read'], createdAt: ISO, updatedAt: ISO },
       ],
     })
+    expect(ConsentList.safeParse(list.json()).error).toBeUndefined()
     expect((await call('DELETE', '/admin/users/alice/consents/backend')).statusCode).toBe(204)
     expect((await call('DELETE', '/admin/users/alice/consents/backend')).statusCode).toBe(404)
     expect(adminAudit(t).at(-1)).toMatchObject({ resource: 'users/alice/consents/backend', action: 'delete' })
-    expect((await call('DELETE', '/admin/users/alice/consents')).json()).toEqual({ revoked: 1 })
+    const revoked = (await call('DELETE', '/admin/users/alice/consents')).json()
+    expect(revoked).toEqual({ revoked: 1 })
+    expect(Revoked.safeParse(revoked).error).toBeUndefined()
     expect((await call('GET', '/admin/users/alice/consents')).json()).toEqual({ items: [] })
     expect((await call('GET', '/admin/users/nobody/consents')).statusCode).toBe(404)
   })

@@ -45,6 +45,8 @@ describe('admin API: OpenAPI document', () => {
     expect(schemas.ClientInput).toEqual(seed.properties.clients!.items)
     expect(schemas.UserInput).toEqual(seed.properties.users!.items)
     expect(schemas.ApiResourceInput).toEqual(seed.properties.apiResources!.items)
+    expect(schemas.IdentityProviderInput).toEqual(seed.properties.identityProviders!.items)
+    expect(Object.keys(schemas.IdentityProvider!.properties)).not.toContain('clientSecret')
     expect(Object.keys(schemas.Client!.properties)).not.toContain('secrets')
     expect(Object.keys(schemas.ApiResource!.properties)).not.toContain('secrets')
     expect(Object.keys(schemas.User!.properties)).not.toEqual(expect.arrayContaining(['password']))
@@ -54,5 +56,41 @@ describe('admin API: OpenAPI document', () => {
   it('names the scope each operation needs', () => {
     expect(doc.paths['/admin/clients']!.get!.security).toEqual([{ bearer: ['authz:admin:read'] }])
     expect(doc.paths['/admin/clients/{clientId}']!.put!.security).toEqual([{ bearer: ['authz:admin'] }])
+    expect(doc.paths['/admin/identity-providers/{scheme}']!.put!.security).toEqual([{ bearer: ['authz:admin'] }])
+    expect(doc.paths['/admin/identity-providers']!.get!.security).toEqual([{ bearer: ['authz:admin:read'] }])
+    expect(doc.paths['/admin/ciba-requests']!.get!.security).toEqual([{ bearer: ['authz:admin:read'] }])
+    expect(doc.paths['/admin/ciba-requests/{requestId}/approve']!.post!.security).toEqual([{ bearer: ['authz:admin'] }])
+    expect(doc.paths['/admin/ciba-requests/{requestId}/deny']!.post!.security).toEqual([{ bearer: ['authz:admin'] }])
+  })
+
+  it('says the shape of every answer of the keys, consents and seed routes', () => {
+    const ok = (path: string, method: string, status: string) =>
+      (doc.paths[path]![method] as unknown as { responses: Record<string, { content?: unknown }> }).responses[status]!.content
+    expect(ok('/admin/keys', 'get', '200')).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/KeyList' } } })
+    expect(ok('/admin/keys/rotate', 'post', '201')).toEqual({ 'application/json': { schema: { $ref: '#/components/schemas/KeyList' } } })
+    for (const [path, method] of [
+      ['/admin/users/{username}/consents', 'get'],
+      ['/admin/users/{username}/consents', 'delete'],
+      ['/admin/seed', 'put'],
+    ] as const) {
+      const schema = (ok(path, method, '200') as { 'application/json': { schema: { required: string[] } } })['application/json'].schema
+      expect(schema.required.length).toBeGreaterThan(0)
+    }
+    expect(Object.keys(doc.components.schemas.KeyList!.properties)).toEqual(['items'])
+  })
+
+  it('lists the CIBA list filters, and answers CIBA requests without their auth_req_id', () => {
+    const list = doc.paths['/admin/ciba-requests']!.get as unknown as { parameters: { name: string; in: string }[] }
+    expect(list.parameters.map((p) => `${p.in}:${p.name}`)).toEqual([
+      'query:limit',
+      'query:cursor',
+      'query:clientId',
+      'query:subjectId',
+      'query:username',
+      'query:status',
+    ])
+    const props = Object.keys(doc.components.schemas.CibaRequest!.properties)
+    expect(props).toContain('requestId')
+    expect(props.filter((p) => /authreq/i.test(p))).toEqual([])
   })
 })

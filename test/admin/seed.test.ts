@@ -1,6 +1,7 @@
 // PUT /admin/seed: a whole seed document in one transaction, as SEED_FILE applies it: every problem
 // with its JSON path and nothing written when one is found; counts and warnings when applied.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SeedAppliedView } from '../../src/admin/seed.js'
 import type { TestApp } from '../helpers/app.js'
 import { admin, adminAudit, adminToken, CC, createAdminTestApp, PROBLEM, readToken } from './admin-fixtures.js'
 
@@ -34,6 +35,7 @@ describe('admin API: PUT /admin/seed', () => {
         'clients[1].requirePkce: client "spa" is public (requireClientSecret false), so PKCE is required of it anyway (RFC 9700 §2.1.1); false has no effect',
       ],
     })
+    expect(SeedAppliedView.safeParse(res.json()).error).toBeUndefined()
     expect((await call('GET', '/admin/clients/stock')).json()).toMatchObject({ clientId: 'stock', allowedScopes: ['stock.read'] })
     expect(adminAudit(t).at(-1)).toMatchObject({
       event: 'admin.changed',

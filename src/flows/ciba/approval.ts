@@ -2,12 +2,13 @@
 // interactive flow built on the shared foundation: the sign-in session (src/interaction/session.ts),
 // the sign-in page (it returns here), and the decision screen (src/interaction/decision.ts).
 // CIBA's approval is a per-request decision (the request itself is the consent), so nothing is
-// remembered. The decision is one SQL statement, valid only while the request is pending and
-// unexpired. Returns page models; rendering lives in src/pages, HTTP in src/routes.
+// remembered. The decision itself (src/grants/ciba-decision.ts) is one SQL statement, valid only
+// while the request is pending and unexpired. Returns page models; rendering lives in src/pages,
+// HTTP in src/routes.
 import type { Clock } from '../../domain/clock.js'
-import { CIBA_GRANT } from './grant.js'
 import type { AuditSink } from '../../observe/audit.js'
 import type { CibaRequest } from '../../domain/types.js'
+import { decideCibaRequest, openCibaRequest, type CibaClosed } from '../../grants/ciba-decision.js'
 import { decisionView, type DecisionView } from '../../interaction/decision.js'
 import type { ReturnTargetInfo } from '../../interaction/return-to.js'
 import { signedInAt } from '../../interaction/identity-providers.js'
@@ -18,9 +19,7 @@ import type { ClientStore } from '../../stores/clients.js'
 import type { ResourceStore } from '../../stores/resources.js'
 
 export type ApprovalPage =
-  | { kind: 'unknown' }
-  | { kind: 'expired' }
-  | { kind: 'decided'; status: 'approved' | 'denied' }
+  | CibaClosed
   /** No session: the person is sent to the sign-in page, which returns here. */
   | { kind: 'sign-in' }
   /** A decision posted without a (live) session. */
@@ -67,16 +66,8 @@ export interface CibaApproval {
 }
 
 export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
-  const { clock } = deps
-
   /** The request if it can still be decided, else the page that says why not. */
-  async function open(requestId: string | undefined): Promise<CibaRequest | ApprovalPage> {
-    const req = requestId ? await deps.requests.findById(requestId) : undefined
-    if (!req) return { kind: 'unknown' }
-    if (req.status !== 'pending') return { kind: 'decided', status: req.status }
-    if (req.expiresAt <= clock.now()) return { kind: 'expired' }
-    return req
-  }
+  const open = (requestId: string | undefined): Promise<CibaRequest | ApprovalPage> => openCibaRequest(deps, requestId)
 
   async function clientName(clientId: string): Promise<string> {
     return (await deps.clients.findById(clientId))?.clientName ?? clientId
@@ -143,26 +134,13 @@ export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
       const shown = await page(req, session)
       if (shown.kind !== 'decision') return shown
       if (decision !== 'approve' && decision !== 'deny') return { ...shown, unanswered: true }
-      const decided = await deps.requests.decide(
-        req.id,
-        decision === 'approve'
-          ? { status: 'approved', approvedScopes: req.requestedScopes, ...signInRecord(session, req.idp) }
-          : { status: 'denied' },
-        clock.now(),
-      )
-      // Lost a race with another decision or with expiry: say what the request's state is now.
-      if (!decided) return (await open(req.id)) as ApprovalPage
-      deps.audit?.emit({
-        event: decided.status === 'approved' ? 'ciba.approved' : 'ciba.denied',
-        clientId: req.clientId,
-        subject: session.subjectId,
-        grantType: CIBA_GRANT,
+      const decided = await decideCibaRequest(deps, req, decision, {
+        signIn: signInRecord(session, req.idp),
         address: ctx?.address,
         requestId: ctx?.requestId,
-        cibaRequestId: req.id,
-        ...(decided.status === 'approved' ? { scope: req.requestedScopes.join(' ') } : { reason: 'user_denied' }),
       })
-      return { kind: 'done', status: decided.status as 'approved' | 'denied', clientName: shown.view.clientName }
+      if (decided.kind !== 'done') return decided
+      return { kind: 'done', status: decided.request.status as 'approved' | 'denied', clientName: shown.view.clientName }
     },
   }
 }

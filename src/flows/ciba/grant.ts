@@ -13,9 +13,9 @@ import type { UserStore } from '../../stores/users.js'
 import type { Polling } from '../../grants/polling.js'
 import type { GrantHandler } from '../../grants/registry.js'
 import { issuedSignIn } from '../../grants/sign-in-record.js'
+import { CIBA_GRANT } from '../../grants/ciba-decision.js'
 
-/** OpenID CIBA Core 1.0 §10.1: the grant type of the token request. */
-export const CIBA_GRANT = 'urn:openid:params:grant-type:ciba'
+export { CIBA_GRANT } from '../../grants/ciba-decision.js'
 
 export { REDEMPTION_GRACE_MS } from '../../grants/polling.js'
 

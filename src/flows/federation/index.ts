@@ -21,6 +21,8 @@ export function federationFlow(options: { upstream?: Partial<UpstreamOptions> | 
       const { config, clock, stores, audit } = core
       const upstreamOptions = { ...DEFAULT_UPSTREAM_OPTIONS, ...options.upstream }
       const upstreams = createUpstreams({ clock, keyEncryptionSecret: config.keyEncryptionSecret, options: upstreamOptions })
+      // A provider changed anywhere (admin API, seed file): its upstream is read again at its next sign-in.
+      core.configChanges.on('identityProviders', () => upstreams.forget())
       const federation = createFederationService({
         issuer: config.issuer,
         clock,

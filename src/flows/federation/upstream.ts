@@ -23,6 +23,8 @@ export const DEFAULT_UPSTREAM_OPTIONS: UpstreamOptions = { timeoutSeconds: 10, m
 export interface Upstreams {
   /** The provider's client configuration; throws UpstreamUnavailable when it cannot be had in time. */
   configuration(provider: IdentityProvider): Promise<oidc.Configuration>
+  /** Forgets every discovery document read: the next sign-in reads its provider's again. */
+  forget(): void
 }
 
 /** An upstream that did not answer in time, or answered what no sign-in can use. */
@@ -90,5 +92,6 @@ export function createUpstreams(deps: { clock: Clock; keyEncryptionSecret: strin
       entry.config.catch(() => cache.get(p.scheme) === entry && cache.delete(p.scheme))
       return entry.config
     },
+    forget: () => cache.clear(),
   }
 }
