@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LOCAL_ADMIN_FILE, LOCAL_ADMIN_SOCKET } from '../../src/admin/local-access.js'
+import { MAIN } from '../helpers/built.js'
 import { createTestDataDir, usingServer } from '../helpers/db.js'
 import { startServer, waitForOutput, type ServerProcess } from '../helpers/server-process.js'
 import { ROOT, runCli, type CliResult } from './run-cli.js'
@@ -46,7 +47,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'authz-live-'))
   dataDir = join(dir, 'data')
   if (!usingServer()) await createTestDataDir(dataDir)
-  server = await startServer({ SEED_FILE: join(ROOT, 'seed/demo.json'), SHUTDOWN_DRAIN: '0' }, 'src/main.ts', { dataDir })
+  server = await startServer({ SEED_FILE: join(ROOT, 'seed/demo.json'), SHUTDOWN_DRAIN: '0' }, MAIN, { dataDir })
   await waitForOutput(server, 'admin API for the local CLI listening')
 }, SLOW)
 afterAll(async () => {
@@ -123,12 +124,53 @@ describe('the CLI while the server runs on the embedded database', { timeout: SL
     expect(changes.find((l) => l.includes('"resource":"clients/reports"'))).toContain('"client_id":"local-cli"')
   })
 
+  it('lists and approves a CIBA request through the server, and the polling client gets its tokens', async () => {
+    const form = (body: Record<string, string>) =>
+      fetch(`${server.baseUrl}${body.grant_type ? '/connect/token' : '/connect/ciba'}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ client_id: 'demo-ciba', client_secret: 'demo-ciba-secret', ...body }),
+      })
+    const asked = await form({ scope: 'openid profile', login_hint: 'carol', binding_message: 'TX-42' })
+    expect(asked.status).toBe(200)
+    const { auth_req_id } = (await asked.json()) as { auth_req_id: string }
+
+    const listed = await cli(['ciba', 'list', '--json'])
+    expect(listed.code).toBe(0)
+    const lines = listed.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatchObject({ client_id: 'demo-ciba', username: 'carol', scopes: ['openid', 'profile'] }) // alice is disabled above
+    expect(lines[0]!.binding_message).toBe('TX-42')
+    const id = lines[0]!.request_id as string
+    const subject = lines[0]!.subject as string
+    expect(JSON.stringify(lines)).not.toContain(auth_req_id) // the list never shows the client's handle
+
+    expect(await cli(['ciba', 'approve', id])).toEqual({
+      code: 0,
+      stdout: `approved request "${id}" (client demo-ciba, subject ${subject})\n`,
+      stderr: '',
+    })
+    expect(await cli(['ciba', 'deny', id])).toEqual({ code: 1, stdout: '', stderr: `authz ciba: request "${id}" was already approved\n` })
+    expect(await cli(['ciba', 'deny', 'no-such-request'])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'authz ciba: no CIBA request "no-such-request"\n',
+    })
+    const tokens = await form({ grant_type: 'urn:openid:params:grant-type:ciba', auth_req_id })
+    expect(tokens.status).toBe(200)
+    expect(await tokens.json()).toMatchObject({ token_type: 'Bearer', scope: 'openid profile' })
+    expect(await cli(['ciba', 'list'])).toEqual({ code: 0, stdout: 'no pending CIBA requests\n', stderr: '' })
+  })
+
   it('keeps refusing the commands the admin API does not serve', async () => {
-    expect(await cli(['ciba', 'list'])).toEqual({
+    expect(await cli(['providers', 'list'])).toEqual({
       code: 1,
       stdout: '',
       stderr: expect.stringContaining(
-        `authz ciba: the embedded database in ${dataDir} is open in another authz process (pid ${server.child.pid})`,
+        `authz providers: the embedded database in ${dataDir} is open in another authz process (pid ${server.child.pid})`,
       ),
     })
   })
