@@ -8,7 +8,7 @@ import { ACCOUNT_PASSWORD_PATH, ACCOUNT_PATH } from '../../endpoints.js'
 import type { PageKit } from '../../http/page-kit.js'
 import type { UpstreamSignOut } from '../../interaction/identity-providers.js'
 import type { Session } from '../../interaction/session.js'
-import { renderAccount, renderPasswordChanged, renderPasswordForm, TEXT, type Notice } from './pages.js'
+import { othersEnded, renderAccount, renderPasswordChanged, renderPasswordForm, type Notice } from './pages.js'
 import type { AccountService } from './service.js'
 
 export interface AccountRouteDeps {
@@ -43,21 +43,24 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, {
       case 'revoke-app': {
         const name = form.client_id === undefined ? undefined : await account.revokeApp(session, form.client_id, ctx(req))
         return name === undefined
-          ? show(req, reply, session, { tone: 'alert', text: TEXT.appUnknown }, 404)
-          : show(req, reply, session, { tone: 'success', text: TEXT.appRevoked(name) })
+          ? show(req, reply, session, { tone: 'alert', text: (m) => m.text('account.app.unknown') }, 404)
+          : show(req, reply, session, { tone: 'success', text: (m) => m.text('account.app.revoked', { app: name }) })
       }
       case 'end-session': {
         const ended = form.sid !== undefined && (await account.endSession(session, form.sid, ctx(req)))
         return ended
-          ? show(req, reply, session, { tone: 'success', text: TEXT.sessionEnded })
-          : show(req, reply, session, { tone: 'alert', text: TEXT.sessionUnknown }, 404)
+          ? show(req, reply, session, { tone: 'success', text: (m) => m.text('account.session.ended') })
+          : show(req, reply, session, { tone: 'alert', text: (m) => m.text('account.session.unknown') }, 404)
       }
       case 'end-other-sessions': {
         const n = await account.endOtherSessions(session, ctx(req))
-        return show(req, reply, session, { tone: 'success', text: n > 0 ? TEXT.othersEnded(n) : TEXT.noOthers })
+        return show(req, reply, session, {
+          tone: 'success',
+          text: (m) => (n > 0 ? othersEnded(m, n) : m.text('account.sessions.noOthers')),
+        })
       }
       default:
-        return show(req, reply, session, { tone: 'alert', text: TEXT.unknownAction }, 400)
+        return show(req, reply, session, { tone: 'alert', text: (m) => m.text('account.unknownAction') }, 400)
     }
   })
 

@@ -1,6 +1,7 @@
 // The landing page: what this server is, for a person who opens its address, and where a developer
 // finds its metadata and documentation. Links only: it needs no session and changes nothing.
-import { html, type Page, type SafeHtml } from '../../pages/html.js'
+import { html, type SafeHtml } from '../../pages/html.js'
+import type { LocalizedPage } from '../../pages/layout.js'
 import { ACCOUNT_PATH, DEVICE_PATH, DISCOVERY_PATH, JWKS_PATH } from '../../endpoints.js'
 
 export interface LandingView {
@@ -9,26 +10,28 @@ export interface LandingView {
   documentationUrl: string | undefined
 }
 
-export function renderLanding(view: LandingView): Page {
-  const docs: SafeHtml = view.documentationUrl
-    ? html`<a href="${view.documentationUrl}">${view.documentationUrl}</a>`
-    : html`<code>README.md</code> and <code>docs/</code> in the authz source`
-  return {
-    status: 200,
-    title: 'Sign-in service',
-    body: html`<h1>Sign-in service</h1>
-<p class="lead">Applications send you here to sign in. You can also look at your account, or connect a TV or another device with the code it shows.</p>
+export function renderLanding(view: LandingView): LocalizedPage {
+  return (m) => {
+    const docs: SafeHtml = view.documentationUrl
+      ? html`<a href="${view.documentationUrl}">${view.documentationUrl}</a>`
+      : m.html('landing.documentation.source', { readme: html`<code>README.md</code>`, docs: html`<code>docs/</code>` })
+    return {
+      status: 200,
+      title: m.text('landing.title'),
+      body: html`<h1>${m.text('landing.title')}</h1>
+<p class="lead">${m.text('landing.lead')}</p>
 <div class="actions">
-<a class="button primary" href="${ACCOUNT_PATH}">Your account</a>
-<a class="button secondary" href="${DEVICE_PATH}">Connect a device</a>
+<a class="button primary" href="${ACCOUNT_PATH}">${m.text('landing.account')}</a>
+<a class="button secondary" href="${DEVICE_PATH}">${m.text('landing.device')}</a>
 </div>
-<h2>For developers</h2>
-<p class="hint">An OpenID Connect provider and OAuth 2.0 authorization server. Give your app's OpenID Connect library the issuer: it finds every endpoint in the discovery document.</p>
+<h2>${m.text('landing.developers')}</h2>
+<p class="hint">${m.text('landing.developers.text')}</p>
 <dl class="details">
-<dt>Issuer</dt><dd><code>${view.issuer}</code></dd>
-<dt>Discovery</dt><dd><a href="${DISCOVERY_PATH}">${DISCOVERY_PATH}</a></dd>
-<dt>Signing keys</dt><dd><a href="${JWKS_PATH}">${JWKS_PATH}</a></dd>
-<dt>Documentation</dt><dd>${docs}</dd>
+<dt>${m.text('landing.issuer')}</dt><dd><code>${view.issuer}</code></dd>
+<dt>${m.text('landing.discovery')}</dt><dd><a href="${DISCOVERY_PATH}">${DISCOVERY_PATH}</a></dd>
+<dt>${m.text('landing.keys')}</dt><dd><a href="${JWKS_PATH}">${JWKS_PATH}</a></dd>
+<dt>${m.text('landing.documentation')}</dt><dd>${docs}</dd>
 </dl>`,
+    }
   }
 }

@@ -10,6 +10,6 @@ export interface LandingRouteDeps {
 }
 
 export const landingRoutes: FastifyPluginAsync<LandingRouteDeps> = async (app, { pages, view }) => {
-  const page = renderLanding(view) // the same for everyone: rendered once
+  const page = renderLanding(view) // the same for everyone in a language
   app.get(HOME_PATH, pages.page, async (_req, reply) => pages.send(reply, page))
 }

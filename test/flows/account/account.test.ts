@@ -3,7 +3,7 @@
 // there, with what it leaves stored: an app's access withdrawn (consent gone, its tokens inactive),
 // another session signed out (with its back-channel logout queued), the password changed (checked
 // and counted like a sign-in, audited, other sessions ended). Every form is refused without its
-// CSRF token or from another origin.
+// CSRF token or from another origin. All of it in the person's language (Accept-Language).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FORM, form, type TestApp } from '../../helpers/app.js'
 import { csrfIn, postForm, postFormBasic, withCookies } from '../../helpers/http.js'
@@ -20,8 +20,8 @@ beforeAll(async () => {
   await authz.db.query(`UPDATE clients SET back_channel_logout_uri = 'https://web.example/bc-logout' WHERE client_id = 'web'`)
   await authz.db.query(
     `INSERT INTO users (subject_id, username, password_hash, enabled, claims) SELECT 'u-' || n, n, password_hash, true, '{}'::jsonb
-       FROM users, unnest(ARRAY['carol', 'dave', 'erin']) AS n WHERE username = 'bob'`,
-  ) // carol, dave and erin: bob's password
+       FROM users, unnest(ARRAY['carol', 'dave', 'erin', 'gina']) AS n WHERE username = 'bob'`,
+  ) // carol, dave, erin and gina: bob's password
 })
 afterAll(() => authz?.close())
 
@@ -133,6 +133,68 @@ describe('the account page', () => {
   it('says so when no app has access', async () => {
     const cookie = await signIn('dave', 'bob-pw')
     expect(text((await get('/account', cookie)).body)).toContain('Apps with access to your account No app has access to your account.')
+  })
+})
+
+describe("in the person's language", () => {
+  const GERMAN = { 'accept-language': 'de-DE,de;q=0.9,en;q=0.5' }
+  const getIn = (url: string, cookie: string, headers: Record<string, string>) =>
+    authz.app.inject({ method: 'GET', url, headers: { ...headers, cookie } })
+
+  it('speaks German for Accept-Language: de, dates written as German writes them', async () => {
+    const T = Date.UTC(2027, 2, 3, 14, 5)
+    authz.clock.set(T)
+    const phone = await signIn('gina', 'bob-pw', IPHONE)
+    await webTokens(phone)
+    authz.clock.set(T + 600_000)
+    const laptop = await signIn('gina', 'bob-pw', FIREFOX)
+    const page = await getIn('/account', laptop, GERMAN)
+    expect(page.statusCode).toBe(200)
+    expect(page.headers['content-language']).toBe('de')
+    expect(page.body).toContain('<html lang="de">')
+    expect(page.body).toContain('<title>Ihr Konto · ')
+    expect(page.body).toContain('<h1>Ihr Konto</h1>')
+    const body = text(page.body)
+    expect(body).toContain('Ihr Konto Angemeldet als gina')
+    expect(body).toContain(
+      'Anwendungen mit Zugriff auf Ihr Konto Diese Anwendungen können Ihr Konto nutzen. ' +
+        'Wenn Sie eine entfernen, wird sie abgemeldet und muss Sie erneut um Erlaubnis fragen. ' +
+        'Web &lt;App&gt; Erlaubt am 03.03.2027 Ihre Anmeldung · Ihr Profil · Read your orders · Angemeldet bleiben Zugriff entfernen',
+    )
+    expect(page.body).toContain('aria-label="Zugriff für Web &lt;App&gt; entfernen">Zugriff entfernen</button>')
+    expect(body).toContain(
+      'Wo Sie angemeldet sind Melden Sie jede Sitzung ab, die Sie nicht kennen, und ändern Sie dann Ihr Passwort. ' +
+        'Firefox unter Linux Dieses Gerät Jetzt aktiv Angemeldet am 03.03.2027, 14:15 UTC ' +
+        'Safari unter iOS Zuletzt aktiv am 03.03.2027, 14:05 UTC Angemeldet am 03.03.2027, 14:05 UTC Abmelden ' +
+        'Alle anderen Sitzungen abmelden',
+    )
+    expect(page.body).toContain('aria-label="Safari unter iOS abmelden">Abmelden</button>')
+    expect(body).toContain('Passwort Wenn Sie Ihr Passwort ändern, werden Sie überall sonst abgemeldet. Passwort ändern')
+
+    // What a form did is said in German too, and the password page is German.
+    const ended = await submit('/account', laptop, { action: 'end-other-sessions' }, GERMAN)
+    expect(ended.statusCode).toBe(200)
+    expect(ended.body).toContain('<div class="success" role="status"><p>Eine andere Sitzung wurde abgemeldet.</p></div>')
+    const refused = await submit(
+      '/account/password',
+      laptop,
+      { current_password: 'bob-pw', new_password: 'short', confirm_password: 'short' },
+      GERMAN,
+    )
+    expect(refused.statusCode).toBe(400)
+    expect(refused.body).toContain('<h1>Ihr Passwort ändern</h1>')
+    expect(refused.body).toContain('<div class="alert" role="alert"><p>Das neue Passwort muss mindestens 8 Zeichen haben.</p></div>')
+  })
+
+  it('speaks English without Accept-Language, and for a language it does not speak', async () => {
+    const cookie = await signIn('gina', 'bob-pw')
+    for (const headers of [{}, { 'accept-language': 'fr-FR, ja;q=0.5' }] as Array<Record<string, string>>) {
+      const page = await getIn('/account', cookie, headers)
+      expect(page.headers['content-language']).toBe('en')
+      expect(page.body).toContain('<html lang="en">')
+      expect(page.body).toContain('<h1>Your account</h1>')
+      expect(text(page.body)).toContain('Web &lt;App&gt; Allowed 3 Mar 2027')
+    }
   })
 })
 

@@ -1,6 +1,6 @@
 // The landing page at `/`, as a person who opens the server's address sees it: what this is, the
 // way to their account and to the device page, and for developers the issuer, the discovery
-// document, the keys and the documentation; in the layout of every other page.
+// document, the keys and the documentation; in the layout and the language of every other page.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PAGE_CSP } from '../../../src/pages/html.js'
 import { STYLESHEET_PATH } from '../../../src/pages/style.js'
@@ -69,6 +69,40 @@ describe('GET /', () => {
     expect(res.body).toContain(
       '<dt>Documentation</dt><dd><a href="https://developers.example.com/sign-in?from=&quot;authz&quot;">https://developers.example.com/sign-in?from=&quot;authz&quot;</a></dd>',
     )
+  })
+
+  it('speaks German for Accept-Language: de, and for ui_locales=de', async () => {
+    for (const req of [
+      { url: '/', headers: { 'accept-language': 'de-AT, en;q=0.5' } },
+      { url: '/?ui_locales=de', headers: { 'accept-language': 'en' } },
+    ]) {
+      const res = await authz.app.inject({ method: 'GET', ...req })
+      expect(res.statusCode).toBe(200)
+      expect(res.headers['content-language']).toBe('de')
+      expect(res.body).toContain('<html lang="de">')
+      expect(res.body).toContain('<title>Anmeldedienst · authz.test</title>')
+      expect(res.body).toContain('<h1>Anmeldedienst</h1>')
+      expect(res.body).toContain('<a class="button primary" href="/account">Ihr Konto</a>')
+      expect(res.body).toContain('<a class="button secondary" href="/device">Gerät verbinden</a>')
+      expect(res.body).toContain('<h2>Für Entwickler</h2>')
+      expect(res.body).toContain(`<dt>Issuer (Aussteller)</dt><dd><code>${TEST_ISSUER}</code></dd>`)
+      expect(res.body).toContain('<dt>Dokumentation</dt><dd><code>README.md</code> und <code>docs/</code> im Quellcode von authz</dd>')
+      expect(hrefs(res.body)).toEqual([
+        '/account',
+        '/device',
+        '/.well-known/openid-configuration',
+        '/.well-known/openid-configuration/jwks',
+      ])
+    }
+  })
+
+  it('speaks English without Accept-Language, and for a language it does not speak', async () => {
+    for (const headers of [{}, { 'accept-language': 'fr' }]) {
+      const res = await authz.app.inject({ method: 'GET', url: '/', headers })
+      expect(res.headers['content-language']).toBe('en')
+      expect(res.body).toContain('<html lang="en">')
+      expect(res.body).toContain('<h1>Sign-in service</h1>')
+    }
   })
 
   it('answers HEAD as GET without a body', async () => {
