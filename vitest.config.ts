@@ -12,7 +12,6 @@ import { defineConfig } from 'vitest/config'
 const PROCESS = [
   'test/main/**/*.test.ts',
   'test/cli/**/*.test.ts',
-  'test/deploy/build-if-stale.test.ts',
   'test/lint/**/*.test.ts',
   'test/db/data-dir.test.ts',
   'test/keys/plaintext-at-rest.test.ts',

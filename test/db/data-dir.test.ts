@@ -8,6 +8,7 @@ import { acquireDataDirLock, LOCK_FILE } from '../../src/db/data-dir-lock.js'
 import { DataDirPermissionError } from '../../src/db/data-dir.js'
 import { openDatabase } from '../../src/db/open.js'
 import { MAIN } from '../helpers/built.js'
+import { usingServer } from '../helpers/db.js'
 
 let dir: string
 beforeAll(async () => {
@@ -27,7 +28,8 @@ async function modes(root: string): Promise<Record<string, number>> {
   return out
 }
 
-describe('DATA_DIR permissions', () => {
+// DATA_DIR is the embedded database's directory: the PostgreSQL pass has nothing to check here.
+describe.runIf(!usingServer())('DATA_DIR permissions', () => {
   it('creates the directory 0700 and leaves every file 0600 and directory 0700, open or closed', { timeout: 60_000 }, async () => {
     const dataDir = join(dir, 'fresh', 'data')
     const lock = await acquireDataDirLock(dataDir)
