@@ -4,15 +4,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../../src/seed/apply.js'
 import { createTestApp, type TestApp } from '../../helpers/app.js'
+import { createTestDb, type TestDb } from '../../helpers/db.js'
 import { admin, ADMIN_SEED, adminToken } from '../../admin/admin-fixtures.js'
 
 const AUTHORITY = 'https://sso.corp.example'
 const PROVIDER = { scheme: 'corp', displayName: 'Corp SSO', type: 'oidc', authority: AUTHORITY, clientId: 'authz-rp' }
 
 let t: TestApp
+let testDb: TestDb
 const discoveries: string[] = []
 beforeAll(async () => {
+  // Seeded before the app listens: a seed applied afterwards NOTIFYs too, and on PostgreSQL that
+  // notification may arrive after the first sign-in below and drop what it cached.
+  testDb = await createTestDb()
+  await applySeed(testDb.db, { ...ADMIN_SEED, identityProviders: [PROVIDER] })
   t = await createTestApp({
+    testDb,
     env: { ADMIN_PORT: '0' },
     upstream: {
       // The upstream's discovery document, counted; nothing else is asked of it here.
@@ -28,9 +35,11 @@ beforeAll(async () => {
       },
     },
   })
-  await applySeed(t.db, { ...ADMIN_SEED, identityProviders: [PROVIDER] })
 })
-afterAll(async () => t.close())
+afterAll(async () => {
+  await t.close()
+  await testDb.close()
+})
 
 const challenge = async () => {
   const res = await t.app.inject({ method: 'GET', url: '/federation/corp/challenge?return_to=%2Faccount' })
