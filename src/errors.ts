@@ -46,10 +46,10 @@ export class OAuthError extends Error {
   /** Extra response headers, e.g. WWW-Authenticate for invalid_client over Basic. */
   readonly headers: Readonly<Record<string, string>>
   /**
-   * A sentence for the error page only, after the description: it may name what the request sent
-   * (the page is shown to whoever sent it). Never in a JSON body or an error redirect.
+   * What the error page adds after the description, in the reader's language: it may name what
+   * the request sent (the page is shown to whoever sent it). Never in a JSON body or a redirect.
    */
-  readonly pageDetail: string | undefined
+  readonly pageDetail: PageDetail | undefined
   /** Logged with the error's line, to find the cause in one step; never a secret. */
   readonly logFields: Readonly<Record<string, unknown>>
 
@@ -60,7 +60,7 @@ export class OAuthError extends Error {
       status?: number
       cause?: unknown
       headers?: Record<string, string>
-      pageDetail?: string
+      pageDetail?: PageDetail
       logFields?: Record<string, unknown>
     } = {},
   ) {
@@ -73,6 +73,13 @@ export class OAuthError extends Error {
     this.pageDetail = opts.pageDetail
     this.logFields = opts.logFields ?? {}
   }
+}
+
+/** A detail the error page words (src/pages/message.ts): the redirect URI sent but not registered. */
+export interface PageDetail {
+  kind: 'redirect-uri-not-registered'
+  /** The redirect URI as the request sent it, cut to its length limit. */
+  sent: string
 }
 
 /**

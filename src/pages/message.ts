@@ -1,5 +1,6 @@
 // Pages that say one thing: an error, a refusal, a result. Every error a person can meet on a
 // page is one of these (status and a human sentence), never JSON.
+import type { PageDetail } from '../errors.js'
 import { html, type Page, type SafeHtml } from './html.js'
 import type { LocalizedPage } from './layout.js'
 import type { MessageKey } from './messages/index.js'
@@ -39,20 +40,21 @@ const TITLES = {
 /**
  * The page for an error on a page route. `description` is the error's fixed sentence (it never
  * echoes input); it is shown below 500 only, as the JSON modes do, in English as the wire has it.
- * `detail` may name what the request sent (the redirect URI that is not registered): escaped, as
- * text, never a link; in English, as the flow that raised the error wrote it.
+ * `detail` may name what the request sent (the redirect URI that is not registered): worded in the
+ * reader's language, escaped, as text, never a link.
  */
 export function errorPage(e: {
   status: number
   code: string
   description: string | undefined
-  detail?: string | undefined
+  detail?: PageDetail | undefined
 }): LocalizedPage {
   return (m) => {
     const title = m.text(Object.hasOwn(TITLES, e.code) ? TITLES[e.code as keyof typeof TITLES] : 'error.other')
     const text: string[] = [m.text(e.status >= 500 ? 'error.server' : 'error.client')]
     if (e.status < 500 && e.description) text.push(m.text('error.details', { description: e.description }))
-    if (e.status < 500 && e.detail) text.push(e.detail)
+    if (e.status < 500 && e.detail?.kind === 'redirect-uri-not-registered')
+      text.push(m.text('error.redirectUriNotRegistered', { uri: e.detail.sent }))
     return messagePage({ status: e.status, title, text, tone: 'alert' })
   }
 }

@@ -105,7 +105,7 @@ export async function resolveTarget(clients: Pick<ClientStore, 'findById'>, raw:
     if (!client.redirectUris.includes(given)) {
       const sent = given.length > LIMITS.redirect_uri! ? `${given.slice(0, LIMITS.redirect_uri)}…` : given
       throw new OAuthError('invalid_request', 'redirect_uri is not registered for this client', {
-        pageDetail: `The redirect URI the application sent is ${sent}, which is not registered for it. Redirect URIs must match exactly, character for character.`,
+        pageDetail: { kind: 'redirect-uri-not-registered', sent },
         logFields: { ...registered, redirect_uri: sent },
       })
     }

@@ -152,6 +152,8 @@ export const de: Catalogue = {
   'error.client':
     'Die Seite kann für diese Anfrage nicht angezeigt werden. Kehren Sie zu der Anwendung zurück, von der Sie kamen, und beginnen Sie neu.',
   'error.details': 'Details: {description}.',
+  'error.redirectUriNotRegistered':
+    'Die Anwendung hat die Weiterleitungsadresse {uri} gesendet, die für sie nicht registriert ist. Weiterleitungsadressen müssen Zeichen für Zeichen übereinstimmen.',
   'formRefused.title': 'Formular nicht angenommen',
   'formRefused.crossSite':
     'Dieses Formular wurde von einer anderen Website gesendet, nicht von einer Seite dieser Website. Zu Ihrem Schutz wurde es nicht angenommen.',

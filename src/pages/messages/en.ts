@@ -141,6 +141,8 @@ export const en = {
   'error.server': 'The server could not complete your request. Nothing was changed. Please try again in a moment.',
   'error.client': 'The page could not be shown for this request. Go back to the application you came from and start again.',
   'error.details': 'Details: {description}.',
+  'error.redirectUriNotRegistered':
+    'The redirect URI the application sent is {uri}, which is not registered for it. Redirect URIs must match exactly, character for character.',
   'formRefused.title': 'Form not accepted',
   'formRefused.crossSite':
     'This form was sent from another website, not from a page of this site. For your protection it was not accepted.',

@@ -65,6 +65,19 @@ describe('errors shown as a page, never redirected', () => {
     ])
   })
 
+  it("names it in the reader's language", async () => {
+    const res = await authz.app.inject({
+      method: 'GET',
+      url: authorizeUrl({ redirect_uri: `${WEB_CB}/` }),
+      headers: { 'accept-language': 'de' },
+    })
+    expect(res.statusCode).toBe(400)
+    expect(res.body).toContain('<html lang="de">')
+    expect(res.body).toContain(
+      `<p>Die Anwendung hat die Weiterleitungsadresse ${WEB_CB}/ gesendet, die für sie nicht registriert ist. Weiterleitungsadressen müssen Zeichen für Zeichen übereinstimmen.</p>`,
+    )
+  })
+
   it('escapes the redirect URI it names', async () => {
     const res = await get(authorizeUrl({ redirect_uri: 'https://evil.example/"><script>alert(1)</script>' }))
     expect(res.statusCode).toBe(400)
