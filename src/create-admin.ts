@@ -8,11 +8,13 @@ import { newLocalCredential, serveLocalAdmin, type LocalAdmin } from './admin/lo
 import { createAdminServer, type AdminListener } from './admin/server.js'
 import type { Core } from './core.js'
 import type { Db, Queryable } from './db/db.js'
+import { appliedMigrations } from './db/migrate.js'
 import { checkSeed, seedWarningsFor, writeSeedIn } from './seed/apply.js'
 import { lockAdminWrites } from './stores/admin-writes.postgres.js'
 import { createPgClientStore } from './stores/clients.postgres.js'
 import { createPgResourceStore } from './stores/resources.postgres.js'
 import { createPgFailureCounterStore } from './stores/failure-counters.postgres.js'
+import { createPgFederatedIdentityStore } from './stores/federated-identities.postgres.js'
 import { createPgIdentityProviderStore } from './stores/identity-providers.postgres.js'
 import { createPgUserSessionStore } from './stores/user-sessions.postgres.js'
 import { createPgUserStore } from './stores/users.postgres.js'
@@ -25,6 +27,7 @@ function storesOn(q: Queryable): AdminStores {
     sessions: createPgUserSessionStore(q),
     failures: createPgFailureCounterStore(q),
     identityProviders: createPgIdentityProviderStore(q),
+    federatedIdentities: createPgFederatedIdentityStore(q),
   }
 }
 
@@ -53,6 +56,7 @@ export async function createAdmin(core: Core, db: Db, opts: { localCredential?: 
       keys: core.keys,
       consents: core.consent,
       cibaRequests: core.stores.cibaRequests,
+      appliedMigrations: () => appliedMigrations(db),
       clock: core.clock,
       audit: core.audit,
       realm: core.config.issuer,

@@ -8,6 +8,7 @@ import type { AuditSink } from '../observe/audit.js'
 import type { CibaRequestStore } from '../stores/ciba-requests.js'
 import type { ClientStore } from '../stores/clients.js'
 import type { FailureCounterStore } from '../stores/failure-counters.js'
+import type { FederatedIdentityStore } from '../stores/federated-identities.js'
 import type { IdentityProviderStore } from '../stores/identity-providers.js'
 import type { ResourceStore } from '../stores/resources.js'
 import type { UserSessionStore } from '../stores/user-sessions.js'
@@ -22,6 +23,7 @@ export interface AdminStores {
   sessions: Pick<UserSessionStore, 'removeAllForSubject'>
   failures: Pick<FailureCounterStore, 'clearName' | 'listBlocked'>
   identityProviders: IdentityProviderStore
+  federatedIdentities: Pick<FederatedIdentityStore, 'listForSubject'>
 }
 
 export interface AdminWork extends AdminStores {
@@ -60,6 +62,8 @@ export interface AdminDeps {
   consents: Pick<ConsentService, 'list' | 'revoke'>
   /** Each decision is one statement of its own (src/grants/ciba-decision.ts), outside the admin write lock. */
   cibaRequests: Pick<CibaRequestStore, 'list' | 'findById' | 'decide'>
+  /** The migrations applied to the database, in order (schema_migrations). */
+  appliedMigrations(): Promise<{ version: string; name: string; checksum: string }[]>
   clock: Clock
   audit: AuditSink
   /** The realm of WWW-Authenticate challenges (RFC 6750 §3): the issuer. */

@@ -1,4 +1,5 @@
-// /admin/identity-providers: list (limit, cursor, enabled), GET / PUT / DELETE one. Parse, call the
+// /admin/identity-providers: list (limit, cursor, enabled), GET / PUT / DELETE one, GET whether
+// one has a client secret (…/client-secret: the secret itself is write-only). Parse, call the
 // service (src/admin/identity-providers.ts), reply: ETag on every answer that is one provider.
 import type { FastifyInstance } from 'fastify'
 import { ADMIN_IDENTITY_PROVIDERS_PATH } from '../endpoints.js'
@@ -19,6 +20,8 @@ export async function identityProviderRoutes(app: FastifyInstance, opts: { deps:
     const { body, etag } = await providers.get(req.params.scheme)
     return reply.header('etag', etag).send(body)
   })
+
+  app.get<One>(`${ONE}/client-secret`, async (req) => providers.clientSecret(req.params.scheme))
 
   app.put<One>(ONE, async (req, reply) => {
     const scheme = req.params.scheme

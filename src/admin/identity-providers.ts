@@ -45,6 +45,13 @@ export function createIdentityProviderAdmin(deps: AdminDeps) {
       return { body: providerView(p), etag: tagOf(p) }
     },
 
+    /** Whether a client secret is stored (never the secret): what `authz providers list` shows. */
+    async clientSecret(scheme: string) {
+      const p = await deps.read.identityProviders.findByScheme(scheme)
+      if (!p) throw notFound('identity provider')
+      return { set: p.clientSecret !== undefined }
+    },
+
     async put(scheme: string, body: unknown, pre: Preconditions, caller: AdminCaller): Promise<Written> {
       const input = withKey(body, 'scheme', scheme)
       checkShape(SeedIdentityProvider, input)

@@ -1,6 +1,6 @@
-// GET /admin/keys, POST /admin/keys/rotate; GET and DELETE /admin/users/{username}/consents[/{clientId}].
+// GET /admin/keys, POST /admin/keys/rotate; GET /admin/migrations; GET and DELETE /admin/users/{username}/consents[/{clientId}].
 import type { FastifyInstance } from 'fastify'
-import { ADMIN_KEYS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
+import { ADMIN_KEYS_PATH, ADMIN_MIGRATIONS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
 import type { AdminDeps } from './deps.js'
 import { createConsentAdmin, createKeyAdmin, RotateKeys } from './keys-consents.js'
 import { callerOf, parsed } from './request.js'
@@ -18,6 +18,9 @@ export async function keyAndConsentRoutes(app: FastifyInstance, opts: { deps: Ad
     const { alg } = parsed(RotateKeys, req.body ?? {}, 'request body')
     return reply.code(201).send(await keys.rotate(alg, callerOf(req)))
   })
+
+  // What a CLI of another version compares with its migration files (src/cli/migrate.ts).
+  app.get(ADMIN_MIGRATIONS_PATH, async () => ({ items: await opts.deps.appliedMigrations() }))
 
   app.get<User>(CONSENTS, async (req) => consents.list(req.params.username))
   app.delete<User>(CONSENTS, async (req) => ({ revoked: await consents.revoke(req.params.username, undefined, callerOf(req)) }))

@@ -12,6 +12,7 @@ import {
   ADMIN_IDENTITY_RESOURCES_PATH,
   ADMIN_KEYS_PATH,
   ADMIN_LOCKOUTS_PATH,
+  ADMIN_MIGRATIONS_PATH,
   ADMIN_OPENAPI_PATH,
   ADMIN_SEED_PATH,
   ADMIN_USERS_PATH,
@@ -203,10 +204,74 @@ export const OPERATIONS: readonly Operation[] = [
     scope: 'write',
     ok: { status: 204, description: 'forgotten' },
   },
+  {
+    method: 'get',
+    path: `${USER}/links`,
+    summary: 'The upstream identities a user is linked to (federation)',
+    scope: 'read',
+    ok: {
+      status: 200,
+      description: 'each link: the identity provider, the subject there, when it was made and last used',
+      schema: {
+        type: 'object',
+        properties: {
+          items: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                scheme: { type: 'string' },
+                upstreamSub: { type: 'string' },
+                linkedAt: { type: 'string', format: 'date-time' },
+                lastSignInAt: { type: 'string', format: 'date-time' },
+              },
+              required: ['scheme', 'upstreamSub', 'linkedAt', 'lastSignInAt'],
+            },
+          },
+        },
+        required: ['items'],
+      },
+    },
+  },
   ...collection(ADMIN_API_SCOPES_PATH, 'name', 'ApiScope', 'API scope'),
   ...collection(ADMIN_API_RESOURCES_PATH, 'name', 'ApiResource', 'API resource'),
   ...collection(ADMIN_IDENTITY_RESOURCES_PATH, 'name', 'IdentityResource', 'identity resource'),
   ...collection(ADMIN_IDENTITY_PROVIDERS_PATH, 'scheme', 'IdentityProvider', 'identity provider'),
+  {
+    method: 'get',
+    path: `${ADMIN_IDENTITY_PROVIDERS_PATH}/{scheme}/client-secret`,
+    summary: 'Whether an identity provider has a client secret (never the secret)',
+    scope: 'read',
+    ok: {
+      status: 200,
+      description: 'set: a client secret is stored',
+      schema: { type: 'object', properties: { set: { type: 'boolean' } }, required: ['set'] },
+    },
+  },
+  {
+    method: 'get',
+    path: ADMIN_MIGRATIONS_PATH,
+    summary: 'The database migrations applied, in order',
+    scope: 'read',
+    ok: {
+      status: 200,
+      description: 'each applied migration: version, name and the checksum of its file',
+      schema: {
+        type: 'object',
+        properties: {
+          items: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { version: { type: 'string' }, name: { type: 'string' }, checksum: { type: 'string' } },
+              required: ['version', 'name', 'checksum'],
+            },
+          },
+        },
+        required: ['items'],
+      },
+    },
+  },
   {
     method: 'put',
     path: ADMIN_SEED_PATH,

@@ -1,5 +1,5 @@
 // /admin/users: list (limit, cursor, enabled), GET / PUT / DELETE one, and the actions
-// POST …/disable, …/enable, …/unlock, …/sign-out; GET /admin/lockouts. Parse, call the service (src/admin/users.ts), reply.
+// POST …/disable, …/enable, …/unlock, …/sign-out; GET …/links; GET /admin/lockouts. Parse, call the service (src/admin/users.ts), reply.
 import type { FastifyInstance } from 'fastify'
 import { ADMIN_LOCKOUTS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
 import type { AdminDeps } from './deps.js'
@@ -21,6 +21,8 @@ export async function userRoutes(app: FastifyInstance, opts: { deps: AdminDeps }
     const { body, etag } = await users.get(req.params.username)
     return reply.header('etag', etag).send(body)
   })
+
+  app.get<One>(`${ONE}/links`, async (req) => users.links(req.params.username))
 
   app.put<One>(ONE, async (req, reply) => {
     const username = req.params.username

@@ -1,7 +1,8 @@
 // /admin/users: users in the seed file's shape (src/seed/schema.ts SeedUser). The password and the
 // CIBA user code are write-only (an answer never carries them or their hashes); `subjectId` may be
 // left out, keeping the user's or making a new one, and never changes (OpenID Connect Core §2).
-// Actions as the CLI has them: disable (ending the user's sessions), enable, unlock, sign-out.
+// Actions as the CLI has them: disable (ending the user's sessions), enable, unlock, sign-out;
+// and the upstream identities a user is linked to (read only: links are made by signing in).
 import { randomUUID } from 'node:crypto'
 import type { User } from '../domain/types.js'
 import { SeedUser } from '../seed/schema.js'
@@ -78,6 +79,22 @@ export function createUserAdmin(deps: AdminDeps) {
         await w.failures.clearName(['user', 'user_code'], before.subjectId)
         audit(caller, username, 'delete', [])
       })
+    },
+
+    /** The upstream identities the user is linked to (federation), oldest first: `authz users links`. */
+    async links(username: string) {
+      const u = await deps.read.users.findByUsername(username)
+      if (!u) throw notFound('user')
+      const iso = (ms: number) => new Date(ms).toISOString()
+      const all = await deps.read.federatedIdentities.listForSubject(u.subjectId)
+      return {
+        items: all.map((l) => ({
+          scheme: l.scheme,
+          upstreamSub: l.upstreamSub,
+          linkedAt: iso(l.createdAt),
+          lastSignInAt: iso(l.lastSignInAt),
+        })),
+      }
     },
 
     /** Answers the user as it is after the action, and what the action did. */

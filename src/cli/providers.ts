@@ -1,7 +1,10 @@
 // authz providers list: the upstream OpenID Connect providers of the seed file (identityProviders),
 // with the URIs to register at each. The client secret is never printed, only whether there is one.
+import type { IdentityProvider } from '../domain/types.js'
+import { ADMIN_IDENTITY_PROVIDERS_PATH } from '../endpoints.js'
 import { createPgIdentityProviderStore } from '../stores/identity-providers.postgres.js'
-import { commandGroup, parse, table, UsageError, type CliContext } from './context.js'
+import { listAll, seg, unexpected } from './admin-api.js'
+import { commandGroup, parse, table, UsageError, type CliContext, type RemoteSubcommand } from './context.js'
 
 const usage = `Usage: authz providers list [--json]
 
@@ -13,20 +16,49 @@ Options:
   --json   list as JSON (with the post-logout redirect URI and the back-channel logout URI)
   --help   show this help`
 
-async function list(args: string[], ctx: CliContext) {
+/** A provider as both forms read it: the admin API's view, and whether a client secret is stored. */
+type ProviderRow = Omit<IdentityProvider, 'clientSecret'> & { hasClientSecret: boolean }
+
+function listArgs(args: string[]) {
   const { values, positionals } = parse(args, { json: { type: 'boolean' } }, usage)
   if (positionals.length > 0) throw new UsageError('list takes no arguments', usage)
+  return values
+}
+
+async function list(args: string[], ctx: CliContext) {
+  const values = listArgs(args)
   const providers = await createPgIdentityProviderStore(await ctx.db()).list()
+  print(
+    ctx,
+    providers.map(({ clientSecret, ...p }) => ({ ...p, hasClientSecret: clientSecret !== undefined })),
+    values.json,
+  )
+}
+
+// Through the running server's admin API (src/cli/admin-api.ts): the same arguments and output.
+const remoteList: RemoteSubcommand = async (args, ctx, api) => {
+  const values = listArgs(args)
+  const providers = await listAll<Omit<ProviderRow, 'hasClientSecret'>>(api, ADMIN_IDENTITY_PROVIDERS_PATH)
+  const rows: ProviderRow[] = []
+  for (const p of providers) {
+    const secret = await api.call('GET', `${ADMIN_IDENTITY_PROVIDERS_PATH}/${seg(p.scheme)}/client-secret`)
+    if (secret.status !== 200) throw unexpected(secret)
+    rows.push({ ...p, hasClientSecret: (secret.body as { set: boolean }).set })
+  }
+  print(ctx, rows, values.json)
+}
+
+function print(ctx: CliContext, providers: ProviderRow[], json: boolean | undefined) {
   const issuer = ctx.config().issuer
   const uri = (scheme: string, what: string) => `${issuer}/federation/${encodeURIComponent(scheme)}/${what}`
-  if (values.json) {
+  if (json) {
     const out = providers.map((p) => ({
       scheme: p.scheme,
       displayName: p.displayName,
       type: p.type,
       authority: p.authority,
       clientId: p.clientId,
-      hasClientSecret: p.clientSecret !== undefined,
+      hasClientSecret: p.hasClientSecret,
       scope: p.scope,
       enabled: p.enabled,
       emailDomains: p.emailDomains,
@@ -47,4 +79,5 @@ export const providersCommand = commandGroup({
   summary: 'list the upstream identity providers people may sign in through',
   usage,
   subcommands: { list },
+  remote: { list: remoteList },
 })

@@ -170,10 +170,20 @@ async function links(args: string[], ctx: CliContext) {
   const db = await ctx.db()
   const user = await createPgUserStore(db).findByUsername(username)
   if (!user) throw new CliError(`no user "${username}"`)
-  const all = await createPgFederatedIdentityStore(db).listForSubject(user.subjectId)
-  if (all.length === 0) return ctx.out(`user "${username}" is linked to no identity provider`)
   const iso = (ms: number) => new Date(ms).toISOString()
-  const rows = all.map((l) => [l.scheme, l.upstreamSub, iso(l.createdAt), iso(l.lastSignInAt)])
+  const all = await createPgFederatedIdentityStore(db).listForSubject(user.subjectId)
+  printLinks(
+    ctx,
+    username,
+    all.map((l) => ({ scheme: l.scheme, upstreamSub: l.upstreamSub, linkedAt: iso(l.createdAt), lastSignInAt: iso(l.lastSignInAt) })),
+  )
+}
+
+type LinkView = { scheme: string; upstreamSub: string; linkedAt: string; lastSignInAt: string }
+
+function printLinks(ctx: CliContext, username: string, all: LinkView[]) {
+  if (all.length === 0) return ctx.out(`user "${username}" is linked to no identity provider`)
+  const rows = all.map((l) => [l.scheme, l.upstreamSub, l.linkedAt, l.lastSignInAt])
   table(['SCHEME', 'UPSTREAM SUB', 'LINKED', 'LAST SIGN-IN'], rows).forEach((l) => ctx.out(l))
 }
 
@@ -265,6 +275,14 @@ const remoteRemove: RemoteSubcommand = async (args, ctx, api) => {
   ctx.out(`removed user "${username}" (subject ${(found.body as UserView).subjectId})`)
 }
 
+const remoteLinks: RemoteSubcommand = async (args, ctx, api) => {
+  const username = oneUsername(args)
+  const answer = await api.call('GET', `${userPath(username)}/links`)
+  if (answer.status === 404) throw noUser(username)
+  if (answer.status !== 200) throw unexpected(answer)
+  printLinks(ctx, username, (answer.body as { items: LinkView[] }).items)
+}
+
 export const usersCommand = commandGroup({
   name: 'users',
   summary: 'list, add, disable, enable and remove users; unlock a locked-out user; sign a user out everywhere',
@@ -287,5 +305,6 @@ export const usersCommand = commandGroup({
     remove: remoteRemove,
     unlock: remoteUnlock,
     'sign-out': remoteSignOut,
+    links: remoteLinks,
   },
 })

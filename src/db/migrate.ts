@@ -75,7 +75,21 @@ export async function pendingMigrations(db: Queryable, migrations?: Migration[])
   const all = migrations ?? (await loadMigrations())
   const exists = await db.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`)
   if (!exists.rows[0]?.t) return all.map((m) => m.version)
-  const done = await appliedChecksums(db)
+  return pendingOf(await appliedChecksums(db), all)
+}
+
+/** The applied migrations, in order: what the admin API tells a CLI of another version (src/cli/migrate.ts). */
+export async function appliedMigrations(db: Queryable): Promise<{ version: string; name: string; checksum: string }[]> {
+  const exists = await db.query<{ t: string | null }>(`SELECT to_regclass('schema_migrations')::text AS t`)
+  if (!exists.rows[0]?.t) return []
+  const { rows } = await db.query<{ version: string; name: string; checksum: string }>(
+    'SELECT version, name, checksum FROM schema_migrations ORDER BY version',
+  )
+  return rows
+}
+
+/** Versions of `all` not among the applied ones (version → checksum); throws on a checksum mismatch. */
+export function pendingOf(done: Map<string, string>, all: Migration[]): string[] {
   verify(done, all)
   return all.filter((m) => !done.has(m.version)).map((m) => m.version)
 }

@@ -68,6 +68,19 @@ describe('admin API: identity providers', () => {
     expect(JSON.stringify(adminAudit(t))).not.toContain('upstream-secret')
   })
 
+  it('says whether a provider has a client secret, never the secret, to a reader', async () => {
+    const read = admin(t, await readToken(t))
+    const corp = await read('GET', '/admin/identity-providers/corp/client-secret')
+    expect(corp.statusCode).toBe(200)
+    expect(corp.json()).toEqual({ set: true })
+    await call('PUT', '/admin/identity-providers/nosecret', { body: { ...CORP, authority: 'https://public.example' } })
+    expect((await read('GET', '/admin/identity-providers/nosecret/client-secret')).json()).toEqual({ set: false })
+    await call('DELETE', '/admin/identity-providers/nosecret')
+    const missing = await read('GET', '/admin/identity-providers/nobody/client-secret')
+    expect(missing.statusCode).toBe(404)
+    expect(missing.headers).toMatchObject(PROBLEM)
+  })
+
   it('lists providers by scheme, a page at a time, filtered by enabled', async () => {
     const put = await call('PUT', '/admin/identity-providers/partner', {
       body: { displayName: 'Partner', type: 'oidc', authority: 'https://id.partner.example', clientId: 'x', enabled: false },

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConsentList, KeyList, Revoked } from '../../src/admin/keys-consents.js'
 import { createConsentService } from '../../src/interaction/consent.js'
 import { createPgConsentStore } from '../../src/stores/consents.postgres.js'
+import { loadMigrations } from '../../src/db/migrate.js'
 import type { TestApp } from '../helpers/app.js'
 import { admin, adminAudit, adminToken, createAdminTestApp, readToken } from './admin-fixtures.js'
 
@@ -16,6 +17,15 @@ beforeAll(async () => {
 afterAll(async () => t.close())
 
 const ISO = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/)
+
+describe('admin API: migrations', () => {
+  it('lists every migration applied, in order, with the checksum of its file, to a reader', async () => {
+    const res = await admin(t, await readToken(t))('GET', '/admin/migrations')
+    expect(res.statusCode).toBe(200)
+    const files = await loadMigrations()
+    expect(res.json()).toEqual({ items: files.map((m) => ({ version: m.version, name: m.name, checksum: m.checksum })) })
+  })
+})
 
 describe('admin API: signing keys', () => {
   it('lists the keys without private parts and rotates one algorithm, audited', async () => {

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { TestApp } from '../helpers/app.js'
 import { createPgFailureCounterStore } from '../../src/stores/failure-counters.postgres.js'
+import { createPgFederatedIdentityStore } from '../../src/stores/federated-identities.postgres.js'
 import { postFormBasic } from '../helpers/http.js'
 import { admin, adminAudit, adminToken, createAdminTestApp, PROBLEM } from './admin-fixtures.js'
 
@@ -27,6 +28,22 @@ describe('admin API: users', () => {
     const none = await call('GET', '/admin/users/nobody')
     expect(none.statusCode).toBe(404)
     expect(none.json()).toEqual({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'no such user' })
+  })
+
+  it("lists a user's links to identity providers, oldest first, to a reader; 404 for no user", async () => {
+    expect((await call('GET', '/admin/users/alice/links')).json()).toEqual({ items: [] })
+    const links = createPgFederatedIdentityStore(t.db)
+    await links.link('alice-1', { scheme: 'corp', upstreamSub: 'u-42', at: Date.UTC(2026, 0, 2) })
+    await links.link('alice-1', { scheme: 'partner', upstreamSub: 'p-7', at: Date.UTC(2026, 0, 3) })
+    const res = await call('GET', '/admin/users/alice/links')
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({
+      items: [
+        { scheme: 'corp', upstreamSub: 'u-42', linkedAt: '2026-01-02T00:00:00.000Z', lastSignInAt: '2026-01-02T00:00:00.000Z' },
+        { scheme: 'partner', upstreamSub: 'p-7', linkedAt: '2026-01-03T00:00:00.000Z', lastSignInAt: '2026-01-03T00:00:00.000Z' },
+      ],
+    })
+    expect((await call('GET', '/admin/users/nobody/links')).statusCode).toBe(404)
   })
 
   it('creates a user with PUT, making a subject when none is given; the password works and is never answered', async () => {
