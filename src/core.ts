@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import type { AdminListener } from './admin/server.js'
 import type { ClientAuthenticator } from './client-auth/authenticators.js'
+import type { ClientKeyResolver } from './client-auth/client-keys.js'
 import type { ClientAuthThrottle } from './client-auth/throttle.js'
 import type { Config } from './config.js'
 import type { Clock } from './domain/clock.js'
@@ -115,6 +116,8 @@ export interface Core {
   clientAuth: ClientAuthenticator
   /** Failed client and API secrets, throttled per client and address on every replica. */
   clientAuthThrottle: ClientAuthThrottle
+  /** A client's public keys (jwks or jwks_uri) for the JWTs it signs: assertions, request objects. */
+  clientKeys: ClientKeyResolver
   /** Every password check (sign-in pages, password grant): lockout and failure logs. */
   passwordCheck: PasswordCheck
   /** Scope and resource validation (invalid_scope, invalid_target), as every grant does it. */

@@ -3,7 +3,9 @@
 // main.ts and the CLI that names a PostgreSQL store.
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
+import { createAssertionVerifier } from './client-auth/assertion.js'
 import { createClientAuthenticator } from './client-auth/authenticators.js'
+import { createClientKeyResolver } from './client-auth/client-keys.js'
 import { clientAuthPolicy, createClientAuthThrottle } from './client-auth/throttle.js'
 import type { Config } from './config.js'
 import type { BackgroundWorker, Core, DiscoveryContribution, Interaction, Stores } from './core.js'
@@ -148,6 +150,11 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     ],
     workers: new Map(),
   }
+  const clientKeys = createClientKeyResolver({
+    clock,
+    onFetchFailed: (clientId, err) =>
+      logger.warn({ client_id: clientId, reason: (err as { reason?: string }).reason }, 'fetching a client jwks_uri failed'),
+  })
   const core: Core = {
     app,
     config,
@@ -158,8 +165,22 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     audit,
     metrics: inputs.metrics,
     serverSecret,
-    clientAuth: createClientAuthenticator({ clients: stores.clients, clock, realm: config.issuer, throttle: clientAuthThrottle }),
+    clientAuth: createClientAuthenticator({
+      clients: stores.clients,
+      clock,
+      realm: config.issuer,
+      throttle: clientAuthThrottle,
+      issuer: config.issuer,
+      assertions: createAssertionVerifier({
+        clock,
+        issuer: config.issuer,
+        keys: clientKeys,
+        usedJtis: stores.usedJtis,
+        keyEncryptionSecret: config.keyEncryptionSecret,
+      }),
+    }),
     clientAuthThrottle,
+    clientKeys,
     passwordCheck,
     scopes,
     tokenIssuer,

@@ -1,11 +1,15 @@
-// Client authentication at the token, introspection, revocation and CIBA endpoints:
+// Client authentication at the token, revocation, CIBA and device authorization endpoints:
 // RFC 6749 §2.3.1 (client_secret_basic, client_secret_post), §2.3 (one method per request),
-// §5.2 (401 + WWW-Authenticate when the Authorization header was used), public clients ('none').
+// §5.2 (401 + WWW-Authenticate when the Authorization header was used), public clients ('none'),
+// and assertions (RFC 7523 §2.2, OpenID Connect Core §9: private_key_jwt, client_secret_jwt).
+// A client's tokenEndpointAuthMethod (RFC 7591 §2) fixes the one method it may use; without it,
+// a secret by either method, or none for a public client.
 import type { Clock } from '../domain/clock.js'
-import type { AuthenticatedClient, IntrospectionCaller } from '../domain/types.js'
+import type { AuthenticatedClient, Client, IntrospectionCaller, TokenEndpointAuthMethod } from '../domain/types.js'
 import type { ClientAuthThrottle } from './throttle.js'
 import type { ClientStore } from '../stores/clients.js'
 import type { ResourceStore } from '../stores/resources.js'
+import { AssertionRefused, type AssertionMethod, type AssertionVerifier } from './assertion.js'
 import { basicChallenge, readClientCredentials } from './credentials.js'
 import { throttledFailures } from './failures.js'
 import { createSecretVerifier, sha256 } from './secrets.js'
@@ -23,16 +27,48 @@ export interface ClientAuthenticator {
 export interface ClientAuthOptions {
   address: string
   requireConfidential?: boolean
+  /** The endpoint's path (src/endpoints.ts): an assertion's aud may be its URL instead of the issuer. */
+  endpoint?: string
 }
+
+/** The methods an endpoint that authenticates clients this way supports (discovery's *_auth_methods_supported). */
+export const CLIENT_AUTH_METHODS: TokenEndpointAuthMethod[] = [
+  'client_secret_basic',
+  'client_secret_post',
+  'client_secret_jwt',
+  'private_key_jwt',
+  'none',
+]
+
+/** Whether a secret presented by Basic or in the body may authenticate the client. */
+function secretAllowed(client: Client, viaHeader: boolean): boolean {
+  const m = client.tokenEndpointAuthMethod
+  return m === undefined || m === (viaHeader ? 'client_secret_basic' : 'client_secret_post')
+}
+
+/** Whether the client may identify itself with client_id alone. */
+function noneAllowed(client: Client, opts: ClientAuthOptions): boolean {
+  if (opts.requireConfidential) return false
+  const m = client.tokenEndpointAuthMethod
+  return m === undefined ? !client.requireClientSecret : m === 'none'
+}
+
+const isAssertionMethod = (m: TokenEndpointAuthMethod | undefined): m is AssertionMethod =>
+  m === 'private_key_jwt' || m === 'client_secret_jwt'
 
 export function createClientAuthenticator(deps: {
   clients: ClientStore
   clock: Clock
   realm: string
   throttle: ClientAuthThrottle
+  /** Checks client assertions; without it, an assertion never authenticates. */
+  assertions?: AssertionVerifier
+  /** The issuer, to which the endpoint paths are appended (an assertion's aud); `realm` when omitted. */
+  issuer?: string
 }): ClientAuthenticator {
   const challenge = basicChallenge(deps.realm)
   const secrets = createSecretVerifier()
+  const issuer = deps.issuer ?? deps.realm
   const t = throttledFailures(deps.throttle, challenge, 'client authentication failed')
   return {
     async authenticate(headers, form, opts) {
@@ -41,11 +77,25 @@ export function createClientAuthenticator(deps: {
       await t.refuseIfBlocked(creds, opts.address)
       const client = await deps.clients.findById(creds.id)
       if (!client || !client.enabled) throw await t.failure(creds, opts.address, client ? 'disabled' : 'unknown_client')
+      if (creds.assertion !== undefined) {
+        const method = client.tokenEndpointAuthMethod
+        if (!isAssertionMethod(method) || !deps.assertions) throw await t.failure(creds, opts.address, 'method_not_allowed')
+        try {
+          await deps.assertions.verify(client, method, creds.assertion, `${issuer}${opts.endpoint ?? ''}`)
+        } catch (err) {
+          if (!(err instanceof AssertionRefused)) throw err
+          throw await t.failure(creds, opts.address, 'bad_assertion')
+        }
+        await deps.throttle.recordSuccess(creds.id, opts.address)
+        // Each assertion is used once (its jti), so no two requests share this digest.
+        return { client, method, viaHeader: false, credentialDigest: sha256(creds.assertion) }
+      }
       if (creds.secret === undefined) {
         // A public client identifies itself with client_id alone (method 'none').
-        if (client.requireClientSecret || opts.requireConfidential) throw await t.failure(creds, opts.address, 'secret_required')
+        if (!noneAllowed(client, opts)) throw await t.failure(creds, opts.address, 'secret_required')
         return { client, method: 'none', viaHeader: creds.viaHeader, credentialDigest: '' }
       }
+      if (!secretAllowed(client, creds.viaHeader)) throw await t.failure(creds, opts.address, 'method_not_allowed')
       const credentialDigest = sha256(creds.secret)
       if (!secrets.matches(client, creds.secret, deps.clock.now(), credentialDigest))
         throw await t.failure(creds, opts.address, 'bad_secret')

@@ -1,13 +1,18 @@
 // The credentials a client presents (RFC 6749 §2.3.1): client_secret_basic (form-urlencoded
-// before base64) or client_secret_post, one method per request (§2.3), and the Basic challenge
-// an invalid_client answer carries when the Authorization header was used (§5.2).
+// before base64), client_secret_post, or an assertion (RFC 7521 §4.2, RFC 7523 §2.2), one
+// method per request (§2.3), and the Basic challenge an invalid_client answer carries when the
+// Authorization header was used (§5.2).
+import { decodeJwt } from 'jose'
 import { checkParameter, DEFAULT_INPUT_LIMIT } from '../domain/input-limits.js'
 import { OAuthError } from '../errors.js'
+import { CLIENT_ASSERTION_TYPE } from './assertion.js'
 
 export interface PresentedCredentials {
   id: string
   secret: string | undefined
   viaHeader: boolean
+  /** The client_assertion (RFC 7521 §4.2), checked by src/client-auth/assertion.ts. */
+  assertion?: string | undefined
 }
 
 /** `Basic realm="…"` challenge for invalid_client when the Authorization header was used. */
@@ -53,9 +58,33 @@ export function readClientCredentials(
     }
     return { id, secret: secret === '' ? undefined : secret, viaHeader: true }
   }
-  if (form.client_assertion !== undefined) {
-    throw new OAuthError('invalid_client', 'client_assertion is not supported')
-  }
+  if (form.client_assertion !== undefined || form.client_assertion_type !== undefined) return readAssertion(form)
   if (form.client_id === undefined) return undefined
   return { id: form.client_id, secret: form.client_secret, viaHeader: false }
+}
+
+const ASSERTION_FAILED = 'client authentication failed'
+
+/**
+ * RFC 7521 §4.2: client_assertion with client_assertion_type, no secret beside it. The client is
+ * the assertion's sub (RFC 7523 §3 item 2), read before the signature is checked only to find
+ * its keys; client_id, when sent, must name the same client (§4.2).
+ */
+function readAssertion(form: Record<string, string>): PresentedCredentials {
+  const assertion = form.client_assertion
+  if (assertion === undefined || form.client_assertion_type === undefined) {
+    throw new OAuthError('invalid_request', 'client_assertion and client_assertion_type must be sent together')
+  }
+  if (form.client_secret !== undefined) throw new OAuthError('invalid_request', 'more than one client authentication method was used')
+  if (form.client_assertion_type !== CLIENT_ASSERTION_TYPE) throw new OAuthError('invalid_client', 'unsupported client_assertion_type')
+  let sub: unknown
+  try {
+    sub = decodeJwt(assertion).sub
+  } catch {
+    throw new OAuthError('invalid_client', ASSERTION_FAILED)
+  }
+  if (typeof sub !== 'string' || sub === '' || sub.length > DEFAULT_INPUT_LIMIT) throw new OAuthError('invalid_client', ASSERTION_FAILED)
+  checkParameter('client_id', sub)
+  if (form.client_id !== undefined && form.client_id !== sub) throw new OAuthError('invalid_client', ASSERTION_FAILED)
+  return { id: sub, secret: undefined, viaHeader: false, assertion }
 }

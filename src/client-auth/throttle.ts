@@ -17,7 +17,15 @@ import { isUnavailable } from '../errors.js'
 import { createAuditLog, type AuditSink } from '../observe/audit.js'
 import type { FailureCounterStore, FailurePolicy } from '../stores/failure-counters.js'
 
-export type ClientAuthFailure = 'unknown_client' | 'disabled' | 'secret_required' | 'bad_secret' | 'blocked'
+export type ClientAuthFailure =
+  | 'unknown_client'
+  | 'disabled'
+  | 'secret_required'
+  | 'bad_secret'
+  | 'blocked'
+  // A method other than the client's tokenEndpointAuthMethod; an assertion that failed its checks.
+  | 'method_not_allowed'
+  | 'bad_assertion'
 
 export interface ClientAuthThrottle {
   /** Undefined when the blocks in memory are fresh; otherwise their reload, to await first. */

@@ -10,7 +10,15 @@ export interface Secret {
   valueHash: string
   expiresAt: number | undefined // ms since epoch
   description?: string | undefined
+  /**
+   * The secret itself, kept only for a client_secret_jwt client (its HMAC key, RFC 7523 §2.2):
+   * AES-256-GCM ciphertext when `encrypted` (KEY_ENCRYPTION_SECRET), else plain.
+   */
+  sealed?: { value: string; encrypted: boolean } | undefined
 }
+
+/** RFC 7591 §2 token_endpoint_auth_method: how a client authenticates (OIDC Core §9). */
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'client_secret_jwt' | 'private_key_jwt' | 'none'
 
 export interface Client {
   clientId: string
@@ -57,6 +65,10 @@ export interface Client {
   alwaysIncludeUserClaimsInIdToken: boolean
   /** The client's public keys (RFC 7591 `jwks`), for request objects and login_hint_tokens. */
   jwks: { keys: Record<string, unknown>[] } | undefined
+  /** RFC 7591 jwks_uri: where its public keys are fetched from (instead of `jwks`). */
+  jwksUri?: string | undefined
+  /** The one authentication method it may use; undefined: a secret (Basic or body), or none when public. */
+  tokenEndpointAuthMethod?: TokenEndpointAuthMethod | undefined
 }
 
 /** An upstream OpenID Connect provider a person may sign in through (table identity_providers). */
@@ -204,7 +216,7 @@ export interface ResolvedScopes {
 /** A client that authenticated at an endpoint (RFC 6749 §2.3). */
 export interface AuthenticatedClient {
   client: Client
-  method: 'client_secret_basic' | 'client_secret_post' | 'none'
+  method: TokenEndpointAuthMethod
   viaHeader: boolean
   /**
    * SHA-256 (base64) of the secret the client presented, '' for none: lets a grant tell a repeat

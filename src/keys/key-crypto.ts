@@ -28,6 +28,9 @@ export function encryptPrivateKey(plaintext: string, key: Buffer, kid: string): 
 /** The additional data of an upstream identity provider's client secret (identity_providers.client_secret). */
 export const identityProviderSecretAad = (scheme: string) => `identity-provider:${scheme}`
 
+/** The additional data of a client secret kept for client_secret_jwt (client_secrets.sealed_value): its row. */
+export const clientSecretAad = (clientId: string, valueHash: string) => `client-secret:${clientId}:${valueHash}`
+
 /** Encrypts `plaintext` bound to `aad` (the name of the row it is stored in). */
 export function encryptAtRest(plaintext: string, key: Buffer, aad: string): string {
   const iv = randomBytes(12)

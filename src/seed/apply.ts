@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises'
 import type { Db, Queryable } from '../db/db.js'
 import type { IdentityProvider, Secret } from '../domain/types.js'
-import { decryptAtRest, deriveKeyEncryptionKey, encryptAtRest, identityProviderSecretAad } from '../keys/key-crypto.js'
+import { clientSecretAad, decryptAtRest, deriveKeyEncryptionKey, encryptAtRest, identityProviderSecretAad } from '../keys/key-crypto.js'
 import { createPgSeedWriter, type ExistingUser, type PgSeedWriter } from '../stores/seed.postgres.js'
 import { secretHash } from '../tokens/handles.js'
 import { hashPassword, verifyPassword } from '../interaction/passwords.js'
@@ -122,7 +122,7 @@ export async function writeSeedIn(
   const problems = [...checked.problems, ...stored]
   if (!checked.seed || problems.length > 0) throw new SeedError(problems, heading)
   const seed = checked.seed
-  await write(w, seed, users)
+  await write(w, seed, users, atRest)
   await writeIdentityProviders(w, seed, atRest)
   return {
     clients: seed.clients.length,
@@ -162,14 +162,17 @@ function decryptsTo(stored: string, key: Buffer, aad: string, plain: string): bo
   }
 }
 
-async function write(w: PgSeedWriter, seed: SeedInput, existingUsers: ExistingUser[]) {
+async function write(w: PgSeedWriter, seed: SeedInput, existingUsers: ExistingUser[], atRest: SeedAtRest) {
   for (const s of seed.apiScopes) await w.upsertApiScope(s)
   for (const r of seed.apiResources) await w.upsertApiResource({ ...r, secrets: r.secrets && toSecrets(r.secrets) })
   for (const r of seed.identityResources) {
     const o = typeof r === 'string' ? { name: r, displayName: undefined, description: undefined, claims: undefined, enabled: true } : r
     await w.upsertIdentityResource({ ...o, claims: o.claims ?? [...(STANDARD_IDENTITY_RESOURCES[o.name] ?? [])] })
   }
-  for (const c of seed.clients) await w.upsertClient({ ...c, secrets: c.secrets && toSecrets(c.secrets) })
+  for (const c of seed.clients) {
+    const sealFor = c.tokenEndpointAuthMethod === 'client_secret_jwt' ? sealer(c.clientId, atRest) : undefined
+    await w.upsertClient({ ...c, secrets: c.secrets && toSecrets(c.secrets, sealFor) })
+  }
   for (const u of seed.users) {
     const stored = existingUsers.find((e) => e.username === u.username)
     await w.upsertUser({
@@ -193,7 +196,22 @@ async function keepOrHash(plain: string | undefined, stored: string | undefined)
   return hashPassword(plain)
 }
 
-function toSecrets(secrets: NonNullable<SeedInput['clients'][number]['secrets']>): Secret[] {
+/**
+ * client_secret_jwt (RFC 7523 §2.2) verifies an HMAC keyed with the secret itself, which its hash
+ * cannot replace: for a client of that method the secret is kept beside its hash, encrypted with
+ * KEY_ENCRYPTION_SECRET when set (bound to the client and the hash), as identity providers'
+ * secrets are. Clients of every other method keep the hash alone.
+ */
+function sealer(clientId: string, atRest: SeedAtRest) {
+  const key = atRest.keyEncryptionSecret === undefined ? undefined : deriveKeyEncryptionKey(atRest.keyEncryptionSecret)
+  return (value: string, valueHash: string): NonNullable<Secret['sealed']> =>
+    key ? { value: encryptAtRest(value, key, clientSecretAad(clientId, valueHash)), encrypted: true } : { value, encrypted: false }
+}
+
+function toSecrets(
+  secrets: NonNullable<SeedInput['clients'][number]['secrets']>,
+  seal?: (value: string, valueHash: string) => NonNullable<Secret['sealed']>,
+): Secret[] {
   // Keyed by hash: the same secret listed twice is stored once (the last entry wins).
   const byHash = new Map<string, Secret>()
   for (const s of secrets) {
@@ -202,6 +220,7 @@ function toSecrets(secrets: NonNullable<SeedInput['clients'][number]['secrets']>
       valueHash,
       expiresAt: s.expiration === undefined ? undefined : Date.parse(s.expiration),
       description: s.description,
+      ...(seal && s.value !== undefined ? { sealed: seal(s.value, valueHash) } : {}),
     })
   }
   return [...byHash.values()]

@@ -4,6 +4,7 @@
 // one apply reports every problem of the file.
 import type { z } from 'zod'
 import { isWebOrigin } from '../domain/origin.js'
+import { outboundUrlProblem } from '../domain/outbound-fetch.js'
 import { isLocalHost, redirectUriProblem } from '../domain/redirect-uri.js'
 
 /** Longer entries are the schema's problem (its max), not reported twice. */
@@ -55,6 +56,7 @@ export function checkClient(c: Record<string, unknown>, ctx: z.RefinementCtx): v
     const p = backChannelLogoutUriProblem(c.backChannelLogoutUri)
     if (p) problem(['backChannelLogoutUri'], p)
   }
+  checkAuthMethod(c, problem)
   for (const [o, i] of strings(c.allowedCorsOrigins)) {
     if (!isWebOrigin(o)) {
       problem(
@@ -62,5 +64,31 @@ export function checkClient(c: Record<string, unknown>, ctx: z.RefinementCtx): v
         `${JSON.stringify(o)} is not an origin (scheme, host and optional port, as https://app.example.com: no path, no trailing slash)`,
       )
     }
+  }
+}
+
+/**
+ * RFC 7591 §2: jwks and jwks_uri exclude each other; private_key_jwt needs one of them;
+ * client_secret_jwt needs the secret itself ("value"), for an HMAC cannot be checked with a hash.
+ */
+function checkAuthMethod(c: Record<string, unknown>, problem: (path: (string | number)[], message: string) => void): void {
+  if (typeof c.jwksUri === 'string') {
+    const p = outboundUrlProblem(c.jwksUri)
+    if (p) problem(['jwksUri'], `jwksUri ${JSON.stringify(c.jwksUri)} ${p}`)
+    if (c.jwks !== undefined) problem(['jwksUri'], 'give jwks or jwksUri, not both (RFC 7591 §2)')
+  }
+  const method = c.tokenEndpointAuthMethod
+  if (method === 'private_key_jwt' && c.jwks === undefined && c.jwksUri === undefined) {
+    problem(['tokenEndpointAuthMethod'], 'private_key_jwt needs the client\'s public keys: jwks or jwksUri')
+  }
+  if (method === 'client_secret_jwt' && Array.isArray(c.secrets)) {
+    c.secrets.forEach((s: unknown, i) => {
+      if (typeof s === 'object' && s !== null && 'sha256' in s) {
+        problem(['secrets', i], 'client_secret_jwt needs the secret itself ("value"): an HMAC cannot be checked against a hash')
+      }
+    })
+  }
+  if (method === 'none' && c.requireClientSecret !== false) {
+    problem(['tokenEndpointAuthMethod'], 'none is for a public client: set requireClientSecret to false')
   }
 }

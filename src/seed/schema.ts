@@ -132,6 +132,17 @@ export const SeedClient = z.strictObject({
     .describe("ID tokens carry the user's claims of the granted identity scopes; false: only userinfo does, the ID token has the protocol claims"),
   enabled: z.boolean().default(true),
   jwks: z.strictObject({ keys: z.array(jwk) }).optional(),
+  jwksUri: z
+    .string()
+    .max(2000)
+    .optional()
+    .describe('RFC 7591 jwks_uri: where the client publishes its public keys, instead of jwks (https; http only for localhost names)'),
+  tokenEndpointAuthMethod: z
+    .enum(['client_secret_basic', 'client_secret_post', 'client_secret_jwt', 'private_key_jwt', 'none'])
+    .optional()
+    .describe(
+      'RFC 7591: the one way the client authenticates; omitted: a secret by Basic or in the body, or none when requireClientSecret is false',
+    ),
 }).superRefine((c, ctx) => checkClient(c, ctx), { when: isObject })
 
 // Where a person's browser is sent and where the upstream's documents come from: https, http

@@ -17,6 +17,9 @@ export interface SecretJson {
   value_hash: string
   expires_at_ms: number | null
   description: string | null
+  /** client_secrets only: the secret kept for client_secret_jwt (migration 0035). */
+  sealed_value?: string | null
+  sealed_encrypted?: boolean
 }
 
 /**
@@ -24,10 +27,11 @@ export interface SecretJson {
  * computed in SQL (JSON numbers, no time-zone parsing in JS). One round trip per owner.
  */
 export function secretsJsonAgg(table: 'client_secrets' | 'api_resource_secrets', ownerColumn: string, ownerRef: string): string {
+  const sealed = table === 'client_secrets' ? `,\n        'sealed_value', s.sealed_value, 'sealed_encrypted', s.sealed_encrypted` : ''
   return `(SELECT json_agg(json_build_object(
         'value_hash', s.value_hash,
         'expires_at_ms', (extract(epoch FROM s.expires_at) * 1000)::bigint,
-        'description', s.description) ORDER BY s.id)
+        'description', s.description${sealed}) ORDER BY s.id)
      FROM ${table} s WHERE s.${ownerColumn} = ${ownerRef})`
 }
 
@@ -36,6 +40,7 @@ export function toSecret(s: SecretJson): Secret {
     valueHash: s.value_hash,
     expiresAt: s.expires_at_ms === null ? undefined : Number(s.expires_at_ms),
     description: s.description ?? undefined,
+    ...(s.sealed_value ? { sealed: { value: s.sealed_value, encrypted: s.sealed_encrypted === true } } : {}),
   }
 }
 

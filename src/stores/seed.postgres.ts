@@ -63,6 +63,10 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
       secrets.map((s) => s.valueHash),
     ])
     for (const s of secrets) {
+      if (table === 'client_secrets') {
+        await upsertClientSecret(owner, s)
+        continue
+      }
       await tx.query(
         `INSERT INTO ${table} (${col}, value_hash, expires_at, description) VALUES ($1, $2, $3::timestamptz, $4)
          ON CONFLICT (${col}, value_hash) DO UPDATE SET expires_at = EXCLUDED.expires_at, description = EXCLUDED.description
@@ -70,6 +74,28 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
         [owner, s.valueHash, iso(s.expiresAt), s.description ?? null],
       )
     }
+  }
+
+  /**
+   * A client secret with what is sealed of it for client_secret_jwt (migration 0035). GCM
+   * ciphertexts differ at every encryption: a secret already sealed the same way (its hash, hence
+   * its value, unchanged) keeps its stored ciphertext, so that applying the file again writes nothing.
+   */
+  const upsertClientSecret = async (owner: string, s: Secret) => {
+    await tx.query(
+      `INSERT INTO client_secrets (client_id, value_hash, expires_at, description, sealed_value, sealed_encrypted)
+       VALUES ($1, $2, $3::timestamptz, $4, $5, $6)
+       ON CONFLICT (client_id, value_hash) DO UPDATE SET expires_at = EXCLUDED.expires_at, description = EXCLUDED.description,
+         sealed_value = CASE
+           WHEN EXCLUDED.sealed_value IS NULL THEN NULL
+           WHEN client_secrets.sealed_value IS NOT NULL AND client_secrets.sealed_encrypted = EXCLUDED.sealed_encrypted
+             THEN client_secrets.sealed_value
+           ELSE EXCLUDED.sealed_value END,
+         sealed_encrypted = EXCLUDED.sealed_encrypted
+       WHERE (client_secrets.expires_at, client_secrets.description, client_secrets.sealed_value IS NULL, client_secrets.sealed_encrypted)
+         IS DISTINCT FROM (EXCLUDED.expires_at, EXCLUDED.description, EXCLUDED.sealed_value IS NULL, EXCLUDED.sealed_encrypted)`,
+      [owner, s.valueHash, iso(s.expiresAt), s.description ?? null, s.sealed?.value ?? null, s.sealed?.encrypted ?? false],
+    )
   }
 
   return {
@@ -171,6 +197,8 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
         c.allowedSubjectTokenClients,
         c.allowedExchangeAudiences,
         c.enableLocalLogin,
+        c.jwksUri ?? null,
+        c.tokenEndpointAuthMethod ?? null,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -212,6 +240,8 @@ const CLIENT_COLUMNS = [
   'allowed_subject_token_clients',
   'allowed_exchange_audiences',
   'enable_local_login',
+  'jwks_uri',
+  'token_endpoint_auth_method',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]',

@@ -118,6 +118,8 @@ describe('authz against a database', () => {
       requireConsent: false,
       alwaysIncludeUserClaimsInIdToken: true,
       jwks: null,
+      jwksUri: null,
+      tokenEndpointAuthMethod: null,
       secrets: [{ expiresAt: null, description: null }],
     })
 

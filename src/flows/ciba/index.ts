@@ -37,7 +37,7 @@ export function cibaFlow(options: { notifier?: CibaNotifier | undefined } = {}):
         keys: core.keys,
         notifier,
         audit,
-        clientJwts: createClientJwtVerifier({ clock, issuer: config.issuer, usedJtis: stores.usedJtis }),
+        clientJwts: createClientJwtVerifier({ clock, issuer: config.issuer, usedJtis: stores.usedJtis, keys: core.clientKeys }),
         userCodes: createUserCodeCheck({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
         providers: core.interaction.providers,
       })

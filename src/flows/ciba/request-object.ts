@@ -1,8 +1,9 @@
 // Client-signed JWTs at the CIBA endpoint, verified with the client's registered public keys
-// (RFC 7591 `jwks`): signed authentication request objects (CIBA Core §7.1.1) and
-// login_hint_tokens (§7.1). Client secrets are stored hashed, so HS256 can never be verified:
-// only asymmetric algorithms are accepted.
-import { createLocalJWKSet, errors, jwtVerify } from 'jose'
+// (RFC 7591 `jwks` or `jwks_uri`, through src/client-auth/client-keys.ts): signed authentication
+// request objects (CIBA Core §7.1.1) and login_hint_tokens (§7.1). Only asymmetric algorithms
+// are accepted.
+import { errors, jwtVerify, type JWSHeaderParameters } from 'jose'
+import type { ClientKeyResolver } from '../../client-auth/client-keys.js'
 import type { Clock } from '../../domain/clock.js'
 import type { Client } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
@@ -37,6 +38,7 @@ export interface ClientJwtVerifierDeps {
   clock: Clock
   issuer: string
   usedJtis: UsedJtiStore
+  keys: ClientKeyResolver
 }
 
 export interface ClientJwtVerifier {
@@ -44,13 +46,6 @@ export interface ClientJwtVerifier {
   requestObject(client: Client, jwt: string): Promise<Record<string, string>>
   /** CIBA §7.1 login_hint_token: the user it names (its `sub`, else its `login_hint` claim). */
   loginHintToken(client: Client, jwt: string): Promise<string>
-}
-
-function keySet(client: Client, what: string) {
-  if (!client.jwks || client.jwks.keys.length === 0) {
-    throw new OAuthError('invalid_request', `${what}: the client has no registered public keys`)
-  }
-  return createLocalJWKSet({ keys: client.jwks.keys })
 }
 
 /** A parameter value from a request object as the string the form would have carried. */
@@ -64,6 +59,11 @@ function asParam(name: (typeof CIBA_AUTH_PARAMS)[number], value: unknown): strin
 const REQUEST_OBJECT_TYP = 'oauth-authz-req+jwt'
 
 export function createClientJwtVerifier(deps: ClientJwtVerifierDeps): ClientJwtVerifier {
+  function keySet(client: Client, what: string) {
+    if (!deps.keys.hasKeys(client)) throw new OAuthError('invalid_request', `${what}: the client has no registered public keys`)
+    return (header: JWSHeaderParameters) => deps.keys.resolve(client, header)
+  }
+
   /**
    * Signature with one of the client's keys, our issuer as aud, the claims every client JWT needs,
    * a usable jti and a lifetime of at most an hour (counted from iat or nbf, or from now).

@@ -22,7 +22,11 @@ export const cibaRoutes: FastifyPluginAsync<CibaRouteDeps> = async (app, deps) =
     // binding_message gets its own error code (invalid_binding_message), here and in the service.
     const form = readForm(req, { codes: CIBA_PARAMETER_ERRORS })
     checkInputLengths(form, CIBA_INPUT_LIMITS)
-    const { client } = await deps.authenticator.authenticate(req.headers, form, { address: req.ip, requireConfidential: true })
+    const { client } = await deps.authenticator.authenticate(req.headers, form, {
+      address: req.ip,
+      requireConfidential: true,
+      endpoint: CIBA_PATH,
+    })
     const res = await deps.ciba.start(client, form, { address: req.ip, requestId: req.id })
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
     return res

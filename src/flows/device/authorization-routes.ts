@@ -20,7 +20,7 @@ export const deviceAuthorizationRoutes: FastifyPluginAsync<DeviceAuthorizationRo
   app.post(DEVICE_AUTHORIZATION_PATH, { config: { rateLimit: deps.rateLimit, corsPolicy: 'client' } }, async (req, reply) => {
     const form = readForm(req)
     checkInputLengths(form)
-    const { client } = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })
+    const { client } = await deps.authenticator.authenticate(req.headers, form, { address: req.ip, endpoint: DEVICE_AUTHORIZATION_PATH })
     const res = await deps.devices.start(client, form, req.ip)
     // verification_uri without the user code: the code is the device's to show (it is redacted).
     req.log.info(

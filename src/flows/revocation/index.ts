@@ -1,4 +1,6 @@
 // Token revocation (RFC 7009): a client revokes its own refresh or access token.
+import { ASSERTION_ALGS } from '../../client-auth/assertion.js'
+import { CLIENT_AUTH_METHODS } from '../../client-auth/authenticators.js'
 import type { Core, Flow } from '../../core.js'
 import { REVOCATION_PATH } from '../../endpoints.js'
 import { apiRateLimit } from '../../http/rate-limit.js'
@@ -25,7 +27,8 @@ export const revocationFlow: Flow = {
     })
     core.discovery.contribute(() => ({
       revocation_endpoint: `${config.issuer}${REVOCATION_PATH}`,
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      revocation_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
     }))
   },
 }

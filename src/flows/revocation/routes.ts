@@ -20,7 +20,7 @@ export const revocationRoutes: FastifyPluginAsync<RevocationRouteDeps> = async (
   app.post(REVOCATION_PATH, { config: { rateLimit: deps.rateLimit, corsPolicy: 'client' } }, async (req, reply) => {
     const form = readForm(req)
     checkInputLengths(form)
-    const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })
+    const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip, endpoint: REVOCATION_PATH })
     if (form.token === undefined) throw new OAuthError('invalid_request', 'token is required')
     await deps.revocation.revoke(auth.client, form.token, form.token_type_hint, { address: req.ip, requestId: req.id })
     reply.code(200).header('cache-control', 'no-store').header('pragma', 'no-cache')

@@ -2,6 +2,8 @@
 // client_credentials (§4.4), refresh_token (§6) and password (§4.3). Other flows add their grants
 // to the same registry (core.grants); buildApp adds the extension grants (§4.5, grants/extensions.ts)
 // after every flow.
+import { ASSERTION_ALGS } from '../../client-auth/assertion.js'
+import { CLIENT_AUTH_METHODS } from '../../client-auth/authenticators.js'
 import type { Core, Flow } from '../../core.js'
 import { apiRateLimit } from '../../http/rate-limit.js'
 import { createClientCredentialsGrant } from './grants/client-credentials.js'
@@ -30,6 +32,11 @@ export const tokenFlow: Flow = {
     core.grants.add(createPasswordGrant({ clock, passwords: core.passwordCheck, scopes, tokenIssuer }))
     const service = createTokenService({ registry: core.grants, audit })
     await core.app.register(tokenRoutes, { authenticator: core.clientAuth, service, rateLimit: apiRateLimit(config.rateLimitApi) })
-    core.discovery.contribute(() => ({ grant_types_supported: core.grants.grantTypes() }))
+    core.discovery.contribute(() => ({
+      grant_types_supported: core.grants.grantTypes(),
+      // RFC 8414 §2: every method of src/client-auth/authenticators.ts, and the assertions' algorithms.
+      token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+      token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+    }))
   },
 }

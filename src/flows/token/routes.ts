@@ -19,7 +19,7 @@ export const tokenRoutes: FastifyPluginAsync<TokenRouteDeps> = async (app, deps)
   app.post(TOKEN_PATH, { config: { rateLimit: deps.rateLimit, corsPolicy: 'client' } }, async (req, reply) => {
     const form = readForm(req, { rejectEmpty: true })
     checkInputLengths(form)
-    const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip })
+    const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip, endpoint: TOKEN_PATH })
     const res = await deps.service.exchange(auth, form, { address: req.ip, requestId: req.id })
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
     return res

@@ -61,7 +61,8 @@ describe('discovery document', () => {
       issuer: TEST_ISSUER,
       jwks_uri: `${TEST_ISSUER}/.well-known/openid-configuration/jwks`,
       token_endpoint: `${TEST_ISSUER}/connect/token`,
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      // with the assertion methods of src/client-auth/ (test/client-auth/assertion.test.ts)
+      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none', 'client_secret_jwt', 'private_key_jwt'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256'],
       scopes_supported: ['email', 'openid', 'orders.read'],
