@@ -132,6 +132,15 @@ export const SeedClient = z.strictObject({
     .describe("ID tokens carry the user's claims of the granted identity scopes; false: only userinfo does, the ID token has the protocol claims"),
   enabled: z.boolean().default(true),
   jwks: z.strictObject({ keys: z.array(jwk) }).optional(),
+  backchannelTokenDeliveryMode: z
+    .enum(['poll', 'ping', 'push'])
+    .default('poll')
+    .describe('CIBA: poll (the client asks the token endpoint), ping (it is told when to ask) or push (the tokens are POSTed to it)'),
+  backchannelClientNotificationEndpoint: z
+    .string()
+    .max(2000)
+    .optional()
+    .describe('CIBA ping and push: where the notification is POSTed (https; http only for localhost); required for those modes'),
 }).superRefine((c, ctx) => checkClient(c, ctx), { when: isObject })
 
 // Where a person's browser is sent and where the upstream's documents come from: https, http

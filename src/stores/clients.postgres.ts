@@ -1,7 +1,7 @@
 // Clients and their secrets (ARCHITECTURE.md "Data rules": secrets are stored only as base64 SHA-256/512).
 // findById is on the token endpoint's hot path: one round trip, secrets folded in with json_agg.
 import type { Queryable } from '../db/db.js'
-import type { AccessTokenType, Client, RefreshTokenExpiration, RefreshTokenUsage } from '../domain/types.js'
+import type { AccessTokenType, BackchannelTokenDeliveryMode, Client, RefreshTokenExpiration, RefreshTokenUsage } from '../domain/types.js'
 import type { ClientStore } from './clients.js'
 import { secretsJsonAgg, toSecret, type SecretJson } from './columns.postgres.js'
 
@@ -35,6 +35,8 @@ interface ClientRow {
   require_consent: boolean
   always_include_user_claims_in_id_token: boolean
   jwks: { keys: Record<string, unknown>[] } | null
+  backchannel_token_delivery_mode: BackchannelTokenDeliveryMode
+  backchannel_client_notification_endpoint: string | null
   secrets: SecretJson[] | null
 }
 
@@ -75,6 +77,8 @@ function toClient(r: ClientRow): Client {
     requireConsent: r.require_consent,
     alwaysIncludeUserClaimsInIdToken: r.always_include_user_claims_in_id_token,
     jwks: r.jwks ?? undefined,
+    backchannelTokenDeliveryMode: r.backchannel_token_delivery_mode,
+    backchannelClientNotificationEndpoint: r.backchannel_client_notification_endpoint ?? undefined,
   }
 }
 

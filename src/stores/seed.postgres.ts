@@ -171,6 +171,8 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
         c.allowedSubjectTokenClients,
         c.allowedExchangeAudiences,
         c.enableLocalLogin,
+        c.backchannelTokenDeliveryMode,
+        c.backchannelClientNotificationEndpoint ?? null,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -212,6 +214,8 @@ const CLIENT_COLUMNS = [
   'allowed_subject_token_clients',
   'allowed_exchange_audiences',
   'enable_local_login',
+  'backchannel_token_delivery_mode',
+  'backchannel_client_notification_endpoint',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]',

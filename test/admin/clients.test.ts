@@ -38,6 +38,7 @@ const DEFAULTS = {
   backChannelLogoutSessionRequired: true,
   requireConsent: false,
   alwaysIncludeUserClaimsInIdToken: true,
+  backchannelTokenDeliveryMode: 'poll',
 }
 
 const clientCredentials = (id: string, secret: string) =>

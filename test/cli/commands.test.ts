@@ -118,6 +118,8 @@ describe('authz against a database', () => {
       requireConsent: false,
       alwaysIncludeUserClaimsInIdToken: true,
       jwks: null,
+      backchannelTokenDeliveryMode: 'poll',
+      backchannelClientNotificationEndpoint: null,
       secrets: [{ expiresAt: null, description: null }],
     })
 

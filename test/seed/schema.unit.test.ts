@@ -22,7 +22,7 @@ describe('seed JSON Schema', () => {
       'accessTokenLifetime', 'redirectUris', 'postLogoutRedirectUris', 'requirePkce', 'allowOfflineAccess', 'refreshTokenUsage', 'refreshTokenExpiration',
       'absoluteRefreshTokenLifetime', 'slidingRefreshTokenLifetime', 'cibaLifetime', 'pollingInterval',
       'identityProviderRestrictions', 'enableLocalLogin', 'allowedTenants', 'allowedCorsOrigins', 'allowedSubjectTokenClients', 'allowedExchangeAudiences', 'backChannelLogoutUri', 'backChannelLogoutSessionRequired',
-      'requireConsent', 'alwaysIncludeUserClaimsInIdToken', 'enabled', 'jwks',
+      'requireConsent', 'alwaysIncludeUserClaimsInIdToken', 'enabled', 'jwks', 'backchannelTokenDeliveryMode', 'backchannelClientNotificationEndpoint',
     ])
     expect(Object.keys(client.properties.secrets!.items.properties)).toEqual(['value', 'sha256', 'expiration', 'description'])
     expect(Object.keys(schema.properties.users!.items.properties)).toEqual(['subjectId', 'username', 'password', 'enabled', 'cibaUserCode', 'claims'])
