@@ -15,6 +15,7 @@ import { accountFlow } from './flows/account/index.js'
 import { authorizationCodeFlow } from './flows/authorization-code/index.js'
 import { cibaFlow } from './flows/ciba/index.js'
 import type { CibaNotifier } from './flows/ciba/notifier.js'
+import type { CibaDeliveryOptions } from './flows/ciba/delivery.js'
 import { deviceFlow } from './flows/device/index.js'
 import { discoveryFlow } from './flows/discovery/index.js'
 import { federationFlow, type UpstreamOptions } from './flows/federation/index.js'
@@ -47,6 +48,8 @@ export interface AppDeps {
   cibaNotifier?: CibaNotifier
   /** Extension grants besides the built-in ones (docs/extending.md "Adding a grant type"). */
   grants?: GrantFactory[]
+  /** CIBA ping and push delivery settings other than the defaults (tests: short timeouts, a fetch). */
+  cibaDelivery?: Partial<CibaDeliveryOptions>
   /** Back-channel logout delivery settings other than the defaults (tests: short timeouts, a fetch). */
   backchannelLogout?: Partial<BackchannelLogoutOptions>
   /** Calls to upstream identity providers: settings other than the defaults (tests: a short timeout, a fetch). */
@@ -64,7 +67,7 @@ function flows(deps: AppDeps): Flow[] {
     accountFlow,
     federationFlow({ upstream: deps.upstream }),
     tokenFlow,
-    cibaFlow({ notifier: deps.cibaNotifier }),
+    cibaFlow({ notifier: deps.cibaNotifier, delivery: deps.cibaDelivery }),
     deviceFlow,
     authorizationCodeFlow,
     userinfoFlow,

@@ -28,6 +28,7 @@ import type { AuditSink } from './observe/audit.js'
 import type { Metrics } from './observe/metrics.js'
 import type { MetricsListener } from './observe/metrics-server.js'
 import type { BackchannelLogoutStore } from './stores/backchannel-logouts.js'
+import type { CibaDeliveryStore } from './stores/ciba-deliveries.js'
 import type { CibaRequestStore } from './stores/ciba-requests.js'
 import type { ClientStore } from './stores/clients.js'
 import type { ConfigChange } from './stores/config-changes.js'
@@ -66,6 +67,7 @@ export interface Stores {
   consents: ConsentStore
   devices: DeviceAuthorizationStore
   backchannelLogouts: BackchannelLogoutStore
+  cibaDeliveries: CibaDeliveryStore
   identityProviders: IdentityProviderStore
   federatedIdentities: FederatedIdentityStore
 }

@@ -34,6 +34,7 @@ import { createAuditLog, type AuditSink } from './observe/audit.js'
 import { createMetrics, type Metrics } from './observe/metrics.js'
 import type { MetricsListener } from './observe/metrics-server.js'
 import { createPgBackchannelLogoutStore } from './stores/backchannel-logouts.postgres.js'
+import { createPgCibaDeliveryStore } from './stores/ciba-deliveries.postgres.js'
 import {
   createCacheInvalidation,
   createCachedClientStore,
@@ -261,6 +262,7 @@ function createStores(db: Db, config: Config, clock: Clock, invalidation: CacheI
     consents: createPgConsentStore(db),
     devices: createPgDeviceAuthorizationStore(db),
     backchannelLogouts: createPgBackchannelLogoutStore(db),
+    cibaDeliveries: createPgCibaDeliveryStore(db),
     identityProviders: createPgIdentityProviderStore(db),
     federatedIdentities: createPgFederatedIdentityStore(db),
   }

@@ -244,6 +244,8 @@ const CLIENT_MEMBERS = {
   jwks: 0,
   jwksUri: 0,
   tokenEndpointAuthMethod: 0,
+  backchannelTokenDeliveryMode: 0,
+  backchannelClientNotificationEndpoint: 0,
 } satisfies Record<keyof Client, 0>
 
 type SecretInfo = { expiration?: string; description?: string }

@@ -111,4 +111,9 @@ export function checkInputLengths(form: Record<string, string>, limits: Readonly
  * At the CIBA endpoint binding_message may be longer here, so that one over CIBA's own limit gets
  * its specific error (invalid_binding_message) rather than a generic "too long".
  */
-export const CIBA_INPUT_LIMITS: Readonly<Record<string, number>> = { ...INPUT_LIMITS, binding_message: 4096 }
+export const CIBA_INPUT_LIMITS: Readonly<Record<string, number>> = {
+  ...INPUT_LIMITS,
+  binding_message: 4096,
+  // CIBA Core §7.1: a bearer token of the client's making (src/flows/ciba/service.ts NOTIFICATION_TOKEN_MAX).
+  client_notification_token: 1024,
+}

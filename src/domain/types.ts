@@ -4,6 +4,8 @@
 export type AccessTokenType = 'jwt' | 'reference'
 export type RefreshTokenUsage = 'oneTimeOnly' | 'reUse'
 export type RefreshTokenExpiration = 'absolute' | 'sliding'
+/** OpenID CIBA Core 1.0 §5: how a client gets the outcome of a backchannel authentication request. */
+export type BackchannelTokenDeliveryMode = 'poll' | 'ping' | 'push'
 
 export interface Secret {
   /** base64(SHA-256(secret)) or base64(SHA-512(secret)); told apart by decoded length. */
@@ -69,6 +71,10 @@ export interface Client {
   jwksUri?: string | undefined
   /** The one authentication method it may use; undefined: a secret (Basic or body), or none when public. */
   tokenEndpointAuthMethod?: TokenEndpointAuthMethod | undefined
+  /** CIBA Core §5 backchannel_token_delivery_mode: poll (the default), ping or push. */
+  backchannelTokenDeliveryMode: BackchannelTokenDeliveryMode
+  /** CIBA Core §5 backchannel_client_notification_endpoint: where pings and pushes are POSTed. */
+  backchannelClientNotificationEndpoint: string | undefined
 }
 
 /** An upstream OpenID Connect provider a person may sign in through (table identity_providers). */
@@ -182,6 +188,8 @@ export interface CibaRequest extends PolledRequest {
   amr: string[] | undefined
   /** Set at approval: the provider the approver signed in through, or the request's idp: for a local sign-in. */
   signInIdp: string | undefined
+  /** The client's delivery mode when the request was made (CIBA Core §5). */
+  deliveryMode: BackchannelTokenDeliveryMode
 }
 
 /** How a person signed in, as a grant keeps it until its tokens are issued (src/grants/sign-in-record.ts). */

@@ -26,6 +26,8 @@ export const AUDIT_EVENTS = {
   'ciba.requested': 'success',
   'ciba.approved': 'success',
   'ciba.denied': 'failure',
+  'ciba.delivered': 'success',
+  'ciba.delivery_failed': 'failure',
   'device.approved': 'success',
   'device.denied': 'failure',
   'key.rotated': 'success',
@@ -75,13 +77,17 @@ export interface AuditDetails {
   alg?: string
   /** ciba.requested and decisions: the request's id (never its auth_req_id). */
   cibaRequestId?: string
+  /** ciba.delivered, ciba.delivery_failed: ping or push (CIBA Core §10.2, §10.3). */
+  deliveryMode?: 'ping' | 'push'
+  /** ciba.delivered, ciba.delivery_failed (push): what was POSTed, tokens or error (access_denied, expired_token, transaction_failed). */
+  delivered?: string
   /** logout.*: the ended session's sid (public, as in ID tokens). */
   sid?: string | undefined
-  /** logout.*: attempts made, the last one included. */
+  /** logout.*, ciba.delivered, ciba.delivery_failed: attempts made, the last one included. */
   attempts?: number
   /** logout.*: why the session ended: logout, replaced (a new sign-in), admin. */
   sessionEnd?: string
-  /** logout.*: the client's last HTTP answer, when there was one. */
+  /** logout.*, ciba.delivered, ciba.delivery_failed: the client's last HTTP answer, when there was one. */
   httpStatus?: number | undefined
   /** federation.*: the identity provider's scheme. */
   idp?: string | undefined
@@ -120,7 +126,13 @@ export const discardAudit: AuditSink = { emit() {} }
 
 export type AuditListener = (e: AuditEvent) => void
 
-const WARN: ReadonlySet<AuditEventName> = new Set(['grant.family_revoked', 'client.blocked', 'user.locked_out', 'logout.failed'])
+const WARN: ReadonlySet<AuditEventName> = new Set([
+  'grant.family_revoked',
+  'client.blocked',
+  'user.locked_out',
+  'logout.failed',
+  'ciba.delivery_failed',
+])
 
 /** Every field of the schema, by its name in the code: anything else a caller passes is dropped. */
 const FIELDS: Record<string, string> = {
@@ -142,6 +154,8 @@ const FIELDS: Record<string, string> = {
   kid: 'kid',
   alg: 'alg',
   cibaRequestId: 'ciba_request_id',
+  deliveryMode: 'delivery_mode',
+  delivered: 'delivered',
   sid: 'sid',
   attempts: 'attempts',
   sessionEnd: 'session_end',
@@ -167,6 +181,8 @@ const MESSAGES: Record<AuditEventName, string> = {
   'ciba.requested': 'CIBA request started',
   'ciba.approved': 'CIBA request approved',
   'ciba.denied': 'CIBA request denied',
+  'ciba.delivered': 'CIBA ping or push delivered to the client',
+  'ciba.delivery_failed': 'CIBA ping or push failed; giving up',
   'device.approved': 'device authorization approved',
   'device.denied': 'device authorization denied',
   'key.rotated': 'signing key created',

@@ -121,6 +121,14 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
     labelNames: ['outcome'] as const,
     registers,
   })
+  const cibaDeliveries = new Counter({
+    name: 'authz_ciba_deliveries_total',
+    help: 'CIBA pings and pushes finished, by mode (ping, push) and outcome: delivered, failed (given up).',
+    labelNames: ['mode', 'outcome'] as const,
+    registers,
+  })
+  for (const mode of ['ping', 'push'] as const)
+    for (const outcome of ['delivered', 'failed'] as const) cibaDeliveries.inc({ mode, outcome }, 0)
   for (const result of ['active', 'inactive', 'rejected'] as const) introspections.inc({ result }, 0)
   for (const outcome of ['delivered', 'failed'] as const) logouts.inc({ outcome }, 0)
   for (const kind of ['user', 'client'] as const) lockouts.inc({ kind }, 0)
@@ -170,6 +178,12 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
           break
         case 'logout.failed':
           logouts.inc({ outcome: 'failed' })
+          break
+        case 'ciba.delivered':
+          cibaDeliveries.inc({ mode: e.deliveryMode ?? 'ping', outcome: 'delivered' })
+          break
+        case 'ciba.delivery_failed':
+          cibaDeliveries.inc({ mode: e.deliveryMode ?? 'ping', outcome: 'failed' })
           break
         case 'ciba.requested':
           ciba.inc({ outcome: 'requested' })

@@ -16,17 +16,25 @@ export const REDIRECT_URI_MAX = 400
  * trusted administrator), so any host is accepted: docs/connect-an-app.md says what that means (SSRF).
  */
 export function backChannelLogoutUriProblem(uri: string): string | undefined {
+  return serverUriProblem('backChannelLogoutUri', uri)
+}
+
+/**
+ * A URL the server POSTs to (a back-channel logout URI, a CIBA notification endpoint, CIBA Core
+ * §5 "MUST be HTTPS"): absolute, https (http only for this machine), no fragment, no credentials.
+ */
+export function serverUriProblem(field: string, uri: string): string | undefined {
   let url: URL
   try {
     url = new URL(uri)
   } catch {
-    return `backChannelLogoutUri ${JSON.stringify(uri)} is not an absolute URL`
+    return `${field} ${JSON.stringify(uri)} is not an absolute URL`
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLocalHost(url.hostname))) {
-    return `backChannelLogoutUri ${JSON.stringify(uri)} must use https (http only for localhost)`
+    return `${field} ${JSON.stringify(uri)} must use https (http only for localhost)`
   }
-  if (uri.includes('#')) return `backChannelLogoutUri ${JSON.stringify(uri)} must not contain a fragment (#)`
-  if (url.username || url.password) return `backChannelLogoutUri ${JSON.stringify(uri)} must not contain credentials`
+  if (uri.includes('#')) return `${field} ${JSON.stringify(uri)} must not contain a fragment (#)`
+  if (url.username || url.password) return `${field} ${JSON.stringify(uri)} must not contain credentials`
   return undefined
 }
 
@@ -57,6 +65,15 @@ export function checkClient(c: Record<string, unknown>, ctx: z.RefinementCtx): v
     if (p) problem(['backChannelLogoutUri'], p)
   }
   checkAuthMethod(c, problem)
+  if (typeof c.backchannelClientNotificationEndpoint === 'string') {
+    const p = serverUriProblem('backchannelClientNotificationEndpoint', c.backchannelClientNotificationEndpoint)
+    if (p) problem(['backchannelClientNotificationEndpoint'], p)
+  }
+  // CIBA Core §5: ping and push deliver to the client's notification endpoint.
+  const mode = c.backchannelTokenDeliveryMode
+  if ((mode === 'ping' || mode === 'push') && c.backchannelClientNotificationEndpoint === undefined) {
+    problem(['backchannelClientNotificationEndpoint'], `backchannelTokenDeliveryMode ${mode} needs a backchannelClientNotificationEndpoint`)
+  }
   for (const [o, i] of strings(c.allowedCorsOrigins)) {
     if (!isWebOrigin(o)) {
       problem(

@@ -143,6 +143,15 @@ export const SeedClient = z.strictObject({
     .describe(
       'RFC 7591: the one way the client authenticates; omitted: a secret by Basic or in the body, or none when requireClientSecret is false',
     ),
+  backchannelTokenDeliveryMode: z
+    .enum(['poll', 'ping', 'push'])
+    .default('poll')
+    .describe('CIBA: poll (the client asks the token endpoint), ping (it is told when to ask) or push (the tokens are POSTed to it)'),
+  backchannelClientNotificationEndpoint: z
+    .string()
+    .max(2000)
+    .optional()
+    .describe('CIBA ping and push: where the notification is POSTed (https; http only for localhost); required for those modes'),
 }).superRefine((c, ctx) => checkClient(c, ctx), { when: isObject })
 
 // Where a person's browser is sent and where the upstream's documents come from: https, http

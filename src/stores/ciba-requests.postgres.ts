@@ -2,7 +2,8 @@
 // statement, so concurrent polls and decisions resolve in the database, on every replica alike.
 // Times are passed in from the injected Clock as parameters; SQL now() is never used.
 import type { Db, Queryable } from '../db/db.js'
-import type { CibaRequest } from '../domain/types.js'
+import type { BackchannelTokenDeliveryMode, CibaRequest } from '../domain/types.js'
+import { notifyDeliveryQueued } from './ciba-deliveries.postgres.js'
 import type { CibaCreateResult, CibaDecision, CibaRequestStore, NewCibaRequest } from './ciba-requests.js'
 import { deleteExpired, handleHash, ts } from './columns.postgres.js'
 import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './polling.postgres.js'
@@ -16,6 +17,7 @@ interface CibaRow extends PolledRow {
   binding_message: string | null
   amr: string[] | null
   sign_in_idp: string | null
+  delivery_mode: BackchannelTokenDeliveryMode
 }
 
 function toCibaRequest(r: CibaRow): CibaRequest {
@@ -29,6 +31,7 @@ function toCibaRequest(r: CibaRow): CibaRequest {
     bindingMessage: r.binding_message ?? undefined,
     amr: r.amr ?? undefined,
     signInIdp: r.sign_in_idp ?? undefined,
+    deliveryMode: r.delivery_mode,
   }
 }
 
@@ -40,8 +43,8 @@ const CREATED: CibaCreateResult = Object.freeze({ kind: 'created' })
 const insert = (q: Queryable, r: NewCibaRequest) =>
   q.query(
     `INSERT INTO ciba_requests (id, auth_req_id_hash, client_id, subject_id, requested_scopes, resources,
-       acr_values, tenant, idp, binding_message, interval_seconds, family_id, created_at, expires_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::timestamptz, $14::timestamptz)`,
+       acr_values, tenant, idp, binding_message, interval_seconds, family_id, created_at, expires_at, delivery_mode, delivery_secret)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::timestamptz, $14::timestamptz, $15, $16)`,
     [
       r.id,
       handleHash(r.authReqId),
@@ -57,6 +60,8 @@ const insert = (q: Queryable, r: NewCibaRequest) =>
       r.familyId,
       ts(r.createdAt),
       ts(r.expiresAt),
+      r.deliveryMode ?? 'poll',
+      r.deliverySecret ?? null,
     ],
   )
 
@@ -130,14 +135,26 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
       return rows.map(toCibaRequest)
     },
     recordPoll: (id, now) => recordPoll(db, 'ciba_requests', id, now),
-    decide(id, d: CibaDecision, now) {
+    async decide(id, d: CibaDecision, now) {
       const approved = d.status === 'approved'
-      return one(
-        `UPDATE ciba_requests
-         SET status = $2, approved_scopes = $3, auth_time = $4::timestamptz, amr = $6, sign_in_idp = $7,
-             decided_at = $5::timestamptz
-         WHERE id = $1 AND status = 'pending' AND expires_at > $5::timestamptz
-         RETURNING *`,
+      // CIBA Core §10.2, §10.3: a ping or push request's delivery is queued by the statement that
+      // decides it, so no decision is ever without its delivery. `kept` reads the sealed secret as
+      // it was before this statement clears it on the request.
+      const { rows } = await db.query<CibaRow & { queued: boolean }>(
+        `WITH kept AS (SELECT id, delivery_secret FROM ciba_requests WHERE id = $1),
+         decided AS (
+           UPDATE ciba_requests
+              SET status = $2, approved_scopes = $3, auth_time = $4::timestamptz, amr = $6, sign_in_idp = $7,
+                  decided_at = $5::timestamptz, delivery_secret = NULL
+            WHERE id = $1 AND status = 'pending' AND expires_at > $5::timestamptz
+            RETURNING *),
+         queued AS (
+           INSERT INTO ciba_deliveries (request_id, client_id, mode, family_id, secret, created_at, next_attempt_at)
+           SELECT d.id, d.client_id, d.delivery_mode, d.family_id, k.delivery_secret, $5::timestamptz, $5::timestamptz
+             FROM decided d JOIN kept k USING (id)
+            WHERE d.delivery_mode IN ('ping', 'push')
+           RETURNING id)
+         SELECT decided.*, EXISTS (SELECT 1 FROM queued) AS queued FROM decided`,
         [
           id,
           d.status,
@@ -148,6 +165,9 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
           approved ? (d.idp ?? null) : null,
         ],
       )
+      const row = rows[0]
+      if (row?.queued) await notifyDeliveryQueued(db)
+      return row && toCibaRequest(row)
     },
     async consume(id, now) {
       const row = await consumePolled<CibaRow>(db, 'ciba_requests', id, now)

@@ -6,10 +6,17 @@ import type { PollRecord } from './polling.js'
 
 export type NewCibaRequest = Omit<
   CibaRequest,
-  'status' | 'approvedScopes' | 'authTime' | 'amr' | 'signInIdp' | 'lastPolledAt' | 'decidedAt' | 'consumedAt'
+  'status' | 'approvedScopes' | 'authTime' | 'amr' | 'signInIdp' | 'lastPolledAt' | 'decidedAt' | 'consumedAt' | 'deliveryMode'
 > & {
+  /** The client's delivery mode (CIBA Core §5); default poll. */
+  deliveryMode?: CibaRequest['deliveryMode'] | undefined
   /** The raw auth_req_id; the store keeps only its hash. */
   authReqId: string
+  /**
+   * Ping and push: the auth_req_id and client_notification_token, sealed (src/flows/ciba/sealed.ts),
+   * for the delivery the decision queues; undefined in poll mode.
+   */
+  deliverySecret?: string | undefined
 }
 
 /**
@@ -60,7 +67,11 @@ export interface CibaRequestStore {
   createWithinLimit(req: NewCibaRequest, limits: CibaRequestLimits, now: number): Promise<CibaCreateResult>
   /** CIBA §11 throttle (PolledGrantStore.recordPoll). */
   recordPoll(id: string, now: number): Promise<PollRecord | undefined>
-  /** Approves or denies, only while pending and unexpired; the updated request, or undefined. */
+  /**
+   * Approves or denies, only while pending and unexpired; the updated request, or undefined. A
+   * ping or push request's delivery is queued (ciba-deliveries.ts) in the same statement, and the
+   * request's sealed delivery secret moves into it.
+   */
   decide(id: string, decision: CibaDecision, now: number): Promise<CibaRequest | undefined>
   /** Single use: marks an approved, unexpired, unconsumed request consumed; undefined otherwise. */
   consume(id: string, now: number): Promise<CibaRequest | undefined>

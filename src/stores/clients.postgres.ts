@@ -1,7 +1,14 @@
 // Clients and their secrets (ARCHITECTURE.md "Data rules": secrets are stored only as base64 SHA-256/512).
 // findById is on the token endpoint's hot path: one round trip, secrets folded in with json_agg.
 import type { Queryable } from '../db/db.js'
-import type { AccessTokenType, Client, RefreshTokenExpiration, RefreshTokenUsage, TokenEndpointAuthMethod } from '../domain/types.js'
+import type {
+  AccessTokenType,
+  BackchannelTokenDeliveryMode,
+  Client,
+  RefreshTokenExpiration,
+  RefreshTokenUsage,
+  TokenEndpointAuthMethod,
+} from '../domain/types.js'
 import type { ClientStore } from './clients.js'
 import { secretsJsonAgg, toSecret, type SecretJson } from './columns.postgres.js'
 
@@ -37,6 +44,8 @@ interface ClientRow {
   jwks: { keys: Record<string, unknown>[] } | null
   jwks_uri: string | null
   token_endpoint_auth_method: TokenEndpointAuthMethod | null
+  backchannel_token_delivery_mode: BackchannelTokenDeliveryMode
+  backchannel_client_notification_endpoint: string | null
   secrets: SecretJson[] | null
 }
 
@@ -79,6 +88,8 @@ function toClient(r: ClientRow): Client {
     jwks: r.jwks ?? undefined,
     jwksUri: r.jwks_uri ?? undefined,
     tokenEndpointAuthMethod: r.token_endpoint_auth_method ?? undefined,
+    backchannelTokenDeliveryMode: r.backchannel_token_delivery_mode,
+    backchannelClientNotificationEndpoint: r.backchannel_client_notification_endpoint ?? undefined,
   }
 }
 

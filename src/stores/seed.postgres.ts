@@ -199,6 +199,8 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
         c.enableLocalLogin,
         c.jwksUri ?? null,
         c.tokenEndpointAuthMethod ?? null,
+        c.backchannelTokenDeliveryMode,
+        c.backchannelClientNotificationEndpoint ?? null,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -242,6 +244,8 @@ const CLIENT_COLUMNS = [
   'enable_local_login',
   'jwks_uri',
   'token_endpoint_auth_method',
+  'backchannel_token_delivery_mode',
+  'backchannel_client_notification_endpoint',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]',

@@ -32,7 +32,19 @@ export interface IssueParams {
    */
   familyId?: string
   /** OIDC Core §2: iss sub aud exp iat auth_time at_hash + user claims per granted identity scopes (unless the client leaves them to userinfo) */
-  idToken?: { user: User; authTime: number; nonce?: string; acr?: string; amr?: string[]; extraClaims?: Record<string, unknown> }
+  idToken?: {
+    user: User
+    authTime: number
+    nonce?: string
+    acr?: string
+    amr?: string[]
+    extraClaims?: Record<string, unknown>
+    /**
+     * OpenID CIBA Core 1.0 §10.3.1: an ID token pushed to the client carries the auth_req_id it
+     * answers, and the hash of the refresh token pushed with it. Never kept for later ID tokens.
+     */
+    cibaPush?: { authReqId: string }
+  }
   /** issue one (only when offline_access granted and client.allowOfflineAccess) */
   refreshToken?: boolean
   /**
@@ -183,7 +195,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
     return out
   }
 
-  async function idToken(p: IssueParams, accessTokenValue: string, iat: number): Promise<string | undefined> {
+  async function idToken(p: IssueParams, accessTokenValue: string, iat: number, refreshTokenValue?: string): Promise<string | undefined> {
     const it = p.idToken
     if (!it || !p.granted.identityScopes.includes('openid')) return undefined
     // OIDC Core §5.4: an access token is always issued with the ID token here, so the user's claims
@@ -204,6 +216,11 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
     if (it.nonce !== undefined) payload.nonce = it.nonce
     if (it.acr !== undefined) payload.acr = it.acr
     if (it.amr !== undefined) payload.amr = it.amr
+    if (it.cibaPush) {
+      payload['urn:openid:params:jwt:claim:auth_req_id'] = it.cibaPush.authReqId
+      // §10.3.1: rt_hash is computed as at_hash is, over the refresh token.
+      if (refreshTokenValue !== undefined) payload['urn:openid:params:jwt:claim:rt_hash'] = atHash(refreshTokenValue)
+    }
     return keys.sign(payload, { alg: 'RS256', typ: 'JWT' })
   }
 
@@ -269,9 +286,9 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       }
       Object.defineProperty(res, ISSUED, { value: summary, enumerable: false })
       // Skipped outright on the client_credentials hot path (no extra promises).
-      const id = p.idToken ? await idToken(p, access.value, iat) : undefined
-      if (id !== undefined) res.id_token = id
       const rt = p.refreshToken ? refreshToken(p, now) : undefined
+      const id = p.idToken ? await idToken(p, access.value, iat, rt?.value) : undefined
+      if (id !== undefined) res.id_token = id
       if (rt !== undefined) res.refresh_token = rt.value
       if (p.familyId !== undefined) {
         const rows = [access.row!, ...(rt ? [rt.row] : [])]

@@ -38,6 +38,7 @@ const DEFAULTS = {
   backChannelLogoutSessionRequired: true,
   requireConsent: false,
   alwaysIncludeUserClaimsInIdToken: true,
+  backchannelTokenDeliveryMode: 'poll',
 }
 
 const clientCredentials = (id: string, secret: string) =>
@@ -237,5 +238,32 @@ describe('admin API: clients', () => {
     expect((await call('DELETE', '/admin/clients/reports')).statusCode).toBe(404)
     expect((await clientCredentials('reports', 'reports-secret')).statusCode).toBe(401)
     expect(adminAudit(t).at(-1)).toMatchObject({ resource: 'clients/reports', action: 'delete' })
+  })
+
+  it('takes and answers the CIBA delivery mode and notification endpoint, refusing push without an endpoint', async () => {
+    const body = {
+      allowedGrantTypes: ['urn:openid:params:grant-type:ciba'],
+      allowedScopes: ['openid'],
+      secrets: [{ value: 'bank-secret' }],
+    }
+    const pushed = { ...body, backchannelTokenDeliveryMode: 'push', backchannelClientNotificationEndpoint: 'https://bank.example/ciba' }
+    const res = await call('PUT', '/admin/clients/push-bank', { body: pushed })
+    expect(res.statusCode).toBe(201)
+    expect((await call('GET', '/admin/clients/push-bank')).json()).toEqual({
+      ...DEFAULTS,
+      clientId: 'push-bank',
+      allowedGrantTypes: ['urn:openid:params:grant-type:ciba'],
+      allowedScopes: ['openid'],
+      backchannelTokenDeliveryMode: 'push',
+      backchannelClientNotificationEndpoint: 'https://bank.example/ciba',
+    })
+    const refused = await call('PUT', '/admin/clients/push-bank', { body: { ...body, backchannelTokenDeliveryMode: 'ping' } })
+    expect(refused.statusCode).toBe(400)
+    expect(refused.json().errors).toEqual([
+      {
+        path: 'backchannelClientNotificationEndpoint',
+        detail: 'client push-bank: backchannelTokenDeliveryMode ping needs a backchannelClientNotificationEndpoint',
+      },
+    ])
   })
 })

@@ -120,6 +120,8 @@ describe('authz against a database', () => {
       jwks: null,
       jwksUri: null,
       tokenEndpointAuthMethod: null,
+      backchannelTokenDeliveryMode: 'poll',
+      backchannelClientNotificationEndpoint: null,
       secrets: [{ expiresAt: null, description: null }],
     })
 

@@ -12,10 +12,11 @@ beforeAll(async () => {
   await authz.db.query(`INSERT INTO clients (client_id, client_name, allowed_grant_types, allowed_scopes, access_token_type,
       access_token_lifetime, ciba_lifetime, polling_interval, identity_provider_restrictions, require_consent, jwks, allowed_tenants,
       allowed_cors_origins, always_include_user_claims_in_id_token, back_channel_logout_uri, back_channel_logout_session_required,
-      allowed_subject_token_clients, allowed_exchange_audiences)
+      allowed_subject_token_clients, allowed_exchange_audiences, backchannel_token_delivery_mode, backchannel_client_notification_endpoint)
     VALUES ('full', 'Full client', '{client_credentials,urn:openid:params:grant-type:ciba}', '{openid,orders.read}', 'reference',
       600, 120, 7, '{corp-ad}', true, '{"keys":[{"kty":"EC","kid":"k1"}]}', '{acme,globex}',
-      '{https://app.example}', false, 'https://app.example/backchannel-logout', false, '{web,web-ref}', '{orders-api}')`)
+      '{https://app.example}', false, 'https://app.example/backchannel-logout', false, '{web,web-ref}', '{orders-api}',
+      'push', 'https://app.example/ciba')`)
   await authz.db.query(`INSERT INTO clients (client_id) VALUES ('bare')`)
   await authz.db.query(
     `INSERT INTO client_secrets (client_id, value_hash, expires_at, description)
@@ -56,6 +57,8 @@ const bareClient = {
   requireConsent: false,
   alwaysIncludeUserClaimsInIdToken: true,
   jwks: undefined,
+  backchannelTokenDeliveryMode: 'poll',
+  backchannelClientNotificationEndpoint: undefined,
 }
 
 describe('PgClientStore', () => {
@@ -84,6 +87,8 @@ describe('PgClientStore', () => {
       requireConsent: true,
       alwaysIncludeUserClaimsInIdToken: false,
       jwks: { keys: [{ kty: 'EC', kid: 'k1' }] },
+      backchannelTokenDeliveryMode: 'push',
+      backchannelClientNotificationEndpoint: 'https://app.example/ciba',
     })
   })
 

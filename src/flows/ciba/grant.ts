@@ -35,10 +35,16 @@ export interface CibaGrantDeps {
   tokenIssuer: TokenIssuer
 }
 
-export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id: string }> {
-  const { clock, requests } = deps
+/** CIBA Core §10.3: a push client's tokens go to its notification endpoint; the auth_req_id is never redeemed here. */
+const PUSHED = 'a push-mode client receives its tokens at its notification endpoint'
 
-  async function issue(client: Client, req: CibaRequest): Promise<TokenResponse> {
+/**
+ * Issues the tokens of an approved, consumed request (the token endpoint's poll and ping; the
+ * delivery worker's push, whose ID token carries `cibaPush` claims, §10.3.1).
+ */
+export function createCibaIssue(deps: Omit<CibaGrantDeps, 'requests' | 'polling'>) {
+  const { clock } = deps
+  return async function issue(client: Client, req: CibaRequest, opts: { cibaPush?: { authReqId: string } } = {}): Promise<TokenResponse> {
     const user = await deps.users.findBySubjectId(req.subjectId)
     if (!user || !user.enabled) throw new OAuthError('invalid_grant', 'the user is no longer active')
     // Re-resolved at issuance: a scope the client lost since the request is not issued.
@@ -61,16 +67,24 @@ export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id
       granted,
       familyId: req.familyId,
       claims: { ...extra, auth_time: authTime, amr, ...(acr ? { acr } : {}) },
-      idToken: { user, authTime, amr, ...(acr ? { acr } : {}), extraClaims: extra },
+      idToken: { user, authTime, amr, ...(acr ? { acr } : {}), extraClaims: extra, ...(opts.cibaPush ? { cibaPush: opts.cibaPush } : {}) },
       refreshToken: true,
     })
   }
+}
+
+export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id: string }> {
+  const { requests } = deps
+  const issue = createCibaIssue(deps)
 
   return {
     grantType: CIBA_GRANT,
     params: z.object({ auth_req_id: z.string().min(1).max(256) }),
     async handle(client, { auth_req_id }, ctx) {
+      if (client.backchannelTokenDeliveryMode === 'push') throw new OAuthError('unauthorized_client', PUSHED)
       const found = await requests.findByAuthReqId(auth_req_id)
+      // A request made while the client was registered for push stays push, whatever it is now.
+      if (found?.deliveryMode === 'push' && found.clientId === client.clientId) throw new OAuthError('unauthorized_client', PUSHED)
       return deps.polling.poll({
         client,
         found,

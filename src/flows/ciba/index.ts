@@ -1,6 +1,6 @@
-// Client-Initiated Backchannel Authentication (OpenID CIBA Core 1.0), poll mode: the
-// backchannel authentication endpoint, the page where the person approves, and the token grant
-// the client polls.
+// Client-Initiated Backchannel Authentication (OpenID CIBA Core 1.0): the backchannel
+// authentication endpoint, the page where the person approves, the token grant the client polls
+// (poll and ping modes), and the worker that pings or pushes to the client (ping and push modes).
 import type { Config } from '../../config.js'
 import type { Core, Flow } from '../../core.js'
 import type { Clock } from '../../domain/clock.js'
@@ -11,14 +11,19 @@ import { CIBA_RETENTION_SECONDS } from '../../jobs/cleanup.js'
 import type { Logger } from 'pino'
 import { createCibaApproval } from './approval.js'
 import { cibaApproveRoutes } from './approval-routes.js'
-import { createCibaGrant } from './grant.js'
+import { createCibaGrant, createCibaIssue } from './grant.js'
+import { CIBA_DELIVERY_WORKER, createCibaDeliveryWorker, type CibaDeliveryOptions } from './delivery.js'
+import { createSealer } from './sealed.js'
 import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './notifier.js'
 import { createClientJwtVerifier, REQUEST_OBJECT_ALGS } from './request-object.js'
 import { cibaRoutes } from './routes.js'
 import { createCibaService } from './service.js'
 
-/** `notifier`: how the person is told; default the webhook when CIBA_NOTIFICATION_URL is set, else the log. */
-export function cibaFlow(options: { notifier?: CibaNotifier | undefined } = {}): Flow {
+/**
+ * `notifier`: how the person is told; default the webhook when CIBA_NOTIFICATION_URL is set, else
+ * the log. `delivery`: ping and push delivery settings other than the defaults (tests).
+ */
+export function cibaFlow(options: { notifier?: CibaNotifier | undefined; delivery?: Partial<CibaDeliveryOptions> | undefined } = {}): Flow {
   return {
     name: 'ciba',
     async register(core: Core) {
@@ -28,8 +33,10 @@ export function cibaFlow(options: { notifier?: CibaNotifier | undefined } = {}):
       app.addHook('onClose', async () => {
         await Promise.race([notifier.drain(), new Promise((r) => setTimeout(r, 2000).unref())])
       })
+      const sealer = createSealer(config.keyEncryptionSecret)
       const ciba = createCibaService({
         config,
+        sealer,
         clock,
         users: stores.users,
         requests: stores.cibaRequests,
@@ -51,21 +58,36 @@ export function cibaFlow(options: { notifier?: CibaNotifier | undefined } = {}):
       })
       core.interaction.returnTargets.allow({ path: CIBA_APPROVE_PATH, describe: approval.describe })
       await app.register(cibaApproveRoutes, { approval, pages: core.interaction.pages })
-      core.grants.add(
-        createCibaGrant({
+      const grantDeps = {
+        clock,
+        requests: stores.cibaRequests,
+        polling: core.polling,
+        users: stores.users,
+        scopes,
+        tokenIssuer: core.tokenIssuer,
+      }
+      core.grants.add(createCibaGrant(grantDeps))
+      core.workers.add(
+        CIBA_DELIVERY_WORKER,
+        createCibaDeliveryWorker({
           clock,
+          store: stores.cibaDeliveries,
           requests: stores.cibaRequests,
-          polling: core.polling,
-          users: stores.users,
-          scopes,
-          tokenIssuer: core.tokenIssuer,
+          clients: stores.clients,
+          issue: createCibaIssue(grantDeps),
+          oneTimeUse: core.oneTimeUse,
+          sealer,
+          logger: core.logger,
+          audit,
+          options: options.delivery,
         }),
       )
+      core.cleanup.add({ name: 'cibaDeliveries', remove: stores.cibaDeliveries.removeExpired })
       core.cleanup.add({ name: 'cibaRequests', remove: stores.cibaRequests.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS })
       core.cleanup.add({ name: 'usedJtis', remove: stores.usedJtis.removeExpired })
       core.discovery.contribute(() => ({
         backchannel_authentication_endpoint: `${config.issuer}${CIBA_PATH}`,
-        backchannel_token_delivery_modes_supported: ['poll'],
+        backchannel_token_delivery_modes_supported: ['poll', 'ping', 'push'],
         backchannel_user_code_parameter_supported: true,
         backchannel_authentication_request_signing_alg_values_supported: [...REQUEST_OBJECT_ALGS],
       }))

@@ -19,6 +19,12 @@ import { CIBA_AUTH_PARAMS, type ClientJwtVerifier } from './request-object.js'
 import { CIBA_INPUT_LIMITS, checkInputLengths } from '../../domain/input-limits.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { UserCodeCheck } from '../../interaction/user-code-check.js'
+import type { DeliverySecret, Sealer } from './sealed.js'
+
+/** client_notification_token: the longest accepted (a bearer token the client makes up, §7.1). */
+export const NOTIFICATION_TOKEN_MAX = 1024
+/** RFC 6750 §2.1 b64token: what a Bearer authorization header can carry, and nothing else. */
+const B64TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/
 
 /** binding_message: short enough to show on a phone, no control characters (§7.1). */
 const BINDING_MESSAGE_MAX = 64
@@ -46,6 +52,8 @@ export interface CibaServiceDeps {
   userCodes: UserCodeCheck
   /** What acr_values idp: may name for a client (the approval page's sign-in forwards there). */
   providers: Pick<IdentityProviderDirectory, 'idpNames'>
+  /** Seals a ping or push request's auth_req_id and client_notification_token (sealed.ts). */
+  sealer: Sealer
 }
 
 export interface CibaService {
@@ -98,6 +106,24 @@ function refused(created: Exclude<CibaCreateResult, { kind: 'created' }>, now: n
   })
 }
 
+/**
+ * §7.1: REQUIRED for a client registered for ping or push; it is the Bearer token of the
+ * notification (§10.2, §10.3), so it must be one (RFC 6750 §2.1), and bounded. Ignored in poll mode.
+ */
+export function checkNotificationToken(
+  client: Pick<Client, 'backchannelTokenDeliveryMode'>,
+  token: string | undefined,
+): string | undefined {
+  if (client.backchannelTokenDeliveryMode === 'poll') return undefined
+  if (token === undefined) throw new OAuthError('invalid_request', 'client_notification_token is required for ping and push clients')
+  if (token.length > NOTIFICATION_TOKEN_MAX) {
+    throw new OAuthError('invalid_request', `client_notification_token must be at most ${NOTIFICATION_TOKEN_MAX} characters`)
+  }
+  if (!B64TOKEN.test(token))
+    throw new OAuthError('invalid_request', 'client_notification_token must be a bearer token (RFC 6750 section 2.1)')
+  return token
+}
+
 export function createCibaService(deps: CibaServiceDeps): CibaService {
   const { config, clock } = deps
 
@@ -145,6 +171,7 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
       checkInputLengths(p, CIBA_INPUT_LIMITS)
       if (p.scope === undefined) throw new OAuthError('invalid_request', 'scope is required')
       if (!p.scope.split(' ').includes('openid')) throw new OAuthError('invalid_request', 'scope must include openid')
+      const notificationToken = checkNotificationToken(client, p.client_notification_token)
       const hints = (['login_hint', 'id_token_hint', 'login_hint_token'] as const).filter((h) => p[h] !== undefined)
       if (hints.length !== 1) {
         throw new OAuthError('invalid_request', 'exactly one of login_hint, id_token_hint and login_hint_token is required')
@@ -175,6 +202,11 @@ export function createCibaService(deps: CibaServiceDeps): CibaService {
         familyId: randomUUID(),
         createdAt: now,
         expiresAt,
+        deliveryMode: client.backchannelTokenDeliveryMode,
+        deliverySecret:
+          notificationToken === undefined
+            ? undefined
+            : deps.sealer.seal({ authReqId, notificationToken } satisfies DeliverySecret, id, 'secret'),
       }
       // Push-notification fatigue: a client may neither pile up requests for one user nor send
       // them faster than the rate. Counted per client and user, so that no client can keep the

@@ -63,6 +63,7 @@ describe('ciba request store', () => {
       expiresAt: T0 + 300_000,
       decidedAt: undefined,
       consumedAt: undefined,
+      deliveryMode: 'poll',
     })
     expect(await store.findById(r.id)).toEqual(found)
     expect(await store.findByAuthReqId(r.id)).toBeUndefined()

@@ -1,0 +1,326 @@
+// CIBA ping and push delivery (OpenID CIBA Core 1.0 §10.2, §10.3, §12): the client's notification
+// endpoint is an in-process HTTP listener; deliveries go out from the outbox the decision wrote,
+// sent by the app's worker (runOnce), with retries counted on the injected clock.
+import { readFileSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { createLocalJWKSet, jwtVerify } from 'jose'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SeedError } from '../../../src/seed/errors.js'
+import { createPgClientStore } from '../../../src/stores/clients.postgres.js'
+import { applySeed } from '../../../src/seed/apply.js'
+import { atHash } from '../../../src/tokens/issuer.js'
+import { CIBA_DELIVERY_WORKER, type CibaDeliveryWorker } from '../../../src/flows/ciba/delivery.js'
+import { decide, lastRequestId } from './approve-helper.js'
+import { CIBA, createCibaTestApp, NO_STORE, poll, startCiba, TEST_ISSUER, type CibaTestApp } from './harness.js'
+
+interface Received {
+  method: string
+  path: string
+  authorization: string | undefined
+  contentType: string | undefined
+  body: string
+}
+
+/** The clients' notification endpoints: records every request; /fail answers 500, the rest 204. */
+function createListener() {
+  const received: Received[] = []
+  const server: Server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c.toString()))
+    req.on('end', () => {
+      received.push({
+        method: req.method ?? '',
+        path: req.url ?? '',
+        authorization: req.headers.authorization,
+        contentType: req.headers['content-type'],
+        body,
+      })
+      res.writeHead(req.url === '/fail' ? 500 : 204).end()
+    })
+  })
+  return {
+    received,
+    async listen() {
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    },
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      }),
+  }
+}
+
+const listener = createListener()
+let authz: CibaTestApp
+let worker: CibaDeliveryWorker
+const PINGER = { client_id: 'pinger', client_secret: 'pinger-secret' }
+const PUSHER = { client_id: 'pusher', client_secret: 'pusher-secret' }
+const FLAKY = { client_id: 'flaky', client_secret: 'flaky-secret' }
+
+beforeAll(async () => {
+  const base = await listener.listen()
+  authz = await createCibaTestApp({ env: { KEY_ENCRYPTION_SECRET: 'a key encryption secret for tests' } })
+  worker = authz.app.authz.workers.get(CIBA_DELIVERY_WORKER) as CibaDeliveryWorker
+  const client = (clientId: string, mode: 'ping' | 'push', path: string) => ({
+    clientId,
+    secrets: [{ value: `${clientId}-secret` }],
+    allowedGrantTypes: [CIBA],
+    allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'],
+    allowOfflineAccess: true,
+    backchannelTokenDeliveryMode: mode,
+    backchannelClientNotificationEndpoint: `${base}${path}`,
+  })
+  await applySeed(authz.db, {
+    clients: [client('pinger', 'ping', '/ping'), client('pusher', 'push', '/push'), client('flaky', 'push', '/fail')],
+  })
+})
+afterAll(async () => {
+  await authz.close()
+  await listener.close()
+})
+
+async function start(client: Record<string, string>, token: string, scope = 'openid profile offline_access') {
+  const res = await startCiba(authz, { ...client, scope, login_hint: 'alice', client_notification_token: token })
+  expect(res.statusCode).toBe(200)
+  return { authReqId: res.json().auth_req_id as string, requestId: await lastRequestId(authz) }
+}
+
+const audits = (event: string) => authz.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === event)
+
+async function outbox(requestId: string) {
+  const { rows } = await authz.db.query(
+    'SELECT mode, status, attempts, secret IS NULL AS secret_erased, payload IS NULL AS payload_erased, last_error, http_status FROM ciba_deliveries WHERE request_id = $1',
+    [requestId],
+  )
+  return rows
+}
+
+describe('CIBA ping and push delivery', () => {
+  it('discovery lists the three delivery modes', async () => {
+    const res = await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })
+    expect(res.json().backchannel_token_delivery_modes_supported).toEqual(['poll', 'ping', 'push'])
+  })
+
+  it('refuses a ping or push request without a usable client_notification_token', async () => {
+    for (const [params, description] of [
+      [{}, 'client_notification_token is required for ping and push clients'],
+      [{ client_notification_token: 'not a bearer token' }, 'client_notification_token must be a bearer token (RFC 6750 section 2.1)'],
+      [{ client_notification_token: 'x'.repeat(1025) }, 'client_notification_token is too long'],
+    ] as const) {
+      for (const client of [PINGER, PUSHER]) {
+        const res = await startCiba(authz, { ...client, scope: 'openid', login_hint: 'alice', ...params })
+        expect(res.headers).toMatchObject(NO_STORE)
+        expect({ status: res.statusCode, body: res.json() }).toEqual({
+          status: 400,
+          body: { error: 'invalid_request', error_description: description },
+        })
+      }
+    }
+  })
+
+  it('ping: POSTs {auth_req_id} with the Bearer token once the person approves; the client then redeems as in poll', async () => {
+    const { authReqId, requestId } = await start(PINGER, 'ping-token.1~')
+    // At rest the token and the auth_req_id are sealed with KEY_ENCRYPTION_SECRET.
+    const stored = (
+      await authz.db.query<{ delivery_secret: string }>('SELECT delivery_secret FROM ciba_requests WHERE id = $1', [requestId])
+    ).rows[0]!.delivery_secret
+    expect(stored).toMatch(/^v1\./)
+    expect(stored).not.toContain('ping-token')
+    expect(stored).not.toContain(authReqId)
+    expect((await poll(authz, authReqId, PINGER)).json()).toEqual({ error: 'authorization_pending' })
+
+    const before = listener.received.length
+    expect((await decide(authz, requestId, 'approve')).statusCode).toBe(200)
+    await worker.runOnce()
+    expect(listener.received.slice(before)).toEqual([
+      {
+        method: 'POST',
+        path: '/ping',
+        authorization: 'Bearer ping-token.1~',
+        contentType: 'application/json',
+        body: JSON.stringify({ auth_req_id: authReqId }),
+      },
+    ])
+    expect(await outbox(requestId)).toEqual([
+      { mode: 'ping', status: 'delivered', attempts: 1, secret_erased: true, payload_erased: true, last_error: null, http_status: 204 },
+    ])
+    expect(audits('ciba.delivered').at(-1)).toMatchObject({
+      client_id: 'pinger',
+      ciba_request_id: requestId,
+      delivery_mode: 'ping',
+      http_status: 204,
+    })
+
+    authz.clock.advance(5)
+    const tokens = await poll(authz, authReqId, PINGER)
+    expect(tokens.statusCode).toBe(200)
+    expect(Object.keys(tokens.json()).sort()).toEqual(['access_token', 'expires_in', 'id_token', 'refresh_token', 'scope', 'token_type'])
+    expect(authz.logs.join('\n')).not.toContain('ping-token')
+  })
+
+  it('push: POSTs the tokens, the ID token with auth_req_id, at_hash and rt_hash; the token endpoint refuses the push client', async () => {
+    const { authReqId, requestId } = await start(PUSHER, 'push-token')
+    const refused = await poll(authz, authReqId, PUSHER)
+    expect(refused.headers).toMatchObject(NO_STORE)
+    expect({ status: refused.statusCode, body: refused.json() }).toEqual({
+      status: 400,
+      body: { error: 'unauthorized_client', error_description: 'a push-mode client receives its tokens at its notification endpoint' },
+    })
+
+    const before = listener.received.length
+    expect((await decide(authz, requestId, 'approve')).statusCode).toBe(200)
+    await worker.runOnce()
+    const got = listener.received.slice(before)
+    expect(got.map((r) => [r.method, r.path, r.authorization, r.contentType])).toEqual([
+      ['POST', '/push', 'Bearer push-token', 'application/json'],
+    ])
+    const body = JSON.parse(got[0]!.body)
+    expect(Object.keys(body)).toEqual(['auth_req_id', 'access_token', 'token_type', 'expires_in', 'refresh_token', 'id_token'])
+    expect(body).toMatchObject({ auth_req_id: authReqId, token_type: 'Bearer', expires_in: 3600 })
+    const jwks = createLocalJWKSet((await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration/jwks' })).json())
+    const { payload: id } = await jwtVerify(body.id_token, jwks, {
+      issuer: TEST_ISSUER,
+      audience: 'pusher',
+      currentDate: new Date(authz.clock.now()),
+    })
+    expect(id).toMatchObject({
+      sub: 'u-alice',
+      'urn:openid:params:jwt:claim:auth_req_id': authReqId,
+      at_hash: atHash(body.access_token),
+      'urn:openid:params:jwt:claim:rt_hash': atHash(body.refresh_token),
+    })
+    // The tokens work; nothing of them stays in the outbox; the auth_req_id is used up.
+    const userinfo = await authz.app.inject({
+      method: 'GET',
+      url: '/connect/userinfo',
+      headers: { authorization: `Bearer ${body.access_token}` },
+    })
+    expect(userinfo.json()).toMatchObject({ sub: 'u-alice', name: 'Alice Example' })
+    expect(await outbox(requestId)).toEqual([
+      { mode: 'push', status: 'delivered', attempts: 1, secret_erased: true, payload_erased: true, last_error: null, http_status: 204 },
+    ])
+    expect((await authz.db.query('SELECT consumed_at IS NOT NULL AS consumed FROM ciba_requests WHERE id = $1', [requestId])).rows).toEqual(
+      [{ consumed: true }],
+    )
+    authz.clock.advance(5)
+    expect((await poll(authz, authReqId, PUSHER)).json().error).toBe('unauthorized_client')
+    expect(audits('ciba.delivered').at(-1)).toMatchObject({ client_id: 'pusher', delivery_mode: 'push', delivered: 'tokens' })
+    const logText = authz.logs.join('\n')
+    for (const secret of ['push-token', authReqId, body.access_token, body.refresh_token]) expect(logText).not.toContain(secret)
+  })
+
+  it('push: a denial POSTs the error', async () => {
+    const { authReqId, requestId } = await start(PUSHER, 'deny-token')
+    const before = listener.received.length
+    expect((await decide(authz, requestId, 'deny')).statusCode).toBe(200)
+    await worker.runOnce()
+    const got = listener.received.slice(before)
+    expect(got.map((r) => [r.path, r.authorization])).toEqual([['/push', 'Bearer deny-token']])
+    expect(JSON.parse(got[0]!.body)).toEqual({
+      auth_req_id: authReqId,
+      error: 'access_denied',
+      error_description: 'the user denied the request',
+    })
+    expect(audits('ciba.delivered').at(-1)).toMatchObject({ client_id: 'pusher', delivery_mode: 'push', delivered: 'access_denied' })
+  })
+
+  it('retries a failing endpoint with back-off on the clock, then gives up: audited, and the pushed tokens revoked', async () => {
+    const { requestId } = await start(FLAKY, 'flaky-token')
+    const before = listener.received.length
+    expect((await decide(authz, requestId, 'approve')).statusCode).toBe(200)
+    await worker.runOnce()
+    expect(listener.received.length - before).toBe(1)
+    const first = listener.received.at(-1)!.body
+    expect(await outbox(requestId)).toEqual([
+      {
+        mode: 'push',
+        status: 'pending',
+        attempts: 1,
+        secret_erased: false,
+        payload_erased: false,
+        last_error: 'http_status',
+        http_status: 500,
+      },
+    ])
+    // Not due before its back-off has passed on the clock.
+    authz.clock.advance(4)
+    await worker.runOnce()
+    expect(listener.received.length - before).toBe(1)
+    for (const [wait, attempts] of [
+      [1, 2],
+      [30, 3],
+      [120, 4],
+      [600, 5],
+    ] as const) {
+      authz.clock.advance(wait)
+      await worker.runOnce()
+      expect(listener.received.length - before).toBe(attempts)
+      expect(listener.received.at(-1)!.body).toBe(first) // the same tokens each time
+    }
+    expect(await outbox(requestId)).toEqual([
+      {
+        mode: 'push',
+        status: 'failed',
+        attempts: 5,
+        secret_erased: true,
+        payload_erased: true,
+        last_error: 'http_status',
+        http_status: 500,
+      },
+    ])
+    expect(audits('ciba.delivery_failed').at(-1)).toMatchObject({
+      level: 40,
+      client_id: 'flaky',
+      ciba_request_id: requestId,
+      delivery_mode: 'push',
+      attempts: 5,
+      reason: 'http_status',
+      http_status: 500,
+    })
+    // Tokens that never reached the client do not live on.
+    const { access_token } = JSON.parse(first)
+    const userinfo = await authz.app.inject({
+      method: 'GET',
+      url: '/connect/userinfo',
+      headers: { authorization: `Bearer ${access_token}` },
+    })
+    expect(userinfo.statusCode).toBe(401)
+    authz.clock.advance(10_000)
+    await worker.runOnce()
+    expect(listener.received.length - before).toBe(5)
+  })
+
+  it("docs/flows.md's push client is a valid seed file, applied as printed", async () => {
+    const doc = readFileSync('docs/flows.md', 'utf8')
+    const block = /### Ping and push[\s\S]*?```json\n([\s\S]*?)```/.exec(doc)![1]!
+    await applySeed(authz.db, JSON.parse(block))
+    expect(await createPgClientStore(authz.db).findById('bank-push')).toMatchObject({
+      allowedGrantTypes: [CIBA],
+      allowOfflineAccess: true,
+      backchannelTokenDeliveryMode: 'push',
+      backchannelClientNotificationEndpoint: 'http://localhost:3000/ciba/notify',
+    })
+    const res = await startCiba(authz, { client_id: 'bank-push', client_secret: 'bank-push-secret', scope: 'openid', login_hint: 'alice' })
+    expect(res.json()).toEqual({
+      error: 'invalid_request',
+      error_description: 'client_notification_token is required for ping and push clients',
+    })
+  })
+
+  it('the seed refuses ping or push without an endpoint, and an endpoint that is not https', async () => {
+    const err = await applySeed(authz.db, {
+      clients: [
+        { clientId: 'no-endpoint', backchannelTokenDeliveryMode: 'push' },
+        { clientId: 'plain-http', backchannelTokenDeliveryMode: 'ping', backchannelClientNotificationEndpoint: 'http://bank.example/cb' },
+      ],
+    }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(SeedError)
+    expect((err as SeedError).problems).toEqual([
+      'clients[0].backchannelClientNotificationEndpoint: client no-endpoint: backchannelTokenDeliveryMode push needs a backchannelClientNotificationEndpoint',
+      'clients[1].backchannelClientNotificationEndpoint: client plain-http: backchannelClientNotificationEndpoint "http://bank.example/cb" must use https (http only for localhost)',
+    ])
+  })
+})
