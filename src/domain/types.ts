@@ -57,6 +57,11 @@ export interface Client {
   alwaysIncludeUserClaimsInIdToken: boolean
   /** The client's public keys (RFC 7591 `jwks`), for request objects and login_hint_tokens. */
   jwks: { keys: Record<string, unknown>[] } | undefined
+  /**
+   * How the client came to be when not by the operator: Dynamic Client Registration (RFC 7591) or
+   * a Client ID Metadata Document; undefined: the seed file, the CLI or the admin API.
+   */
+  selfRegistered: 'registration' | 'metadata-document' | undefined
 }
 
 /** An upstream OpenID Connect provider a person may sign in through (table identity_providers). */

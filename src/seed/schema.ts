@@ -132,6 +132,10 @@ export const SeedClient = z.strictObject({
     .describe("ID tokens carry the user's claims of the granted identity scopes; false: only userinfo does, the ID token has the protocol claims"),
   enabled: z.boolean().default(true),
   jwks: z.strictObject({ keys: z.array(jwk) }).optional(),
+  selfRegistered: z
+    .enum(['registration', 'metadata-document'])
+    .optional()
+    .describe('set by the server for a client that registered itself (RFC 7591) or described itself in a metadata document; omitted: a client of the operator'),
 }).superRefine((c, ctx) => checkClient(c, ctx), { when: isObject })
 
 // Where a person's browser is sent and where the upstream's documents come from: https, http

@@ -35,6 +35,7 @@ interface ClientRow {
   require_consent: boolean
   always_include_user_claims_in_id_token: boolean
   jwks: { keys: Record<string, unknown>[] } | null
+  self_registered: 'registration' | 'metadata-document' | null
   secrets: SecretJson[] | null
 }
 
@@ -75,6 +76,7 @@ function toClient(r: ClientRow): Client {
     requireConsent: r.require_consent,
     alwaysIncludeUserClaimsInIdToken: r.always_include_user_claims_in_id_token,
     jwks: r.jwks ?? undefined,
+    selfRegistered: r.self_registered ?? undefined,
   }
 }
 
