@@ -118,6 +118,7 @@ describe('authz against a database', () => {
       requireConsent: false,
       alwaysIncludeUserClaimsInIdToken: true,
       jwks: null,
+      selfRegistered: null,
       secrets: [{ expiresAt: null, description: null }],
     })
 
