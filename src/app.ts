@@ -23,6 +23,7 @@ import { introspectionFlow } from './flows/introspection/index.js'
 import { landingFlow } from './flows/landing/index.js'
 import type { BackchannelLogoutOptions } from './flows/logout/backchannel-logout.js'
 import { logoutFlow } from './flows/logout/index.js'
+import { registrationFlow } from './flows/registration/index.js'
 import { revocationFlow } from './flows/revocation/index.js'
 import { signInFlow } from './flows/sign-in/index.js'
 import { EXTENSION_GRANTS } from './flows/token/grants/extensions.js'
@@ -66,6 +67,7 @@ function flows(deps: AppDeps): Flow[] {
     signInFlow,
     accountFlow,
     federationFlow({ upstream: deps.upstream }),
+    registrationFlow, // before the token endpoint: it watches that route for registered clients' use
     tokenFlow,
     cibaFlow({ notifier: deps.cibaNotifier, delivery: deps.cibaDelivery }),
     deviceFlow,

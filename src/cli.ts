@@ -11,6 +11,7 @@ import { createContext, UsageError, type CliCommand, type Resources } from './cl
 import { keysCommand } from './cli/keys.js'
 import { migrateCommand } from './cli/migrate.js'
 import { providersCommand } from './cli/providers.js'
+import { registrationTokensCommand } from './cli/registration-tokens.js'
 import { seedCommand } from './cli/seed.js'
 import { usersCommand } from './cli/users.js'
 import { SeedError } from './seed/errors.js'
@@ -24,6 +25,7 @@ export const COMMANDS: readonly CliCommand[] = [
   cibaCommand,
   consentsCommand,
   providersCommand,
+  registrationTokensCommand,
 ]
 
 export function rootUsage(commands: readonly CliCommand[] = COMMANDS): string {

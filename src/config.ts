@@ -183,6 +183,14 @@ const Env = z.object({
     .url({ protocol: /^(https?|mailto)$/ })
     .optional()
     .describe('an https://, http:// or mailto: URL'),
+  REGISTRATION: oneOf(['off', 'open', 'token'] as const).default('off'),
+  REGISTRATION_ALLOWED_SCOPES: z
+    .string()
+    .regex(/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/)
+    .default('openid profile email offline_access')
+    .describe('scope values separated by single spaces'),
+  RATE_LIMIT_REGISTRATION: perMinute(20),
+  REGISTERED_CLIENT_IDLE_LIFETIME: seconds(2_592_000),
 })
 
 /** The sections of docs/configuration.md, in their order. */
@@ -201,6 +209,7 @@ export const CONFIG_GROUPS = [
   'Lockout and throttling',
   'Sign-in sessions',
   'Branding',
+  'Client registration',
 ] as const
 export type ConfigGroup = (typeof CONFIG_GROUPS)[number]
 
@@ -453,6 +462,22 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Branding',
     doc: 'A "Help and support" link at the foot of every page. Unset: no link.',
   },
+  REGISTRATION: {
+    group: 'Client registration',
+    doc: 'Dynamic Client Registration (RFC 7591) at `POST /connect/register`, and its management (RFC 7592): `off`: the endpoint answers `404` and discovery has no `registration_endpoint`; `open`: anyone may register a client; `token`: a registration needs an initial access token made with `authz registration-tokens create` (none or a bad one is `401` with a `WWW-Authenticate: Bearer` challenge). See [Client registration](registration.md).',
+  },
+  REGISTRATION_ALLOWED_SCOPES: {
+    group: 'Client registration',
+    doc: 'The scopes a registered client may ask for (space-separated); a request for any other is refused with `invalid_client_metadata`. A registration without `scope` gets all of them.',
+  },
+  RATE_LIMIT_REGISTRATION: {
+    group: 'Client registration',
+    doc: 'Registrations (`POST /connect/register`) per minute per source address, per replica (in memory); one more is `429`. `0`: off.',
+  },
+  REGISTERED_CLIENT_IDLE_LIFETIME: {
+    group: 'Client registration',
+    doc: 'A registered client that has not obtained a token for this long (30 days) is removed by the background cleanup, with its registration: nothing a stranger registers survives unused.',
+  },
 }
 
 export type Config = Readonly<{
@@ -546,6 +571,14 @@ export type Config = Readonly<{
   /** #rrggbb, at least MIN_CONTRAST against white. */
   brandPrimaryColor: string | undefined
   brandSupportUrl: string | undefined
+  /** Dynamic Client Registration (src/flows/registration/): off, open to anyone, or with an initial access token. */
+  registration: 'off' | 'open' | 'token'
+  /** The scopes a registered client may have. */
+  registrationAllowedScopes: string[]
+  /** Registrations per minute per source address and replica; 0: off. */
+  rateLimitRegistration: number
+  /** Seconds a registered client may go without obtaining a token before the cleanup removes it. */
+  registeredClientIdleLifetime: number
 }>
 
 export class ConfigError extends Error {
@@ -751,5 +784,9 @@ export function loadConfig(env: Record<string, string | undefined>, context: Con
     brandLogoUrl: e.BRAND_LOGO_URL,
     brandPrimaryColor: e.BRAND_PRIMARY_COLOR?.toLowerCase(),
     brandSupportUrl: e.BRAND_SUPPORT_URL,
+    registration: e.REGISTRATION,
+    registrationAllowedScopes: e.REGISTRATION_ALLOWED_SCOPES.split(' '),
+    rateLimitRegistration: e.RATE_LIMIT_REGISTRATION,
+    registeredClientIdleLifetime: e.REGISTERED_CLIENT_IDLE_LIFETIME,
   })
 }

@@ -30,6 +30,7 @@ import type { MetricsListener } from './observe/metrics-server.js'
 import type { BackchannelLogoutStore } from './stores/backchannel-logouts.js'
 import type { CibaDeliveryStore } from './stores/ciba-deliveries.js'
 import type { CibaRequestStore } from './stores/ciba-requests.js'
+import type { ClientRegistrationStore, RegistrationTokenStore } from './stores/client-registrations.js'
 import type { ClientStore } from './stores/clients.js'
 import type { ConfigChange } from './stores/config-changes.js'
 import type { ConsentStore } from './stores/consents.js'
@@ -70,6 +71,10 @@ export interface Stores {
   cibaDeliveries: CibaDeliveryStore
   identityProviders: IdentityProviderStore
   federatedIdentities: FederatedIdentityStore
+  /** Clients that registered themselves (RFC 7591, RFC 7592). */
+  clientRegistrations: ClientRegistrationStore
+  /** Initial access tokens for registration (RFC 7591 §3). */
+  registrationTokens: RegistrationTokenStore
 }
 
 /** Members of the discovery document (OpenID Connect Discovery 1.0 §3, RFC 8414 §2). */

@@ -44,6 +44,7 @@ import {
 } from './stores/cached.js'
 import { createPgConfigChangeStore } from './stores/config-changes.postgres.js'
 import { createPgCibaRequestStore } from './stores/ciba-requests.postgres.js'
+import { createPgClientRegistrationStore, createPgRegistrationTokenStore } from './stores/client-registrations.postgres.js'
 import { createPgClientStore } from './stores/clients.postgres.js'
 import { createPgConsentStore } from './stores/consents.postgres.js'
 import { createPgDeviceAuthorizationStore } from './stores/device-authorizations.postgres.js'
@@ -265,6 +266,8 @@ function createStores(db: Db, config: Config, clock: Clock, invalidation: CacheI
     cibaDeliveries: createPgCibaDeliveryStore(db),
     identityProviders: createPgIdentityProviderStore(db),
     federatedIdentities: createPgFederatedIdentityStore(db),
+    clientRegistrations: createPgClientRegistrationStore(db),
+    registrationTokens: createPgRegistrationTokenStore(db),
   }
 }
 

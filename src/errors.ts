@@ -23,6 +23,8 @@ export type OAuthErrorCode =
   | 'login_required'
   | 'consent_required'
   | 'invalid_token'
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
   | 'insufficient_scope'
   | 'not_found'
   | 'method_not_allowed'

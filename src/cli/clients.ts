@@ -246,6 +246,7 @@ const CLIENT_MEMBERS = {
   tokenEndpointAuthMethod: 0,
   backchannelTokenDeliveryMode: 0,
   backchannelClientNotificationEndpoint: 0,
+  selfRegistered: 0,
 } satisfies Record<keyof Client, 0>
 
 type SecretInfo = { expiration?: string; description?: string }

@@ -56,3 +56,19 @@ export function redirectUriProblem(uri: string): string | undefined {
   }
   return undefined
 }
+
+// RFC 8252 §7.3: a native app listens on a loopback port the system gives it at the time, so the
+// port of a loopback IP redirect URI is not compared ("localhost" is not such a URI: §8.3).
+const LOOPBACK_REDIRECT = /^http:\/\/(127\.0\.0\.1|\[::1\])(?::\d{1,5})?([/?][^#]*)?$/
+
+/** Whether `given` is one of `registered`: the same string, or a loopback IP one but for its port. */
+export function isRegisteredRedirectUri(registered: readonly string[], given: string): boolean {
+  if (registered.includes(given)) return true
+  const g = LOOPBACK_REDIRECT.exec(given)
+  if (!g) return false
+  const rest = (m: RegExpExecArray) => m[2] ?? '/'
+  return registered.some((r) => {
+    const m = LOOPBACK_REDIRECT.exec(r)
+    return m !== null && m[1] === g[1] && rest(m) === rest(g)
+  })
+}

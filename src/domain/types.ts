@@ -75,6 +75,11 @@ export interface Client {
   backchannelTokenDeliveryMode: BackchannelTokenDeliveryMode
   /** CIBA Core §5 backchannel_client_notification_endpoint: where pings and pushes are POSTed. */
   backchannelClientNotificationEndpoint: string | undefined
+  /**
+   * How the client came to be when not by the operator: Dynamic Client Registration (RFC 7591) or
+   * a Client ID Metadata Document; undefined: the seed file, the CLI or the admin API.
+   */
+  selfRegistered: 'registration' | 'metadata-document' | undefined
 }
 
 /** An upstream OpenID Connect provider a person may sign in through (table identity_providers). */

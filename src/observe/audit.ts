@@ -43,6 +43,10 @@ export const AUDIT_EVENTS = {
   'account.session_ended': 'success',
   'account.password_changed': 'success',
   'account.password_refused': 'failure',
+  'registration.created': 'success',
+  'registration.updated': 'success',
+  'registration.deleted': 'success',
+  'registration.refused': 'failure',
 } as const satisfies Record<string, 'success' | 'failure'>
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS
@@ -198,6 +202,10 @@ const MESSAGES: Record<AuditEventName, string> = {
   'account.session_ended': 'a person ended a session on the account page',
   'account.password_changed': 'a person changed their password',
   'account.password_refused': 'a password change was refused',
+  'registration.created': 'a client registered itself (RFC 7591)',
+  'registration.updated': 'a registered client changed its registration (RFC 7592)',
+  'registration.deleted': 'a registered client deleted its registration (RFC 7592)',
+  'registration.refused': 'a client registration was refused',
 }
 
 /** The line written for an event (snake_case fields, undefined ones left out). */

@@ -129,6 +129,12 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
   })
   for (const mode of ['ping', 'push'] as const)
     for (const outcome of ['delivered', 'failed'] as const) cibaDeliveries.inc({ mode, outcome }, 0)
+  const registrations = new Counter({
+    name: 'authz_client_registrations_total',
+    help: 'Dynamic client registration (RFC 7591, RFC 7592) by outcome: created, updated, deleted, refused.',
+    labelNames: ['outcome'] as const,
+    registers,
+  })
   for (const result of ['active', 'inactive', 'rejected'] as const) introspections.inc({ result }, 0)
   for (const outcome of ['delivered', 'failed'] as const) logouts.inc({ outcome }, 0)
   for (const kind of ['user', 'client'] as const) lockouts.inc({ kind }, 0)
@@ -211,6 +217,12 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
           break
         case 'grant.family_revoked':
           familyRevoked.inc({ grant_type: e.grantType ?? 'unknown' })
+          break
+        case 'registration.created':
+        case 'registration.updated':
+        case 'registration.deleted':
+        case 'registration.refused':
+          registrations.inc({ outcome: e.event.slice('registration.'.length) })
           break
         default:
       }

@@ -152,6 +152,10 @@ export const SeedClient = z.strictObject({
     .max(2000)
     .optional()
     .describe('CIBA ping and push: where the notification is POSTed (https; http only for localhost); required for those modes'),
+  selfRegistered: z
+    .enum(['registration', 'metadata-document'])
+    .optional()
+    .describe('set by the server for a client that registered itself (RFC 7591) or described itself in a metadata document; omitted: a client of the operator'),
 }).superRefine((c, ctx) => checkClient(c, ctx), { when: isObject })
 
 // Where a person's browser is sent and where the upstream's documents come from: https, http

@@ -46,6 +46,7 @@ interface ClientRow {
   token_endpoint_auth_method: TokenEndpointAuthMethod | null
   backchannel_token_delivery_mode: BackchannelTokenDeliveryMode
   backchannel_client_notification_endpoint: string | null
+  self_registered: 'registration' | 'metadata-document' | null
   secrets: SecretJson[] | null
 }
 
@@ -90,6 +91,7 @@ function toClient(r: ClientRow): Client {
     tokenEndpointAuthMethod: r.token_endpoint_auth_method ?? undefined,
     backchannelTokenDeliveryMode: r.backchannel_token_delivery_mode,
     backchannelClientNotificationEndpoint: r.backchannel_client_notification_endpoint ?? undefined,
+    selfRegistered: r.self_registered ?? undefined,
   }
 }
 

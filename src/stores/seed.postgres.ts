@@ -201,6 +201,7 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
         c.tokenEndpointAuthMethod ?? null,
         c.backchannelTokenDeliveryMode,
         c.backchannelClientNotificationEndpoint ?? null,
+        c.selfRegistered ?? null,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -246,6 +247,7 @@ const CLIENT_COLUMNS = [
   'token_endpoint_auth_method',
   'backchannel_token_delivery_mode',
   'backchannel_client_notification_endpoint',
+  'self_registered',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]',

@@ -122,6 +122,7 @@ describe('authz against a database', () => {
       tokenEndpointAuthMethod: null,
       backchannelTokenDeliveryMode: 'poll',
       backchannelClientNotificationEndpoint: null,
+      selfRegistered: null,
       secrets: [{ expiresAt: null, description: null }],
     })
 

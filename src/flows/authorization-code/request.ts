@@ -5,6 +5,7 @@
 // 2. everything else: an error goes back to the redirect URI with error, state and iss.
 import { isPublicClient } from '../../domain/public-client.js'
 import type { Client, ResolvedScopes } from '../../domain/types.js'
+import { isRegisteredRedirectUri } from '../../domain/redirect-uri.js'
 import { OAuthError } from '../../errors.js'
 import { parseAcrValues, type ParsedAcrValues } from '../../grants/acr-values.js'
 import type { IdentityProviderDirectory } from '../../interaction/identity-providers.js'
@@ -102,7 +103,7 @@ export async function resolveTarget(clients: Pick<ClientStore, 'findById'>, raw:
     if (client.redirectUris.length !== 1) throw new OAuthError('invalid_request', 'redirect_uri is missing', { logFields: registered })
     redirectUri = client.redirectUris[0]!
   } else {
-    if (!client.redirectUris.includes(given)) {
+    if (!isRegisteredRedirectUri(client.redirectUris, given)) {
       const sent = given.length > LIMITS.redirect_uri! ? `${given.slice(0, LIMITS.redirect_uri)}…` : given
       throw new OAuthError('invalid_request', 'redirect_uri is not registered for this client', {
         pageDetail: { kind: 'redirect-uri-not-registered', sent },
