@@ -183,6 +183,12 @@ const Env = z.object({
     .url({ protocol: /^(https?|mailto)$/ })
     .optional()
     .describe('an https://, http:// or mailto: URL'),
+  CLIENT_ID_METADATA_DOCUMENTS: z.enum(['true', 'false']).default('false').describe('true or false'),
+  REGISTRATION_ALLOWED_SCOPES: z
+    .string()
+    .default('')
+    .refine((v) => /^[\x21\x23-\x5B\x5D-\x7E ]*$/.test(v))
+    .describe('scope names separated by spaces'),
 })
 
 /** The sections of docs/configuration.md, in their order. */
@@ -201,6 +207,7 @@ export const CONFIG_GROUPS = [
   'Lockout and throttling',
   'Sign-in sessions',
   'Branding',
+  'Client ID Metadata Documents',
 ] as const
 export type ConfigGroup = (typeof CONFIG_GROUPS)[number]
 
@@ -453,6 +460,14 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Branding',
     doc: 'A "Help and support" link at the foot of every page. Unset: no link.',
   },
+  CLIENT_ID_METADATA_DOCUMENTS: {
+    group: 'Client ID Metadata Documents',
+    doc: '`true`: a `client_id` that is an https URL (http only for `localhost`, `*.localhost`, `127.0.0.1` and `[::1]`) names a client described by the JSON document at that URL, as MCP clients use it (see [Protect an MCP server](mcp.md)). The document is fetched when the client is looked up (5 s at most, 64 KiB at most, no redirects, never from a private or link-local address unless the host is a localhost name, at most 10 fetches at once), kept as its `Cache-Control` says within 5 minutes and 24 hours, and must describe a public client (`token_endpoint_auth_method` `none`, or `private_key_jwt` with a `jwks_uri`) whose `client_id` is the URL. Such a client must use PKCE, and its person is asked for consent every time. `false`: such a `client_id` is an unknown client and nothing is fetched.',
+  },
+  REGISTRATION_ALLOWED_SCOPES: {
+    group: 'Client ID Metadata Documents',
+    doc: 'The scopes a client that describes itself (a Client ID Metadata Document) may ask for, separated by spaces; a document whose `scope` names any other is refused. A document without `scope` may ask for all of these. Empty: none, so such a client can get no token until scopes are listed here.',
+  },
 }
 
 export type Config = Readonly<{
@@ -546,6 +561,10 @@ export type Config = Readonly<{
   /** #rrggbb, at least MIN_CONTRAST against white. */
   brandPrimaryColor: string | undefined
   brandSupportUrl: string | undefined
+  /** Client ID Metadata Documents: a URL client_id is fetched and described by its document. */
+  clientIdMetadataDocuments: boolean
+  /** The scopes a self-described (or self-registered) client may ask for. */
+  registrationAllowedScopes: string[]
 }>
 
 export class ConfigError extends Error {
@@ -751,5 +770,7 @@ export function loadConfig(env: Record<string, string | undefined>, context: Con
     brandLogoUrl: e.BRAND_LOGO_URL,
     brandPrimaryColor: e.BRAND_PRIMARY_COLOR?.toLowerCase(),
     brandSupportUrl: e.BRAND_SUPPORT_URL,
+    clientIdMetadataDocuments: e.CLIENT_ID_METADATA_DOCUMENTS === 'true',
+    registrationAllowedScopes: e.REGISTRATION_ALLOWED_SCOPES.split(' ').filter((v) => v !== ''),
   })
 }

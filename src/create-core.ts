@@ -4,6 +4,8 @@
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { createClientAuthenticator } from './client-auth/authenticators.js'
+import { createMetadataDocumentClients, type MetadataDocumentClients } from './client-auth/metadata-document.js'
+import { createMetadataFetcher, type MetadataFetchOptions } from './client-auth/metadata-fetch.js'
 import { clientAuthPolicy, createClientAuthThrottle } from './client-auth/throttle.js'
 import type { Config } from './config.js'
 import type { BackgroundWorker, Core, DiscoveryContribution, Interaction, Stores } from './core.js'
@@ -71,6 +73,8 @@ export interface CoreInputs {
   metrics: Metrics | undefined
   /** The operator's look of every page (src/pages/look.ts). */
   look: Look
+  /** Client ID Metadata Document fetches: settings other than the defaults (tests: a short timeout). */
+  metadataFetch?: Partial<MetadataFetchOptions> | undefined
 }
 
 /** What buildApp keeps of the registries to run them: the cleanup tasks and the workers. */
@@ -84,6 +88,8 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
   const keys = await startSigningKeys(inputs)
   const invalidation = createCacheInvalidation()
   const stores = createStores(db, config, clock, invalidation)
+  const metadataClients = metadataDocumentClients(inputs, stores)
+  if (metadataClients) stores.clients = metadataClients.store
   // Before the first request: a change committed from now on drops this replica's caches at once.
   const unlistenChanges = await createPgConfigChangeStore(db).subscribe((change) => invalidation.changed(change))
   app.addHook('onClose', async () => unlistenChanges())
@@ -160,6 +166,7 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     serverSecret,
     clientAuth: createClientAuthenticator({ clients: stores.clients, clock, realm: config.issuer, throttle: clientAuthThrottle }),
     clientAuthThrottle,
+    metadataClients,
     passwordCheck,
     scopes,
     tokenIssuer,
@@ -219,6 +226,21 @@ async function startSigningKeys({ app, config, db, clock, logger, audit }: CoreI
     logger.info({ kids: changes.removed }, 'retired signing keys removed: nothing they signed is valid any more')
   app.addHook('onClose', async () => keys.close())
   return keys
+}
+
+/** With CLIENT_ID_METADATA_DOCUMENTS: a URL client id is looked up in its document (src/client-auth/metadata-document.ts). */
+function metadataDocumentClients(
+  { config, clock, logger, metadataFetch }: CoreInputs,
+  stores: Stores,
+): MetadataDocumentClients | undefined {
+  if (!config.clientIdMetadataDocuments) return undefined
+  return createMetadataDocumentClients({
+    inner: stores.clients,
+    fetcher: createMetadataFetcher(metadataFetch),
+    clock,
+    allowedScopes: config.registrationAllowedScopes,
+    onRefused: (clientId, reason) => logger.info({ client_id: clientId, reason }, 'client metadata document refused'),
+  })
 }
 
 /**

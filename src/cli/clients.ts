@@ -242,6 +242,7 @@ const CLIENT_MEMBERS = {
   requireConsent: 0,
   alwaysIncludeUserClaimsInIdToken: 0,
   jwks: 0,
+  selfRegistered: 0,
 } satisfies Record<keyof Client, 0>
 
 type SecretInfo = { expiration?: string; description?: string }

@@ -57,6 +57,12 @@ export interface Client {
   alwaysIncludeUserClaimsInIdToken: boolean
   /** The client's public keys (RFC 7591 `jwks`), for request objects and login_hint_tokens. */
   jwks: { keys: Record<string, unknown>[] } | undefined
+  /**
+   * A client nobody configured: it registered itself (RFC 7591) or is described by the document at
+   * its client id (a Client ID Metadata Document). The consent screen names it as not verified by
+   * the operator. Undefined: the operator's own (seed, CLI, admin API).
+   */
+  selfRegistered?: 'registration' | 'metadata-document' | undefined
 }
 
 /** An upstream OpenID Connect provider a person may sign in through (table identity_providers). */
