@@ -6,7 +6,7 @@ import { z } from 'zod'
 import type { Clock } from '../../domain/clock.js'
 import type { CibaRequest, Client } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
-import type { ScopeResolver } from '../../grants/scopes.js'
+import { narrowToResource, type ScopeResolver } from '../../grants/scopes.js'
 import type { TokenIssuer, TokenResponse } from '../../tokens/issuer.js'
 import type { CibaRequestStore } from '../../stores/ciba-requests.js'
 import type { UserStore } from '../../stores/users.js'
@@ -35,17 +35,18 @@ export interface CibaGrantDeps {
   tokenIssuer: TokenIssuer
 }
 
-export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id: string }> {
+export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id: string; resource?: string | undefined }> {
   const { clock, requests } = deps
 
-  async function issue(client: Client, req: CibaRequest): Promise<TokenResponse> {
+  // Re-resolved at issuance: a scope the client lost since the request is not issued.
+  const grantOf = (client: Client, req: CibaRequest) =>
+    deps.scopes.resolve(client, (req.approvedScopes ?? []).join(' '), { allowIdentity: true, resource: req.resources[0] })
+
+  async function issue(client: Client, req: CibaRequest, resource: string | undefined): Promise<TokenResponse> {
     const user = await deps.users.findBySubjectId(req.subjectId)
     if (!user || !user.enabled) throw new OAuthError('invalid_grant', 'the user is no longer active')
-    // Re-resolved at issuance: a scope the client lost since the request is not issued.
-    const granted = await deps.scopes.resolve(client, (req.approvedScopes ?? []).join(' '), {
-      allowIdentity: true,
-      resource: req.resources[0],
-    })
+    const all = await grantOf(client, req)
+    const granted = await narrowToResource(deps.scopes, client, all, resource)
     // A request approved before amr and the sign-in's idp were kept: a password sign-in, and the idp it named.
     const { authTime, amr, idpClaim } = issuedSignIn({
       authTime: req.authTime ?? req.decidedAt ?? clock.now(),
@@ -59,6 +60,7 @@ export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id
       client,
       subjectId: req.subjectId,
       granted,
+      refreshGranted: all,
       familyId: req.familyId,
       claims: { ...extra, auth_time: authTime, amr, ...(acr ? { acr } : {}) },
       idToken: { user, authTime, amr, ...(acr ? { acr } : {}), extraClaims: extra },
@@ -68,15 +70,18 @@ export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id
 
   return {
     grantType: CIBA_GRANT,
-    params: z.object({ auth_req_id: z.string().min(1).max(256) }),
-    async handle(client, { auth_req_id }, ctx) {
+    params: z.object({ auth_req_id: z.string().min(1).max(256), resource: z.string().optional() }),
+    async handle(client, { auth_req_id, resource }, ctx) {
       const found = await requests.findByAuthReqId(auth_req_id)
+      // RFC 8707 §2.2: a resource the request does not cover is refused before it is spent.
+      if (resource !== undefined && found?.clientId === client.clientId && found.status === 'approved')
+        await narrowToResource(deps.scopes, client, await grantOf(client, found), resource)
       return deps.polling.poll({
         client,
         found,
         store: requests,
         texts: TEXTS,
-        issue: (consumed) => issue(client, consumed),
+        issue: (consumed) => issue(client, consumed, resource),
         grantType: CIBA_GRANT,
         ctx,
       })
