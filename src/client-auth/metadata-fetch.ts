@@ -9,6 +9,7 @@ import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'nod
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { BlockList, isIP } from 'node:net'
+import { rootCertificates } from 'node:tls'
 import { isLocalHost } from '../domain/redirect-uri.js'
 
 export interface MetadataFetchOptions {
@@ -18,6 +19,8 @@ export interface MetadataFetchOptions {
   maxBytes: number
   /** Fetches in flight at once; one more fails at once. */
   maxConcurrent: number
+  /** PEM certificates trusted besides Node's own (tests: a self-signed document server). */
+  extraCa?: string | undefined
 }
 
 export const METADATA_FETCH_DEFAULTS: MetadataFetchOptions = { timeoutMs: 5000, maxBytes: 64 * 1024, maxConcurrent: 10 }
@@ -125,6 +128,7 @@ function fetchOnce(url: URL, opts: MetadataFetchOptions): Promise<FetchedDocumen
       method: 'GET',
       headers: { accept: 'application/json' },
       agent: false,
+      ...(opts.extraCa !== undefined ? { ca: [...rootCertificates, opts.extraCa] } : {}),
       ...(local ? {} : { lookup: publicOnlyLookup }),
     })
     const timer = setTimeout(() => fail('the client metadata document did not arrive in time'), opts.timeoutMs)
