@@ -30,6 +30,7 @@ import { EXTENSION_GRANTS } from './flows/token/grants/extensions.js'
 import { tokenFlow } from './flows/token/index.js'
 import { userinfoFlow } from './flows/userinfo/index.js'
 import type { GrantFactory } from './grants/registry.js'
+import type { MetadataFetchOptions } from './client-auth/metadata-fetch.js'
 import { assetRoutes } from './http/assets.js'
 import { registerCors } from './http/cors.js'
 import { isDraining } from './http/edge.js'
@@ -55,6 +56,8 @@ export interface AppDeps {
   backchannelLogout?: Partial<BackchannelLogoutOptions>
   /** Calls to upstream identity providers: settings other than the defaults (tests: a short timeout, a fetch). */
   upstream?: Partial<UpstreamOptions>
+  /** Client ID Metadata Document fetches: settings other than the defaults (tests: a short timeout). */
+  metadataFetch?: Partial<MetadataFetchOptions>
 }
 
 /**
@@ -90,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { metrics, audit, listenMetrics } = observe(app, db, config, clock, logger)
   await registerRequestHandling(app, look)
 
-  const { core, runtime } = await createCore({ app, config, db, clock, logger, audit, metrics, look })
+  const { core, runtime } = await createCore({ app, config, db, clock, logger, audit, metrics, look, metadataFetch: deps.metadataFetch })
   await registerCors(app, { clients: core.stores.clients }) // before the routes that opt in
   const migrations = await loadMigrations()
   await app.register(healthRoutes, { pendingMigrations: () => pendingMigrations(db, migrations), draining: () => isDraining(app) })

@@ -191,6 +191,7 @@ const Env = z.object({
     .describe('scope values separated by single spaces'),
   RATE_LIMIT_REGISTRATION: perMinute(20),
   REGISTERED_CLIENT_IDLE_LIFETIME: seconds(2_592_000),
+  CLIENT_ID_METADATA_DOCUMENTS: z.enum(['true', 'false']).default('false').describe('true or false'),
 })
 
 /** The sections of docs/configuration.md, in their order. */
@@ -210,6 +211,7 @@ export const CONFIG_GROUPS = [
   'Sign-in sessions',
   'Branding',
   'Client registration',
+  'Client ID Metadata Documents',
 ] as const
 export type ConfigGroup = (typeof CONFIG_GROUPS)[number]
 
@@ -468,7 +470,7 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   },
   REGISTRATION_ALLOWED_SCOPES: {
     group: 'Client registration',
-    doc: 'The scopes a registered client may ask for (space-separated); a request for any other is refused with `invalid_client_metadata`. A registration without `scope` gets all of them.',
+    doc: 'The scopes a client nobody configured may ask for (space-separated): a registered client (a request for any other is refused with `invalid_client_metadata`; a registration without `scope` gets all of them) and a Client ID Metadata Document (a document whose `scope` names any other is refused; one without `scope` may ask for all of them).',
   },
   RATE_LIMIT_REGISTRATION: {
     group: 'Client registration',
@@ -477,6 +479,10 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   REGISTERED_CLIENT_IDLE_LIFETIME: {
     group: 'Client registration',
     doc: 'A registered client that has not obtained a token for this long (30 days) is removed by the background cleanup, with its registration: nothing a stranger registers survives unused.',
+  },
+  CLIENT_ID_METADATA_DOCUMENTS: {
+    group: 'Client ID Metadata Documents',
+    doc: '`true`: a `client_id` that is an https URL (http only for `localhost`, `*.localhost`, `127.0.0.1` and `[::1]`) names a client described by the JSON document at that URL, as MCP clients use it (see [Protect an MCP server](mcp.md)). The document is fetched when the client is looked up (5 s at most, 64 KiB at most, no redirects, never from a private or link-local address unless the host is a localhost name, at most 10 fetches at once), kept as its `Cache-Control` says within 5 minutes and 24 hours, and must describe a public client (`token_endpoint_auth_method` `none`, or `private_key_jwt` with a `jwks_uri`) whose `client_id` is the URL. Such a client must use PKCE, and its person is asked for consent every time. `false`: such a `client_id` is an unknown client and nothing is fetched.',
   },
 }
 
@@ -579,6 +585,8 @@ export type Config = Readonly<{
   rateLimitRegistration: number
   /** Seconds a registered client may go without obtaining a token before the cleanup removes it. */
   registeredClientIdleLifetime: number
+  /** Client ID Metadata Documents: a URL client_id is fetched and described by its document. */
+  clientIdMetadataDocuments: boolean
 }>
 
 export class ConfigError extends Error {
@@ -788,5 +796,6 @@ export function loadConfig(env: Record<string, string | undefined>, context: Con
     registrationAllowedScopes: e.REGISTRATION_ALLOWED_SCOPES.split(' '),
     rateLimitRegistration: e.RATE_LIMIT_REGISTRATION,
     registeredClientIdleLifetime: e.REGISTERED_CLIENT_IDLE_LIFETIME,
+    clientIdMetadataDocuments: e.CLIENT_ID_METADATA_DOCUMENTS === 'true',
   })
 }

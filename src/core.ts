@@ -9,6 +9,7 @@ import type { Logger } from 'pino'
 import type { AdminListener } from './admin/server.js'
 import type { ClientAuthenticator } from './client-auth/authenticators.js'
 import type { ClientKeyResolver } from './client-auth/client-keys.js'
+import type { MetadataDocumentClients } from './client-auth/metadata-document.js'
 import type { ClientAuthThrottle } from './client-auth/throttle.js'
 import type { Config } from './config.js'
 import type { Clock } from './domain/clock.js'
@@ -121,6 +122,11 @@ export interface Core {
 
   /** Authenticates the client of a request at the token, revocation, CIBA and device endpoints. */
   clientAuth: ClientAuthenticator
+  /**
+   * With CLIENT_ID_METADATA_DOCUMENTS: the clients whose client id is the URL of their metadata
+   * document, found with the reason a document fails (stores.clients finds them too, without it).
+   */
+  metadataClients: MetadataDocumentClients | undefined
   /** Failed client and API secrets, throttled per client and address on every replica. */
   clientAuthThrottle: ClientAuthThrottle
   /** A client's public keys (jwks or jwks_uri) for the JWTs it signs: assertions, request objects. */

@@ -6,6 +6,8 @@ import type { Logger } from 'pino'
 import { createAssertionVerifier } from './client-auth/assertion.js'
 import { createClientAuthenticator } from './client-auth/authenticators.js'
 import { createClientKeyResolver } from './client-auth/client-keys.js'
+import { createMetadataDocumentClients, type MetadataDocumentClients } from './client-auth/metadata-document.js'
+import { createMetadataFetcher, type MetadataFetchOptions } from './client-auth/metadata-fetch.js'
 import { clientAuthPolicy, createClientAuthThrottle } from './client-auth/throttle.js'
 import type { Config } from './config.js'
 import type { BackgroundWorker, Core, DiscoveryContribution, Interaction, Stores } from './core.js'
@@ -75,6 +77,8 @@ export interface CoreInputs {
   metrics: Metrics | undefined
   /** The operator's look of every page (src/pages/look.ts). */
   look: Look
+  /** Client ID Metadata Document fetches: settings other than the defaults (tests: a short timeout). */
+  metadataFetch?: Partial<MetadataFetchOptions> | undefined
 }
 
 /** What buildApp keeps of the registries to run them: the cleanup tasks and the workers. */
@@ -88,6 +92,8 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
   const keys = await startSigningKeys(inputs)
   const invalidation = createCacheInvalidation()
   const stores = createStores(db, config, clock, invalidation)
+  const metadataClients = metadataDocumentClients(inputs, stores)
+  if (metadataClients) stores.clients = metadataClients.store
   // Before the first request: a change committed from now on drops this replica's caches at once.
   const unlistenChanges = await createPgConfigChangeStore(db).subscribe((change) => invalidation.changed(change))
   app.addHook('onClose', async () => unlistenChanges())
@@ -183,6 +189,7 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     }),
     clientAuthThrottle,
     clientKeys,
+    metadataClients,
     passwordCheck,
     scopes,
     tokenIssuer,
@@ -242,6 +249,21 @@ async function startSigningKeys({ app, config, db, clock, logger, audit }: CoreI
     logger.info({ kids: changes.removed }, 'retired signing keys removed: nothing they signed is valid any more')
   app.addHook('onClose', async () => keys.close())
   return keys
+}
+
+/** With CLIENT_ID_METADATA_DOCUMENTS: a URL client id is looked up in its document (src/client-auth/metadata-document.ts). */
+function metadataDocumentClients(
+  { config, clock, logger, metadataFetch }: CoreInputs,
+  stores: Stores,
+): MetadataDocumentClients | undefined {
+  if (!config.clientIdMetadataDocuments) return undefined
+  return createMetadataDocumentClients({
+    inner: stores.clients,
+    fetcher: createMetadataFetcher(metadataFetch),
+    clock,
+    allowedScopes: config.registrationAllowedScopes,
+    onRefused: (clientId, reason) => logger.info({ client_id: clientId, reason }, 'client metadata document refused'),
+  })
 }
 
 /**

@@ -35,6 +35,8 @@ function requestedScopes(scopeParam: string | undefined, client: Client, cat: Re
 
 function resolveTarget(cat: ResourceCatalogue, resource: string | undefined) {
   if (resource === undefined) return undefined
+  // RFC 8707 §2: an absolute URI without a fragment, or here the name of a registered API resource.
+  if (resource.includes('#')) throw new OAuthError('invalid_target', 'resource must not contain a fragment')
   const api = cat.apiResources.get(resource)
   if (!api || !api.enabled) throw new OAuthError('invalid_target', 'unknown resource')
   return api
@@ -95,4 +97,24 @@ export function createScopeResolver(deps: { resources: ResourceStore }): ScopeRe
       return { scopes, apiScopes, identityScopes, offlineAccess, audiences }
     },
   }
+}
+
+/**
+ * RFC 8707 §2.2: a token request's `resource` picks one of the resources the grant covers; the
+ * access token is then for that one alone (its `aud`, its scopes), while the grant itself, and so
+ * a refresh token issued beside it, keeps them all. Undefined: the grant as it is.
+ */
+export async function narrowToResource(
+  scopes: ScopeResolver,
+  client: Client,
+  granted: ResolvedScopes,
+  resource: string | undefined,
+): Promise<ResolvedScopes> {
+  if (resource === undefined) return granted
+  if (resource.includes('#')) throw new OAuthError('invalid_target', 'resource must not contain a fragment')
+  if (!granted.audiences.includes(resource)) throw new OAuthError('invalid_target', 'resource is not part of the grant')
+  return scopes.resolve(client, granted.scopes.join(' '), {
+    allowIdentity: granted.identityScopes.length > 0 || granted.offlineAccess,
+    resource,
+  })
 }

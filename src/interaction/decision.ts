@@ -22,6 +22,31 @@ export interface DecisionView {
    * approval is per request (the request is the consent) and does not offer it.
    */
   offerRemember: boolean
+  /**
+   * A client nobody configured (Client.selfRegistered): the page names it as not verified by the
+   * operator, with the host a person can judge it by. Undefined: the operator's own client.
+   */
+  unverified?: UnverifiedClient | undefined
+}
+
+/**
+ * How a self-registered client is shown: the host of its client id (a metadata document) or of
+ * the redirect URI the answer goes to (a registered client), so that a person can tell who asks.
+ */
+export interface UnverifiedClient {
+  kind: 'registration' | 'metadata-document'
+  host: string
+}
+
+/** The host a person judges a self-registered client by; undefined for the operator's own clients. */
+export function unverifiedClient(
+  client: { clientId: string; selfRegistered?: 'registration' | 'metadata-document' | undefined },
+  redirectUri: string,
+): UnverifiedClient | undefined {
+  if (client.selfRegistered === undefined) return undefined
+  const url = new URL(client.selfRegistered === 'metadata-document' ? client.clientId : redirectUri)
+  // A native app's private-use scheme (com.example.app:/cb) has no host: its scheme names it.
+  return { kind: client.selfRegistered, host: url.host || url.protocol.replace(/:$/, '') }
 }
 
 /** The facts a decision screen may show; the page words them in the person's language. */
@@ -36,6 +61,7 @@ export interface DecisionInput {
   details?: Array<{ label: DetailLabel; value: string | undefined }>
   approveAction?: ApproveAction
   offerRemember?: boolean
+  unverified?: UnverifiedClient | undefined
 }
 
 export function decisionView(catalogue: Pick<ResourceCatalogue, 'apiScopes' | 'identityResources'>, input: DecisionInput): DecisionView {
@@ -47,5 +73,6 @@ export function decisionView(catalogue: Pick<ResourceCatalogue, 'apiScopes' | 'i
     details: (input.details ?? []).filter((d): d is { label: DetailLabel; value: string } => d.value !== undefined && d.value !== ''),
     approveAction: input.approveAction ?? 'approve',
     offerRemember: input.offerRemember ?? false,
+    ...(input.unverified ? { unverified: input.unverified } : {}),
   }
 }

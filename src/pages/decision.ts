@@ -4,7 +4,7 @@
 // message to compare, who is signed in (with a way to switch), and Approve as the primary action,
 // Deny as the secondary one. The buttons post `decision=approve|deny` (and `remember=yes` when
 // offered).
-import type { DecisionView } from '../interaction/decision.js'
+import type { DecisionView, UnverifiedClient } from '../interaction/decision.js'
 import { alertBox, html, type SafeHtml } from './html.js'
 import type { Messages } from './messages/index.js'
 import { scopeLine } from './scopes.js'
@@ -21,6 +21,16 @@ export interface DecisionForm {
   error?: string | undefined
 }
 
+/** A self-registered client, named as such: the host first and large, then what it means. */
+function unverifiedNote(u: UnverifiedClient, client: string, m: Messages): SafeHtml {
+  const host = html`<strong>${u.host}</strong>`
+  return html`<div class="notice unverified" id="unverified" role="note">
+<p class="label">${m.text('decision.unverified.label')}</p>
+<p class="host" id="client-host">${u.host}</p>
+<p>${m.html(u.kind === 'metadata-document' ? 'decision.unverified.metadataDocument' : 'decision.unverified.registration', { client, host })}</p>
+</div>`
+}
+
 const DETAIL = { 'identity-provider': 'decision.detail.identityProvider', tenant: 'decision.detail.tenant' } as const
 
 export function renderDecision(v: DecisionView, form: DecisionForm, m: Messages): SafeHtml {
@@ -28,6 +38,7 @@ export function renderDecision(v: DecisionView, form: DecisionForm, m: Messages)
   return html`<h1>${form.heading ?? m.text('decision.heading', { client })}</h1>
 <p class="who">${m.html('decision.signedInAs', { user: html`<strong id="signed-in-as">${v.username}</strong>` })} · <a href="${form.switchAccountHref}">${m.text('decision.notYou')}</a></p>
 ${alertBox(form.error)}
+${v.unverified ? unverifiedNote(v.unverified, client, m) : ''}
 ${
   v.bindingMessage
     ? html`<h2>${m.text('decision.checkCode')}</h2>

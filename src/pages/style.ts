@@ -44,6 +44,10 @@ input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid var(-
 .alert{background:var(--danger-bg);border-color:var(--danger)}
 .notice{background:var(--accent-tint);border-color:var(--accent)}
 .success{background:var(--ok-bg);border-color:var(--ok)}
+.unverified{background:var(--danger-bg);border-color:var(--danger)}
+.unverified p{margin:.25rem 0}
+.unverified .label{font-weight:600}
+.unverified .host{font:700 1.375rem/1.25 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;overflow-wrap:anywhere}
 .scopes{list-style:none;margin:0;padding:0;border:1px solid var(--line);border-radius:8px}
 .scopes li{padding:.625rem .875rem;border-top:1px solid var(--line)}
 .scopes li:first-child{border-top:0}

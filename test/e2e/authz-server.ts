@@ -9,6 +9,7 @@ import type { Logger } from 'pino'
 import { buildApp } from '../../src/app.js'
 import { systemClock } from '../../src/domain/clock.js'
 import type { UpstreamOptions } from '../../src/flows/federation/index.js'
+import type { MetadataFetchOptions } from '../../src/client-auth/metadata-fetch.js'
 import { createLogger } from '../../src/http/logger.js'
 import { applySeed } from '../../src/seed/apply.js'
 import { testConfig } from '../helpers/app.js'
@@ -40,6 +41,7 @@ export async function startAuthz(
     env?: Record<string, string>
     upstream?: Partial<UpstreamOptions>
     logger?: Logger
+    metadataFetch?: Partial<MetadataFetchOptions>
   } = {},
 ): Promise<Authz> {
   const testDb = await createTestDb()
@@ -53,6 +55,7 @@ export async function startAuthz(
       clock: systemClock,
       logger: opts.logger ?? createLogger({ level: 'silent' }),
       ...(opts.upstream ? { upstream: opts.upstream } : {}),
+      ...(opts.metadataFetch ? { metadataFetch: opts.metadataFetch } : {}),
     })
     await applySeed(testDb.db, seed)
     await app.listen({ port, host: '127.0.0.1' })

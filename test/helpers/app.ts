@@ -11,6 +11,7 @@ import { createLogger } from '../../src/http/logger.js'
 import type { BackchannelLogoutOptions, BackchannelLogoutWorker } from '../../src/flows/logout/backchannel-logout.js'
 import { BACKCHANNEL_LOGOUT_WORKER } from '../../src/flows/logout/index.js'
 import type { UpstreamOptions } from '../../src/flows/federation/index.js'
+import type { MetadataFetchOptions } from '../../src/client-auth/metadata-fetch.js'
 import { createTestDb, type TestDb } from './db.js'
 
 export const TEST_ISSUER = 'https://authz.test'
@@ -49,6 +50,7 @@ export async function createTestApp(
     grants?: GrantFactory[]
     backchannelLogout?: Partial<BackchannelLogoutOptions>
     upstream?: Partial<UpstreamOptions>
+    metadataFetch?: Partial<MetadataFetchOptions>
   } = {},
 ): Promise<TestApp> {
   const testDb = opts.testDb ?? (await createTestDb())
@@ -63,6 +65,7 @@ export async function createTestApp(
     ...(opts.grants ? { grants: opts.grants } : {}),
     ...(opts.backchannelLogout ? { backchannelLogout: opts.backchannelLogout } : {}),
     ...(opts.upstream ? { upstream: opts.upstream } : {}),
+    ...(opts.metadataFetch ? { metadataFetch: opts.metadataFetch } : {}),
   })
   await app.ready()
   return {

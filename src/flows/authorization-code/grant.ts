@@ -14,7 +14,7 @@ import type { UserStore } from '../../stores/users.js'
 import type { TokenIssuer } from '../../tokens/issuer.js'
 import type { OneTimeUse } from '../../grants/one-time-use.js'
 import type { GrantContext, GrantHandler } from '../../grants/registry.js'
-import type { ScopeResolver } from '../../grants/scopes.js'
+import { narrowToResource, type ScopeResolver } from '../../grants/scopes.js'
 import { issuedSignIn } from '../../grants/sign-in-record.js'
 import type { AuthorizationCodeData } from './service.js'
 
@@ -22,6 +22,7 @@ const Params = z.object({
   code: z.string().min(1).max(100),
   redirect_uri: z.string().min(1).max(400),
   code_verifier: z.string().optional(),
+  resource: z.string().optional(),
 })
 export type AuthorizationCodeParams = z.infer<typeof Params>
 
@@ -121,6 +122,13 @@ export function createAuthorizationCodeGrant(deps: {
         )
       }
       checkPkce(data.codeChallenge, params.code_verifier)
+      // RFC 8707 §2.2, checked before the code is spent: `resource` must be one the code covers.
+      await narrowToResource(
+        deps.scopes,
+        client,
+        await deps.scopes.resolve(client, data.scope, { allowIdentity: true, resource: data.resource }),
+        params.resource,
+      )
       const subjectId = code.subjectId
       return deps.oneTimeUse.redeem({
         familyId: code.familyId,
@@ -137,13 +145,15 @@ export function createAuthorizationCodeGrant(deps: {
           if (!user || !user.enabled) throw invalid('the user is no longer active')
           // Revalidated: a scope the client lost since the authorization request is not issued.
           const granted = await deps.scopes.resolve(client, data.scope, { allowIdentity: true, resource: data.resource })
+          const forToken = await narrowToResource(deps.scopes, client, granted, params.resource)
           const { authTime, amr, idpClaim } = issuedSignIn(data)
           const extra: Record<string, unknown> = { ...idpClaim }
           if (data.tenant !== undefined) extra.tenant = data.tenant
           return deps.tokenIssuer.issue({
             client,
             subjectId,
-            granted,
+            granted: forToken,
+            refreshGranted: granted,
             familyId: code.familyId,
             claims: { ...extra, auth_time: authTime, amr, acr: data.acr },
             idToken: {

@@ -14,7 +14,8 @@ export const authorizationCodeFlow: Flow = {
       issuer: config.issuer,
       codeLifetime: config.authorizationCodeLifetime,
       clock,
-      clients: stores.clients,
+      // A URL client id's document that fails is a page naming why (src/client-auth/metadata-document.ts).
+      clients: core.metadataClients ? { findById: core.metadataClients.find } : stores.clients,
       resources: stores.resources,
       scopes,
       consent: core.consent,
@@ -46,6 +47,8 @@ export const authorizationCodeFlow: Flow = {
       claims_parameter_supported: false,
       request_parameter_supported: false,
       request_uri_parameter_supported: false,
+      // draft-ietf-oauth-client-id-metadata-document §5: a URL client id names its metadata document.
+      ...(config.clientIdMetadataDocuments ? { client_id_metadata_document_supported: true } : {}),
     }))
   },
 }

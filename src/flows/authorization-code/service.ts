@@ -10,13 +10,14 @@
 // through an upstream provider passes prompt=login and max_age on (describe's reauthentication).
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { Clock } from '../../domain/clock.js'
+import type { Client } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
 import { SATISFIED_ACR_VALUES } from '../../grants/acr-values.js'
 import { signInRecord, type SignInRecord } from '../../grants/sign-in-record.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { ConsentService } from '../../interaction/consent.js'
 import { signedInAt, type IdentityProviderDirectory } from '../../interaction/identity-providers.js'
-import { decisionView, type DecisionView } from '../../interaction/decision.js'
+import { decisionView, unverifiedClient, type DecisionView } from '../../interaction/decision.js'
 import { RETURN_TO_MAX, type ErrorResponse, type ReturnTargetInfo, type SignInError } from '../../interaction/return-to.js'
 import { sessionSatisfies, type Session, type SessionService } from '../../interaction/session.js'
 import type { ClientStore } from '../../stores/clients.js'
@@ -88,6 +89,14 @@ export interface AuthorizeService {
   fail(url: URL, error: SignInError, description: string): Promise<ErrorResponse | undefined>
 }
 
+/**
+ * A client described by a document at its client id is asked about every time: the document may
+ * change hands with the domain, and consent remembered for one owner must not carry to the next.
+ */
+function asksEveryTime(client: Client): boolean {
+  return client.selfRegistered === 'metadata-document'
+}
+
 export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
   const { clock } = deps
   const mac = (at: string, query: string) => createHmac('sha256', deps.secret).update(`authorize sign-in v1\n${at}\n${query}`).digest()
@@ -154,7 +163,8 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
           { label: 'identity-provider', value: req.acr.idp },
         ],
         approveAction: 'allow',
-        offerRemember: true,
+        offerRemember: !asksEveryTime(req.client),
+        unverified: unverifiedClient(req.client, req.redirectUri),
       }),
     }
   }
@@ -205,8 +215,10 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
         if (req.prompt.has('none')) throw new OAuthError('login_required', 'the user must sign in')
         return { kind: 'sign-in', returnTo: returnTo(req, now) }
       }
-      const missing = await deps.consent.missing(req.client, live.subjectId, req.granted.scopes)
-      if (missing.length > 0 || req.prompt.has('consent')) {
+      // A client nobody configured is asked about at least once, whatever it says of itself.
+      const asked = req.client.selfRegistered ? { ...req.client, requireConsent: true } : req.client
+      const missing = await deps.consent.missing(asked, live.subjectId, req.granted.scopes)
+      if (missing.length > 0 || req.prompt.has('consent') || asksEveryTime(req.client)) {
         if (req.prompt.has('none')) throw new OAuthError('consent_required', 'the user must consent')
         return consentView(req, live)
       }
@@ -226,7 +238,8 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       if (!live) return { kind: 'sign-in', returnTo: returnTo(req, now) }
       if (form.decision === 'deny') throw new OAuthError('access_denied', 'the user denied the request')
       if (form.decision !== 'approve') return consentView(req, live)
-      await deps.consent.grant(live.subjectId, req.client.clientId, req.granted.scopes, form.remember === 'yes')
+      const remember = form.remember === 'yes' && !asksEveryTime(req.client)
+      await deps.consent.grant(live.subjectId, req.client.clientId, req.granted.scopes, remember)
       return issueCode(req, live)
     },
 

@@ -6,7 +6,7 @@ import { z } from 'zod'
 import type { Clock } from '../../domain/clock.js'
 import type { CibaRequest, Client } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
-import type { ScopeResolver } from '../../grants/scopes.js'
+import { narrowToResource, type ScopeResolver } from '../../grants/scopes.js'
 import type { TokenIssuer, TokenResponse } from '../../tokens/issuer.js'
 import type { CibaRequestStore } from '../../stores/ciba-requests.js'
 import type { UserStore } from '../../stores/users.js'
@@ -38,20 +38,26 @@ export interface CibaGrantDeps {
 /** CIBA Core §10.3: a push client's tokens go to its notification endpoint; the auth_req_id is never redeemed here. */
 const PUSHED = 'a push-mode client receives its tokens at its notification endpoint'
 
+/** The approved scopes, re-resolved at issuance: a scope the client lost since the request is not issued. */
+const grantOf = (scopes: ScopeResolver, client: Client, req: CibaRequest) =>
+  scopes.resolve(client, (req.approvedScopes ?? []).join(' '), { allowIdentity: true, resource: req.resources[0] })
+
 /**
  * Issues the tokens of an approved, consumed request (the token endpoint's poll and ping; the
- * delivery worker's push, whose ID token carries `cibaPush` claims, §10.3.1).
+ * delivery worker's push, whose ID token carries `cibaPush` claims, §10.3.1). `resource` (RFC 8707
+ * §2.2) narrows the access token to one resource of the request.
  */
 export function createCibaIssue(deps: Omit<CibaGrantDeps, 'requests' | 'polling'>) {
   const { clock } = deps
-  return async function issue(client: Client, req: CibaRequest, opts: { cibaPush?: { authReqId: string } } = {}): Promise<TokenResponse> {
+  return async function issue(
+    client: Client,
+    req: CibaRequest,
+    opts: { cibaPush?: { authReqId: string }; resource?: string | undefined } = {},
+  ): Promise<TokenResponse> {
     const user = await deps.users.findBySubjectId(req.subjectId)
     if (!user || !user.enabled) throw new OAuthError('invalid_grant', 'the user is no longer active')
-    // Re-resolved at issuance: a scope the client lost since the request is not issued.
-    const granted = await deps.scopes.resolve(client, (req.approvedScopes ?? []).join(' '), {
-      allowIdentity: true,
-      resource: req.resources[0],
-    })
+    const all = await grantOf(deps.scopes, client, req)
+    const granted = await narrowToResource(deps.scopes, client, all, opts.resource)
     // A request approved before amr and the sign-in's idp were kept: a password sign-in, and the idp it named.
     const { authTime, amr, idpClaim } = issuedSignIn({
       authTime: req.authTime ?? req.decidedAt ?? clock.now(),
@@ -65,6 +71,7 @@ export function createCibaIssue(deps: Omit<CibaGrantDeps, 'requests' | 'polling'
       client,
       subjectId: req.subjectId,
       granted,
+      refreshGranted: all,
       familyId: req.familyId,
       claims: { ...extra, auth_time: authTime, amr, ...(acr ? { acr } : {}) },
       idToken: { user, authTime, amr, ...(acr ? { acr } : {}), extraClaims: extra, ...(opts.cibaPush ? { cibaPush: opts.cibaPush } : {}) },
@@ -73,24 +80,27 @@ export function createCibaIssue(deps: Omit<CibaGrantDeps, 'requests' | 'polling'
   }
 }
 
-export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id: string }> {
+export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id: string; resource?: string | undefined }> {
   const { requests } = deps
   const issue = createCibaIssue(deps)
 
   return {
     grantType: CIBA_GRANT,
-    params: z.object({ auth_req_id: z.string().min(1).max(256) }),
-    async handle(client, { auth_req_id }, ctx) {
+    params: z.object({ auth_req_id: z.string().min(1).max(256), resource: z.string().optional() }),
+    async handle(client, { auth_req_id, resource }, ctx) {
       if (client.backchannelTokenDeliveryMode === 'push') throw new OAuthError('unauthorized_client', PUSHED)
       const found = await requests.findByAuthReqId(auth_req_id)
       // A request made while the client was registered for push stays push, whatever it is now.
       if (found?.deliveryMode === 'push' && found.clientId === client.clientId) throw new OAuthError('unauthorized_client', PUSHED)
+      // RFC 8707 §2.2: a resource the request does not cover is refused before it is spent.
+      if (resource !== undefined && found?.clientId === client.clientId && found.status === 'approved')
+        await narrowToResource(deps.scopes, client, await grantOf(deps.scopes, client, found), resource)
       return deps.polling.poll({
         client,
         found,
         store: requests,
         texts: TEXTS,
-        issue: (consumed) => issue(client, consumed),
+        issue: (consumed) => issue(client, consumed, { resource }),
         grantType: CIBA_GRANT,
         ctx,
       })

@@ -11,7 +11,7 @@ import type { UserStore } from '../../stores/users.js'
 import type { TokenIssuer, TokenResponse } from '../../tokens/issuer.js'
 import type { Polling } from '../../grants/polling.js'
 import type { GrantHandler } from '../../grants/registry.js'
-import type { ScopeResolver } from '../../grants/scopes.js'
+import { narrowToResource, type ScopeResolver } from '../../grants/scopes.js'
 import { issuedSignIn } from '../../grants/sign-in-record.js'
 
 /** RFC 8628 §3.4: the grant type of the device access token request. */
@@ -33,12 +33,16 @@ export interface DeviceCodeGrantDeps {
   tokenIssuer: TokenIssuer
 }
 
-export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{ device_code: string }> {
-  async function issue(client: Client, d: DeviceAuthorization): Promise<TokenResponse> {
+export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{ device_code: string; resource?: string | undefined }> {
+  // Re-resolved at issuance: a scope the client lost since the request is not issued.
+  const grantOf = (client: Client, d: DeviceAuthorization) =>
+    deps.scopes.resolve(client, (d.approvedScopes ?? []).join(' '), { allowIdentity: true })
+
+  async function issue(client: Client, d: DeviceAuthorization, resource: string | undefined): Promise<TokenResponse> {
     const user = d.subjectId === undefined ? undefined : await deps.users.findBySubjectId(d.subjectId)
     if (!user || !user.enabled) throw new OAuthError('invalid_grant', 'the user is no longer active')
-    // Re-resolved at issuance: a scope the client lost since the request is not issued.
-    const granted = await deps.scopes.resolve(client, (d.approvedScopes ?? []).join(' '), { allowIdentity: true })
+    const all = await grantOf(client, d)
+    const granted = await narrowToResource(deps.scopes, client, all, resource)
     // Requests approved before amr (or idp) was kept were approved after a password sign-in.
     const { authTime, amr, idpClaim } = issuedSignIn({
       authTime: d.authTime ?? d.decidedAt ?? deps.clock.now(),
@@ -49,6 +53,7 @@ export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{
       client,
       subjectId: user.subjectId,
       granted,
+      refreshGranted: all,
       familyId: d.familyId,
       claims: { ...idpClaim, auth_time: authTime, amr },
       idToken: { user, authTime, amr, extraClaims: idpClaim },
@@ -60,15 +65,18 @@ export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{
     grantType: DEVICE_CODE_GRANT,
     // RFC 8628 §3.4: the device client is usually public (a TV, a CLI); it authenticates if it can.
     allowPublicClients: true,
-    params: z.object({ device_code: z.string().min(1).max(256) }),
-    async handle(client, { device_code }, ctx) {
+    params: z.object({ device_code: z.string().min(1).max(256), resource: z.string().optional() }),
+    async handle(client, { device_code, resource }, ctx) {
       const found = await deps.devices.findByDeviceCode(device_code)
+      // RFC 8707 §2.2: a resource the approval does not cover is refused before the code is spent.
+      if (resource !== undefined && found?.clientId === client.clientId && found.status === 'approved')
+        await narrowToResource(deps.scopes, client, await grantOf(client, found), resource)
       return deps.polling.poll({
         client,
         found,
         store: deps.devices,
         texts: TEXTS,
-        issue: (consumed) => issue(client, consumed),
+        issue: (consumed) => issue(client, consumed, resource),
         grantType: DEVICE_CODE_GRANT,
         ctx,
       })

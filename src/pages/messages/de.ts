@@ -59,6 +59,11 @@ export const de: Catalogue = {
   'decision.deny': 'Ablehnen',
   'decision.detail.identityProvider': 'Identitätsanbieter',
   'decision.detail.tenant': 'Mandant',
+  'decision.unverified.label': 'Nicht vom Betreiber dieses Servers geprüft',
+  'decision.unverified.metadataDocument':
+    '{client} beschreibt sich selbst unter {host}; niemand hat das geprüft. Erlauben Sie den Zugriff nur, wenn Sie {host} vertrauen und diesen Vorgang selbst begonnen haben.',
+  'decision.unverified.registration':
+    '{client} hat sich selbst registriert und leitet Sie zurück zu {host}; niemand hat das geprüft. Erlauben Sie den Zugriff nur, wenn Sie {host} vertrauen und diesen Vorgang selbst begonnen haben.',
 
   'scope.openid': 'Ihre Anmeldung',
   'scope.openid.about': 'Ihre Benutzerkennung, damit die Anwendung weiß, dass Sie es sind',

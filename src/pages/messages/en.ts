@@ -55,6 +55,11 @@ export const en = {
   'decision.deny': 'Deny',
   'decision.detail.identityProvider': 'Identity provider',
   'decision.detail.tenant': 'Tenant',
+  'decision.unverified.label': 'Not verified by the operator of this server',
+  'decision.unverified.metadataDocument':
+    '{client} describes itself at {host}; nobody has checked it. Allow it only if you trust {host} and you started this yourself.',
+  'decision.unverified.registration':
+    '{client} registered itself and sends you back to {host}; nobody has checked it. Allow it only if you trust {host} and you started this yourself.',
 
   'scope.openid': 'Sign you in',
   'scope.openid.about': 'Your user identifier, so that the app knows it is you',

@@ -1,0 +1,95 @@
+// The pieces of Client ID Metadata Documents that need no server: which client ids are document
+// URLs, which addresses a stranger's URL may make us reach, and how long a document is kept.
+import { describe, expect, it } from 'vitest'
+import { cacheSeconds, clientFromDocument, isMetadataDocumentUrl } from '../../src/client-auth/metadata-document.js'
+import { isPublicAddress } from '../../src/client-auth/metadata-fetch.js'
+
+describe('isMetadataDocumentUrl', () => {
+  it.each([
+    'https://agent.example.com/client.json',
+    'https://agent.example.com/oauth/client?v=1',
+    'http://localhost:8080/client.json',
+    'http://app.localhost/client.json',
+    'http://127.0.0.1:9/c',
+    'http://[::1]:9/c',
+  ])('takes %s for a document URL', (id) => expect(isMetadataDocumentUrl(id)?.href).toBe(id))
+
+  it.each([
+    ['a plain client id', 'web'],
+    ['http for another host', 'http://agent.example.com/client.json'],
+    ['no path', 'https://agent.example.com/'],
+    ['a fragment', 'https://agent.example.com/client.json#x'],
+    ['credentials', 'https://user@agent.example.com/client.json'],
+    ['a dot segment', 'https://agent.example.com/a/../client.json'],
+    ['a form the URL parser rewrites', 'https://AGENT.example.com/client.json'],
+  ])('refuses %s', (_what, id) => expect(isMetadataDocumentUrl(id)).toBeUndefined())
+})
+
+describe('isPublicAddress', () => {
+  it.each(['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c', '::ffff:93.184.215.14'])('allows %s', (a) =>
+    expect(isPublicAddress(a)).toBe(true),
+  )
+  it.each([
+    '127.0.0.1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '0.0.0.0',
+    '::1',
+    '::',
+    'fe80::1',
+    'fd00::1',
+    '::ffff:10.0.0.1',
+    'not an address',
+  ])('refuses %s', (a) => expect(isPublicAddress(a)).toBe(false))
+})
+
+describe('cacheSeconds', () => {
+  const now = Date.UTC(2026, 0, 1)
+  it.each([
+    [{}, 300],
+    [{ 'cache-control': 'max-age=60' }, 300],
+    [{ 'cache-control': 'public, max-age=3600' }, 3600],
+    [{ 'cache-control': 'max-age=999999' }, 86_400],
+    [{ 'cache-control': 'no-store, max-age=3600' }, 300],
+    [{ expires: new Date(now + 7200_000).toUTCString(), date: new Date(now).toUTCString() }, 7200],
+  ])('keeps %j for %i s', (headers, seconds) => expect(cacheSeconds(headers, now)).toBe(seconds))
+})
+
+describe('clientFromDocument', () => {
+  const id = 'https://agent.example.com/client.json'
+  const doc = (extra: Record<string, unknown> = {}) =>
+    Buffer.from(JSON.stringify({ client_id: id, client_name: 'Agent', redirect_uris: ['https://agent.example.com/cb'], ...extra }))
+
+  it('makes a public client with PKCE that asks for consent, marked as described by a document', () => {
+    expect(clientFromDocument(id, doc(), ['mcp:tools'])).toMatchObject({
+      clientId: id,
+      clientName: 'Agent',
+      requireClientSecret: false,
+      requirePkce: true,
+      requireConsent: true,
+      allowedGrantTypes: ['authorization_code'],
+      allowedScopes: ['mcp:tools'],
+      redirectUris: ['https://agent.example.com/cb'],
+      selfRegistered: 'metadata-document',
+    })
+  })
+
+  it('accepts private_key_jwt only with a jwks_uri', () => {
+    expect(() => clientFromDocument(id, doc({ token_endpoint_auth_method: 'private_key_jwt' }), [])).toThrow(
+      'does not describe a public client',
+    )
+    expect(
+      clientFromDocument(id, doc({ token_endpoint_auth_method: 'private_key_jwt', jwks_uri: 'https://agent.example.com/jwks' }), [])
+        .clientId,
+    ).toBe(id)
+  })
+
+  it.each([
+    ['a client_secret', { client_secret: 's' }, 'holds a client_secret'],
+    ['a javascript: redirect URI', { redirect_uris: ['javascript:alert(1)'] }, 'holds a redirect URI that is not allowed'],
+    ['a scope that is not a string', { scope: ['mcp:tools'] }, 'has a scope that is not a string'],
+  ])('refuses %s', (_what, extra, reason) => expect(() => clientFromDocument(id, doc(extra), ['mcp:tools'])).toThrow(reason))
+})
