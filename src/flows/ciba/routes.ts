@@ -1,4 +1,4 @@
-// POST /connect/ciba: OpenID CIBA Core 1.0 §7.1 backchannel authentication endpoint (poll mode).
+// POST /connect/ciba: OpenID CIBA Core 1.0 §7.1 backchannel authentication endpoint (poll, ping and push modes).
 // Confidential clients only (§7.1: the client authenticates); errors per §13 (invalid_client
 // 401, access_denied 403, the rest 400), every response no-store.
 import type { RateLimitOptions } from '@fastify/rate-limit'

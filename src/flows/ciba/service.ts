@@ -1,4 +1,4 @@
-// OpenID CIBA Core 1.0 §7: the backchannel authentication request (poll mode). Validates the
+// OpenID CIBA Core 1.0 §7: the backchannel authentication request (poll, ping and push). Validates the
 // request in a fixed order (cheap syntax first, then lookups), stores it with a 256-bit
 // auth_req_id kept only as a hash, notifies the user, and answers §7.3 {auth_req_id, expires_in, interval}.
 import type { AuditSink } from '../../observe/audit.js'

@@ -108,7 +108,7 @@ describe('POST /connect/ciba success', () => {
     const doc = (await authz.app.inject({ method: 'GET', url: '/.well-known/openid-configuration' })).json()
     expect(doc).toMatchObject({
       backchannel_authentication_endpoint: `${TEST_ISSUER}/connect/ciba`,
-      backchannel_token_delivery_modes_supported: ['poll'],
+      backchannel_token_delivery_modes_supported: ['poll', 'ping', 'push'],
       backchannel_user_code_parameter_supported: true,
       backchannel_authentication_request_signing_alg_values_supported: ['ES256', 'PS256', 'RS256'],
     })
