@@ -23,7 +23,7 @@ const inject: client.CustomFetch = async (url, options) => {
     method: options.method as 'GET' | 'POST',
     url: `${u.pathname}${u.search}`,
     headers: Object.fromEntries(new Headers(options.headers).entries()),
-    ...(options.body === undefined || options.body === null ? {} : { payload: String(options.body) }),
+    ...(typeof options.body === 'string' || options.body instanceof URLSearchParams ? { payload: options.body.toString() } : {}),
   })
   return new Response(res.statusCode === 204 ? null : res.body, {
     status: res.statusCode,
