@@ -10,7 +10,7 @@ import type { PageKit } from '../../http/page-kit.js'
 import { formPostResponse } from '../../pages/form-post.js'
 import { renderConsent } from './pages.js'
 import { signInUrl } from '../../pages/sign-in.js'
-import type { RawParams } from './request.js'
+import type { RawParams } from '../../interaction/authorization-request.js'
 import { type AuthorizeOutcome, type AuthorizeService } from './service.js'
 import { AUTHORIZE_PATH, AUTHORIZE_CONSENT_PATH } from '../../endpoints.js'
 

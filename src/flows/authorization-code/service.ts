@@ -31,7 +31,7 @@ import {
   type AuthorizationRequest,
   type RawParams,
   type ResponseTarget,
-} from './request.js'
+} from '../../interaction/authorization-request.js'
 import { readIdTokenHint } from '../../tokens/id-token-hint.js'
 import { AUTHORIZE_PATH, AUTHORIZE_CONSENT_PATH } from '../../endpoints.js'
 

@@ -3,15 +3,15 @@
 // 1. the client and its redirect URI: until both are known to be the client's own, an error is a
 //    page and never a redirect (no open redirector, RFC 9700 §4.11.1);
 // 2. everything else: an error goes back to the redirect URI with error, state and iss.
-import { isPublicClient } from '../../domain/public-client.js'
-import type { Client, ResolvedScopes } from '../../domain/types.js'
-import { OAuthError } from '../../errors.js'
-import { parseAcrValues, type ParsedAcrValues } from '../../grants/acr-values.js'
-import type { IdentityProviderDirectory } from '../../interaction/identity-providers.js'
-import type { Reauthentication } from '../../interaction/return-to.js'
-import type { ScopeResolver } from '../../grants/scopes.js'
-import type { ClientStore } from '../../stores/clients.js'
-import { checkNoControlCharacters, ownEntry, parameterLabel } from '../../domain/input-limits.js'
+import { isPublicClient } from '../domain/public-client.js'
+import type { Client, ResolvedScopes } from '../domain/types.js'
+import { OAuthError } from '../errors.js'
+import { parseAcrValues, type ParsedAcrValues } from '../grants/acr-values.js'
+import type { IdentityProviderDirectory } from './identity-providers.js'
+import type { Reauthentication } from './return-to.js'
+import type { ScopeResolver } from '../grants/scopes.js'
+import type { ClientStore } from '../stores/clients.js'
+import { checkNoControlCharacters, ownEntry, parameterLabel } from '../domain/input-limits.js'
 
 export const AUTHORIZATION_CODE = 'authorization_code'
 
