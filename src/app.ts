@@ -22,6 +22,7 @@ import { introspectionFlow } from './flows/introspection/index.js'
 import { landingFlow } from './flows/landing/index.js'
 import type { BackchannelLogoutOptions } from './flows/logout/backchannel-logout.js'
 import { logoutFlow } from './flows/logout/index.js'
+import { parFlow } from './flows/par/index.js'
 import { revocationFlow } from './flows/revocation/index.js'
 import { signInFlow } from './flows/sign-in/index.js'
 import { EXTENSION_GRANTS } from './flows/token/grants/extensions.js'
@@ -67,6 +68,7 @@ function flows(deps: AppDeps): Flow[] {
     cibaFlow({ notifier: deps.cibaNotifier }),
     deviceFlow,
     authorizationCodeFlow,
+    parFlow,
     userinfoFlow,
     logoutFlow({ backchannelLogout: deps.backchannelLogout }),
     introspectionFlow,

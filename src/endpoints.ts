@@ -13,6 +13,7 @@ export const REVOCATION_PATH = '/connect/revocation' // RFC 7009 §2
 export const CIBA_PATH = '/connect/ciba' // OpenID CIBA Core 1.0 §7
 export const DEVICE_AUTHORIZATION_PATH = '/connect/deviceauthorization' // RFC 8628 §3.1
 export const USERINFO_PATH = '/connect/userinfo' // OpenID Connect Core 1.0 §5.3
+export const PAR_PATH = '/connect/par' // RFC 9126 §2
 
 // The endpoints a browser is sent to, and the pages a person uses.
 export const HOME_PATH = '/' // the landing page: what this server is, and where to go

@@ -242,6 +242,8 @@ const CLIENT_MEMBERS = {
   requireConsent: 0,
   alwaysIncludeUserClaimsInIdToken: 0,
   jwks: 0,
+  requirePushedAuthorization: 0,
+  requireRequestObject: 0,
 } satisfies Record<keyof Client, 0>
 
 type SecretInfo = { expiration?: string; description?: string }

@@ -57,6 +57,10 @@ export interface Client {
   alwaysIncludeUserClaimsInIdToken: boolean
   /** The client's public keys (RFC 7591 `jwks`), for request objects and login_hint_tokens. */
   jwks: { keys: Record<string, unknown>[] } | undefined
+  /** RFC 9126 §5 (Duende's RequirePushedAuthorization): its authorization requests must come through PAR. */
+  requirePushedAuthorization: boolean
+  /** RFC 9101 (Duende's RequireRequestObject): its authorization requests must be signed request objects. */
+  requireRequestObject: boolean
 }
 
 /** An upstream OpenID Connect provider a person may sign in through (table identity_providers). */

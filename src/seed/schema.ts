@@ -132,6 +132,14 @@ export const SeedClient = z.strictObject({
     .describe("ID tokens carry the user's claims of the granted identity scopes; false: only userinfo does, the ID token has the protocol claims"),
   enabled: z.boolean().default(true),
   jwks: z.strictObject({ keys: z.array(jwk) }).optional(),
+  requirePushedAuthorization: z
+    .boolean()
+    .default(false)
+    .describe('its authorization requests must come through the pushed authorization request endpoint (RFC 9126); others are refused with invalid_request'),
+  requireRequestObject: z
+    .boolean()
+    .default(false)
+    .describe('its authorization requests must be request objects signed with a key of its jwks (RFC 9101), by value or pushed; others are refused with invalid_request'),
 }).superRefine((c, ctx) => checkClient(c, ctx), { when: isObject })
 
 // Where a person's browser is sent and where the upstream's documents come from: https, http

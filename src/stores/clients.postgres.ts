@@ -35,6 +35,8 @@ interface ClientRow {
   require_consent: boolean
   always_include_user_claims_in_id_token: boolean
   jwks: { keys: Record<string, unknown>[] } | null
+  require_pushed_authorization: boolean
+  require_request_object: boolean
   secrets: SecretJson[] | null
 }
 
@@ -75,6 +77,8 @@ function toClient(r: ClientRow): Client {
     requireConsent: r.require_consent,
     alwaysIncludeUserClaimsInIdToken: r.always_include_user_claims_in_id_token,
     jwks: r.jwks ?? undefined,
+    requirePushedAuthorization: r.require_pushed_authorization,
+    requireRequestObject: r.require_request_object,
   }
 }
 

@@ -171,6 +171,8 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
         c.allowedSubjectTokenClients,
         c.allowedExchangeAudiences,
         c.enableLocalLogin,
+        c.requirePushedAuthorization,
+        c.requireRequestObject,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -212,6 +214,8 @@ const CLIENT_COLUMNS = [
   'allowed_subject_token_clients',
   'allowed_exchange_audiences',
   'enable_local_login',
+  'require_pushed_authorization',
+  'require_request_object',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]',

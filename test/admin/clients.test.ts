@@ -38,6 +38,8 @@ const DEFAULTS = {
   backChannelLogoutSessionRequired: true,
   requireConsent: false,
   alwaysIncludeUserClaimsInIdToken: true,
+  requirePushedAuthorization: false,
+  requireRequestObject: false,
 }
 
 const clientCredentials = (id: string, secret: string) =>

@@ -118,6 +118,8 @@ describe('authz against a database', () => {
       requireConsent: false,
       alwaysIncludeUserClaimsInIdToken: true,
       jwks: null,
+      requirePushedAuthorization: false,
+      requireRequestObject: false,
       secrets: [{ expiresAt: null, description: null }],
     })
 

@@ -56,6 +56,8 @@ const bareClient = {
   requireConsent: false,
   alwaysIncludeUserClaimsInIdToken: true,
   jwks: undefined,
+  requirePushedAuthorization: false,
+  requireRequestObject: false,
 }
 
 describe('PgClientStore', () => {

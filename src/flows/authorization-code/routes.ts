@@ -69,9 +69,9 @@ export const authorizeRoutes: FastifyPluginAsync<AuthorizeRouteDeps> = async (ap
   }
 
   async function start(req: FastifyRequest, reply: FastifyReply, raw: RawParams) {
-    const target = await authorize.target(raw) // a page error until here
-    setErrorRedirect(req, target)
-    return send(req, reply, await authorize.start(target, raw, await pages.session(req)))
+    const resolved = await authorize.target(raw) // a page error until here
+    setErrorRedirect(req, resolved.target)
+    return send(req, reply, await authorize.start(resolved, await pages.session(req)))
   }
 
   app.get(AUTHORIZE_PATH, REDIRECT_MODE, (req, reply) => start(req, reply, queryParams(req)))
@@ -81,8 +81,8 @@ export const authorizeRoutes: FastifyPluginAsync<AuthorizeRouteDeps> = async (ap
   const consentForm = pages.form()
   app.post(AUTHORIZE_CONSENT_PATH, { ...consentForm, config: { ...consentForm.config, errorMode: 'redirect' } }, async (req, reply) => {
     const raw = queryParams(req)
-    const target = await authorize.target(raw)
-    setErrorRedirect(req, target)
-    return send(req, reply, await authorize.decide(target, raw, await pages.session(req), pages.formOf(req)))
+    const resolved = await authorize.target(raw)
+    setErrorRedirect(req, resolved.target)
+    return send(req, reply, await authorize.decide(resolved, await pages.session(req), pages.formOf(req)))
   })
 }
