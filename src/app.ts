@@ -24,6 +24,7 @@ import { landingFlow } from './flows/landing/index.js'
 import type { BackchannelLogoutOptions } from './flows/logout/backchannel-logout.js'
 import { logoutFlow } from './flows/logout/index.js'
 import { registrationFlow } from './flows/registration/index.js'
+import { parFlow } from './flows/par/index.js'
 import { revocationFlow } from './flows/revocation/index.js'
 import { signInFlow } from './flows/sign-in/index.js'
 import { EXTENSION_GRANTS } from './flows/token/grants/extensions.js'
@@ -75,6 +76,7 @@ function flows(deps: AppDeps): Flow[] {
     cibaFlow({ notifier: deps.cibaNotifier, delivery: deps.cibaDelivery }),
     deviceFlow,
     authorizationCodeFlow,
+    parFlow,
     userinfoFlow,
     logoutFlow({ backchannelLogout: deps.backchannelLogout }),
     introspectionFlow,

@@ -138,6 +138,7 @@ const Env = z.object({
   ID_TOKEN_LIFETIME: seconds(300),
   PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME: seconds(86_400),
   AUTHORIZATION_CODE_LIFETIME: z.coerce.number().int().positive().max(600).default(300), // RFC 6749 §4.1.2: at most 10 minutes
+  PAR_REQUIRED: z.enum(['true', 'false']).default('false').describe('true or false'),
   CIBA_DEFAULT_LIFETIME: seconds(300),
   CIBA_POLLING_INTERVAL: seconds(5),
   CIBA_MAX_PENDING_PER_USER: int(0, 100_000, 10), // per client and user; 0: no cap
@@ -327,6 +328,10 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Token lifetimes',
     accepts: 'a whole number of seconds from 1 to 600',
     doc: 'How long an authorization code may be redeemed (at most 600, RFC 6749 §4.1.2).',
+  },
+  PAR_REQUIRED: {
+    group: 'Server',
+    doc: '`true`: every authorization request must come through the pushed authorization request endpoint (RFC 9126 §5; discovery says `require_pushed_authorization_requests`); one sent to the authorization endpoint directly is refused with `invalid_request`. `false`: only clients with `requirePushedAuthorization` must (see [Pushed authorization requests](fapi.md#pushed-authorization-requests-and-request-objects)).',
   },
   CIBA_DEFAULT_LIFETIME: {
     group: 'CIBA',
@@ -520,6 +525,8 @@ export type Config = Readonly<{
   publicClientRefreshTokenLifetime: number
   /** Seconds an authorization code may be redeemed (RFC 6749 §4.1.2). */
   authorizationCodeLifetime: number
+  /** Every authorization request must be pushed (RFC 9126 §5), whatever the client's requirePushedAuthorization. */
+  parRequired: boolean
   cibaDefaultLifetime: number
   cibaPollingInterval: number
   /** Pending CIBA requests one client may have for one user; 0: no cap. */
@@ -755,6 +762,7 @@ export function loadConfig(env: Record<string, string | undefined>, context: Con
     idTokenLifetime: e.ID_TOKEN_LIFETIME,
     publicClientRefreshTokenLifetime: e.PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME,
     authorizationCodeLifetime: e.AUTHORIZATION_CODE_LIFETIME,
+    parRequired: e.PAR_REQUIRED === 'true',
     cibaDefaultLifetime: e.CIBA_DEFAULT_LIFETIME,
     cibaPollingInterval: e.CIBA_POLLING_INTERVAL,
     cibaMaxPendingPerUser: e.CIBA_MAX_PENDING_PER_USER,

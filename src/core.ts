@@ -43,6 +43,7 @@ import type { IdentityProviderStore } from './stores/identity-providers.js'
 import type { ResourceStore } from './stores/resources.js'
 import type { RevocationStore } from './stores/revocations.js'
 import type { UsedJtiStore } from './stores/used-jtis.js'
+import type { PushedRequestStore } from './stores/pushed-requests.js'
 import type { UserSessionStore } from './stores/user-sessions.js'
 import type { UserStore } from './stores/users.js'
 import type { TokenIssuer } from './tokens/issuer.js'
@@ -76,6 +77,7 @@ export interface Stores {
   clientRegistrations: ClientRegistrationStore
   /** Initial access tokens for registration (RFC 7591 §3). */
   registrationTokens: RegistrationTokenStore
+  pushedRequests: PushedRequestStore
 }
 
 /** Members of the discovery document (OpenID Connect Discovery 1.0 §3, RFC 8414 §2). */

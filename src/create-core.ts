@@ -60,6 +60,7 @@ import { createPgRevocationStore } from './stores/revocations.postgres.js'
 import { createPgServerSecretStore } from './stores/server-secrets.postgres.js'
 import { createPgSigningKeyStore } from './stores/signing-keys.postgres.js'
 import { createPgUsedJtiStore } from './stores/used-jtis.postgres.js'
+import { createPgPushedRequestStore } from './stores/pushed-requests.postgres.js'
 import { createPgUserSessionStore } from './stores/user-sessions.postgres.js'
 import { createPgUserStore } from './stores/users.postgres.js'
 import { createTokenIssuer } from './tokens/issuer.js'
@@ -290,6 +291,7 @@ function createStores(db: Db, config: Config, clock: Clock, invalidation: CacheI
     federatedIdentities: createPgFederatedIdentityStore(db),
     clientRegistrations: createPgClientRegistrationStore(db),
     registrationTokens: createPgRegistrationTokenStore(db),
+    pushedRequests: createPgPushedRequestStore(db),
   }
 }
 

@@ -15,6 +15,7 @@ export const DEVICE_AUTHORIZATION_PATH = '/connect/deviceauthorization' // RFC 8
 export const USERINFO_PATH = '/connect/userinfo' // OpenID Connect Core 1.0 §5.3
 export const REGISTRATION_PATH = '/connect/register' // RFC 7591 §3
 export const REGISTRATION_CLIENT_PATH = '/connect/register/:clientId' // RFC 7592 §2: the registration_client_uri
+export const PAR_PATH = '/connect/par' // RFC 9126 §2
 
 // The endpoints a browser is sent to, and the pages a person uses.
 export const HOME_PATH = '/' // the landing page: what this server is, and where to go

@@ -30,6 +30,8 @@ export type OAuthErrorCode =
   | 'method_not_allowed'
   | 'server_error'
   | 'temporarily_unavailable'
+  | 'invalid_request_uri'
+  | 'invalid_request_object'
 
 const STATUS: Partial<Record<OAuthErrorCode, number>> = {
   invalid_client: 401,

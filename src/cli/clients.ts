@@ -247,6 +247,8 @@ const CLIENT_MEMBERS = {
   backchannelTokenDeliveryMode: 0,
   backchannelClientNotificationEndpoint: 0,
   selfRegistered: 0,
+  requirePushedAuthorization: 0,
+  requireRequestObject: 0,
 } satisfies Record<keyof Client, 0>
 
 type SecretInfo = { expiration?: string; description?: string }

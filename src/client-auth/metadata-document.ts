@@ -128,6 +128,8 @@ export function clientFromDocument(clientId: string, body: Buffer, allowedScopes
     tokenEndpointAuthMethod: method === 'private_key_jwt' ? 'private_key_jwt' : 'none',
     backchannelTokenDeliveryMode: 'poll',
     backchannelClientNotificationEndpoint: undefined,
+    requirePushedAuthorization: false,
+    requireRequestObject: false,
     selfRegistered: 'metadata-document',
   }
 }

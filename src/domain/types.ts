@@ -80,6 +80,10 @@ export interface Client {
    * a Client ID Metadata Document; undefined: the seed file, the CLI or the admin API.
    */
   selfRegistered: 'registration' | 'metadata-document' | undefined
+  /** RFC 9126 §5 (Duende's RequirePushedAuthorization): its authorization requests must come through PAR. */
+  requirePushedAuthorization: boolean
+  /** RFC 9101 (Duende's RequireRequestObject): its authorization requests must be signed request objects. */
+  requireRequestObject: boolean
 }
 
 /** An upstream OpenID Connect provider a person may sign in through (table identity_providers). */

@@ -156,6 +156,14 @@ export const SeedClient = z.strictObject({
     .enum(['registration', 'metadata-document'])
     .optional()
     .describe('set by the server for a client that registered itself (RFC 7591) or described itself in a metadata document; omitted: a client of the operator'),
+  requirePushedAuthorization: z
+    .boolean()
+    .default(false)
+    .describe('its authorization requests must come through the pushed authorization request endpoint (RFC 9126); others are refused with invalid_request'),
+  requireRequestObject: z
+    .boolean()
+    .default(false)
+    .describe('its authorization requests must be request objects signed with a key of its jwks (RFC 9101), by value or pushed; others are refused with invalid_request'),
 }).superRefine((c, ctx) => checkClient(c, ctx), { when: isObject })
 
 // Where a person's browser is sent and where the upstream's documents come from: https, http

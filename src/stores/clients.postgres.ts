@@ -47,6 +47,8 @@ interface ClientRow {
   backchannel_token_delivery_mode: BackchannelTokenDeliveryMode
   backchannel_client_notification_endpoint: string | null
   self_registered: 'registration' | 'metadata-document' | null
+  require_pushed_authorization: boolean
+  require_request_object: boolean
   secrets: SecretJson[] | null
 }
 
@@ -92,6 +94,8 @@ function toClient(r: ClientRow): Client {
     backchannelTokenDeliveryMode: r.backchannel_token_delivery_mode,
     backchannelClientNotificationEndpoint: r.backchannel_client_notification_endpoint ?? undefined,
     selfRegistered: r.self_registered ?? undefined,
+    requirePushedAuthorization: r.require_pushed_authorization,
+    requireRequestObject: r.require_request_object,
   }
 }
 

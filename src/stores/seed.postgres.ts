@@ -202,6 +202,8 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
         c.backchannelTokenDeliveryMode,
         c.backchannelClientNotificationEndpoint ?? null,
         c.selfRegistered ?? null,
+        c.requirePushedAuthorization,
+        c.requireRequestObject,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -248,6 +250,8 @@ const CLIENT_COLUMNS = [
   'backchannel_token_delivery_mode',
   'backchannel_client_notification_endpoint',
   'self_registered',
+  'require_pushed_authorization',
+  'require_request_object',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]',

@@ -39,6 +39,8 @@ const DEFAULTS = {
   requireConsent: false,
   alwaysIncludeUserClaimsInIdToken: true,
   backchannelTokenDeliveryMode: 'poll',
+  requirePushedAuthorization: false,
+  requireRequestObject: false,
 }
 
 const clientCredentials = (id: string, secret: string) =>

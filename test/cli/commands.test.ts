@@ -123,6 +123,8 @@ describe('authz against a database', () => {
       backchannelTokenDeliveryMode: 'poll',
       backchannelClientNotificationEndpoint: null,
       selfRegistered: null,
+      requirePushedAuthorization: false,
+      requireRequestObject: false,
       secrets: [{ expiresAt: null, description: null }],
     })
 

@@ -59,6 +59,8 @@ const bareClient = {
   jwks: undefined,
   backchannelTokenDeliveryMode: 'poll',
   backchannelClientNotificationEndpoint: undefined,
+  requirePushedAuthorization: false,
+  requireRequestObject: false,
 }
 
 describe('PgClientStore', () => {

@@ -10,7 +10,7 @@ import type { PageKit } from '../../http/page-kit.js'
 import { formPostResponse } from '../../pages/form-post.js'
 import { renderConsent } from './pages.js'
 import { signInUrl } from '../../pages/sign-in.js'
-import type { RawParams } from './request.js'
+import type { RawParams } from '../../interaction/authorization-request.js'
 import { type AuthorizeOutcome, type AuthorizeService } from './service.js'
 import { AUTHORIZE_PATH, AUTHORIZE_CONSENT_PATH } from '../../endpoints.js'
 
@@ -69,9 +69,9 @@ export const authorizeRoutes: FastifyPluginAsync<AuthorizeRouteDeps> = async (ap
   }
 
   async function start(req: FastifyRequest, reply: FastifyReply, raw: RawParams) {
-    const target = await authorize.target(raw) // a page error until here
-    setErrorRedirect(req, target)
-    return send(req, reply, await authorize.start(target, raw, await pages.session(req)))
+    const resolved = await authorize.target(raw) // a page error until here
+    setErrorRedirect(req, resolved.target)
+    return send(req, reply, await authorize.start(resolved, await pages.session(req)))
   }
 
   app.get(AUTHORIZE_PATH, REDIRECT_MODE, (req, reply) => start(req, reply, queryParams(req)))
@@ -81,8 +81,8 @@ export const authorizeRoutes: FastifyPluginAsync<AuthorizeRouteDeps> = async (ap
   const consentForm = pages.form()
   app.post(AUTHORIZE_CONSENT_PATH, { ...consentForm, config: { ...consentForm.config, errorMode: 'redirect' } }, async (req, reply) => {
     const raw = queryParams(req)
-    const target = await authorize.target(raw)
-    setErrorRedirect(req, target)
-    return send(req, reply, await authorize.decide(target, raw, await pages.session(req), pages.formOf(req)))
+    const resolved = await authorize.target(raw)
+    setErrorRedirect(req, resolved.target)
+    return send(req, reply, await authorize.decide(resolved, await pages.session(req), pages.formOf(req)))
   })
 }

@@ -26,13 +26,16 @@ import type { ResourceStore } from '../../stores/resources.js'
 import { newHandle } from '../../tokens/handles.js'
 import type { SigningKeyService } from '../../keys/signing-keys.js'
 import {
+  collect,
   reauthenticationOf,
   resolveTarget,
   validateRequest,
   type AuthorizationRequest,
   type RawParams,
   type ResponseTarget,
-} from './request.js'
+} from '../../interaction/authorization-request.js'
+import { checkRequestOrigin, type AuthorizationInput, type AuthorizationInputs } from '../../interaction/pushed-authorization.js'
+import type { PushedRequestStore } from '../../stores/pushed-requests.js'
 import { readIdTokenHint } from '../../tokens/id-token-hint.js'
 import { AUTHORIZE_PATH, AUTHORIZE_CONSENT_PATH } from '../../endpoints.js'
 
@@ -52,6 +55,15 @@ export interface AuthorizationCodeData extends SignInRecord {
   acr: string
   tenant: string | undefined
 }
+
+/** Stage 1's result: where errors go, and where the parameters come from (URL, request_uri, request object). */
+export interface ResolvedAuthorization {
+  target: ResponseTarget
+  input: AuthorizationInput
+}
+
+/** A valid request, with its URL's own parameters (for the way back) and the request_uri it is held for. */
+type PendingRequest = AuthorizationRequest & { url: Map<string, string>; handle: string | undefined }
 
 export type AuthorizeOutcome =
   | { kind: 'sign-in'; returnTo: string }
@@ -74,15 +86,20 @@ export interface AuthorizeDeps {
   /** 32 bytes: MACs the sign-in marker. */
   secret: Buffer
   providers: Pick<IdentityProviderDirectory, 'idpNames'>
+  /** request_uri and request objects (src/interaction/pushed-authorization.ts). */
+  inputs: AuthorizationInputs
+  pushed: Pick<PushedRequestStore, 'use'>
+  /** PAR_REQUIRED. */
+  parRequired: boolean
 }
 
 export interface AuthorizeService {
-  /** Stage 1 (page errors only): the client and its redirect URI. */
-  target: (raw: RawParams) => Promise<ResponseTarget>
+  /** Stage 1 (page errors only): the client, its redirect URI, and the request_uri or request object. */
+  target: (raw: RawParams) => Promise<ResolvedAuthorization>
   /** GET or POST /connect/authorize: sign-in, consent, or the code. Errors go to the redirect URI. */
-  start(target: ResponseTarget, raw: RawParams, session: Session | undefined): Promise<AuthorizeOutcome>
+  start(resolved: ResolvedAuthorization, session: Session | undefined): Promise<AuthorizeOutcome>
   /** The consent form's answer. A session that no longer fits goes round the sign-in again. */
-  decide(target: ResponseTarget, raw: RawParams, session: Session | undefined, form: Record<string, string>): Promise<AuthorizeOutcome>
+  decide(resolved: ResolvedAuthorization, session: Session | undefined, form: Record<string, string>): Promise<AuthorizeOutcome>
   /** For the sign-in page: the client behind an authorization URL, its login_hint, its redirect origin. */
   describe(url: URL): Promise<ReturnTargetInfo | undefined>
   /** A sign-in elsewhere failed: the error for the client's redirect URI (RFC 6749 §4.1.2.1, with iss: RFC 9207). */
@@ -117,19 +134,19 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
     return presented.length === expected.length && timingSafeEqual(presented, expected) ? Number(at) : undefined
   }
 
-  function returnTo(req: AuthorizationRequest, now: number): string {
-    const q = query(req.params)
+  function returnTo(req: PendingRequest, now: number): string {
+    const q = query(req.url)
     const url = `${AUTHORIZE_PATH}?${q}&${MARKER}=${now}.${mac(String(now), q).toString('base64url')}`
     if (url.length > RETURN_TO_MAX) throw new OAuthError('invalid_request', 'the request is too long to continue after sign-in')
     return url
   }
 
   /** Whether the session is the right one, signed in recently enough (prompt=login, max_age, id_token_hint). */
-  async function sessionFits(req: AuthorizationRequest, session: Session | undefined, now: number): Promise<Session | undefined> {
+  async function sessionFits(req: PendingRequest, session: Session | undefined, now: number): Promise<Session | undefined> {
     return (await fits(req, session, now)) ? session : undefined
   }
 
-  async function fits(req: AuthorizationRequest, session: Session | undefined, now: number): Promise<boolean> {
+  async function fits(req: PendingRequest, session: Session | undefined, now: number): Promise<boolean> {
     if (!session) return false
     // acr_values idp: asks for a sign-in at that provider (or locally): a session from elsewhere does not do.
     if (!signedInAt(session, req.acr.idp)) return false
@@ -141,18 +158,18 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
     }
     // Signed in for this request: the session began after the sign-in was asked for. Its start,
     // not auth_time: an upstream provider's auth_time is by its own clock, in whole seconds.
-    const asked = markerTime(req.params)
+    const asked = markerTime(req.url)
     if (asked !== undefined && session.startedAt >= asked) return true
     return sessionSatisfies(session, { maxAge: req.maxAge, signedInAfter: req.prompt.has('login') ? now + 1 : undefined }, now)
   }
 
-  async function consentView(req: AuthorizationRequest, session: Session): Promise<AuthorizeOutcome> {
+  async function consentView(req: PendingRequest, session: Session): Promise<AuthorizeOutcome> {
     const catalogue = await deps.resources.loadCatalogue()
-    const q = query(req.params)
+    const q = query(req.url)
     return {
       kind: 'consent',
       target: req,
-      action: `${AUTHORIZE_CONSENT_PATH}?${req.params.has(MARKER) ? `${q}&${MARKER}=${req.params.get(MARKER)}` : q}`,
+      action: `${AUTHORIZE_CONSENT_PATH}?${req.url.has(MARKER) ? `${q}&${MARKER}=${req.url.get(MARKER)}` : q}`,
       switchAccount: `${AUTHORIZE_PATH}?${q}`,
       view: decisionView(catalogue, {
         client: req.client,
@@ -170,8 +187,10 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
   }
 
   /** Issues the code (RFC 6749 §4.1.2): 256 bits, stored hashed, bound to everything the token request checks. */
-  async function issueCode(req: AuthorizationRequest, session: Session): Promise<AuthorizeOutcome> {
+  async function issueCode(req: PendingRequest, session: Session): Promise<AuthorizeOutcome> {
     const now = clock.now()
+    // RFC 9126 §4: a request_uri is used up by the code issued from it; of two tabs, one gets it.
+    if (req.handle !== undefined && !(await deps.pushed.use(req.handle, now))) throw spentUri()
     const code = newHandle()
     const data: AuthorizationCodeData = {
       redirectUri: req.redirectUri,
@@ -198,17 +217,39 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
     return { kind: 'respond', target: req, params: responseParams(req, { code }) }
   }
 
+  /**
+   * Stage 2: a held request that is spent, one that did not arrive as the client must send them
+   * (PAR, request object), then the parameters themselves. Every error goes to the redirect URI.
+   */
+  async function prepare({ target, input }: ResolvedAuthorization): Promise<PendingRequest> {
+    if (input.spent) throw spentUri()
+    checkRequestOrigin(target.client, input, deps.parRequired)
+    const req = await validateRequest(target, input.params, deps.scopes, deps.providers)
+    return { ...req, url: collect(input.url).params, handle: input.handle }
+  }
+
+  /** The target of an authorization URL for the sign-in page (read only: nothing is opened or used). */
+  async function peekTarget(url: URL): Promise<{ target: ResponseTarget; params: URLSearchParams } | undefined> {
+    const params = await deps.inputs.peek([...url.searchParams]).catch(() => undefined)
+    if (!params) return undefined
+    const target = await resolveTarget(deps.clients, params).catch(() => undefined)
+    return target && { target, params: new URLSearchParams(params) }
+  }
+
   function responseParams(target: ResponseTarget, out: Record<string, string>): Record<string, string> {
     return { ...out, ...(target.state !== undefined ? { state: target.state } : {}), iss: deps.issuer } // RFC 9207 §2
   }
 
   return {
     /** Stage 1 (page errors only): the client and its redirect URI. */
-    target: (raw: RawParams) => resolveTarget(deps.clients, raw),
+    async target(raw: RawParams): Promise<ResolvedAuthorization> {
+      const input = await deps.inputs.resolve(raw)
+      return { target: await resolveTarget(deps.clients, input.params), input }
+    },
 
     /** GET or POST /connect/authorize: sign-in, consent, or the code. Errors go to the redirect URI. */
-    async start(target: ResponseTarget, raw: RawParams, session: Session | undefined): Promise<AuthorizeOutcome> {
-      const req = await validateRequest(target, raw, deps.scopes, deps.providers)
+    async start(resolved: ResolvedAuthorization, session: Session | undefined): Promise<AuthorizeOutcome> {
+      const req = await prepare(resolved)
       const now = clock.now()
       const live = await sessionFits(req, session, now)
       if (!live) {
@@ -226,13 +267,8 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
     },
 
     /** The consent form's answer. A session that no longer fits goes round the sign-in again. */
-    async decide(
-      target: ResponseTarget,
-      raw: RawParams,
-      session: Session | undefined,
-      form: Record<string, string>,
-    ): Promise<AuthorizeOutcome> {
-      const req = await validateRequest(target, raw, deps.scopes, deps.providers)
+    async decide(resolved: ResolvedAuthorization, session: Session | undefined, form: Record<string, string>): Promise<AuthorizeOutcome> {
+      const req = await prepare(resolved)
       const now = clock.now()
       const live = await sessionFits(req, session, now)
       if (!live) return { kind: 'sign-in', returnTo: returnTo(req, now) }
@@ -244,8 +280,9 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
     },
 
     async fail(url: URL, error: SignInError, description: string): Promise<ErrorResponse | undefined> {
-      const target = await resolveTarget(deps.clients, [...url.searchParams]).catch(() => undefined)
-      if (!target) return undefined
+      const peeked = await peekTarget(url)
+      if (!peeked) return undefined
+      const { target } = peeked
       return {
         redirectUri: target.redirectUri,
         params: responseParams(target, { error, error_description: description }),
@@ -255,17 +292,20 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
 
     /** For the sign-in page: the client behind an authorization URL, its login_hint, its redirect origin. */
     async describe(url: URL): Promise<ReturnTargetInfo | undefined> {
-      const target = await resolveTarget(deps.clients, [...url.searchParams]).catch(() => undefined)
-      if (!target) return undefined
+      const peeked = await peekTarget(url)
+      if (!peeked) return undefined
+      const { target, params } = peeked
       const { clientId, clientName, identityProviderRestrictions, enableLocalLogin } = target.client
-      const idp = (url.searchParams.get('acr_values') ?? '').split(' ').find((v) => v.startsWith('idp:') && v.length > 4)
+      const idp = (params.get('acr_values') ?? '').split(' ').find((v) => v.startsWith('idp:') && v.length > 4)
       return {
         client: { clientId, clientName: clientName ?? clientId },
-        loginHint: url.searchParams.get('login_hint') ?? undefined,
+        loginHint: params.get('login_hint') ?? undefined,
         formActionOrigins: [new URL(target.redirectUri).origin],
         providers: { identityProviderRestrictions, enableLocalLogin, idp: idp?.slice(4) },
-        reauthentication: reauthenticationOf(url.searchParams),
+        reauthentication: reauthenticationOf(params),
       }
     },
   }
 }
+
+const spentUri = () => new OAuthError('invalid_request_uri', 'request_uri has expired or has been used')

@@ -234,6 +234,8 @@ function toClient(clientId: string, m: RegisteredMetadata, secret: string | unde
     tokenEndpointAuthMethod: m.authMethod,
     backchannelTokenDeliveryMode: 'poll',
     backchannelClientNotificationEndpoint: undefined,
+    requirePushedAuthorization: false,
+    requireRequestObject: false,
     selfRegistered: 'registration',
   }
 }

@@ -135,7 +135,6 @@ describe('errors redirected with state and iss', () => {
       'invalid_request',
       'acr_values holds a tenant this client may not assert',
     ],
-    ['a request object', { request: 'eyJ.x.y' }, 'invalid_request', 'request objects are not supported'],
     [
       'an id_token_hint that is not ours',
       { id_token_hint: 'not-a-jwt' },

@@ -75,8 +75,9 @@ describe('discovery document', () => {
       response_modes_supported: ['query', 'form_post'],
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
-      request_parameter_supported: false,
+      request_parameter_supported: true,
       request_uri_parameter_supported: false,
+      request_object_signing_alg_values_supported: ['PS256', 'ES256', 'RS256'],
     })
   })
 })

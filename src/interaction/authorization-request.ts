@@ -3,16 +3,16 @@
 // 1. the client and its redirect URI: until both are known to be the client's own, an error is a
 //    page and never a redirect (no open redirector, RFC 9700 §4.11.1);
 // 2. everything else: an error goes back to the redirect URI with error, state and iss.
-import { isPublicClient } from '../../domain/public-client.js'
-import type { Client, ResolvedScopes } from '../../domain/types.js'
-import { isRegisteredRedirectUri } from '../../domain/redirect-uri.js'
-import { OAuthError } from '../../errors.js'
-import { parseAcrValues, type ParsedAcrValues } from '../../grants/acr-values.js'
-import type { IdentityProviderDirectory } from '../../interaction/identity-providers.js'
-import type { Reauthentication } from '../../interaction/return-to.js'
-import type { ScopeResolver } from '../../grants/scopes.js'
-import type { ClientStore } from '../../stores/clients.js'
-import { checkNoControlCharacters, ownEntry, parameterLabel } from '../../domain/input-limits.js'
+import { isPublicClient } from '../domain/public-client.js'
+import type { Client, ResolvedScopes } from '../domain/types.js'
+import { isRegisteredRedirectUri } from '../domain/redirect-uri.js'
+import { OAuthError } from '../errors.js'
+import { parseAcrValues, type ParsedAcrValues } from '../grants/acr-values.js'
+import type { IdentityProviderDirectory } from './identity-providers.js'
+import type { Reauthentication } from './return-to.js'
+import type { ScopeResolver } from '../grants/scopes.js'
+import type { ClientStore } from '../stores/clients.js'
+import { checkNoControlCharacters, ownEntry, parameterLabel } from '../domain/input-limits.js'
 
 export const AUTHORIZATION_CODE = 'authorization_code'
 
@@ -85,15 +85,9 @@ export function collect(raw: RawParams): { params: Map<string, string>; repeated
  */
 export async function resolveTarget(clients: Pick<ClientStore, 'findById'>, raw: RawParams): Promise<ResponseTarget> {
   const { params, repeated } = collect(raw)
-  // Before anything reaches the database (a POSTed form is not checked at the edge).
-  for (const [k, v] of raw) checkNoControlCharacters(v, parameterLabel(k))
-  if (repeated.includes('client_id')) throw invalid('client_id is repeated')
+  const client = await resolveClient(clients, raw)
   if (repeated.includes('redirect_uri')) throw invalid('redirect_uri is repeated')
-  const clientId = params.get('client_id')
-  if (clientId === undefined) throw invalid('client_id is missing')
-  if (clientId.length > LIMITS.client_id!) throw invalid('client_id is unknown')
-  const client = await clients.findById(clientId)
-  if (!client || !client.enabled) throw invalid('client_id is unknown or the client is disabled')
+  const clientId = client.clientId
   const given = params.get('redirect_uri')
   // A mismatch is the commonest mistake in setting up a client: the page names what was sent, the
   // log line also what is registered (not the page: that is the client's configuration).
@@ -121,6 +115,20 @@ export async function resolveTarget(clients: Pick<ClientStore, 'findById'>, raw:
   }
 }
 
+/** Stage 1's first half: the client named by client_id, known and enabled. Throws a page error. */
+export async function resolveClient(clients: Pick<ClientStore, 'findById'>, raw: RawParams): Promise<Client> {
+  const { params, repeated } = collect(raw)
+  // Before anything reaches the database (a POSTed form is not checked at the edge).
+  for (const [k, v] of raw) checkNoControlCharacters(v, parameterLabel(k))
+  if (repeated.includes('client_id')) throw invalid('client_id is repeated')
+  const clientId = params.get('client_id')
+  if (clientId === undefined) throw invalid('client_id is missing')
+  if (clientId.length > LIMITS.client_id!) throw invalid('client_id is unknown')
+  const client = await clients.findById(clientId)
+  if (!client || !client.enabled) throw invalid('client_id is unknown or the client is disabled')
+  return client
+}
+
 /** Stage 2: everything else; every error goes back to the redirect URI. */
 export async function validateRequest(
   target: ResponseTarget,
@@ -140,8 +148,9 @@ export async function validateRequest(
   const responseType = params.get('response_type')
   if (responseType === undefined) throw invalid('response_type is missing')
   if (responseType !== 'code') throw new OAuthError('unsupported_response_type', 'response_type must be code')
-  // OIDC Core §6: we take no request objects; both are refused rather than silently ignored.
-  if (params.has('request') || params.has('request_uri')) throw invalid('request objects are not supported')
+  // RFC 9101 and RFC 9126 are resolved before (src/interaction/pushed-authorization.ts): what
+  // arrives here with either is a request object inside a request object.
+  if (params.has('request') || params.has('request_uri')) throw invalid('request and request_uri cannot be nested')
   if (!client.allowedGrantTypes.includes(AUTHORIZATION_CODE)) {
     throw new OAuthError('unauthorized_client', 'the client may not use the authorization code flow')
   }
