@@ -96,6 +96,7 @@ const Env = z.object({
   HOST: z.string().min(1).default('127.0.0.1').describe('an interface address or host name'),
   ISSUER: issuerUrl.optional(),
   DOCUMENTATION_URL: httpUrl().optional(),
+  PAR_REQUIRED: z.enum(['true', 'false']).default('false').describe('true or false'),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//)
@@ -138,7 +139,6 @@ const Env = z.object({
   ID_TOKEN_LIFETIME: seconds(300),
   PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME: seconds(86_400),
   AUTHORIZATION_CODE_LIFETIME: z.coerce.number().int().positive().max(600).default(300), // RFC 6749 §4.1.2: at most 10 minutes
-  PAR_REQUIRED: z.enum(['true', 'false']).default('false').describe('true or false'),
   CIBA_DEFAULT_LIFETIME: seconds(300),
   CIBA_POLLING_INTERVAL: seconds(5),
   CIBA_MAX_PENDING_PER_USER: int(0, 100_000, 10), // per client and user; 0: no cap
@@ -247,6 +247,10 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Server',
     doc: "Where the landing page's (`/`) Documentation link leads: your developer portal, or the published documentation of authz. Unset: the page points developers to the `docs/` folder of the authz source.",
   },
+  PAR_REQUIRED: {
+    group: 'Server',
+    doc: '`true`: every authorization request must come through the pushed authorization request endpoint (RFC 9126 §5; discovery says `require_pushed_authorization_requests`); one sent to the authorization endpoint directly is refused with `invalid_request`. `false`: only clients with `requirePushedAuthorization` must (see [Pushed authorization requests](fapi.md#pushed-authorization-requests-and-request-objects)).',
+  },
   DATABASE_URL: {
     group: 'Database',
     doc: 'The PostgreSQL database, e.g. `postgres://user:pass@host:5432/db`. Unset: embedded PGlite in `DATA_DIR`.',
@@ -328,10 +332,6 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Token lifetimes',
     accepts: 'a whole number of seconds from 1 to 600',
     doc: 'How long an authorization code may be redeemed (at most 600, RFC 6749 §4.1.2).',
-  },
-  PAR_REQUIRED: {
-    group: 'Server',
-    doc: '`true`: every authorization request must come through the pushed authorization request endpoint (RFC 9126 §5; discovery says `require_pushed_authorization_requests`); one sent to the authorization endpoint directly is refused with `invalid_request`. `false`: only clients with `requirePushedAuthorization` must (see [Pushed authorization requests](fapi.md#pushed-authorization-requests-and-request-objects)).',
   },
   CIBA_DEFAULT_LIFETIME: {
     group: 'CIBA',
