@@ -28,6 +28,8 @@ export type OAuthErrorCode =
   | 'method_not_allowed'
   | 'server_error'
   | 'temporarily_unavailable'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
 
 const STATUS: Partial<Record<OAuthErrorCode, number>> = {
   invalid_client: 401,

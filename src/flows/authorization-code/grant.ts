@@ -16,6 +16,7 @@ import type { OneTimeUse } from '../../grants/one-time-use.js'
 import type { GrantContext, GrantHandler } from '../../grants/registry.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import { issuedSignIn } from '../../grants/sign-in-record.js'
+import { checkBoundKey } from '../../tokens/dpop.js'
 import type { AuthorizationCodeData } from './service.js'
 
 const Params = z.object({
@@ -121,6 +122,8 @@ export function createAuthorizationCodeGrant(deps: {
         )
       }
       checkPkce(data.codeChallenge, params.code_verifier)
+      // RFC 9449 §10: the authorization request named the key that must redeem the code.
+      checkBoundKey(data.dpopJkt, ctx?.dpop, 'authorization code')
       const subjectId = code.subjectId
       return deps.oneTimeUse.redeem({
         familyId: code.familyId,
@@ -155,6 +158,7 @@ export function createAuthorizationCodeGrant(deps: {
               ...(data.nonce !== undefined ? { nonce: data.nonce } : {}),
             },
             refreshToken: true,
+            dpopJkt: ctx?.dpop?.jkt,
           })
         },
       })

@@ -50,6 +50,8 @@ export interface AuthorizationCodeData extends SignInRecord {
   sid: string
   acr: string
   tenant: string | undefined
+  /** RFC 9449 §10: the request's dpop_jkt; the code is redeemed only with a proof of that key. */
+  dpopJkt?: string | undefined
 }
 
 export type AuthorizeOutcome =
@@ -173,6 +175,7 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       sid: session.sid,
       acr: req.acr.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v)) ?? '1',
       tenant: req.acr.tenant,
+      dpopJkt: req.dpopJkt,
     }
     await deps.grants.store({
       handle: code,

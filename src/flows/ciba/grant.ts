@@ -11,7 +11,7 @@ import type { TokenIssuer, TokenResponse } from '../../tokens/issuer.js'
 import type { CibaRequestStore } from '../../stores/ciba-requests.js'
 import type { UserStore } from '../../stores/users.js'
 import type { Polling } from '../../grants/polling.js'
-import type { GrantHandler } from '../../grants/registry.js'
+import type { GrantContext, GrantHandler } from '../../grants/registry.js'
 import { issuedSignIn } from '../../grants/sign-in-record.js'
 import { CIBA_GRANT } from '../../grants/ciba-decision.js'
 
@@ -38,7 +38,7 @@ export interface CibaGrantDeps {
 export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id: string }> {
   const { clock, requests } = deps
 
-  async function issue(client: Client, req: CibaRequest): Promise<TokenResponse> {
+  async function issue(client: Client, req: CibaRequest, ctx: GrantContext): Promise<TokenResponse> {
     const user = await deps.users.findBySubjectId(req.subjectId)
     if (!user || !user.enabled) throw new OAuthError('invalid_grant', 'the user is no longer active')
     // Re-resolved at issuance: a scope the client lost since the request is not issued.
@@ -63,6 +63,7 @@ export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id
       claims: { ...extra, auth_time: authTime, amr, ...(acr ? { acr } : {}) },
       idToken: { user, authTime, amr, ...(acr ? { acr } : {}), extraClaims: extra },
       refreshToken: true,
+      dpopJkt: ctx.dpop?.jkt,
     })
   }
 
@@ -76,7 +77,7 @@ export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id
         found,
         store: requests,
         texts: TEXTS,
-        issue: (consumed) => issue(client, consumed),
+        issue: (consumed) => issue(client, consumed, ctx),
         grantType: CIBA_GRANT,
         ctx,
       })

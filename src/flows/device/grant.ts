@@ -10,7 +10,7 @@ import type { DeviceAuthorizationStore } from '../../stores/device-authorization
 import type { UserStore } from '../../stores/users.js'
 import type { TokenIssuer, TokenResponse } from '../../tokens/issuer.js'
 import type { Polling } from '../../grants/polling.js'
-import type { GrantHandler } from '../../grants/registry.js'
+import type { GrantContext, GrantHandler } from '../../grants/registry.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import { issuedSignIn } from '../../grants/sign-in-record.js'
 
@@ -34,7 +34,7 @@ export interface DeviceCodeGrantDeps {
 }
 
 export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{ device_code: string }> {
-  async function issue(client: Client, d: DeviceAuthorization): Promise<TokenResponse> {
+  async function issue(client: Client, d: DeviceAuthorization, ctx: GrantContext): Promise<TokenResponse> {
     const user = d.subjectId === undefined ? undefined : await deps.users.findBySubjectId(d.subjectId)
     if (!user || !user.enabled) throw new OAuthError('invalid_grant', 'the user is no longer active')
     // Re-resolved at issuance: a scope the client lost since the request is not issued.
@@ -53,6 +53,7 @@ export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{
       claims: { ...idpClaim, auth_time: authTime, amr },
       idToken: { user, authTime, amr, extraClaims: idpClaim },
       refreshToken: true,
+      dpopJkt: ctx.dpop?.jkt,
     })
   }
 
@@ -68,7 +69,7 @@ export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{
         found,
         store: deps.devices,
         texts: TEXTS,
-        issue: (consumed) => issue(client, consumed),
+        issue: (consumed) => issue(client, consumed, ctx),
         grantType: DEVICE_CODE_GRANT,
         ctx,
       })

@@ -8,6 +8,8 @@ import { createClientCredentialsGrant } from './grants/client-credentials.js'
 import { createPasswordGrant } from './grants/password.js'
 import { createRefreshTokenGrant } from './grants/refresh-token.js'
 import { tokenRoutes } from './routes.js'
+import { TOKEN_PATH } from '../../endpoints.js'
+import { DPOP_ALGS } from '../../tokens/dpop.js'
 import { createTokenService } from './service.js'
 
 export const tokenFlow: Flow = {
@@ -29,7 +31,16 @@ export const tokenFlow: Flow = {
     )
     core.grants.add(createPasswordGrant({ clock, passwords: core.passwordCheck, scopes, tokenIssuer }))
     const service = createTokenService({ registry: core.grants, audit })
-    await core.app.register(tokenRoutes, { authenticator: core.clientAuth, service, rateLimit: apiRateLimit(config.rateLimitApi) })
-    core.discovery.contribute(() => ({ grant_types_supported: core.grants.grantTypes() }))
+    await core.app.register(tokenRoutes, {
+      authenticator: core.clientAuth,
+      service,
+      dpop: core.dpop,
+      url: `${config.issuer}${TOKEN_PATH}`,
+      rateLimit: apiRateLimit(config.rateLimitApi),
+    })
+    core.discovery.contribute(() => ({
+      grant_types_supported: core.grants.grantTypes(),
+      dpop_signing_alg_values_supported: [...DPOP_ALGS],
+    }))
   },
 }
