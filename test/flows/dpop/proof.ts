@@ -46,6 +46,6 @@ export async function proof(authz: TestApp, key: DPoPKey, opts: ProofOptions = {
   if (opts.nonce !== undefined) claims.nonce = opts.nonce
   for (const c of opts.omit ?? []) delete claims[c]
   return new SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg, typ: 'dpop+jwt', jwk: key.jwk, ...opts.header } as { alg: string })
+    .setProtectedHeader({ alg: key.alg, typ: 'dpop+jwt', jwk: key.jwk, ...opts.header })
     .sign(key.privateKey)
 }
