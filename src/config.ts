@@ -139,6 +139,7 @@ const Env = z.object({
   ID_TOKEN_LIFETIME: seconds(300),
   PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME: seconds(86_400),
   AUTHORIZATION_CODE_LIFETIME: z.coerce.number().int().positive().max(600).default(300), // RFC 6749 §4.1.2: at most 10 minutes
+  DPOP_NONCE_REQUIRED: z.enum(['true', 'false']).default('false').describe('true or false'),
   CIBA_DEFAULT_LIFETIME: seconds(300),
   CIBA_POLLING_INTERVAL: seconds(5),
   CIBA_MAX_PENDING_PER_USER: int(0, 100_000, 10), // per client and user; 0: no cap
@@ -204,6 +205,7 @@ export const CONFIG_GROUPS = [
   'Admin API',
   'Signing keys',
   'Token lifetimes',
+  'DPoP',
   'CIBA',
   'Device flow',
   'Caches',
@@ -332,6 +334,10 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Token lifetimes',
     accepts: 'a whole number of seconds from 1 to 600',
     doc: 'How long an authorization code may be redeemed (at most 600, RFC 6749 §4.1.2).',
+  },
+  DPOP_NONCE_REQUIRED: {
+    group: 'DPoP',
+    doc: "Every DPoP proof (RFC 9449) must carry a nonce of this server: a proof without one, or with one older than 5 to 10 minutes, is answered `use_dpop_nonce` with a fresh nonce in the `DPoP-Nonce` header (§8), which the client sends again. Nonces are MACs of the time with a server secret, so every replica accepts every other's without sharing state. `false`: proofs need no nonce, and their `iat` (within 60 s of the server's clock) and single-use `jti` bound their replay.",
   },
   CIBA_DEFAULT_LIFETIME: {
     group: 'CIBA',
@@ -527,6 +533,8 @@ export type Config = Readonly<{
   authorizationCodeLifetime: number
   /** Every authorization request must be pushed (RFC 9126 §5), whatever the client's requirePushedAuthorization. */
   parRequired: boolean
+  /** RFC 9449 §8: every DPoP proof must carry a server nonce (src/tokens/dpop.ts). */
+  dpopNonceRequired: boolean
   cibaDefaultLifetime: number
   cibaPollingInterval: number
   /** Pending CIBA requests one client may have for one user; 0: no cap. */
@@ -763,6 +771,7 @@ export function loadConfig(env: Record<string, string | undefined>, context: Con
     publicClientRefreshTokenLifetime: e.PUBLIC_CLIENT_REFRESH_TOKEN_LIFETIME,
     authorizationCodeLifetime: e.AUTHORIZATION_CODE_LIFETIME,
     parRequired: e.PAR_REQUIRED === 'true',
+    dpopNonceRequired: e.DPOP_NONCE_REQUIRED === 'true',
     cibaDefaultLifetime: e.CIBA_DEFAULT_LIFETIME,
     cibaPollingInterval: e.CIBA_POLLING_INTERVAL,
     cibaMaxPendingPerUser: e.CIBA_MAX_PENDING_PER_USER,

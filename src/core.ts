@@ -49,6 +49,7 @@ import type { UserStore } from './stores/users.js'
 import type { TokenIssuer } from './tokens/issuer.js'
 import type { RevocationList } from './tokens/revocation-list.js'
 import type { TokenReader } from './tokens/token-reader.js'
+import type { DPoPVerifier } from './tokens/dpop.js'
 
 /** A flow: its name (for logs and the worker list) and how it adds itself to the server. */
 export interface Flow {
@@ -141,6 +142,8 @@ export interface Core {
   tokenIssuer: TokenIssuer
   /** What a presented token of ours is (introspection, userinfo, token exchange). */
   tokenReader: TokenReader
+  /** The one DPoP proof checker (RFC 9449) of every endpoint that takes proofs, with the server's nonces. */
+  dpop: DPoPVerifier
   /** This replica's copy of the revoked JWT ids. */
   revocationList: RevocationList
   /** Remembered consent, for every flow in which a person decides. */

@@ -66,6 +66,7 @@ import { createPgUserStore } from './stores/users.postgres.js'
 import { createTokenIssuer } from './tokens/issuer.js'
 import { createRevocationList } from './tokens/revocation-list.js'
 import { createTokenReader } from './tokens/token-reader.js'
+import { createDPoPVerifier } from './tokens/dpop.js'
 
 export interface CoreInputs {
   app: FastifyInstance
@@ -195,6 +196,13 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     scopes,
     tokenIssuer,
     tokenReader,
+    // Nonces are MACs keyed with a server secret: every replica issues and accepts the same ones.
+    dpop: createDPoPVerifier({
+      clock,
+      usedJtis: stores.usedJtis,
+      nonceKey: await serverSecret('dpop-nonce'),
+      requireNonce: config.dpopNonceRequired,
+    }),
     revocationList,
     oneTimeUse,
     interaction,

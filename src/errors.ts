@@ -32,6 +32,8 @@ export type OAuthErrorCode =
   | 'temporarily_unavailable'
   | 'invalid_request_uri'
   | 'invalid_request_object'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
 
 const STATUS: Partial<Record<OAuthErrorCode, number>> = {
   invalid_client: 401,

@@ -222,6 +222,7 @@ const CLIENT_MEMBERS = {
   redirectUris: 0,
   postLogoutRedirectUris: 0,
   requirePkce: 0,
+  requireDPoP: 0,
   allowOfflineAccess: 0,
   accessTokenType: 0,
   accessTokenLifetime: 0,

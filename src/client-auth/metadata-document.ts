@@ -130,6 +130,7 @@ export function clientFromDocument(clientId: string, body: Buffer, allowedScopes
     backchannelClientNotificationEndpoint: undefined,
     requirePushedAuthorization: false,
     requireRequestObject: false,
+    requireDPoP: false,
     selfRegistered: 'metadata-document',
   }
 }

@@ -34,6 +34,8 @@ export interface Client {
   /** OpenID Connect RP-Initiated Logout 1.0 post_logout_redirect_uri values, matched exactly. */
   postLogoutRedirectUris: string[]
   requirePkce: boolean
+  /** RFC 9449 (Duende's RequireDPoP): every token request needs a DPoP proof, so every access token is key-bound. */
+  requireDPoP: boolean
   allowOfflineAccess: boolean
   accessTokenType: AccessTokenType
   /** Seconds; undefined means the server default (ACCESS_TOKEN_LIFETIME). */

@@ -9,6 +9,7 @@ import type { AuthenticatedClient, Client } from '../domain/types.js'
 import type { UserStore } from '../stores/users.js'
 import type { TokenIssuer, TokenResponse } from '../tokens/issuer.js'
 import type { TokenReader } from '../tokens/token-reader.js'
+import type { DPoPProof } from '../tokens/dpop.js'
 import type { OneTimeUse } from './one-time-use.js'
 import type { AuditSink } from '../observe/audit.js'
 import type { ScopeResolver } from './scopes.js'
@@ -24,6 +25,11 @@ export interface GrantContext {
    * a repeat of the same request from another party's (the authorization code) compares these.
    */
   clientAuthentication?: Pick<AuthenticatedClient, 'method' | 'credentialDigest'>
+  /**
+   * The request's DPoP proof, checked (RFC 9449 §5; set by the token endpoint). A grant passes its
+   * `jkt` to the issuer as `dpopJkt`, so that what it issues is bound to the key.
+   */
+  dpop?: DPoPProof
 }
 
 export interface GrantHandler<P = unknown> {

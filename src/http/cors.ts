@@ -47,9 +47,10 @@ declare module 'fastify' {
 /** How long a browser may remember a preflight answer (Chromium caps it at 2 hours). */
 export const PREFLIGHT_MAX_AGE = 600
 
-// What a browser app reads besides the body: the Bearer and Basic challenges, and when to retry.
-const EXPOSED_HEADERS = 'WWW-Authenticate, Retry-After'
-const ALLOWED_HEADERS = 'Authorization, Content-Type'
+// What a browser app reads besides the body: the Bearer, DPoP and Basic challenges, when to retry,
+// and the next DPoP nonce (RFC 9449 §8). What it sends: its credentials, and its DPoP proof (§4).
+const EXPOSED_HEADERS = 'WWW-Authenticate, Retry-After, DPoP-Nonce'
+const ALLOWED_HEADERS = 'Authorization, Content-Type, DPoP'
 
 interface Route {
   policy: CorsPolicy

@@ -13,6 +13,7 @@ import type { Reauthentication } from './return-to.js'
 import type { ScopeResolver } from '../grants/scopes.js'
 import type { ClientStore } from '../stores/clients.js'
 import { checkNoControlCharacters, ownEntry, parameterLabel } from '../domain/input-limits.js'
+import { readDPoPJkt } from '../tokens/dpop.js'
 
 export const AUTHORIZATION_CODE = 'authorization_code'
 
@@ -38,6 +39,8 @@ export interface AuthorizationRequest extends ResponseTarget {
   loginHint: string | undefined
   idTokenHint: string | undefined
   acr: ParsedAcrValues
+  /** RFC 9449 §10: the thumbprint of the key the token request must prove (dpop_jkt). */
+  dpopJkt?: string | undefined
   /** The parameters as a map (each once), to rebuild the request's URL. */
   params: Map<string, string>
 }
@@ -165,6 +168,7 @@ export async function validateRequest(
     loginHint: params.get('login_hint'),
     idTokenHint: params.get('id_token_hint'),
     acr: parseAcrValues(params.get('acr_values'), client, params.has('acr_values') ? await providers.idpNames(client) : undefined),
+    dpopJkt: readDPoPJkt(params),
     params,
   }
 }

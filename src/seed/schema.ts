@@ -82,6 +82,10 @@ export const SeedClient = z.strictObject({
     .default([])
     .describe(`RP-initiated logout: the exact post_logout_redirect_uri values allowed; ${REDIRECT_URI_RULE}`),
   requirePkce: z.boolean().default(true),
+  requireDPoP: z
+    .boolean()
+    .default(false)
+    .describe('every token request must carry a DPoP proof (RFC 9449), so its access tokens are bound to the key; without one: invalid_dpop_proof'),
   allowOfflineAccess: z.boolean().default(false),
   refreshTokenUsage: z.enum(['oneTimeOnly', 'reUse']).default('oneTimeOnly'),
   refreshTokenExpiration: z.enum(['absolute', 'sliding']).default('absolute'),

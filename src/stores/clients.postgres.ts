@@ -22,6 +22,7 @@ interface ClientRow {
   redirect_uris: string[]
   post_logout_redirect_uris: string[]
   require_pkce: boolean
+  require_dpop: boolean
   allow_offline_access: boolean
   access_token_type: AccessTokenType
   access_token_lifetime: number | null
@@ -69,6 +70,7 @@ function toClient(r: ClientRow): Client {
     redirectUris: r.redirect_uris,
     postLogoutRedirectUris: r.post_logout_redirect_uris,
     requirePkce: r.require_pkce,
+    requireDPoP: r.require_dpop,
     allowOfflineAccess: r.allow_offline_access,
     accessTokenType: r.access_token_type,
     accessTokenLifetime: r.access_token_lifetime ?? undefined,

@@ -59,6 +59,12 @@ export interface IssueParams {
   refreshStartedAt?: number
   /** Seconds; caps the access token's lifetime (token exchange: the subject token's remaining life). */
   maxLifetime?: number
+  /**
+   * The thumbprint of the request's DPoP key (RFC 9449 §5, §6): the access token is bound to it
+   * (cnf.jkt, token_type DPoP), and so is a public client's refresh token. A grant passes its
+   * GrantContext's `dpop` here.
+   */
+  dpopJkt?: string | undefined
 }
 
 /**
@@ -76,7 +82,7 @@ export interface IssuedSummary {
 
 export interface TokenResponse {
   access_token: string
-  token_type: 'Bearer'
+  token_type: 'Bearer' | 'DPoP'
   expires_in: number
   scope: string
   id_token?: string
@@ -100,6 +106,8 @@ export interface RefreshTokenData {
   startedAt?: number
   /** What the next ID token repeats: the sign-in's auth_time, acr, amr, and claims such as sid, tenant, idp. */
   idToken?: { authTime: number; acr?: string; amr?: string[]; extraClaims?: Record<string, unknown> }
+  /** RFC 9449 §5: a public client's refresh token is bound to its DPoP key; redeemed only with a proof of it. */
+  jkt?: string
 }
 
 export interface TokenIssuer {
@@ -144,6 +152,9 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       nbf: iat,
       exp: iat + lifetime,
     }
+    // RFC 9449 §6.1: the key the token is bound to; a reference token keeps it in its row.
+    if (p.dpopJkt !== undefined) payload.cnf = { jkt: p.dpopJkt }
+    else delete payload.cnf
     // RFC 9068 §2.2: aud is required. A token for no API resource but with identity scopes is for
     // our own userinfo endpoint, one with an admin scope for our own admin API: its audience is
     // the issuer itself.
@@ -249,6 +260,8 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       absoluteExpiresAt: absolute,
       startedAt,
     }
+    // §5: a confidential client's refresh tokens are bound by its authentication already.
+    if (p.dpopJkt !== undefined && isPublicClient(client)) data.jkt = p.dpopJkt
     if (p.idToken)
       data.idToken = { authTime: p.idToken.authTime, acr: p.idToken.acr, amr: p.idToken.amr, extraClaims: p.idToken.extraClaims }
     const handle = newHandle()
@@ -276,7 +289,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       const access = await accessToken(p, iat, lifetime)
       const res: TokenResponse = {
         access_token: access.value,
-        token_type: 'Bearer',
+        token_type: p.dpopJkt === undefined ? 'Bearer' : 'DPoP',
         expires_in: lifetime,
         scope: p.granted.scopes.join(' '),
       }

@@ -101,7 +101,7 @@ describe('token endpoint', () => {
     expect(res.statusCode).toBe(204)
     expect(res.headers['access-control-allow-origin']).toBe(SPA)
     expect(res.headers['access-control-allow-methods']).toBe('POST')
-    expect(res.headers['access-control-allow-headers']).toBe('Authorization, Content-Type')
+    expect(res.headers['access-control-allow-headers']).toBe('Authorization, Content-Type, DPoP')
     expect(res.headers['access-control-max-age']).toBe('600')
     expect(vary(res.headers)).toContain('origin')
     expect(res.headers['access-control-allow-credentials']).toBeUndefined()
@@ -119,7 +119,7 @@ describe('token endpoint', () => {
     const res = await tokenFrom(SPA, 'spa', 'spa-secret')
     expect(res.statusCode).toBe(200)
     expect(res.headers['access-control-allow-origin']).toBe(SPA)
-    expect(res.headers['access-control-expose-headers']).toBe('WWW-Authenticate, Retry-After')
+    expect(res.headers['access-control-expose-headers']).toBe('WWW-Authenticate, Retry-After, DPoP-Nonce')
     expect(vary(res.headers)).toContain('origin')
   })
 
@@ -260,7 +260,7 @@ describe('userinfo: the origins of the client the token was issued to', () => {
     expect(mine.statusCode).toBe(200)
     expect(mine.json()).toEqual({ sub: 'alice-1', name: 'Alice Example' })
     expect(mine.headers['access-control-allow-origin']).toBe(SPA)
-    expect(mine.headers['access-control-expose-headers']).toBe('WWW-Authenticate, Retry-After')
+    expect(mine.headers['access-control-expose-headers']).toBe('WWW-Authenticate, Retry-After, DPoP-Nonce')
     expect(vary(mine.headers)).toContain('origin')
     for (const origin of [OTHER_APP, NOBODY]) {
       const res = await userinfo(origin, token)
@@ -384,7 +384,7 @@ describe('every endpoint a browser app calls', () => {
         const err = await req(SPA)
         expect({ status: err.statusCode, error: err.json().error }).toEqual({ status, error: code })
         expect(err.headers['access-control-allow-origin']).toBe(SPA)
-        expect(err.headers['access-control-expose-headers']).toBe('WWW-Authenticate, Retry-After')
+        expect(err.headers['access-control-expose-headers']).toBe('WWW-Authenticate, Retry-After, DPoP-Nonce')
         expect(vary(err.headers)).toContain('origin')
       }
       for (const req of [e.ok, ...(e.error ? [e.error[0]] : [])]) {
@@ -464,7 +464,7 @@ describe('answers made before the client of the request is known', () => {
       const res = await send({ origin })
       expect({ status: res.statusCode, body: res.json() }, origin).toEqual({ status, body })
       expect(res.headers['access-control-allow-origin'], origin).toBe(origin)
-      expect(res.headers['access-control-expose-headers'], origin).toBe('WWW-Authenticate, Retry-After')
+      expect(res.headers['access-control-expose-headers'], origin).toBe('WWW-Authenticate, Retry-After, DPoP-Nonce')
       expect(res.headers['access-control-allow-credentials'], origin).toBeUndefined()
       expect(vary(res.headers), origin).toContain('origin')
       for (const [name, value] of Object.entries(exposed)) expect(res.headers[name], name).toMatch(value)

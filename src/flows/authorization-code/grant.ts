@@ -16,6 +16,7 @@ import type { OneTimeUse } from '../../grants/one-time-use.js'
 import type { GrantContext, GrantHandler } from '../../grants/registry.js'
 import { narrowToResource, type ScopeResolver } from '../../grants/scopes.js'
 import { issuedSignIn } from '../../grants/sign-in-record.js'
+import { checkBoundKey } from '../../tokens/dpop.js'
 import type { AuthorizationCodeData } from './service.js'
 
 const Params = z.object({
@@ -129,6 +130,8 @@ export function createAuthorizationCodeGrant(deps: {
         await deps.scopes.resolve(client, data.scope, { allowIdentity: true, resource: data.resource }),
         params.resource,
       )
+      // RFC 9449 §10: the authorization request named the key that must redeem the code.
+      checkBoundKey(data.dpopJkt, ctx?.dpop, 'authorization code')
       const subjectId = code.subjectId
       return deps.oneTimeUse.redeem({
         familyId: code.familyId,
@@ -165,6 +168,7 @@ export function createAuthorizationCodeGrant(deps: {
               ...(data.nonce !== undefined ? { nonce: data.nonce } : {}),
             },
             refreshToken: true,
+            dpopJkt: ctx?.dpop?.jkt,
           })
         },
       })

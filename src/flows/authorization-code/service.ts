@@ -54,6 +54,8 @@ export interface AuthorizationCodeData extends SignInRecord {
   sid: string
   acr: string
   tenant: string | undefined
+  /** RFC 9449 §10: the request's dpop_jkt; the code is redeemed only with a proof of that key. */
+  dpopJkt?: string | undefined
 }
 
 /** Stage 1's result: where errors go, and where the parameters come from (URL, request_uri, request object). */
@@ -202,6 +204,7 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       sid: session.sid,
       acr: req.acr.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v)) ?? '1',
       tenant: req.acr.tenant,
+      dpopJkt: req.dpopJkt,
     }
     await deps.grants.store({
       handle: code,

@@ -52,7 +52,7 @@ export function createCibaIssue(deps: Omit<CibaGrantDeps, 'requests' | 'polling'
   return async function issue(
     client: Client,
     req: CibaRequest,
-    opts: { cibaPush?: { authReqId: string }; resource?: string | undefined } = {},
+    opts: { cibaPush?: { authReqId: string }; resource?: string | undefined; dpopJkt?: string | undefined } = {},
   ): Promise<TokenResponse> {
     const user = await deps.users.findBySubjectId(req.subjectId)
     if (!user || !user.enabled) throw new OAuthError('invalid_grant', 'the user is no longer active')
@@ -76,6 +76,7 @@ export function createCibaIssue(deps: Omit<CibaGrantDeps, 'requests' | 'polling'
       claims: { ...extra, auth_time: authTime, amr, ...(acr ? { acr } : {}) },
       idToken: { user, authTime, amr, ...(acr ? { acr } : {}), extraClaims: extra, ...(opts.cibaPush ? { cibaPush: opts.cibaPush } : {}) },
       refreshToken: true,
+      dpopJkt: opts.dpopJkt,
     })
   }
 }
@@ -100,7 +101,7 @@ export function createCibaGrant(deps: CibaGrantDeps): GrantHandler<{ auth_req_id
         found,
         store: requests,
         texts: TEXTS,
-        issue: (consumed) => issue(client, consumed, { resource }),
+        issue: (consumed) => issue(client, consumed, { resource, dpopJkt: ctx?.dpop?.jkt }),
         grantType: CIBA_GRANT,
         ctx,
       })

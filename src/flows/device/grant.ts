@@ -10,7 +10,7 @@ import type { DeviceAuthorizationStore } from '../../stores/device-authorization
 import type { UserStore } from '../../stores/users.js'
 import type { TokenIssuer, TokenResponse } from '../../tokens/issuer.js'
 import type { Polling } from '../../grants/polling.js'
-import type { GrantHandler } from '../../grants/registry.js'
+import type { GrantContext, GrantHandler } from '../../grants/registry.js'
 import { narrowToResource, type ScopeResolver } from '../../grants/scopes.js'
 import { issuedSignIn } from '../../grants/sign-in-record.js'
 
@@ -38,7 +38,12 @@ export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{
   const grantOf = (client: Client, d: DeviceAuthorization) =>
     deps.scopes.resolve(client, (d.approvedScopes ?? []).join(' '), { allowIdentity: true })
 
-  async function issue(client: Client, d: DeviceAuthorization, resource: string | undefined): Promise<TokenResponse> {
+  async function issue(
+    client: Client,
+    d: DeviceAuthorization,
+    resource: string | undefined,
+    ctx: GrantContext | undefined,
+  ): Promise<TokenResponse> {
     const user = d.subjectId === undefined ? undefined : await deps.users.findBySubjectId(d.subjectId)
     if (!user || !user.enabled) throw new OAuthError('invalid_grant', 'the user is no longer active')
     const all = await grantOf(client, d)
@@ -58,6 +63,7 @@ export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{
       claims: { ...idpClaim, auth_time: authTime, amr },
       idToken: { user, authTime, amr, extraClaims: idpClaim },
       refreshToken: true,
+      dpopJkt: ctx?.dpop?.jkt,
     })
   }
 
@@ -76,7 +82,7 @@ export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{
         found,
         store: deps.devices,
         texts: TEXTS,
-        issue: (consumed) => issue(client, consumed, resource),
+        issue: (consumed) => issue(client, consumed, resource, ctx),
         grantType: DEVICE_CODE_GRANT,
         ctx,
       })

@@ -57,7 +57,9 @@ export function createIntrospectionService(deps: {
     } else if (claims.client_id !== caller.clientId) {
       return INACTIVE
     }
-    return { active: true, ...claims, scope, token_type: 'Bearer' }
+    // RFC 7662 §2.2 token_type; a DPoP-bound token's cnf (RFC 9449 §6.2) lets the API check the proof's key.
+    const bound = typeof claims.cnf === 'object' && claims.cnf !== null
+    return { active: true, ...claims, scope, token_type: bound ? 'DPoP' : 'Bearer' }
   }
 
   /** Refresh tokens: visible only to the client that owns them, never to an API. */
@@ -73,6 +75,7 @@ export function createIntrospectionService(deps: {
       iat: Math.floor(g.createdAt / 1000),
     }
     if (g.expiresAt !== undefined) out.exp = Math.floor(g.expiresAt / 1000)
+    if (data.jkt !== undefined) out.cnf = { jkt: data.jkt }
     return out as IntrospectionResponse
   }
 

@@ -236,6 +236,7 @@ function toClient(clientId: string, m: RegisteredMetadata, secret: string | unde
     backchannelClientNotificationEndpoint: undefined,
     requirePushedAuthorization: false,
     requireRequestObject: false,
+    requireDPoP: false,
     selfRegistered: 'registration',
   }
 }

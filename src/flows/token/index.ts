@@ -10,6 +10,8 @@ import { createClientCredentialsGrant } from './grants/client-credentials.js'
 import { createPasswordGrant } from './grants/password.js'
 import { createRefreshTokenGrant } from './grants/refresh-token.js'
 import { tokenRoutes } from './routes.js'
+import { TOKEN_PATH } from '../../endpoints.js'
+import { DPOP_ALGS } from '../../tokens/dpop.js'
 import { createTokenService } from './service.js'
 
 export const tokenFlow: Flow = {
@@ -31,12 +33,19 @@ export const tokenFlow: Flow = {
     )
     core.grants.add(createPasswordGrant({ clock, passwords: core.passwordCheck, scopes, tokenIssuer }))
     const service = createTokenService({ registry: core.grants, audit })
-    await core.app.register(tokenRoutes, { authenticator: core.clientAuth, service, rateLimit: apiRateLimit(config.rateLimitApi) })
+    await core.app.register(tokenRoutes, {
+      authenticator: core.clientAuth,
+      service,
+      dpop: core.dpop,
+      url: `${config.issuer}${TOKEN_PATH}`,
+      rateLimit: apiRateLimit(config.rateLimitApi),
+    })
     core.discovery.contribute(() => ({
       grant_types_supported: core.grants.grantTypes(),
       // RFC 8414 §2: every method of src/client-auth/authenticators.ts, and the assertions' algorithms.
       token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
       token_endpoint_auth_signing_alg_values_supported: ASSERTION_ALGS,
+      dpop_signing_alg_values_supported: [...DPOP_ALGS],
     }))
   },
 }

@@ -27,6 +27,9 @@ export function createTokenService(deps: { registry: GrantRegistry; audit?: Audi
       const handler = deps.registry.get(grantType)
       if (!handler) throw new OAuthError('unsupported_grant_type')
       const { client } = auth
+      // RFC 9449 §5 (Duende's RequireDPoP): such a client's every token is bound to its key.
+      if (client.requireDPoP && ctx.dpop === undefined)
+        throw new OAuthError('invalid_dpop_proof', 'a DPoP proof is required for this client')
       // Refresh tokens are permitted by allowOfflineAccess with offline_access (as in Duende), not by
       // allowedGrantTypes: a client that was given one may use it; the grant checks the rest.
       if (grantType !== 'refresh_token' && !client.allowedGrantTypes.includes(grantType)) {
@@ -43,6 +46,12 @@ export function createTokenService(deps: { registry: GrantRegistry; audit?: Audi
       }
       const clientAuthentication = { method: auth.method, credentialDigest: auth.credentialDigest }
       const res = await handler.handle(client, parsed.data, { ...ctx, clientAuthentication })
+      // A grant that ignored the proof issued bearer tokens the client asked to have bound: none leave.
+      if (ctx.dpop !== undefined && res.token_type !== 'DPoP') {
+        throw new OAuthError('server_error', undefined, {
+          logFields: { grant_type: grantType, reason: 'the grant did not bind its tokens to the DPoP key' },
+        })
+      }
       // Every grant, built-in or extension, is audited here, once: the issuer marked what it issued.
       deps.audit?.emit({
         event: 'token.issued',

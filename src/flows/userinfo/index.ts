@@ -10,7 +10,14 @@ export const userinfoFlow: Flow = {
   async register(core: Core) {
     const { config, stores } = core
     await core.app.register(userinfoRoutes, {
-      userinfo: createUserinfoService({ config, reader: core.tokenReader, users: stores.users, resources: stores.resources }),
+      userinfo: createUserinfoService({
+        config,
+        reader: core.tokenReader,
+        users: stores.users,
+        resources: stores.resources,
+        dpop: core.dpop,
+        url: `${config.issuer}${USERINFO_PATH}`,
+      }),
       realm: config.issuer,
       rateLimit: apiRateLimit(config.rateLimitApi),
     })

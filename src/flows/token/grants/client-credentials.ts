@@ -23,11 +23,12 @@ export function createClientCredentialsGrant(deps: {
     grantType: 'client_credentials',
     params: Params,
     allowPublicClients: false,
-    async handle(client, params) {
+    async handle(client, params, ctx) {
       if (!client.requireClientSecret) throw new OAuthError('unauthorized_client', 'public clients may not use client_credentials')
       const granted = await deps.scopes.resolve(client, params.scope, { allowIdentity: false, resource: params.resource })
       const { tenant } = parseAcrValues(params.acr_values, client)
-      return deps.tokenIssuer.issue(tenant === undefined ? { client, granted } : { client, granted, claims: { tenant } })
+      const dpopJkt = ctx.dpop?.jkt
+      return deps.tokenIssuer.issue(tenant === undefined ? { client, granted, dpopJkt } : { client, granted, claims: { tenant }, dpopJkt })
     },
   }
 }

@@ -61,6 +61,7 @@ export function createPasswordGrant(deps: {
         idToken: { user, authTime, amr: AMR },
         // Issued only when offline_access was granted, which needs allowOfflineAccess.
         refreshToken: true,
+        dpopJkt: ctx.dpop?.jkt,
       })
     },
   }

@@ -20,6 +20,7 @@ import type { GrantStore } from '../../../stores/grants.js'
 import type { UserStore } from '../../../stores/users.js'
 import type { AuditSink } from '../../../observe/audit.js'
 import type { GrantHandler } from '../../../grants/registry.js'
+import { checkBoundKey } from '../../../tokens/dpop.js'
 
 const Params = z.object({ refresh_token: z.string().min(1).max(100), scope: z.string().optional(), resource: z.string().optional() })
 export type RefreshTokenParams = z.infer<typeof Params>
@@ -64,6 +65,9 @@ export function createRefreshTokenGrant(deps: {
       const now = deps.clock.now()
       const g = await deps.grants.find(refresh_token, 'refresh_token')
       if (!g || g.clientId !== client.clientId) throw invalid('unknown refresh token')
+      const data = g.data as unknown as RefreshTokenData
+      // RFC 9449 §5: a bound token (a public client's) needs a proof of its key, before anything else happens.
+      checkBoundKey(data.jkt, ctx.dpop, 'refresh token')
       const who = {
         clientId: client.clientId,
         subject: g.subjectId,
@@ -77,7 +81,6 @@ export function createRefreshTokenGrant(deps: {
       const user = g.subjectId !== undefined && deps.users ? await deps.users.findBySubjectId(g.subjectId) : undefined
       if (g.subjectId !== undefined && deps.users && (!user || !user.enabled)) throw invalid('the user is no longer active')
 
-      const data = g.data as unknown as RefreshTokenData
       // The public cap counts from the family's start, whatever expiry the token got under the
       // rules of its time (a confidential client's, a longer cap): RFC 9700 §4.14.2.
       const startedAt = refreshFamilyStart(data)
@@ -100,6 +103,7 @@ export function createRefreshTokenGrant(deps: {
           claims: data.claims,
           familyId: g.familyId,
           refreshToken: rotate,
+          dpopJkt: ctx.dpop?.jkt,
           refreshAbsoluteExpiresAt: data.absoluteExpiresAt,
           ...(startedAt !== undefined ? { refreshStartedAt: startedAt } : {}),
           ...(idToken ? { idToken: stripUndefined(idToken) } : {}),

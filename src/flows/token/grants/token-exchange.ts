@@ -114,7 +114,7 @@ export function createTokenExchangeGrant(deps: GrantDeps): GrantHandler<TokenExc
     grantType: TOKEN_EXCHANGE_GRANT,
     params: Params,
     allowPublicClients: false,
-    async handle(client, p) {
+    async handle(client, p, ctx) {
       checkTypes(p)
       // RFC 8693 names the target by `audience` (a logical name) or `resource` (RFC 8707); our
       // API resources are known by name, so both mean one API resource here.
@@ -151,6 +151,7 @@ export function createTokenExchangeGrant(deps: GrantDeps): GrantHandler<TokenExc
         granted,
         claims,
         maxLifetime: remaining,
+        dpopJkt: ctx.dpop?.jkt,
       })
       return Object.assign(res, { issued_token_type: ACCESS_TOKEN_TYPE }) // keeps the issuer's ISSUED summary
     },
