@@ -8,7 +8,7 @@
 // kept for KEYS_MAX_AGE, and fetched again before that when a JWS names a kid the copy lacks (the
 // client rotated its keys), at most once every REFETCH_INTERVAL per client, so that assertions
 // naming made-up kids cannot make this server hammer the client's host.
-import { createLocalJWKSet, errors, type JSONWebKeySet, type JWK, type JWSHeaderParameters } from 'jose'
+import { createLocalJWKSet, errors, type CryptoKey, type JSONWebKeySet, type JWK, type JWSHeaderParameters } from 'jose'
 import type { Clock } from '../domain/clock.js'
 import { fetchBounded, type OutboundFetchOptions } from '../domain/outbound-fetch.js'
 import type { Client } from '../domain/types.js'

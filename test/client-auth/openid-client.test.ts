@@ -16,13 +16,19 @@ beforeAll(async () => {
 })
 afterAll(async () => t?.close())
 
+function headersOf(init: HeadersInit | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  new Headers(init).forEach((value, name) => (out[name] = value))
+  return out
+}
+
 /** fetch for openid-client, answered in-process by the app. */
 const inject: client.CustomFetch = async (url, options) => {
   const u = new URL(url)
   const res = await t.app.inject({
     method: options.method as 'GET' | 'POST',
     url: `${u.pathname}${u.search}`,
-    headers: Object.fromEntries(new Headers(options.headers).entries()),
+    headers: headersOf(options.headers),
     ...(typeof options.body === 'string' || options.body instanceof URLSearchParams ? { payload: options.body.toString() } : {}),
   })
   return new Response(res.statusCode === 204 ? null : res.body, {
@@ -37,7 +43,7 @@ describe('openid-client: private_key_jwt', () => {
       new URL(TEST_ISSUER),
       'signer',
       undefined,
-      client.PrivateKeyJwt(key.privateKey, { kid: key.kid }),
+      client.PrivateKeyJwt({ key: key.privateKey, kid: key.kid }),
       {
         [client.customFetch]: inject,
       },
@@ -57,7 +63,7 @@ describe('openid-client: private_key_jwt', () => {
       new URL(TEST_ISSUER),
       'signer',
       undefined,
-      client.PrivateKeyJwt(stranger.privateKey, { kid: stranger.kid }),
+      client.PrivateKeyJwt({ key: stranger.privateKey, kid: stranger.kid }),
       { [client.customFetch]: inject },
     )
     config[client.customFetch] = inject
