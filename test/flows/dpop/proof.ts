@@ -45,7 +45,5 @@ export async function proof(authz: TestApp, key: DPoPKey, opts: ProofOptions = {
   if (opts.accessToken !== undefined) claims.ath = createHash('sha256').update(opts.accessToken).digest('base64url')
   if (opts.nonce !== undefined) claims.nonce = opts.nonce
   for (const c of opts.omit ?? []) delete claims[c]
-  return new SignJWT(claims)
-    .setProtectedHeader({ alg: key.alg, typ: 'dpop+jwt', jwk: key.jwk, ...opts.header })
-    .sign(key.privateKey)
+  return new SignJWT(claims).setProtectedHeader({ alg: key.alg, typ: 'dpop+jwt', jwk: key.jwk, ...opts.header }).sign(key.privateKey)
 }
