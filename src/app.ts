@@ -24,6 +24,7 @@ import type { BackchannelLogoutOptions } from './flows/logout/backchannel-logout
 import { logoutFlow } from './flows/logout/index.js'
 import { revocationFlow } from './flows/revocation/index.js'
 import { signInFlow } from './flows/sign-in/index.js'
+import { secondFactorFlow } from './flows/second-factor/index.js'
 import { EXTENSION_GRANTS } from './flows/token/grants/extensions.js'
 import { tokenFlow } from './flows/token/index.js'
 import { userinfoFlow } from './flows/userinfo/index.js'
@@ -62,6 +63,7 @@ function flows(deps: AppDeps): Flow[] {
     discoveryFlow,
     signInFlow,
     accountFlow,
+    secondFactorFlow,
     federationFlow({ upstream: deps.upstream }),
     tokenFlow,
     cibaFlow({ notifier: deps.cibaNotifier }),

@@ -171,6 +171,7 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
         c.allowedSubjectTokenClients,
         c.allowedExchangeAudiences,
         c.enableLocalLogin,
+        c.requireMfa,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -212,6 +213,7 @@ const CLIENT_COLUMNS = [
   'allowed_subject_token_clients',
   'allowed_exchange_audiences',
   'enable_local_login',
+  'require_mfa',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]',

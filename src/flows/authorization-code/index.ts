@@ -5,6 +5,7 @@ import { AUTHORIZE_PATH } from '../../endpoints.js'
 import { createAuthorizationCodeGrant } from './grant.js'
 import { authorizeRoutes } from './routes.js'
 import { createAuthorizeService } from './service.js'
+import { createLevelCheck } from '../../interaction/authentication-level.js'
 
 export const authorizationCodeFlow: Flow = {
   name: 'authorization-code',
@@ -23,6 +24,7 @@ export const authorizationCodeFlow: Flow = {
       keys,
       secret: await core.serverSecret('authorize'),
       providers: core.interaction.providers,
+      levels: createLevelCheck({ users: stores.users, factors: stores.userFactors }),
     })
     core.interaction.returnTargets.allow({ path: AUTHORIZE_PATH, describe: authorize.describe, fail: authorize.fail })
     await core.app.register(authorizeRoutes, { authorize, pages: core.interaction.pages })

@@ -10,6 +10,7 @@ import { createUserCodeCheck, userCodePolicy } from '../../interaction/user-code
 import { CIBA_RETENTION_SECONDS } from '../../jobs/cleanup.js'
 import type { Logger } from 'pino'
 import { createCibaApproval } from './approval.js'
+import { createLevelCheck } from '../../interaction/authentication-level.js'
 import { cibaApproveRoutes } from './approval-routes.js'
 import { createCibaGrant } from './grant.js'
 import { createLogNotifier, createWebhookNotifier, type CibaNotifier } from './notifier.js'
@@ -48,6 +49,7 @@ export function cibaFlow(options: { notifier?: CibaNotifier | undefined } = {}):
         clients: stores.clients,
         resources: stores.resources,
         audit,
+        levels: createLevelCheck({ users: stores.users, factors: stores.userFactors }),
       })
       core.interaction.returnTargets.allow({ path: CIBA_APPROVE_PATH, describe: approval.describe })
       await app.register(cibaApproveRoutes, { approval, pages: core.interaction.pages })
