@@ -99,7 +99,10 @@ export function createLevelCheck(deps: LevelCheckDeps): LevelCheck {
     async next(session, request) {
       // A session that already reaches phr needs nothing a lookup could add.
       if (acrOf(session.amr) === 'phr') return 'none'
-      const [user, hasFactor] = await Promise.all([deps.users.findBySubjectId(session.subjectId), deps.factors.hasFactor(session.subjectId)])
+      const [user, hasFactor] = await Promise.all([
+        deps.users.findBySubjectId(session.subjectId),
+        deps.factors.hasFactor(session.subjectId),
+      ])
       const needed = requiredLevel({
         acrValues: request.acrValues,
         clientRequiresMfa: request.client?.requireMfa,

@@ -128,7 +128,9 @@ function newRecoveryCode(): string {
 
 /** What is stored of a recovery code: base64url SHA-256 of the subject and the normalized code. */
 export function recoveryCodeHash(subjectId: string, code: string): string {
-  return createHash('sha256').update(`${subjectId}\n${normalizeRecoveryCode(code)}`).digest('base64url')
+  return createHash('sha256')
+    .update(`${subjectId}\n${normalizeRecoveryCode(code)}`)
+    .digest('base64url')
 }
 
 export function createSecondFactors(deps: SecondFactorDeps): SecondFactors {
@@ -178,7 +180,13 @@ export function createSecondFactors(deps: SecondFactorDeps): SecondFactors {
   ): Promise<CheckResult> {
     const key = accountKey(user.subjectId)
     const record = await deps.failures.recordFailure(key, deps.policy, clock.now())
-    const base = { username: user.username, subject: user.subjectId, clientId: ctx.clientId, address: ctx.address, requestId: ctx.requestId }
+    const base = {
+      username: user.username,
+      subject: user.subjectId,
+      clientId: ctx.clientId,
+      address: ctx.address,
+      requestId: ctx.requestId,
+    }
     if (!record.counted) {
       audit.emit({ event: 'signin.second_factor_failed', ...base, factor: kind, reason: 'locked' })
       return { ok: false, reason: 'locked' }
@@ -246,7 +254,14 @@ export function createSecondFactors(deps: SecondFactorDeps): SecondFactors {
         return confirmed
       })
       if (!checked.ok) return checked
-      audit.emit({ event: 'factor.enrolled', username: user.username, subject: user.subjectId, address: ctx.address, requestId: ctx.requestId, factor: 'otp' })
+      audit.emit({
+        event: 'factor.enrolled',
+        username: user.username,
+        subject: user.subjectId,
+        address: ctx.address,
+        requestId: ctx.requestId,
+        factor: 'otp',
+      })
       return { ok: true, recoveryCodes: codes }
     },
 

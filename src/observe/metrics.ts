@@ -127,7 +127,8 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
     labelNames: ['outcome'] as const,
     registers,
   })
-  for (const outcome of ['enrolled', 'removed', 'recovery_codes_replaced', 'stepped_up', 'failed'] as const) secondFactors.inc({ outcome }, 0)
+  for (const outcome of ['enrolled', 'removed', 'recovery_codes_replaced', 'stepped_up', 'failed'] as const)
+    secondFactors.inc({ outcome }, 0)
   for (const result of ['active', 'inactive', 'rejected'] as const) introspections.inc({ result }, 0)
   for (const outcome of ['delivered', 'failed'] as const) logouts.inc({ outcome }, 0)
   for (const kind of ['user', 'client'] as const) lockouts.inc({ kind }, 0)

@@ -123,11 +123,7 @@ function signedInAs(m: Messages, username: string): SafeHtml {
  * The "Two-step verification" section: set up one-time codes, or, when they are on, new recovery
  * codes and removal (the forms post to the second-factor flow's page, src/flows/second-factor).
  */
-export function twoStepSection(
-  m: Messages,
-  v: { on: boolean; recoveryCodesLeft: number },
-  csrf: string,
-): SafeHtml {
+export function twoStepSection(m: Messages, v: { on: boolean; recoveryCodesLeft: number }, csrf: string): SafeHtml {
   const post = (action: string, label: string, cls: string, aria?: string) => html`<form method="post" action="${ACCOUNT_TWO_STEP_PATH}">
 ${hidden('csrf', csrf)}${hidden('action', action)}
 <button class="button ${cls} small" type="submit"${aria ? html` aria-label="${aria}"` : ''}>${label}</button>

@@ -24,7 +24,10 @@ export interface AccountRouteDeps {
   stepUp?: ((session: Session, returnTo: string) => Promise<string | undefined>) | undefined
 }
 
-export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, { pages, account, passwordRateLimit, upstreamSignOut, stepUp }) => {
+export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (
+  app,
+  { pages, account, passwordRateLimit, upstreamSignOut, stepUp },
+) => {
   const ctx = (req: FastifyRequest) => ({ address: req.ip, requestId: req.id })
 
   /** The account page, with a result above it; its sign-out form may lead on to the upstream's sign-out. */

@@ -60,7 +60,12 @@ export interface TwoStepDeps {
 
 export interface TwoStepService {
   showCode(rawReturnTo: unknown, session: Session | undefined): Promise<TwoStepOutcome>
-  submitCode(rawReturnTo: unknown, session: Session | undefined, form: { kind?: string; code?: string }, ctx: CheckContext): Promise<TwoStepOutcome>
+  submitCode(
+    rawReturnTo: unknown,
+    session: Session | undefined,
+    form: { kind?: string; code?: string },
+    ctx: CheckContext,
+  ): Promise<TwoStepOutcome>
   showEnrol(rawReturnTo: unknown, session: Session | undefined): Promise<TwoStepOutcome>
   confirm(rawReturnTo: unknown, session: Session | undefined, form: { code?: string }, ctx: CheckContext): Promise<TwoStepOutcome>
   regenerate(session: Session | undefined, ctx: CheckContext): Promise<TwoStepOutcome>

@@ -28,13 +28,15 @@ export const tokenFlow: Flow = {
         audit,
       }),
     )
-    core.grants.add(createPasswordGrant({
+    core.grants.add(
+      createPasswordGrant({
         clock,
         passwords: core.passwordCheck,
         scopes,
         tokenIssuer,
         levels: createLevelCheck({ users: stores.users, factors: stores.userFactors }),
-      }),)
+      }),
+    )
     const service = createTokenService({ registry: core.grants, audit })
     await core.app.register(tokenRoutes, { authenticator: core.clientAuth, service, rateLimit: apiRateLimit(config.rateLimitApi) })
     core.discovery.contribute(() => ({ grant_types_supported: core.grants.grantTypes() }))

@@ -221,12 +221,14 @@ export const de: Catalogue = {
   'twoStep.code.lead': 'Geben Sie den Code aus Ihrer Authenticator-App ein, um die Anmeldung als {user} abzuschließen.',
   'twoStep.code.label': 'Einmalcode',
   'twoStep.code.hint': 'Der 6-stellige Code, den Ihre Authenticator-App gerade anzeigt.',
-  'twoStep.code.failed': 'Dieser Code hat nicht funktioniert, oder dieses Konto kann sich gerade nicht anmelden. Prüfen Sie den Code und versuchen Sie es erneut.',
+  'twoStep.code.failed':
+    'Dieser Code hat nicht funktioniert, oder dieses Konto kann sich gerade nicht anmelden. Prüfen Sie den Code und versuchen Sie es erneut.',
   'twoStep.code.submit': 'Bestätigen',
   'twoStep.recovery.use': 'Stattdessen einen Wiederherstellungscode verwenden',
   'twoStep.recovery.label': 'Wiederherstellungscode',
   'twoStep.recovery.hint': 'Einer der zehn Codes, die Sie beim Einrichten gespeichert haben. Jeder funktioniert nur einmal.',
-  'twoStep.recovery.failed': 'Dieser Wiederherstellungscode hat nicht funktioniert, oder dieses Konto kann sich gerade nicht anmelden. Prüfen Sie ihn und versuchen Sie es erneut.',
+  'twoStep.recovery.failed':
+    'Dieser Wiederherstellungscode hat nicht funktioniert, oder dieses Konto kann sich gerade nicht anmelden. Prüfen Sie ihn und versuchen Sie es erneut.',
   'twoStep.enrol.title': 'Einmalcodes einrichten',
   'twoStep.enrol.required': 'Die Anmeldung hier braucht einen zweiten Schritt. Richten Sie Einmalcodes ein, um fortzufahren.',
   'twoStep.enrol.scan': 'Scannen Sie diesen QR-Code mit einer Authenticator-App oder geben Sie den Schlüssel von Hand ein.',
@@ -235,11 +237,13 @@ export const de: Catalogue = {
   'twoStep.enrol.link': 'In einer Authenticator-App auf diesem Gerät öffnen',
   'twoStep.enrol.confirm': 'Geben Sie dann den Code ein, den die App anzeigt, um Einmalcodes einzuschalten.',
   'twoStep.enrol.submit': 'Einschalten',
-  'twoStep.enrol.failed': 'Dieser Code hat nicht funktioniert. Prüfen Sie die Uhrzeit Ihres Geräts und geben Sie den Code ein, den die App jetzt anzeigt.',
+  'twoStep.enrol.failed':
+    'Dieser Code hat nicht funktioniert. Prüfen Sie die Uhrzeit Ihres Geräts und geben Sie den Code ein, den die App jetzt anzeigt.',
   'twoStep.enrol.replaces': 'Ihre bisherige Authenticator-App funktioniert nicht mehr, sobald Sie diese einschalten.',
   'twoStep.codes.title': 'Ihre Wiederherstellungscodes',
   'twoStep.codes.on': 'Einmalcodes sind eingeschaltet.',
-  'twoStep.codes.text': 'Wenn Sie Ihre Authenticator-App verlieren, melden Sie sich mit einem dieser Codes an. Jeder funktioniert nur einmal. Bewahren Sie sie sicher auf: Sie werden nur jetzt angezeigt.',
+  'twoStep.codes.text':
+    'Wenn Sie Ihre Authenticator-App verlieren, melden Sie sich mit einem dieser Codes an. Jeder funktioniert nur einmal. Bewahren Sie sie sicher auf: Sie werden nur jetzt angezeigt.',
   'twoStep.codes.replaced': 'Ihre bisherigen Wiederherstellungscodes funktionieren nicht mehr.',
   'twoStep.removed.title': 'Bestätigung in zwei Schritten ist ausgeschaltet',
   'twoStep.removed.text': 'Ihre Einmalcodes und Wiederherstellungscodes wurden entfernt.',

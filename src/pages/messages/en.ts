@@ -226,7 +226,8 @@ export const en = {
   'twoStep.enrol.replaces': 'Your current authenticator app stops working when you turn this one on.',
   'twoStep.codes.title': 'Your recovery codes',
   'twoStep.codes.on': 'One-time codes are on.',
-  'twoStep.codes.text': 'If you lose your authenticator app, sign in with one of these codes. Each works once. Keep them somewhere safe: they are shown only now.',
+  'twoStep.codes.text':
+    'If you lose your authenticator app, sign in with one of these codes. Each works once. Keep them somewhere safe: they are shown only now.',
   'twoStep.codes.replaced': 'Your earlier recovery codes no longer work.',
   'twoStep.removed.title': 'Two-step verification is off',
   'twoStep.removed.text': 'Your one-time codes and recovery codes have been removed.',
