@@ -47,6 +47,7 @@ const bareClient = {
   pollingInterval: undefined,
   identityProviderRestrictions: [],
   enableLocalLogin: true,
+  requireMfa: false,
   allowedTenants: [],
   allowedCorsOrigins: [],
   allowedSubjectTokenClients: [],
