@@ -27,6 +27,7 @@ import { registrationFlow } from './flows/registration/index.js'
 import { parFlow } from './flows/par/index.js'
 import { revocationFlow } from './flows/revocation/index.js'
 import { signInFlow } from './flows/sign-in/index.js'
+import { secondFactorFlow } from './flows/second-factor/index.js'
 import { EXTENSION_GRANTS } from './flows/token/grants/extensions.js'
 import { tokenFlow } from './flows/token/index.js'
 import { userinfoFlow } from './flows/userinfo/index.js'
@@ -70,6 +71,7 @@ function flows(deps: AppDeps): Flow[] {
     discoveryFlow,
     signInFlow,
     accountFlow,
+    secondFactorFlow,
     federationFlow({ upstream: deps.upstream }),
     registrationFlow, // before the token endpoint: it watches that route for registered clients' use
     tokenFlow,

@@ -46,6 +46,8 @@ import type { UsedJtiStore } from './stores/used-jtis.js'
 import type { PushedRequestStore } from './stores/pushed-requests.js'
 import type { UserSessionStore } from './stores/user-sessions.js'
 import type { UserStore } from './stores/users.js'
+import type { UserFactorStore } from './stores/user-factors.js'
+import type { SecondFactors } from './interaction/second-factor.js'
 import type { TokenIssuer } from './tokens/issuer.js'
 import type { RevocationList } from './tokens/revocation-list.js'
 import type { TokenReader } from './tokens/token-reader.js'
@@ -79,6 +81,7 @@ export interface Stores {
   /** Initial access tokens for registration (RFC 7591 §3). */
   registrationTokens: RegistrationTokenStore
   pushedRequests: PushedRequestStore
+  userFactors: UserFactorStore
 }
 
 /** Members of the discovery document (OpenID Connect Discovery 1.0 §3, RFC 8414 §2). */
@@ -136,6 +139,8 @@ export interface Core {
   clientKeys: ClientKeyResolver
   /** Every password check (sign-in pages, password grant): lockout and failure logs. */
   passwordCheck: PasswordCheck
+  /** One-time codes and recovery codes: enrolment and every check (counted toward the password lockout). */
+  secondFactors: SecondFactors
   /** Scope and resource validation (invalid_scope, invalid_target), as every grant does it. */
   scopes: ScopeResolver
   /** Issues the token response: access token, and ID and refresh tokens when asked. */

@@ -63,6 +63,9 @@ import { createPgUsedJtiStore } from './stores/used-jtis.postgres.js'
 import { createPgPushedRequestStore } from './stores/pushed-requests.postgres.js'
 import { createPgUserSessionStore } from './stores/user-sessions.postgres.js'
 import { createPgUserStore } from './stores/users.postgres.js'
+import { createPgUserFactorStore } from './stores/user-factors.postgres.js'
+import { createSecondFactors } from './interaction/second-factor.js'
+import { deriveKeyEncryptionKey } from './keys/key-crypto.js'
 import { createTokenIssuer } from './tokens/issuer.js'
 import { createRevocationList } from './tokens/revocation-list.js'
 import { createTokenReader } from './tokens/token-reader.js'
@@ -132,6 +135,17 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     policy: lockoutPolicy(config),
     audit,
     usernameKey,
+    // A right password does not forget the failures of a person with a second factor: only the factor does.
+    keepsFailures: (user) => stores.userFactors.hasFactor(user.subjectId),
+  })
+  const secondFactors = createSecondFactors({
+    store: stores.userFactors,
+    failures: stores.failures,
+    policy: lockoutPolicy(config),
+    clock,
+    audit,
+    issuerName: inputs.look.name,
+    encryptionKey: config.keyEncryptionSecret ? deriveKeyEncryptionKey(config.keyEncryptionSecret) : undefined,
   })
   const oneTimeUse = createOneTimeUse({ clock, grants: stores.grants, revokedJwts: revocationList, audit })
   const scopes = createScopeResolver({ resources: stores.resources })
@@ -193,6 +207,7 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     clientKeys,
     metadataClients,
     passwordCheck,
+    secondFactors,
     scopes,
     tokenIssuer,
     tokenReader,
@@ -300,6 +315,7 @@ function createStores(db: Db, config: Config, clock: Clock, invalidation: CacheI
     clientRegistrations: createPgClientRegistrationStore(db),
     registrationTokens: createPgRegistrationTokenStore(db),
     pushedRequests: createPgPushedRequestStore(db),
+    userFactors: createPgUserFactorStore(db),
   }
 }
 

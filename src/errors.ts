@@ -21,6 +21,7 @@ export type OAuthErrorCode =
   | 'invalid_user_code'
   | 'unsupported_response_type'
   | 'login_required'
+  | 'interaction_required'
   | 'consent_required'
   | 'invalid_token'
   | 'invalid_redirect_uri'

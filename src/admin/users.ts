@@ -18,6 +18,7 @@ export const userView = (u: User): Record<string, unknown> => ({
   username: u.username,
   enabled: u.enabled,
   claims: u.claims,
+  requireMfa: u.requireMfa ?? false,
 })
 const hidden = (u: User | undefined) => (u ? [u.passwordHash ?? null, u.cibaUserCodeHash ?? null] : null)
 const tagOf = (u: User) => etagOf(userView(u), hidden(u))

@@ -234,6 +234,7 @@ const CLIENT_MEMBERS = {
   pollingInterval: 0,
   identityProviderRestrictions: 0,
   enableLocalLogin: 0,
+  requireMfa: 0,
   allowedTenants: 0,
   allowedCorsOrigins: 0,
   allowedSubjectTokenClients: 0,

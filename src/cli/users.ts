@@ -9,6 +9,8 @@ import { createPgFailureCounterStore } from '../stores/failure-counters.postgres
 import { createPgFederatedIdentityStore } from '../stores/federated-identities.postgres.js'
 import { createPgUserSessionStore } from '../stores/user-sessions.postgres.js'
 import { createPgUserStore } from '../stores/users.postgres.js'
+import { createPgUserFactorStore } from '../stores/user-factors.postgres.js'
+import { createAuditLog, type AuditSink } from '../observe/audit.js'
 import type { User } from '../domain/types.js'
 import { ADMIN_LOCKOUTS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
 import { hashPassword } from '../interaction/passwords.js'
@@ -24,6 +26,8 @@ const usage = `Usage: authz users list [--json]
        authz users unlock USERNAME
        authz users sign-out USERNAME
        authz users links USERNAME
+       authz users factors USERNAME
+       authz users reset-factors USERNAME
 
 list lists every user: username, subject, enabled, and until when a lockout holds.
 disable refuses the user's sign-ins, password grants and CIBA requests and ends their sessions;
@@ -48,7 +52,12 @@ Options:
   --help     show this help
 
 unlock ends the user's password lockout now and forgets the failed sign-ins and the lockout
-escalation, and any CIBA user_code blocks of the user (on every replica: they live in the database).`
+escalation, and any CIBA user_code blocks of the user (on every replica: they live in the database).
+
+factors lists the user's second factors (one-time codes: when set up and last used; recovery
+codes left). reset-factors removes them all, for a person who lost their device, and ends every
+session of the user: their next sign-in asks for the password only, and, where a second factor is
+required, leads them to set up a new one. It writes a factor.removed audit event on stderr.`
 
 /** add's arguments and the password, read before anything is looked up. */
 async function addArgs(args: string[], ctx: CliContext) {
@@ -195,6 +204,38 @@ async function signOut(args: string[], ctx: CliContext) {
   ctx.out(n === 0 ? `user "${username}" had no sessions` : `ended ${n} session${n === 1 ? '' : 's'} of user "${username}"`)
 }
 
+async function factors(args: string[], ctx: CliContext) {
+  const username = oneUsername(args)
+  const db = await ctx.db()
+  const user = await createPgUserStore(db).findByUsername(username)
+  if (!user) throw new CliError(`no user "${username}"`)
+  const found = await createPgUserFactorStore(db).find(user.subjectId)
+  if (!found?.totp) return ctx.out(`user "${username}" has no second factor`)
+  const iso = (ms: number | undefined) => (ms === undefined ? '-' : new Date(ms).toISOString())
+  table(
+    ['FACTOR', 'SET UP', 'LAST USED', 'RECOVERY CODES LEFT'],
+    [['one-time codes (TOTP)', iso(found.totp.confirmedAt), iso(found.totp.lastUsedAt), String(found.recoveryCodesLeft)]],
+  ).forEach((l) => ctx.out(l))
+}
+
+async function resetFactors(args: string[], ctx: CliContext) {
+  const username = oneUsername(args)
+  const db = await ctx.db()
+  const user = await createPgUserStore(db).findByUsername(username)
+  if (!user) throw new CliError(`no user "${username}"`)
+  if (!(await createPgUserFactorStore(db).remove(user.subjectId))) return ctx.out(`user "${username}" had no second factor`)
+  auditToStderr(ctx).emit({ event: 'factor.removed', username: user.username, subject: user.subjectId, reason: 'admin' })
+  const n = await endSessions(user.subjectId, ctx)
+  ctx.out(`removed the second factors of user "${username}" and ended ${n} session${n === 1 ? '' : 's'}`)
+}
+
+/** factor.removed audit events, as the server writes them, one JSON line each on stderr (stdout stays the command's answer). */
+function auditToStderr(ctx: CliContext): AuditSink {
+  const write = (level: number) => (obj: object, msg: string) =>
+    ctx.err(JSON.stringify({ level, time: new Date(ctx.clock.now()).toISOString(), ...obj, msg }))
+  return createAuditLog({ logger: { info: write(30), warn: write(40) } })
+}
+
 async function remove(args: string[], ctx: CliContext) {
   const username = oneUsername(args)
   const db = await ctx.db()
@@ -296,6 +337,8 @@ export const usersCommand = commandGroup({
     unlock,
     'sign-out': signOut,
     links,
+    factors,
+    'reset-factors': resetFactors,
   },
   remote: {
     list: remoteList,

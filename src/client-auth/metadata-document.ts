@@ -131,6 +131,7 @@ export function clientFromDocument(clientId: string, body: Buffer, allowedScopes
     requirePushedAuthorization: false,
     requireRequestObject: false,
     requireDPoP: false,
+    requireMfa: false,
     selfRegistered: 'metadata-document',
   }
 }

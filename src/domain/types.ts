@@ -52,6 +52,8 @@ export interface Client {
   identityProviderRestrictions: string[]
   /** Duende's EnableLocalLogin: false hides the password form from its sign-ins. */
   enableLocalLogin: boolean
+  /** Every sign-in for it needs a second factor or a passkey (src/interaction/authentication-level.ts). */
+  requireMfa: boolean
   /** The only tenants it may name with acr_values `tenant:` (none when empty). */
   allowedTenants: string[]
   /** Origins whose pages may read the token, userinfo and revocation answers (CORS). */
@@ -142,6 +144,8 @@ export interface User {
   enabled: boolean
   claims: Record<string, unknown>
   cibaUserCodeHash: string | undefined
+  /** Every sign-in of the user needs a second factor or a passkey; undefined (a writer that does not set it): kept as stored, false for a new user. */
+  requireMfa?: boolean | undefined
 }
 
 /** The kinds of handle kept in persisted_grants. */

@@ -7,7 +7,9 @@
 // threshold of checks between two locks. The LOCKOUT_THRESHOLD-th failure in a row locks the
 // account for LOCKOUT_DURATION, doubled at each further lock up to LOCKOUT_MAX_DURATION. While
 // locked every check fails with 'locked' at once: no scrypt, no slowed answer. A success forgets
-// the failures and the escalation; so does LOCKOUT_MAX_DURATION without a failure.
+// the failures and the escalation; so does LOCKOUT_MAX_DURATION without a failure. For a person
+// with a second factor, only that factor's success does (src/interaction/second-factor.ts): a right
+// password between wrong codes must not give a guesser of codes a fresh count.
 //
 // No user enumeration (RFC 6749 §10.10 asks the same of every answer): an unknown username is
 // counted and locked like an account, and a disabled account like an enabled one, so every check
@@ -47,7 +49,7 @@ export interface PasswordCheck {
 
 export interface PasswordCheckDeps {
   users: Pick<UserStore, 'findByUsername'>
-  failures: Pick<FailureCounterStore, 'recordFailure' | 'clear'>
+  failures: Pick<FailureCounterStore, 'recordFailure' | 'clear' | 'forgive'>
   clock: Clock
   logger: Pick<Logger, 'info' | 'warn'>
   /** From LOCKOUT_THRESHOLD, LOCKOUT_DURATION, LOCKOUT_MAX_DURATION. */
@@ -56,6 +58,11 @@ export interface PasswordCheckDeps {
   audit?: AuditSink
   /** The HMAC key for usernames no account has (server secret 'username-hmac'): see usernameDigest. */
   usernameKey: Buffer
+  /**
+   * Whether a right password leaves the account's failures counted (a person with a second factor:
+   * wrong codes and wrong passwords add up to one threshold, and only the second factor clears it).
+   */
+  keepsFailures?: (user: User) => Promise<boolean>
   /** scrypt verification; replaceable so tests can count the calls. */
   verify?: (password: string, stored: string | undefined) => Promise<boolean>
 }
@@ -127,7 +134,9 @@ export function createPasswordCheck(deps: PasswordCheckDeps): PasswordCheck {
         return failed(user ? 'disabled' : 'unknown_user', typed, ctx, user)
       }
       if (await verify(password, user.passwordHash)) {
-        await deps.failures.clear(key)
+        // Kept failures: this attempt's count is taken back, the earlier ones stay.
+        if (await deps.keepsFailures?.(user)) await deps.failures.forgive(key, counted, deps.policy)
+        else await deps.failures.clear(key)
         audit.emit({
           event: 'signin.succeeded',
           username: user.username,

@@ -55,7 +55,12 @@ export interface SessionService {
   /** Ends one of the person's sessions by its sid (queuing its back-channel logouts); undefined when they have none with it. */
   endBySid(subjectId: string, sid: string): Promise<Session | undefined>
   /** Ends every session of the person but `keep` (a password change), queuing their logouts; returns how many. */
-  endOthers(keep: Pick<Session, 'subjectId' | 'sid'>, reason: 'logout' | 'password'): Promise<number>
+  endOthers(keep: Pick<Session, 'subjectId' | 'sid'>, reason: 'logout' | 'password' | 'factors'): Promise<number>
+  /**
+   * A step-up in this session (a second factor after the password): `methods` join its amr, and
+   * the session object given is updated too. Other sessions of the person stay as they were.
+   */
+  addMethods(session: Session, methods: string[]): Promise<boolean>
   /**
    * Records that a client was used in the session (once), for logout. The authorization endpoint
    * calls it: its tokens belong to this browser's session and its ID tokens carry the sid. The
@@ -118,6 +123,11 @@ export function createSessionService(deps: SessionDeps): SessionService {
     list: (subjectId) => store.listForSubject(subjectId, clock.now()),
     endBySid: (subjectId, sid) => store.removeBySid(subjectId, sid, { reason: 'logout', at: clock.now() }),
     endOthers: (keep, reason) => store.removeAllForSubject(keep.subjectId, { reason, at: clock.now() }, keep.sid),
+    async addMethods(session, methods) {
+      if (!(await store.addMethods(session.sid, methods))) return false
+      for (const m of methods) if (!session.amr.includes(m)) session.amr = [...session.amr, m]
+      return true
+    },
     async addClient(session, clientId) {
       await store.addClient(session.sid, clientId)
     },

@@ -8,6 +8,8 @@ import { challengeUrl, LOCAL_IDP, providerForEmail, type IdentityProviderDirecto
 import type { PasswordCheck } from './password-check.js'
 import type { ReturnTarget, ReturnTargets } from './return-to.js'
 import type { Session, SessionService } from './session.js'
+import type { UserFactorStore } from '../stores/user-factors.js'
+import { stepUpUrl } from './authentication-level.js'
 
 /** The page model of the sign-in page (rendered by src/pages/sign-in.ts). */
 export interface SignInView {
@@ -46,6 +48,8 @@ export interface SignInDeps {
   providers: IdentityProviderDirectory
   /** Where a person goes after signing in without a (valid) return target. */
   accountPath: string
+  /** Whether the person has a second factor: they are asked for it after the password. */
+  factors?: Pick<UserFactorStore, 'hasFactor'> | undefined
 }
 
 /** The longest username kept on the page after a failure (the input is anyone's). */
@@ -151,7 +155,11 @@ export function createSignInService(deps: SignInDeps): SignInService {
         amr: ['pwd'],
         userAgent: ctx.userAgent,
       })
-      return { ok: true, handle, session, location: target?.location ?? deps.accountPath }
+      // A person with a second factor is always asked for it after the password; a person who must
+      // have one (requireMfa) and has none sets one up first. The request is checked again on return.
+      const step = (await deps.factors?.hasFactor(user.subjectId)) ? 'second-factor' : user.requireMfa ? 'enrol' : undefined
+      const next = target?.location ?? deps.accountPath
+      return { ok: true, handle, session, location: step ? stepUpUrl(step, next) : next }
     },
   }
 }

@@ -47,6 +47,11 @@ export const AUDIT_EVENTS = {
   'registration.updated': 'success',
   'registration.deleted': 'success',
   'registration.refused': 'failure',
+  'factor.enrolled': 'success',
+  'factor.removed': 'success',
+  'factor.recovery_codes_replaced': 'success',
+  'signin.stepped_up': 'success',
+  'signin.second_factor_failed': 'failure',
 } as const satisfies Record<string, 'success' | 'failure'>
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS
@@ -108,6 +113,8 @@ export interface AuditDetails {
   action?: string
   /** admin.changed: the names of the fields that changed (never their values: no secret is written). */
   changes?: string[]
+  /** factor.*, signin.stepped_up, signin.second_factor_failed: the second factor (otp, recovery_code). */
+  factor?: string
 }
 
 export interface AuditEvent extends AuditDetails {
@@ -170,6 +177,7 @@ const FIELDS: Record<string, string> = {
   resource: 'resource',
   action: 'action',
   changes: 'changes',
+  factor: 'factor',
 }
 
 const MESSAGES: Record<AuditEventName, string> = {
@@ -206,6 +214,11 @@ const MESSAGES: Record<AuditEventName, string> = {
   'registration.updated': 'a registered client changed its registration (RFC 7592)',
   'registration.deleted': 'a registered client deleted its registration (RFC 7592)',
   'registration.refused': 'a client registration was refused',
+  'factor.enrolled': 'a second factor was set up',
+  'factor.removed': 'second factors were removed (reason: self or admin)',
+  'factor.recovery_codes_replaced': 'a new set of recovery codes replaced the old one',
+  'signin.stepped_up': 'a second factor was added to a sign-in',
+  'signin.second_factor_failed': 'a second factor was refused',
 }
 
 /** The line written for an event (snake_case fields, undefined ones left out). */

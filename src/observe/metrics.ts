@@ -135,6 +135,14 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
     labelNames: ['outcome'] as const,
     registers,
   })
+  const secondFactors = new Counter({
+    name: 'authz_second_factors_total',
+    help: 'Second factors by outcome: enrolled, removed, recovery_codes_replaced, stepped_up (a sign-in completed by one), failed.',
+    labelNames: ['outcome'] as const,
+    registers,
+  })
+  for (const outcome of ['enrolled', 'removed', 'recovery_codes_replaced', 'stepped_up', 'failed'] as const)
+    secondFactors.inc({ outcome }, 0)
   for (const result of ['active', 'inactive', 'rejected'] as const) introspections.inc({ result }, 0)
   for (const outcome of ['delivered', 'failed'] as const) logouts.inc({ outcome }, 0)
   for (const kind of ['user', 'client'] as const) lockouts.inc({ kind }, 0)
@@ -214,6 +222,21 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
           break
         case 'federation.failed':
           federated.inc({ scheme: e.idp ?? 'unknown', outcome: e.reason ?? 'unknown' })
+          break
+        case 'factor.enrolled':
+          secondFactors.inc({ outcome: 'enrolled' })
+          break
+        case 'factor.removed':
+          secondFactors.inc({ outcome: 'removed' })
+          break
+        case 'factor.recovery_codes_replaced':
+          secondFactors.inc({ outcome: 'recovery_codes_replaced' })
+          break
+        case 'signin.stepped_up':
+          secondFactors.inc({ outcome: 'stepped_up' })
+          break
+        case 'signin.second_factor_failed':
+          secondFactors.inc({ outcome: 'failed' })
           break
         case 'grant.family_revoked':
           familyRevoked.inc({ grant_type: e.grantType ?? 'unknown' })

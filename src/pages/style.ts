@@ -80,6 +80,17 @@ input:focus-visible,button:focus-visible,a:focus-visible{outline:3px solid var(-
 .danger:hover{background:var(--danger-bg)}
 .below{margin-top:.75rem}
 input[hidden]{display:none}
+input[aria-invalid=true]{border-color:var(--danger)}
+.qr{display:block;width:12rem;max-width:100%;margin:1rem auto}
+.qr svg{display:block;width:100%;height:auto}
+.secret{display:block;margin:.25rem 0 .5rem;padding:.5rem .75rem;font:600 1rem/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;letter-spacing:.06em;overflow-wrap:anywhere;background:var(--bg);border-radius:8px}
+.alternative{margin-top:1.5rem;padding-top:1rem;border-top:1px solid var(--line)}
+.alternative summary{min-height:2.75rem;display:flex;align-items:center;color:var(--accent);font-weight:600;cursor:pointer}
+.alternative summary:focus-visible{outline:3px solid var(--focus);outline-offset:2px}
+.recovery-codes{display:grid;grid-template-columns:repeat(auto-fill,minmax(11rem,1fr));gap:.5rem;margin:1rem 0;padding:0;list-style:none}
+.recovery-codes li{padding:.5rem;font:600 1rem/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;text-align:center;border:1px solid var(--line);border-radius:8px}
+.row-actions{display:flex;flex-wrap:wrap;gap:.75rem;margin-top:.75rem}
+.row-actions form{margin:0}
 `
 }
 

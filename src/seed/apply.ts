@@ -182,6 +182,7 @@ async function write(w: PgSeedWriter, seed: SeedInput, existingUsers: ExistingUs
       claims: u.claims,
       passwordHash: await keepOrHash(u.password, stored?.passwordHash),
       cibaUserCodeHash: await keepOrHash(u.cibaUserCode, stored?.cibaUserCodeHash),
+      requireMfa: u.requireMfa,
     })
   }
 }

@@ -101,6 +101,10 @@ export const SeedClient = z.strictObject({
     .boolean()
     .default(true)
     .describe('false: no password form on its sign-in page; with exactly one provider, its sign-ins go straight to it'),
+  requireMfa: z
+    .boolean()
+    .default(false)
+    .describe('every sign-in for the client needs a second factor or a passkey; a person without one is led to set one up'),
   allowedTenants: z
     .array(
       z.string().min(1).max(ACR_VALUE_MAX).regex(/^\S+$/, 'must not contain whitespace')
@@ -240,6 +244,10 @@ export const SeedUser = z.strictObject({
   enabled: z.boolean().default(true),
   cibaUserCode: z.string().min(1).optional().describe('hashed like a password; omitted: an existing code is kept'),
   claims: z.record(z.string(), z.unknown()).default({}),
+  requireMfa: z
+    .boolean()
+    .default(false)
+    .describe('every sign-in of the user needs a second factor or a passkey; without one they are led to set one up'),
 })
 
 export const SeedApiScope = z.strictObject({

@@ -35,6 +35,7 @@ interface ClientRow {
   identity_provider_restrictions: string[]
   enable_local_login: boolean
   allowed_tenants: string[]
+  require_mfa: boolean
   allowed_cors_origins: string[]
   allowed_subject_token_clients: string[]
   allowed_exchange_audiences: string[]
@@ -83,6 +84,7 @@ function toClient(r: ClientRow): Client {
     identityProviderRestrictions: r.identity_provider_restrictions,
     enableLocalLogin: r.enable_local_login,
     allowedTenants: r.allowed_tenants,
+    requireMfa: r.require_mfa,
     allowedCorsOrigins: r.allowed_cors_origins,
     allowedSubjectTokenClients: r.allowed_subject_token_clients,
     allowedExchangeAudiences: r.allowed_exchange_audiences,

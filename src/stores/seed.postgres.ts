@@ -205,6 +205,7 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
         c.selfRegistered ?? null,
         c.requirePushedAuthorization,
         c.requireRequestObject,
+        c.requireMfa,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -254,6 +255,7 @@ const CLIENT_COLUMNS = [
   'self_registered',
   'require_pushed_authorization',
   'require_request_object',
+  'require_mfa',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]',

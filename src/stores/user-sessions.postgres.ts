@@ -151,6 +151,16 @@ export function createPgUserSessionStore(db: Queryable): UserSessionStore {
       )
       return rowCount === 1
     },
+    async addMethods(sid, methods) {
+      // Appends the methods the session lacks, in the given order (RFC 8176: amr lists every method used).
+      const { rowCount } = await db.query(
+        `UPDATE user_sessions SET amr = amr || ARRAY(SELECT m FROM unnest($2::text[]) WITH ORDINALITY AS t (m, i)
+            WHERE NOT (m = ANY (amr)) ORDER BY i)
+          WHERE sid = $1`,
+        [sid, methods],
+      )
+      return rowCount === 1
+    },
     removeExpired: (before, limit) => deleteExpired(db, 'user_sessions', 'id_hash', before, limit),
   }
 }

@@ -62,9 +62,9 @@ export const USER_AGENT_MAX = 512
 /**
  * Why a session ended: the person signed out (here, or of another session on the account page), a
  * new sign-in replaced it, an administrator ended it, the upstream it began at did (back-channel
- * logout), or the person changed their password in another session.
+ * logout), the person changed their password in another session, or removed a second factor.
  */
-export type SessionEndReason = 'logout' | 'replaced' | 'admin' | 'upstream' | 'password'
+export type SessionEndReason = 'logout' | 'replaced' | 'admin' | 'upstream' | 'password' | 'factors'
 
 export interface SessionEnd {
   reason: SessionEndReason
@@ -105,6 +105,8 @@ export interface UserSessionStore {
    * upstream `sid` when given (Back-Channel Logout 1.0 §2.5), queuing their logouts; returns how many.
    */
   removeByUpstream(idp: string, who: { sub?: string | undefined; sid?: string | undefined }, end: SessionEnd): Promise<number>
+  /** Adds the authentication methods the session's amr lacks (a step-up), in order; false when the session is gone. */
+  addMethods(sid: string, methods: string[]): Promise<boolean>
   /** Adds a client to the session's list (once); false when the session is gone. */
   addClient(sid: string, clientId: string): Promise<boolean>
   removeExpired(before: number, limit: number): Promise<number>

@@ -10,9 +10,10 @@ interface UserRow {
   enabled: boolean
   claims: Record<string, unknown>
   ciba_user_code_hash: string | null
+  require_mfa: boolean
 }
 
-const SELECT_USER = 'SELECT subject_id, username, password_hash, enabled, claims, ciba_user_code_hash FROM users'
+const SELECT_USER = 'SELECT subject_id, username, password_hash, enabled, claims, ciba_user_code_hash, require_mfa FROM users'
 
 function toUser(r: UserRow): User {
   return {
@@ -22,6 +23,7 @@ function toUser(r: UserRow): User {
     enabled: r.enabled,
     claims: r.claims ?? {},
     cibaUserCodeHash: r.ciba_user_code_hash ?? undefined,
+    requireMfa: r.require_mfa,
   }
 }
 
@@ -51,14 +53,17 @@ export function createPgUserStore(db: Queryable): UserStore {
       // Keyed by username; updated_at moves only when something really changed. subject_id stays
       // in the SET so that a username given another subject fails (migration 0025's trigger, OIDC
       // Core §2) instead of updating the stored subject's row as if it were the new one.
+      // require_mfa: a writer that does not set it (undefined) keeps what is stored; a new user gets false.
       await db.query(
-        `INSERT INTO users (subject_id, username, password_hash, enabled, claims, ciba_user_code_hash)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6)
+        `INSERT INTO users (subject_id, username, password_hash, enabled, claims, ciba_user_code_hash, require_mfa)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, coalesce($7::boolean, false))
          ON CONFLICT (username) DO UPDATE SET
            subject_id = EXCLUDED.subject_id, password_hash = EXCLUDED.password_hash, enabled = EXCLUDED.enabled,
-           claims = EXCLUDED.claims, ciba_user_code_hash = EXCLUDED.ciba_user_code_hash, updated_at = now()
-         WHERE (users.subject_id, users.password_hash, users.enabled, users.claims, users.ciba_user_code_hash)
-           IS DISTINCT FROM (EXCLUDED.subject_id, EXCLUDED.password_hash, EXCLUDED.enabled, EXCLUDED.claims, EXCLUDED.ciba_user_code_hash)`,
+           claims = EXCLUDED.claims, ciba_user_code_hash = EXCLUDED.ciba_user_code_hash,
+           require_mfa = coalesce($7::boolean, users.require_mfa), updated_at = now()
+         WHERE (users.subject_id, users.password_hash, users.enabled, users.claims, users.ciba_user_code_hash, users.require_mfa)
+           IS DISTINCT FROM (EXCLUDED.subject_id, EXCLUDED.password_hash, EXCLUDED.enabled, EXCLUDED.claims, EXCLUDED.ciba_user_code_hash,
+             coalesce($7::boolean, users.require_mfa))`,
         [
           user.subjectId,
           user.username,
@@ -66,6 +71,7 @@ export function createPgUserStore(db: Queryable): UserStore {
           user.enabled,
           JSON.stringify(user.claims),
           user.cibaUserCodeHash ?? null,
+          user.requireMfa ?? null,
         ],
       )
     },

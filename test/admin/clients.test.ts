@@ -18,6 +18,7 @@ afterAll(async () => t.close())
 const DEFAULTS = {
   enabled: true,
   enableLocalLogin: true,
+  requireMfa: false,
   requireClientSecret: true,
   allowedGrantTypes: [],
   allowedScopes: [],

@@ -24,7 +24,13 @@ describe('admin API: users', () => {
     const res = await call('GET', '/admin/users/alice')
     expect(res.statusCode).toBe(200)
     expect(res.headers.etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/)
-    expect(res.json()).toEqual({ subjectId: 'alice-1', username: 'alice', enabled: true, claims: { email: 'alice@example.com' } })
+    expect(res.json()).toEqual({
+      subjectId: 'alice-1',
+      username: 'alice',
+      enabled: true,
+      claims: { email: 'alice@example.com' },
+      requireMfa: false,
+    })
     const none = await call('GET', '/admin/users/nobody')
     expect(none.statusCode).toBe(404)
     expect(none.json()).toEqual({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'no such user' })
@@ -51,7 +57,13 @@ describe('admin API: users', () => {
     expect(res.statusCode).toBe(201)
     expect(res.headers.location).toBe('/admin/users/bob')
     const bob = res.json()
-    expect(bob).toEqual({ subjectId: expect.stringMatching(/^[0-9a-f-]{36}$/), username: 'bob', enabled: true, claims: { name: 'Bob' } })
+    expect(bob).toEqual({
+      subjectId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      username: 'bob',
+      enabled: true,
+      claims: { name: 'Bob' },
+      requireMfa: false,
+    })
     expect((await passwordGrant('bob', 'bob-pw')).statusCode).toBe(200)
     expect(adminAudit(t).at(-1)).toMatchObject({ resource: 'users/bob', action: 'create' })
     expect(JSON.stringify(adminAudit(t))).not.toContain('bob-pw')
@@ -101,6 +113,7 @@ describe('admin API: users', () => {
       username: 'alice',
       enabled: false,
       claims: { email: 'alice@example.com' },
+      requireMfa: false,
       sessionsEnded: 0,
     })
     expect((await passwordGrant('alice', 'alice-pw')).statusCode).toBe(400)

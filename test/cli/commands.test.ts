@@ -109,6 +109,7 @@ describe('authz against a database', () => {
       pollingInterval: null,
       identityProviderRestrictions: [],
       enableLocalLogin: true,
+      requireMfa: false,
       allowedTenants: [],
       allowedCorsOrigins: [],
       allowedSubjectTokenClients: [],

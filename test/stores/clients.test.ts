@@ -48,6 +48,7 @@ const bareClient = {
   pollingInterval: undefined,
   identityProviderRestrictions: [],
   enableLocalLogin: true,
+  requireMfa: false,
   allowedTenants: [],
   allowedCorsOrigins: [],
   allowedSubjectTokenClients: [],

@@ -5,12 +5,14 @@ import { ACCOUNT_PASSWORD_PATH } from '../../endpoints.js'
 import { pageRateLimit } from '../../http/rate-limit.js'
 import { createAppAccess } from '../../interaction/app-access.js'
 import { accountRoutes } from './routes.js'
+import { createLevelCheck, stepUpUrl } from '../../interaction/authentication-level.js'
 import { createAccountService } from './service.js'
 
 export const accountFlow: Flow = {
   name: 'account',
   async register(core: Core) {
     const { stores, clock } = core
+    const levels = createLevelCheck({ users: stores.users, factors: stores.userFactors })
     const account = createAccountService({
       clock,
       apps: createAppAccess({ clock, consent: core.consent, grants: stores.grants, oneTimeUse: core.oneTimeUse }),
@@ -20,6 +22,7 @@ export const accountFlow: Flow = {
       sessions: core.interaction.sessions,
       passwordCheck: core.passwordCheck,
       audit: core.audit,
+      secondFactors: core.secondFactors,
       providerName: async (scheme) => (await stores.identityProviders.findByScheme(scheme))?.displayName,
     })
     // A person sent to sign in from the password page comes back to it.
@@ -29,6 +32,11 @@ export const accountFlow: Flow = {
       account,
       passwordRateLimit: pageRateLimit(core.config.rateLimitSignIn),
       upstreamSignOut: core.interaction.upstreamSignOut,
+      // A person with a second factor uses it before their account page, whatever the session.
+      stepUp: async (session, returnTo) => {
+        const step = await levels.next(session, {})
+        return step === 'none' ? undefined : stepUpUrl(step, returnTo)
+      },
     })
   },
 }

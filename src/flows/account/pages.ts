@@ -6,7 +6,7 @@
 //
 // Every sentence a person reads comes from the message catalogues (src/pages/messages/), in the
 // request's language; so do the dates.
-import { ACCOUNT_PASSWORD_PATH, ACCOUNT_PATH, SIGN_OUT_PATH } from '../../endpoints.js'
+import { ACCOUNT_PASSWORD_PATH, ACCOUNT_PATH, ACCOUNT_TWO_STEP_PATH, SIGN_OUT_PATH } from '../../endpoints.js'
 import { alertBox, html, type SafeHtml } from '../../pages/html.js'
 import type { LocalizedPage } from '../../pages/layout.js'
 import type { Locale, Messages } from '../../pages/messages/index.js'
@@ -119,6 +119,30 @@ function signedInAs(m: Messages, username: string): SafeHtml {
   return m.html('account.signedInAs', { user: html`<strong id="username">${username}</strong>` })
 }
 
+/**
+ * The "Two-step verification" section: set up one-time codes, or, when they are on, new recovery
+ * codes and removal (the forms post to the second-factor flow's page, src/flows/second-factor).
+ */
+export function twoStepSection(m: Messages, v: { on: boolean; recoveryCodesLeft: number }, csrf: string): SafeHtml {
+  const post = (action: string, label: string, cls: string, aria?: string) => html`<form method="post" action="${ACCOUNT_TWO_STEP_PATH}">
+${hidden('csrf', csrf)}${hidden('action', action)}
+<button class="button ${cls} small" type="submit"${aria ? html` aria-label="${aria}"` : ''}>${label}</button>
+</form>`
+  return html`<section class="panel" aria-labelledby="two-step-heading" id="two-step">
+<h2 id="two-step-heading">${m.text('twoStep.account.heading')}</h2>
+${
+  v.on
+    ? html`<p class="hint">${m.text('twoStep.account.on', { count: v.recoveryCodesLeft })}</p>
+<div class="row-actions">
+${post('regenerate', m.text('twoStep.account.regenerate'), 'secondary')}
+${post('remove', m.text('twoStep.account.remove'), 'danger', m.text('twoStep.account.removeFor'))}
+</div>`
+    : html`<p class="hint">${m.text('twoStep.account.off')}</p>
+<div class="below"><a class="button secondary small" href="${ACCOUNT_TWO_STEP_PATH}">${m.text('twoStep.account.setUp')}</a></div>`
+}
+</section>`
+}
+
 export function renderAccount(v: AccountView, form: AccountForm, status = 200): LocalizedPage {
   return (m) => {
     const others = v.sessions.filter((s) => !s.current).length
@@ -154,6 +178,7 @@ ${hidden('csrf', form.csrf)}${hidden('action', 'end-other-sessions')}
     : ''
 }
 </section>
+${v.twoStep ? twoStepSection(m, v.twoStep, form.csrf) : ''}
 <section class="panel" aria-labelledby="password-heading" id="password">
 <h2 id="password-heading">${m.text('account.password.heading')}</h2>
 ${

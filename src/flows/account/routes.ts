@@ -17,9 +17,17 @@ export interface AccountRouteDeps {
   /** Per-address limit on the password POST (as on the sign-in POST); none when undefined. */
   passwordRateLimit?: RateLimitOptions | undefined
   upstreamSignOut: UpstreamSignOut
+  /**
+   * Where a session must go first before these pages (a person with a second factor whose session
+   * has not used it: the code page), or undefined when it may stay.
+   */
+  stepUp?: ((session: Session, returnTo: string) => Promise<string | undefined>) | undefined
 }
 
-export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, { pages, account, passwordRateLimit, upstreamSignOut }) => {
+export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (
+  app,
+  { pages, account, passwordRateLimit, upstreamSignOut, stepUp },
+) => {
   const ctx = (req: FastifyRequest) => ({ address: req.ip, requestId: req.id })
 
   /** The account page, with a result above it; its sign-out form may lead on to the upstream's sign-out. */
@@ -29,15 +37,25 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, {
     return pages.send(reply, page, { formActionOrigins: origin ? [origin] : [] })
   }
 
+  /** The step-up a session needs before the page at `here`, as a redirect; undefined when none. */
+  async function stepUpFirst(reply: FastifyReply, session: Session, here: string) {
+    const location = await stepUp?.(session, here)
+    return location === undefined ? undefined : reply.code(303).headers({ location, 'cache-control': 'no-store' }).send()
+  }
+
   app.get(ACCOUNT_PATH, pages.page, async (req, reply) => {
     const session = await pages.session(req)
     if (!session) return pages.toSignIn(reply, ACCOUNT_PATH)
+    const first = await stepUpFirst(reply, session, ACCOUNT_PATH)
+    if (first) return first
     return show(req, reply, session)
   })
 
   app.post(ACCOUNT_PATH, pages.form(), async (req, reply) => {
     const session = await pages.session(req)
     if (!session) return pages.toSignIn(reply, ACCOUNT_PATH)
+    const first = await stepUpFirst(reply, session, ACCOUNT_PATH)
+    if (first) return first
     const form = pages.formOf(req)
     switch (form.action) {
       case 'revoke-app': {
@@ -67,12 +85,16 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (app, {
   app.get(ACCOUNT_PASSWORD_PATH, pages.page, async (req, reply) => {
     const session = await pages.session(req)
     if (!session) return pages.toSignIn(reply, ACCOUNT_PASSWORD_PATH)
+    const first = await stepUpFirst(reply, session, ACCOUNT_PASSWORD_PATH)
+    if (first) return first
     return pages.send(reply, renderPasswordForm(session, { csrf: pages.csrfToken(req, reply) }))
   })
 
   app.post(ACCOUNT_PASSWORD_PATH, pages.form(passwordRateLimit), async (req, reply) => {
     const session = await pages.session(req)
     if (!session) return pages.toSignIn(reply, ACCOUNT_PASSWORD_PATH)
+    const first = await stepUpFirst(reply, session, ACCOUNT_PASSWORD_PATH)
+    if (first) return first
     const result = await account.changePassword(session, pages.formOf(req), ctx(req))
     if (!result.ok) return pages.send(reply, renderPasswordForm(session, { csrf: pages.csrfToken(req, reply), failure: result.failure }))
     return pages.send(reply, renderPasswordChanged(result.sessionsEnded))

@@ -19,6 +19,7 @@ import { hashPassword } from '../../interaction/passwords.js'
 import { describeScopes, type ScopeDescription } from '../../interaction/scope-descriptions.js'
 import type { Session, SessionService } from '../../interaction/session.js'
 import type { AuditSink } from '../../observe/audit.js'
+import type { SecondFactors } from '../../interaction/second-factor.js'
 import type { ClientStore } from '../../stores/clients.js'
 import type { ResourceStore } from '../../stores/resources.js'
 import type { UserStore } from '../../stores/users.js'
@@ -56,6 +57,8 @@ export interface AccountView {
   sessions: SessionView[]
   /** Whether the person has a password here (one signed in only through a provider has none to change). */
   hasPassword: boolean
+  /** Their one-time codes: on or off, and the recovery codes left (undefined: not offered). */
+  twoStep?: { on: boolean; recoveryCodesLeft: number } | undefined
 }
 
 export type PasswordChangeFailure = 'missing' | 'too_short' | 'mismatch' | 'unchanged' | 'wrong_password'
@@ -76,6 +79,8 @@ export interface AccountDeps {
   sessions: Pick<SessionService, 'list' | 'endBySid' | 'endOthers'>
   passwordCheck: PasswordCheck
   audit: AuditSink
+  /** The person's second factors, for the two-step verification section (none when undefined). */
+  secondFactors?: Pick<SecondFactors, 'status'> | undefined
   /** The display name of an identity provider by its scheme (undefined when it is gone). */
   providerName(scheme: string): Promise<string | undefined>
 }
@@ -90,6 +95,12 @@ export function createAccountService(deps: AccountDeps) {
   const refused = (session: Session, failure: PasswordChangeFailure, ctx: RequestContext): PasswordChangeResult => {
     audit.emit({ event: 'account.password_refused', subject: session.subjectId, username: session.username, ...ctx, reason: failure })
     return { ok: false, failure }
+  }
+
+  async function twoStepOf(subjectId: string): Promise<AccountView['twoStep']> {
+    if (!deps.secondFactors) return undefined
+    const status = await deps.secondFactors.status(subjectId)
+    return { on: status.totp !== undefined, recoveryCodesLeft: status.recoveryCodesLeft }
   }
 
   return {
@@ -125,6 +136,7 @@ export function createAccountService(deps: AccountDeps) {
           })),
         ),
         hasPassword: user?.passwordHash !== undefined,
+        twoStep: await twoStepOf(session.subjectId),
       }
     },
 

@@ -8,6 +8,7 @@ import { createRequestObjectVerifier, REQUEST_OBJECT_SIGNING_ALGS } from '../../
 import { createAuthorizationCodeGrant } from './grant.js'
 import { authorizeRoutes } from './routes.js'
 import { createAuthorizeService } from './service.js'
+import { createLevelCheck } from '../../interaction/authentication-level.js'
 
 export const authorizationCodeFlow: Flow = {
   name: 'authorization-code',
@@ -31,6 +32,7 @@ export const authorizationCodeFlow: Flow = {
       inputs: createAuthorizationInputs({ clock, clients: stores.clients, pushed: stores.pushedRequests, requestObjects }),
       pushed: stores.pushedRequests,
       parRequired: config.parRequired,
+      levels: createLevelCheck({ users: stores.users, factors: stores.userFactors }),
     })
     core.interaction.returnTargets.allow({ path: AUTHORIZE_PATH, describe: authorize.describe, fail: authorize.fail })
     await core.app.register(authorizeRoutes, { authorize, pages: core.interaction.pages })

@@ -44,6 +44,8 @@ export const authorizeRoutes: FastifyPluginAsync<AuthorizeRouteDeps> = async (ap
     switch (outcome.kind) {
       case 'sign-in':
         return pages.toSignIn(reply, outcome.returnTo)
+      case 'step-up':
+        return reply.code(303).headers({ location: outcome.location, 'cache-control': 'no-store' }).send()
       case 'consent':
         return pages.send(
           reply,

@@ -8,6 +8,11 @@
 // started after that moment satisfies the request, so the person is not sent round again; a
 // marker cannot be forged, nor moved to another request (its state and nonce differ). A sign-in
 // through an upstream provider passes prompt=login and max_age on (describe's reauthentication).
+//
+// A session recent enough may still be too weak: acr_values mfa or phr, the client's or the
+// user's requireMfa, or a second factor the user has (src/interaction/authentication-level.ts).
+// Then the person is stepped up (only the missing factor is asked) and comes back here with the
+// request as it was; with prompt=none the answer is interaction_required (OIDC Core §3.1.2.6).
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { Clock } from '../../domain/clock.js'
 import type { Client } from '../../domain/types.js'
@@ -20,6 +25,7 @@ import { signedInAt, type IdentityProviderDirectory } from '../../interaction/id
 import { decisionView, unverifiedClient, type DecisionView } from '../../interaction/decision.js'
 import { RETURN_TO_MAX, type ErrorResponse, type ReturnTargetInfo, type SignInError } from '../../interaction/return-to.js'
 import { sessionSatisfies, type Session, type SessionService } from '../../interaction/session.js'
+import { acrOf, stepUpUrl, type LevelCheck } from '../../interaction/authentication-level.js'
 import type { ClientStore } from '../../stores/clients.js'
 import type { GrantStore } from '../../stores/grants.js'
 import type { ResourceStore } from '../../stores/resources.js'
@@ -69,6 +75,8 @@ type PendingRequest = AuthorizationRequest & { url: Map<string, string>; handle:
 
 export type AuthorizeOutcome =
   | { kind: 'sign-in'; returnTo: string }
+  /** The session is too weak for the request: to the page of the missing factor, which returns here. */
+  | { kind: 'step-up'; location: string }
   | { kind: 'consent'; view: DecisionView; action: string; switchAccount: string; target: ResponseTarget }
   /** Back to the client: `params` go to target.redirectUri as response_mode says. */
   | { kind: 'respond'; target: ResponseTarget; params: Record<string, string> }
@@ -93,6 +101,7 @@ export interface AuthorizeDeps {
   pushed: Pick<PushedRequestStore, 'use'>
   /** PAR_REQUIRED. */
   parRequired: boolean
+  levels: LevelCheck
 }
 
 export interface AuthorizeService {
@@ -165,6 +174,17 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
     return sessionSatisfies(session, { maxAge: req.maxAge, signedInAfter: req.prompt.has('login') ? now + 1 : undefined }, now)
   }
 
+  /** The step-up the request needs of the session, if any; prompt=none cannot take one. */
+  async function stepUp(req: PendingRequest, session: Session): Promise<AuthorizeOutcome | undefined> {
+    const step = await deps.levels.next(session, { acrValues: req.acr.acrValues, client: req.client })
+    if (step === 'none') return undefined
+    if (req.prompt.has('none')) throw new OAuthError('interaction_required', 'the sign-in must be stepped up')
+    // Back to this very request, its sign-in marker kept (a new one would ask for a new sign-in).
+    const q = query(req.url)
+    const back = `${AUTHORIZE_PATH}?${req.url.has(MARKER) ? `${q}&${MARKER}=${req.url.get(MARKER)}` : q}`
+    return { kind: 'step-up', location: stepUpUrl(step, back) }
+  }
+
   async function consentView(req: PendingRequest, session: Session): Promise<AuthorizeOutcome> {
     const catalogue = await deps.resources.loadCatalogue()
     const q = query(req.url)
@@ -202,7 +222,8 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       resource: req.params.get('resource'),
       ...signInRecord(session, req.acr.idp),
       sid: session.sid,
-      acr: req.acr.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v)) ?? '1',
+      // The level reached (phr, mfa), else the value a password sign-in satisfies, as before.
+      acr: acrOf(session.amr) ?? req.acr.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v)) ?? '1',
       tenant: req.acr.tenant,
       dpopJkt: req.dpopJkt,
     }
@@ -259,6 +280,8 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
         if (req.prompt.has('none')) throw new OAuthError('login_required', 'the user must sign in')
         return { kind: 'sign-in', returnTo: returnTo(req, now) }
       }
+      const weak = await stepUp(req, live)
+      if (weak) return weak
       // A client nobody configured is asked about at least once, whatever it says of itself.
       const asked = req.client.selfRegistered ? { ...req.client, requireConsent: true } : req.client
       const missing = await deps.consent.missing(asked, live.subjectId, req.granted.scopes)
@@ -275,6 +298,8 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       const now = clock.now()
       const live = await sessionFits(req, session, now)
       if (!live) return { kind: 'sign-in', returnTo: returnTo(req, now) }
+      const weak = await stepUp(req, live)
+      if (weak) return weak
       if (form.decision === 'deny') throw new OAuthError('access_denied', 'the user denied the request')
       if (form.decision !== 'approve') return consentView(req, live)
       const remember = form.remember === 'yes' && !asksEveryTime(req.client)

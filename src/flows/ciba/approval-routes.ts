@@ -20,6 +20,7 @@ export const cibaApproveRoutes: FastifyPluginAsync<CibaApproveRouteDeps> = async
 
   function send(req: FastifyRequest, reply: FastifyReply, page: ApprovalPage, id: string | undefined) {
     if (page.kind === 'sign-in') return pages.toSignIn(reply, here(id))
+    if (page.kind === 'step-up') return reply.code(303).headers({ location: page.location, 'cache-control': 'no-store' }).send()
     const needsForm = page.kind === 'decision'
     return pages.send(
       reply,

@@ -14,6 +14,8 @@ import type { ReturnTargetInfo } from '../../interaction/return-to.js'
 import { signedInAt } from '../../interaction/identity-providers.js'
 import { signInRecord } from '../../grants/sign-in-record.js'
 import type { Session } from '../../interaction/session.js'
+import { stepUpUrl, type LevelCheck } from '../../interaction/authentication-level.js'
+import { CIBA_APPROVE_PATH } from '../../endpoints.js'
 import type { CibaRequestStore } from '../../stores/ciba-requests.js'
 import type { ClientStore } from '../../stores/clients.js'
 import type { ResourceStore } from '../../stores/resources.js'
@@ -22,6 +24,8 @@ export type ApprovalPage =
   | CibaClosed
   /** No session: the person is sent to the sign-in page, which returns here. */
   | { kind: 'sign-in' }
+  /** The session is too weak for the request (acr_values mfa/phr, requireMfa, a factor the person has): to its missing factor, which returns here. */
+  | { kind: 'step-up'; location: string }
   /** A decision posted without a (live) session. */
   | { kind: 'signed-out' }
   /** Signed in as someone else than the user the request is for; the request stays pending. */
@@ -36,6 +40,8 @@ export interface CibaApprovalDeps {
   clients: Pick<ClientStore, 'findById'>
   resources: Pick<ResourceStore, 'loadCatalogue'>
   audit?: AuditSink
+  /** What the approver's session still needs (none when undefined). */
+  levels?: LevelCheck | undefined
 }
 
 /** The longest request id accepted from a URL (ours are 32 hex characters). */
@@ -80,6 +86,8 @@ export function createCibaApproval(deps: CibaApprovalDeps): CibaApproval {
     const [client, catalogue] = await Promise.all([deps.clients.findById(req.clientId), deps.resources.loadCatalogue()])
     const name = client?.clientName ?? req.clientId
     if (session.subjectId !== req.subjectId) return { kind: 'wrong-user', username: session.username, clientName: name }
+    const step = deps.levels ? await deps.levels.next(session, { acrValues: req.acrValues, client }) : 'none'
+    if (step !== 'none') return { kind: 'step-up', location: stepUpUrl(step, `${CIBA_APPROVE_PATH}?request=${encodeURIComponent(req.id)}`) }
     return {
       kind: 'decision',
       view: decisionView(catalogue, {

@@ -2,6 +2,7 @@
 // polling rules (check order, slow_down, expiry, single use and the revocation of a second use)
 // are shared with the device_code grant (polling.ts); this file says how CIBA issues.
 import { SATISFIED_ACR_VALUES } from '../../grants/acr-values.js'
+import { acrOf } from '../../interaction/authentication-level.js'
 import { z } from 'zod'
 import type { Clock } from '../../domain/clock.js'
 import type { CibaRequest, Client } from '../../domain/types.js'
@@ -64,7 +65,8 @@ export function createCibaIssue(deps: Omit<CibaGrantDeps, 'requests' | 'polling'
       amr: req.amr ?? ['pwd'],
       idp: req.signInIdp ?? req.idp,
     })
-    const acr = req.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v))
+    // The level the approver's sign-in reached (phr, mfa), else the value a password sign-in satisfies, as before.
+    const acr = acrOf(amr) ?? req.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v))
     const extra: Record<string, unknown> = { ...idpClaim }
     if (req.tenant !== undefined) extra.tenant = req.tenant
     return deps.tokenIssuer.issue({

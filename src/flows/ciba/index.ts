@@ -10,6 +10,7 @@ import { createUserCodeCheck, userCodePolicy } from '../../interaction/user-code
 import { CIBA_RETENTION_SECONDS } from '../../jobs/cleanup.js'
 import type { Logger } from 'pino'
 import { createCibaApproval } from './approval.js'
+import { createLevelCheck } from '../../interaction/authentication-level.js'
 import { cibaApproveRoutes } from './approval-routes.js'
 import { createCibaGrant, createCibaIssue } from './grant.js'
 import { CIBA_DELIVERY_WORKER, createCibaDeliveryWorker, type CibaDeliveryOptions } from './delivery.js'
@@ -55,6 +56,7 @@ export function cibaFlow(options: { notifier?: CibaNotifier | undefined; deliver
         clients: stores.clients,
         resources: stores.resources,
         audit,
+        levels: createLevelCheck({ users: stores.users, factors: stores.userFactors }),
       })
       core.interaction.returnTargets.allow({ path: CIBA_APPROVE_PATH, describe: approval.describe })
       await app.register(cibaApproveRoutes, { approval, pages: core.interaction.pages })

@@ -20,8 +20,8 @@ export interface ApprovalPageContext {
   signInHref: string
 }
 
-/** Status and page for a page model ('sign-in' is a redirect, decided by the route). */
-export function renderApprovalPage(page: Exclude<ApprovalPage, { kind: 'sign-in' }>, ctx: ApprovalPageContext): LocalizedPage {
+/** Status and page for a page model ('sign-in' and 'step-up' are redirects, decided by the route). */
+export function renderApprovalPage(page: Exclude<ApprovalPage, { kind: 'sign-in' | 'step-up' }>, ctx: ApprovalPageContext): LocalizedPage {
   return (m) => {
     switch (page.kind) {
       case 'unknown':

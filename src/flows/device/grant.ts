@@ -2,6 +2,7 @@
 // polling rules (authorization_pending, slow_down with the interval stored in the database,
 // expired_token, access_denied, single use and the revocation of a second use) are the ones CIBA
 // uses (polling.ts); this file says how a device authorization issues.
+import { acrOf } from '../../interaction/authentication-level.js'
 import { z } from 'zod'
 import type { Clock } from '../../domain/clock.js'
 import type { Client, DeviceAuthorization } from '../../domain/types.js'
@@ -54,14 +55,16 @@ export function createDeviceCodeGrant(deps: DeviceCodeGrantDeps): GrantHandler<{
       amr: d.amr ?? ['pwd'],
       idp: d.idp,
     })
+    // The level the approver's sign-in reached (phr, mfa); none for a password alone.
+    const acr = acrOf(amr)
     return deps.tokenIssuer.issue({
       client,
       subjectId: user.subjectId,
       granted,
       refreshGranted: all,
       familyId: d.familyId,
-      claims: { ...idpClaim, auth_time: authTime, amr },
-      idToken: { user, authTime, amr, extraClaims: idpClaim },
+      claims: { ...idpClaim, auth_time: authTime, amr, ...(acr ? { acr } : {}) },
+      idToken: { user, authTime, amr, ...(acr ? { acr } : {}), extraClaims: idpClaim },
       refreshToken: true,
       dpopJkt: ctx?.dpop?.jkt,
     })

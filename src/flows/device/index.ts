@@ -9,6 +9,7 @@ import { createDeviceAuthorization } from './authorization.js'
 import { deviceAuthorizationRoutes } from './authorization-routes.js'
 import { createDeviceCodeGrant } from './grant.js'
 import { createDeviceVerification } from './verification.js'
+import { createLevelCheck } from '../../interaction/authentication-level.js'
 import { deviceRoutes } from './verification-routes.js'
 
 export const deviceFlow: Flow = {
@@ -22,6 +23,7 @@ export const deviceFlow: Flow = {
       devices: stores.devices,
       clients: stores.clients,
       resources: stores.resources,
+      levels: createLevelCheck({ users: stores.users, factors: stores.userFactors }),
       audit,
       throttle: createDeviceUserCodeThrottle({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
     })

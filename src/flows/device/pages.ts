@@ -42,7 +42,7 @@ ${alertBox(unknown ? m.text('device.unknown') : undefined)}
 }
 
 /** Status and page for a page model ('sign-in' is a redirect, decided by the route). */
-export function renderDevicePage(page: Exclude<DevicePage, { kind: 'sign-in' }>, ctx: { csrf: string }): LocalizedPage {
+export function renderDevicePage(page: Exclude<DevicePage, { kind: 'sign-in' | 'step-up' }>, ctx: { csrf: string }): LocalizedPage {
   return (m) => {
     const startAgain = { href: DEVICE_PATH, label: m.text('device.another') }
     switch (page.kind) {

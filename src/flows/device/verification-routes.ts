@@ -2,6 +2,7 @@
 // verification_uri_complete of §3.3.1) shows the code entry form, the decision screen, or sends
 // the person to the shared sign-in page (which returns here); POST to the same URL carries the
 // decision. Built on the page kit (src/http/page-kit.ts): its own page and decision, nothing else.
+import { stepUpUrl } from '../../interaction/authentication-level.js'
 import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { fromAnotherSite } from '../../http/fetch-metadata.js'
@@ -25,6 +26,10 @@ export const deviceRoutes: FastifyPluginAsync<DeviceRouteDeps> = async (app, { v
 
   function send(req: FastifyRequest, reply: FastifyReply, page: DevicePage) {
     if (page.kind === 'sign-in') return pages.toSignIn(reply, deviceReturnTarget(page.userCode, page.requestId))
+    if (page.kind === 'step-up') {
+      const location = stepUpUrl(page.step, deviceReturnTarget(page.userCode, page.requestId))
+      return reply.code(303).headers({ location, 'cache-control': 'no-store' }).send()
+    }
     if (page.kind === 'blocked') reply.header('retry-after', String(page.retryAfter)) // RFC 6585 §4
     return pages.send(reply, renderDevicePage(page, { csrf: page.kind === 'decision' ? pages.csrfToken(req, reply) : '' }))
   }

@@ -12,6 +12,7 @@ import { signInRecord } from '../../grants/sign-in-record.js'
 import { decisionView, type DecisionView } from '../../interaction/decision.js'
 import type { ReturnTargetInfo } from '../../interaction/return-to.js'
 import type { Session } from '../../interaction/session.js'
+import type { LevelCheck, NextStep } from '../../interaction/authentication-level.js'
 import type { ClientStore } from '../../stores/clients.js'
 import type { DeviceAuthorizationStore } from '../../stores/device-authorizations.js'
 import type { ResourceStore } from '../../stores/resources.js'
@@ -35,6 +36,8 @@ export type DevicePage =
   | { kind: 'sign-in'; userCode: string; requestId: string }
   /** A decision posted without a (live) session. */
   | { kind: 'signed-out'; userCode: string; requestId: string }
+  /** The session is too weak (requireMfa, a second factor the person has): to the missing factor, which returns here. */
+  | { kind: 'step-up'; userCode: string; requestId: string; step: Exclude<NextStep, 'none'> }
   | { kind: 'decision'; userCode: string; requestId: string; view: DecisionView; unanswered?: boolean }
   | { kind: 'done'; status: 'approved' | 'denied'; clientName: string }
 
@@ -45,6 +48,8 @@ export interface DeviceVerificationDeps {
   resources: Pick<ResourceStore, 'loadCatalogue'>
   throttle: DeviceUserCodeThrottle
   audit?: AuditSink
+  /** What the approver's session still needs (none when undefined). */
+  levels?: LevelCheck | undefined
 }
 
 /** How src/flows/device/authorization.ts makes request ids (16 random bytes, hex). */
@@ -97,6 +102,13 @@ export function createDeviceVerification(deps: DeviceVerificationDeps): DeviceVe
     if (device.status !== 'pending' || device.consumedAt !== undefined) return { kind: 'used' }
     if (device.expiresAt <= clock.now()) return { kind: 'expired' }
     return { device, userCode: userCode! }
+  }
+
+  /** The step-up the session needs before it may decide for this device's client, if any. */
+  async function weak(device: DeviceAuthorization, userCode: string, session: Session): Promise<DevicePage | undefined> {
+    if (!deps.levels) return undefined
+    const step = await deps.levels.next(session, { client: await deps.clients.findById(device.clientId) })
+    return step === 'none' ? undefined : { kind: 'step-up', userCode, requestId: device.id, step }
   }
 
   async function decisionPage(device: DeviceAuthorization, userCode: string, session: Session): Promise<DevicePage & { kind: 'decision' }> {
@@ -162,7 +174,7 @@ export function createDeviceVerification(deps: DeviceVerificationDeps): DeviceVe
       const opened = await open(typed, address)
       if (!('device' in opened)) return opened
       if (!session) return { kind: 'sign-in', userCode: opened.userCode, requestId: opened.device.id }
-      return decisionPage(opened.device, opened.userCode, session)
+      return (await weak(opened.device, opened.userCode, session)) ?? decisionPage(opened.device, opened.userCode, session)
     },
 
     /** Approves or denies; the tokens carry the session's auth_time, amr and idp (OIDC Core §2). */
@@ -176,6 +188,8 @@ export function createDeviceVerification(deps: DeviceVerificationDeps): DeviceVe
       if (!('device' in opened)) return opened
       const { device, userCode } = opened
       if (!session) return { kind: 'signed-out', userCode, requestId: device.id }
+      const stepUp = await weak(device, userCode, session)
+      if (stepUp) return stepUp
       const shown = await decisionPage(device, userCode, session)
       if (decision !== 'approve' && decision !== 'deny') return { ...shown, unanswered: true }
       const decided = await deps.devices.decide(

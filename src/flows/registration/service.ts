@@ -237,6 +237,7 @@ function toClient(clientId: string, m: RegisteredMetadata, secret: string | unde
     requirePushedAuthorization: false,
     requireRequestObject: false,
     requireDPoP: false,
+    requireMfa: false,
     selfRegistered: 'registration',
   }
 }

@@ -16,6 +16,7 @@ export const signInFlow: Flow = {
       targets: returnTargets,
       providers,
       accountPath: ACCOUNT_PATH,
+      factors: core.stores.userFactors,
     })
     await core.app.register(signInRoutes, {
       pages,

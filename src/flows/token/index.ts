@@ -8,6 +8,7 @@ import type { Core, Flow } from '../../core.js'
 import { apiRateLimit } from '../../http/rate-limit.js'
 import { createClientCredentialsGrant } from './grants/client-credentials.js'
 import { createPasswordGrant } from './grants/password.js'
+import { createLevelCheck } from '../../interaction/authentication-level.js'
 import { createRefreshTokenGrant } from './grants/refresh-token.js'
 import { tokenRoutes } from './routes.js'
 import { TOKEN_PATH } from '../../endpoints.js'
@@ -31,7 +32,15 @@ export const tokenFlow: Flow = {
         audit,
       }),
     )
-    core.grants.add(createPasswordGrant({ clock, passwords: core.passwordCheck, scopes, tokenIssuer }))
+    core.grants.add(
+      createPasswordGrant({
+        clock,
+        passwords: core.passwordCheck,
+        scopes,
+        tokenIssuer,
+        levels: createLevelCheck({ users: stores.users, factors: stores.userFactors }),
+      }),
+    )
     const service = createTokenService({ registry: core.grants, audit })
     await core.app.register(tokenRoutes, {
       authenticator: core.clientAuth,

@@ -2,7 +2,10 @@
 // only (RFC 9700 §2.4 says it MUST NOT be used; a client gets it only by listing `password`).
 // The password is checked by the shared password check (per-user lockout, RFC 6749 §10.10), and
 // every failure, whatever its reason (unknown user, disabled, wrong password, locked), gets the
-// same invalid_grant (§5.2), so the answer tells nobody which usernames exist.
+// same invalid_grant (§5.2), so the answer tells nobody which usernames exist. A password alone
+// is never enough where a second factor is needed (the person has one, or the client or the user
+// requires one: src/interaction/authentication-level.ts): this grant has no way to ask for it, so
+// it is refused, after the password check (the refusal says nothing about unchecked passwords).
 import { z } from 'zod'
 import type { Clock } from '../../../domain/clock.js'
 import type { User } from '../../../domain/types.js'
@@ -10,6 +13,7 @@ import { OAuthError } from '../../../errors.js'
 import type { TokenIssuer } from '../../../tokens/issuer.js'
 import type { GrantHandler } from '../../../grants/registry.js'
 import type { ScopeResolver } from '../../../grants/scopes.js'
+import type { LevelCheck } from '../../../interaction/authentication-level.js'
 
 /** The shared password check (src/interaction/password-check.ts), as this grant sees it. */
 export interface PasswordVerifier {
@@ -36,6 +40,8 @@ export function createPasswordGrant(deps: {
   passwords: PasswordVerifier
   scopes: ScopeResolver
   tokenIssuer: TokenIssuer
+  /** What a password sign-in of the user, for the client, still needs (none: tokens may be issued). */
+  levels?: LevelCheck | undefined
 }): GrantHandler<PasswordParams> {
   return {
     grantType: 'password',
@@ -52,6 +58,8 @@ export function createPasswordGrant(deps: {
       })
       if (!checked.ok) throw new OAuthError('invalid_grant', 'the username or password is incorrect')
       const { user } = checked
+      if (deps.levels && (await deps.levels.next({ subjectId: user.subjectId, amr: AMR }, { client })) !== 'none')
+        throw new OAuthError('invalid_grant', 'the user must sign in with a second factor, which this grant cannot ask for')
       const authTime = Math.floor(deps.clock.now() / 1000)
       return deps.tokenIssuer.issue({
         client,

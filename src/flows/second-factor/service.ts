@@ -1,0 +1,186 @@
+// The second step of a sign-in, and setting up one-time codes (RFC 6238; the factor logic is
+// src/interaction/second-factor.ts, what a request needs src/interaction/authentication-level.ts).
+// No Fastify: routes.ts parses and replies, pages.ts renders.
+//
+// The code page finishes a sign-in whose password was right (or steps up an older session): a
+// right code adds `otp` and `mfa` to this session's amr (RFC 8176), and only this session's.
+// The enrolment page shows a new secret and is confirmed by a code of it; the confirmation
+// counts as this session's second factor too (the person has just shown they hold it), and the
+// person's other sessions stay as they were. Managing a factor that exists (replacing it, new
+// recovery codes, removing it) needs a session that used a second factor or a passkey: a
+// password alone must never be enough to weaken an account. Removing ends the other sessions.
+import type { User } from '../../domain/types.js'
+import { acrOf } from '../../interaction/authentication-level.js'
+import type { ReturnTargets } from '../../interaction/return-to.js'
+import type { CheckContext, Enrolment, SecondFactorKind, SecondFactors } from '../../interaction/second-factor.js'
+import type { Session, SessionService } from '../../interaction/session.js'
+import type { AuditSink } from '../../observe/audit.js'
+import type { UserStore } from '../../stores/users.js'
+
+export interface CodeView {
+  username: string
+  /** The validated return target (undefined: the account page afterwards). */
+  returnTo: string | undefined
+  /** Which form's answer was refused. */
+  failed: SecondFactorKind | undefined
+}
+
+export interface EnrolView {
+  username: string
+  returnTo: string | undefined
+  enrolment: Enrolment
+  /** A sign-in is waiting for this (the person came from one). */
+  required: boolean
+  /** The person has a factor already: this one replaces it. */
+  replaces: boolean
+  failed: boolean
+}
+
+export type TwoStepOutcome =
+  /** No session: sign in first, then come back to `returnTo`. */
+  | { kind: 'sign-in'; returnTo: string | undefined }
+  | { kind: 'redirect'; location: string }
+  | { kind: 'code'; view: CodeView }
+  | { kind: 'enrol'; view: EnrolView }
+  | { kind: 'codes'; codes: string[]; enrolled: boolean; next: string }
+  | { kind: 'removed'; sessionsEnded: number }
+
+export interface TwoStepDeps {
+  factors: SecondFactors
+  sessions: Pick<SessionService, 'addMethods' | 'endOthers'>
+  users: Pick<UserStore, 'findBySubjectId'>
+  targets: ReturnTargets
+  audit: AuditSink
+  /** Where a person goes afterwards without a (valid) return target. */
+  accountPath: string
+  /** The code page's and the enrolment page's own paths (a step-up comes back to them). */
+  codePath: string
+  enrolPath: string
+}
+
+export interface TwoStepService {
+  showCode(rawReturnTo: unknown, session: Session | undefined): Promise<TwoStepOutcome>
+  submitCode(
+    rawReturnTo: unknown,
+    session: Session | undefined,
+    form: { kind?: string; code?: string },
+    ctx: CheckContext,
+  ): Promise<TwoStepOutcome>
+  showEnrol(rawReturnTo: unknown, session: Session | undefined): Promise<TwoStepOutcome>
+  confirm(rawReturnTo: unknown, session: Session | undefined, form: { code?: string }, ctx: CheckContext): Promise<TwoStepOutcome>
+  regenerate(session: Session | undefined, ctx: CheckContext): Promise<TwoStepOutcome>
+  remove(session: Session | undefined, ctx: CheckContext): Promise<TwoStepOutcome>
+}
+
+/** The second step of a sign-in that has one: a second factor or a passkey was used in it. */
+const strong = (session: Session) => acrOf(session.amr) !== undefined
+
+const STEPPED_UP = ['otp', 'mfa']
+
+export function createTwoStepService(deps: TwoStepDeps): TwoStepService {
+  const { factors } = deps
+  const withReturn = (path: string, returnTo: string | undefined) => (returnTo ? `${path}?return_to=${encodeURIComponent(returnTo)}` : path)
+
+  async function user(session: Session): Promise<User | undefined> {
+    return deps.users.findBySubjectId(session.subjectId)
+  }
+
+  /** Managing a factor that exists: a weak session is stepped up first, coming back to the account page. */
+  async function stepUpFirst(session: Session): Promise<TwoStepOutcome | undefined> {
+    if (strong(session) || !(await factors.hasFactor(session.subjectId))) return undefined
+    return { kind: 'redirect', location: withReturn(deps.codePath, deps.accountPath) }
+  }
+
+  async function enrolView(session: Session, returnTo: string | undefined, failed: boolean): Promise<TwoStepOutcome> {
+    const u = await user(session)
+    if (!u) return { kind: 'sign-in', returnTo }
+    return {
+      kind: 'enrol',
+      view: {
+        username: u.username,
+        returnTo,
+        enrolment: await factors.beginEnrolment(u),
+        required: returnTo !== undefined,
+        replaces: await factors.hasFactor(u.subjectId),
+        failed,
+      },
+    }
+  }
+
+  return {
+    async showCode(rawReturnTo, session) {
+      const target = await deps.targets.resolve(rawReturnTo)
+      const next = target?.location ?? deps.accountPath
+      if (!session) return { kind: 'sign-in', returnTo: target?.location }
+      if (strong(session)) return { kind: 'redirect', location: next }
+      // Nothing to ask: a person without a factor sets one up (the page the request needs says so).
+      if (!(await factors.hasFactor(session.subjectId))) return { kind: 'redirect', location: withReturn(deps.enrolPath, target?.location) }
+      return { kind: 'code', view: { username: session.username, returnTo: target?.location, failed: undefined } }
+    },
+
+    async submitCode(rawReturnTo, session, form, ctx) {
+      const target = await deps.targets.resolve(rawReturnTo)
+      const next = target?.location ?? deps.accountPath
+      if (!session) return { kind: 'sign-in', returnTo: target?.location }
+      if (strong(session)) return { kind: 'redirect', location: next }
+      const u = await user(session)
+      if (!u) return { kind: 'sign-in', returnTo: target?.location }
+      const kind: SecondFactorKind = form.kind === 'recovery_code' ? 'recovery_code' : 'otp'
+      const checked = await factors.check(u, kind, form.code ?? '', ctx)
+      if (!checked.ok) return { kind: 'code', view: { username: u.username, returnTo: target?.location, failed: kind } }
+      await deps.sessions.addMethods(session, STEPPED_UP)
+      deps.audit.emit({
+        event: 'signin.stepped_up',
+        username: u.username,
+        subject: u.subjectId,
+        sid: session.sid,
+        clientId: ctx.clientId ?? target?.client?.clientId,
+        address: ctx.address,
+        requestId: ctx.requestId,
+        factor: kind,
+      })
+      return { kind: 'redirect', location: next }
+    },
+
+    async showEnrol(rawReturnTo, session) {
+      const target = await deps.targets.resolve(rawReturnTo)
+      if (!session) return { kind: 'sign-in', returnTo: withReturn(deps.enrolPath, target?.location) }
+      return (await stepUpFirst(session)) ?? enrolView(session, target?.location, false)
+    },
+
+    async confirm(rawReturnTo, session, form, ctx) {
+      const target = await deps.targets.resolve(rawReturnTo)
+      if (!session) return { kind: 'sign-in', returnTo: withReturn(deps.enrolPath, target?.location) }
+      const first = await stepUpFirst(session)
+      if (first) return first
+      const u = await user(session)
+      if (!u) return { kind: 'sign-in', returnTo: target?.location }
+      const done = await factors.confirmEnrolment(u, form.code ?? '', ctx)
+      if (!done.ok) return enrolView(session, target?.location, true)
+      // This session has just shown the factor; the person's other sessions stay as they were.
+      await deps.sessions.addMethods(session, STEPPED_UP)
+      return { kind: 'codes', codes: done.recoveryCodes, enrolled: true, next: target?.location ?? deps.accountPath }
+    },
+
+    async regenerate(session, ctx) {
+      if (!session) return { kind: 'sign-in', returnTo: deps.accountPath }
+      const first = await stepUpFirst(session)
+      if (first) return first
+      const u = await user(session)
+      const codes = u && (await factors.regenerateRecoveryCodes(u, ctx))
+      if (!codes) return { kind: 'redirect', location: deps.accountPath }
+      return { kind: 'codes', codes, enrolled: false, next: deps.accountPath }
+    },
+
+    async remove(session, ctx) {
+      if (!session) return { kind: 'sign-in', returnTo: deps.accountPath }
+      const first = await stepUpFirst(session)
+      if (first) return first
+      const u = await user(session)
+      if (!u || !(await factors.remove(u, 'self', ctx))) return { kind: 'redirect', location: deps.accountPath }
+      // Whoever used the factor elsewhere is signed out (a lost or stolen device among them).
+      const sessionsEnded = await deps.sessions.endOthers(session, 'factors')
+      return { kind: 'removed', sessionsEnded }
+    },
+  }
+}
