@@ -19,6 +19,7 @@ import type { PageKit } from './http/page-kit.js'
 import type { ConsentService } from './interaction/consent.js'
 import type { IdentityProviderDirectory, UpstreamSignOut } from './interaction/identity-providers.js'
 import type { PasswordCheck } from './interaction/password-check.js'
+import type { Passkeys } from './interaction/passkeys.js'
 import type { ReturnTargets } from './interaction/return-to.js'
 import type { SessionService } from './interaction/session.js'
 import type { CleanupTask } from './jobs/cleanup.js'
@@ -39,6 +40,7 @@ import type { IdentityProviderStore } from './stores/identity-providers.js'
 import type { ResourceStore } from './stores/resources.js'
 import type { RevocationStore } from './stores/revocations.js'
 import type { UsedJtiStore } from './stores/used-jtis.js'
+import type { PasskeyStore } from './stores/passkeys.js'
 import type { UserSessionStore } from './stores/user-sessions.js'
 import type { UserStore } from './stores/users.js'
 import type { TokenIssuer } from './tokens/issuer.js'
@@ -67,6 +69,7 @@ export interface Stores {
   backchannelLogouts: BackchannelLogoutStore
   identityProviders: IdentityProviderStore
   federatedIdentities: FederatedIdentityStore
+  passkeys: PasskeyStore
 }
 
 /** Members of the discovery document (OpenID Connect Discovery 1.0 §3, RFC 8414 §2). */
@@ -117,6 +120,8 @@ export interface Core {
   clientAuthThrottle: ClientAuthThrottle
   /** Every password check (sign-in pages, password grant): lockout and failure logs. */
   passwordCheck: PasswordCheck
+  /** Passkeys: registration and sign-in (WebAuthn), throttled with the password's lockout. */
+  passkeys: Passkeys
   /** Scope and resource validation (invalid_scope, invalid_target), as every grant does it. */
   scopes: ScopeResolver
   /** Issues the token response: access token, and ID and refresh tokens when asked. */

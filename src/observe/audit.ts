@@ -41,6 +41,10 @@ export const AUDIT_EVENTS = {
   'account.session_ended': 'success',
   'account.password_changed': 'success',
   'account.password_refused': 'failure',
+  'passkey.added': 'success',
+  'passkey.removed': 'success',
+  'passkey.used': 'success',
+  'passkey.failed': 'failure',
 } as const satisfies Record<string, 'success' | 'failure'>
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS
@@ -182,6 +186,11 @@ const MESSAGES: Record<AuditEventName, string> = {
   'account.session_ended': 'a person ended a session on the account page',
   'account.password_changed': 'a person changed their password',
   'account.password_refused': 'a password change was refused',
+  'passkey.added': 'a person added a passkey on the account page',
+  'passkey.removed': 'a person removed a passkey on the account page',
+  'passkey.used': 'signed in with a passkey',
+  'passkey.failed':
+    'a passkey was refused (reason: malformed, challenge, unknown_credential, disabled, locked, verification, counter, duplicate, unavailable)',
 }
 
 /** The line written for an event (snake_case fields, undefined ones left out). */

@@ -121,6 +121,13 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
     labelNames: ['outcome'] as const,
     registers,
   })
+  const passkeys = new Counter({
+    name: 'authz_passkeys_total',
+    help: 'Passkey events by outcome: added, removed, used (a sign-in), failed (a refused registration or sign-in).',
+    labelNames: ['outcome'] as const,
+    registers,
+  })
+  for (const outcome of ['added', 'removed', 'used', 'failed'] as const) passkeys.inc({ outcome }, 0)
   for (const result of ['active', 'inactive', 'rejected'] as const) introspections.inc({ result }, 0)
   for (const outcome of ['delivered', 'failed'] as const) logouts.inc({ outcome }, 0)
   for (const kind of ['user', 'client'] as const) lockouts.inc({ kind }, 0)
@@ -194,6 +201,12 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
           break
         case 'federation.failed':
           federated.inc({ scheme: e.idp ?? 'unknown', outcome: e.reason ?? 'unknown' })
+          break
+        case 'passkey.added':
+        case 'passkey.removed':
+        case 'passkey.used':
+        case 'passkey.failed':
+          passkeys.inc({ outcome: e.event.slice('passkey.'.length) })
           break
         case 'grant.family_revoked':
           familyRevoked.inc({ grant_type: e.grantType ?? 'unknown' })

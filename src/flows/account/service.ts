@@ -23,6 +23,7 @@ import type { ClientStore } from '../../stores/clients.js'
 import type { ResourceStore } from '../../stores/resources.js'
 import type { UserStore } from '../../stores/users.js'
 import { describeDevice, type Device } from './device.js'
+import type { AccountPasskeys, PasskeysView } from './passkeys.js'
 
 /** NIST SP 800-63B §5.1.1.2: at least 8 characters; every character counts, none is required. */
 export const MIN_PASSWORD_LENGTH = 8
@@ -56,6 +57,8 @@ export interface AccountView {
   sessions: SessionView[]
   /** Whether the person has a password here (one signed in only through a provider has none to change). */
   hasPassword: boolean
+  /** The passkeys section; undefined where passkeys are not offered and the person has none. */
+  passkeys: PasskeysView | undefined
 }
 
 export type PasswordChangeFailure = 'missing' | 'too_short' | 'mismatch' | 'unchanged' | 'wrong_password'
@@ -78,6 +81,7 @@ export interface AccountDeps {
   audit: AuditSink
   /** The display name of an identity provider by its scheme (undefined when it is gone). */
   providerName(scheme: string): Promise<string | undefined>
+  passkeys: Pick<AccountPasskeys, 'view'>
 }
 
 export function createAccountService(deps: AccountDeps) {
@@ -125,6 +129,7 @@ export function createAccountService(deps: AccountDeps) {
           })),
         ),
         hasPassword: user?.passwordHash !== undefined,
+        passkeys: await deps.passkeys.view(session, typeof name === 'string' && name.trim() !== '' ? name : undefined),
       }
     },
 

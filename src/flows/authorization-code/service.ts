@@ -13,6 +13,7 @@ import type { Clock } from '../../domain/clock.js'
 import { OAuthError } from '../../errors.js'
 import { SATISFIED_ACR_VALUES } from '../../grants/acr-values.js'
 import { signInRecord, type SignInRecord } from '../../grants/sign-in-record.js'
+import { passkeyAcr } from '../../grants/passkey-acr.js'
 import type { ScopeResolver } from '../../grants/scopes.js'
 import type { ConsentService } from '../../interaction/consent.js'
 import { signedInAt, type IdentityProviderDirectory } from '../../interaction/identity-providers.js'
@@ -171,7 +172,7 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       resource: req.params.get('resource'),
       ...signInRecord(session, req.acr.idp),
       sid: session.sid,
-      acr: req.acr.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v)) ?? '1',
+      acr: passkeyAcr(session.amr) ?? req.acr.acrValues.find((v) => SATISFIED_ACR_VALUES.includes(v)) ?? '1',
       tenant: req.acr.tenant,
     }
     await deps.grants.store({
