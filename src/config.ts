@@ -173,6 +173,11 @@ const Env = z.object({
   RATE_LIMIT_API: perMinute(60_000),
   SESSION_IDLE_TIMEOUT: seconds(1800),
   SESSION_LIFETIME: seconds(36_000),
+  PASSKEYS: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true')
+    .describe('true or false'),
   BRAND_NAME: z
     .string()
     .max(60)
@@ -457,6 +462,10 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'Sign-in sessions',
     doc: 'A sign-in session ends this long after the sign-in at the latest, however often it is used (10 hours: a working day). Not less than `SESSION_IDLE_TIMEOUT`.',
   },
+  PASSKEYS: {
+    group: 'Sign-in sessions',
+    doc: "Offer passkeys (WebAuthn): people add them on their account page and sign in with one, without a password (see [Passkeys](passkeys-and-second-factors.md#passkeys)). The relying-party id is the issuer's host, so an issuer on an IP address cannot offer them: the server says so at start and the pages leave them out. `false`: no passkey is offered or accepted.",
+  },
   BRAND_NAME: {
     group: 'Branding',
     default: "the issuer's host",
@@ -586,6 +595,8 @@ export type Config = Readonly<{
   /** Sign-in session (src/interaction/session.ts): ends after this long unused, and this long after sign-in at the latest. */
   sessionIdleTimeout: number
   sessionLifetime: number
+  /** PASSKEYS: passkeys are offered (where the issuer's host can be a WebAuthn relying-party id). */
+  passkeys: boolean
   /** The pages' look (src/pages/look.ts); undefined: the neutral default. */
   brandName: string | undefined
   brandLogoUrl: string | undefined
@@ -805,6 +816,7 @@ export function loadConfig(env: Record<string, string | undefined>, context: Con
     rateLimitApi: e.RATE_LIMIT_API,
     sessionIdleTimeout: e.SESSION_IDLE_TIMEOUT,
     sessionLifetime: e.SESSION_LIFETIME,
+    passkeys: e.PASSKEYS,
     brandName: e.BRAND_NAME,
     brandLogoUrl: e.BRAND_LOGO_URL,
     brandPrimaryColor: e.BRAND_PRIMARY_COLOR?.toLowerCase(),

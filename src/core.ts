@@ -21,6 +21,7 @@ import type { PageKit } from './http/page-kit.js'
 import type { ConsentService } from './interaction/consent.js'
 import type { IdentityProviderDirectory, UpstreamSignOut } from './interaction/identity-providers.js'
 import type { PasswordCheck } from './interaction/password-check.js'
+import type { Passkeys } from './interaction/passkeys.js'
 import type { ReturnTargets } from './interaction/return-to.js'
 import type { SessionService } from './interaction/session.js'
 import type { CleanupTask } from './jobs/cleanup.js'
@@ -44,6 +45,7 @@ import type { ResourceStore } from './stores/resources.js'
 import type { RevocationStore } from './stores/revocations.js'
 import type { UsedJtiStore } from './stores/used-jtis.js'
 import type { PushedRequestStore } from './stores/pushed-requests.js'
+import type { PasskeyStore } from './stores/passkeys.js'
 import type { UserSessionStore } from './stores/user-sessions.js'
 import type { UserStore } from './stores/users.js'
 import type { UserFactorStore } from './stores/user-factors.js'
@@ -82,6 +84,7 @@ export interface Stores {
   registrationTokens: RegistrationTokenStore
   pushedRequests: PushedRequestStore
   userFactors: UserFactorStore
+  passkeys: PasskeyStore
 }
 
 /** Members of the discovery document (OpenID Connect Discovery 1.0 §3, RFC 8414 §2). */
@@ -141,6 +144,8 @@ export interface Core {
   passwordCheck: PasswordCheck
   /** One-time codes and recovery codes: enrolment and every check (counted toward the password lockout). */
   secondFactors: SecondFactors
+  /** Passkeys: registration and sign-in (WebAuthn), throttled with the password's lockout. */
+  passkeys: Passkeys
   /** Scope and resource validation (invalid_scope, invalid_target), as every grant does it. */
   scopes: ScopeResolver
   /** Issues the token response: access token, and ID and refresh tokens when asked. */

@@ -27,6 +27,7 @@ import { createConsentService } from './interaction/consent.js'
 import { createCsrfTokens } from './interaction/csrf.js'
 import { createIdentityProviderDirectory, createUpstreamSignOut } from './interaction/identity-providers.js'
 import { createPasswordCheck, lockoutPolicy } from './interaction/password-check.js'
+import { createPasskeys } from './interaction/passkeys.js'
 import { createReturnTargets } from './interaction/return-to.js'
 import { createSessionService } from './interaction/session.js'
 import { CIBA_RETENTION_SECONDS, createCleanup, type CleanupTask } from './jobs/cleanup.js'
@@ -61,6 +62,7 @@ import { createPgServerSecretStore } from './stores/server-secrets.postgres.js'
 import { createPgSigningKeyStore } from './stores/signing-keys.postgres.js'
 import { createPgUsedJtiStore } from './stores/used-jtis.postgres.js'
 import { createPgPushedRequestStore } from './stores/pushed-requests.postgres.js'
+import { createPgPasskeyStore } from './stores/passkeys.postgres.js'
 import { createPgUserSessionStore } from './stores/user-sessions.postgres.js'
 import { createPgUserStore } from './stores/users.postgres.js'
 import { createPgUserFactorStore } from './stores/user-factors.postgres.js'
@@ -147,6 +149,24 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     issuerName: inputs.look.name,
     encryptionKey: config.keyEncryptionSecret ? deriveKeyEncryptionKey(config.keyEncryptionSecret) : undefined,
   })
+  const passkeys = createPasskeys({
+    issuer: config.issuer,
+    enabled: config.passkeys,
+    rpName: inputs.look.name,
+    clock,
+    store: stores.passkeys,
+    users: stores.users,
+    usedChallenges: stores.usedJtis,
+    failures: stores.failures,
+    policy: lockoutPolicy(config),
+    audit,
+    challengeKey: await serverSecret('passkey-challenge'),
+  })
+  if (config.passkeys && !passkeys.available)
+    logger.warn(
+      { issuer: config.issuer },
+      "passkeys are on (PASSKEYS) but the issuer's host is an IP address, which cannot be a WebAuthn relying-party id: no passkey is offered; use a host name",
+    )
   const oneTimeUse = createOneTimeUse({ clock, grants: stores.grants, revokedJwts: revocationList, audit })
   const scopes = createScopeResolver({ resources: stores.resources })
   const tokenIssuer = createTokenIssuer({ config, clock, keys, grants: stores.grants, users: stores.users, resources: stores.resources })
@@ -208,6 +228,7 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     metadataClients,
     passwordCheck,
     secondFactors,
+    passkeys,
     scopes,
     tokenIssuer,
     tokenReader,
@@ -316,6 +337,7 @@ function createStores(db: Db, config: Config, clock: Clock, invalidation: CacheI
     registrationTokens: createPgRegistrationTokenStore(db),
     pushedRequests: createPgPushedRequestStore(db),
     userFactors: createPgUserFactorStore(db),
+    passkeys: createPgPasskeyStore(db),
   }
 }
 

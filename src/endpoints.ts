@@ -28,11 +28,11 @@ export const DEVICE_PATH = '/device' // RFC 8628 §3.3: the verification_uri
 export const ACCOUNT_PATH = '/account' // the person's own control panel: apps, sessions, password
 export const ACCOUNT_PASSWORD_PATH = '/account/password'
 export const SIGN_IN_PATH = '/account/sign-in'
+export const PASSKEY_SIGN_IN_PATH = '/account/sign-in/passkey' // WebAuthn Level 3 §7.2: a sign-in with a passkey alone
 export const SIGN_OUT_PATH = '/account/sign-out'
 // Second factors and step-up (src/interaction/authentication-level.ts): the code after the
 // password, setting up one-time codes, and the passkey sign-in a request for `phr` leads to.
 export const SECOND_FACTOR_PATH = '/account/sign-in/code'
-export const PASSKEY_SIGN_IN_PATH = '/account/sign-in/passkey'
 export const ACCOUNT_TWO_STEP_PATH = '/account/two-step'
 
 // Federation: sign-in through an upstream OpenID Connect provider, one set of paths per scheme.

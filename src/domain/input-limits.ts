@@ -30,6 +30,11 @@ export const INPUT_LIMITS: Readonly<Record<string, number>> = {
   binding_message: 300,
   redirect_uri: 400,
   code_verifier: 128,
+  // Passkeys: the browser's WebAuthn response as JSON (attestation "none"), a credential id
+  // (WebAuthn §6.1: at most 1023 bytes, base64url) and the name a person gives one.
+  webauthn_response: 16_384,
+  credential_id: 1400,
+  passkey_name: 100,
 }
 export const DEFAULT_INPUT_LIMIT = 100
 

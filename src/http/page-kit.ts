@@ -152,7 +152,10 @@ export function createPageKit(app: FastifyInstance, deps: PageKitDeps): PageKit 
       const shown = pageIn(page, m)
       return reply
         .code(shown.status)
-        .headers({ ...deps.look.headers(opts?.formActionOrigins), 'content-language': m.locale })
+        .headers({
+          ...deps.look.headers(opts?.formActionOrigins, { scripts: (shown.scripts ?? []).length > 0 }),
+          'content-language': m.locale,
+        })
         .send(layout(shown, deps.look, m))
     },
     toSignIn(reply, returnTo) {

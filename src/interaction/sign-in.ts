@@ -33,6 +33,13 @@ export interface SignInView {
   discovery: boolean
   /** Where to go at once instead of showing the page: local login off and exactly one provider. */
   forward: string | undefined
+  /** A sign-in with a passkey, when offered (src/interaction/passkeys.ts): the WebAuthn options as JSON. */
+  passkey?: PasskeyOffer | undefined
+}
+
+/** A passkey sign-in on a page: the WebAuthn request options (JSON) its script hands to the browser. */
+export interface PasskeyOffer {
+  options: string
 }
 
 export type SignInResult =

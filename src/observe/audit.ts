@@ -52,6 +52,10 @@ export const AUDIT_EVENTS = {
   'factor.recovery_codes_replaced': 'success',
   'signin.stepped_up': 'success',
   'signin.second_factor_failed': 'failure',
+  'passkey.added': 'success',
+  'passkey.removed': 'success',
+  'passkey.used': 'success',
+  'passkey.failed': 'failure',
 } as const satisfies Record<string, 'success' | 'failure'>
 
 export type AuditEventName = keyof typeof AUDIT_EVENTS
@@ -219,6 +223,11 @@ const MESSAGES: Record<AuditEventName, string> = {
   'factor.recovery_codes_replaced': 'a new set of recovery codes replaced the old one',
   'signin.stepped_up': 'a second factor was added to a sign-in',
   'signin.second_factor_failed': 'a second factor was refused',
+  'passkey.added': 'a person added a passkey on the account page',
+  'passkey.removed': 'a person removed a passkey on the account page',
+  'passkey.used': 'signed in with a passkey',
+  'passkey.failed':
+    'a passkey was refused (reason: malformed, challenge, unknown_credential, disabled, locked, verification, counter, duplicate, unavailable)',
 }
 
 /** The line written for an event (snake_case fields, undefined ones left out). */

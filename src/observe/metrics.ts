@@ -143,6 +143,13 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
   })
   for (const outcome of ['enrolled', 'removed', 'recovery_codes_replaced', 'stepped_up', 'failed'] as const)
     secondFactors.inc({ outcome }, 0)
+  const passkeys = new Counter({
+    name: 'authz_passkeys_total',
+    help: 'Passkey events by outcome: added, removed, used (a sign-in), failed (a refused registration or sign-in).',
+    labelNames: ['outcome'] as const,
+    registers,
+  })
+  for (const outcome of ['added', 'removed', 'used', 'failed'] as const) passkeys.inc({ outcome }, 0)
   for (const result of ['active', 'inactive', 'rejected'] as const) introspections.inc({ result }, 0)
   for (const outcome of ['delivered', 'failed'] as const) logouts.inc({ outcome }, 0)
   for (const kind of ['user', 'client'] as const) lockouts.inc({ kind }, 0)
@@ -237,6 +244,11 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
           break
         case 'signin.second_factor_failed':
           secondFactors.inc({ outcome: 'failed' })
+        case 'passkey.added':
+        case 'passkey.removed':
+        case 'passkey.used':
+        case 'passkey.failed':
+          passkeys.inc({ outcome: e.event.slice('passkey.'.length) })
           break
         case 'grant.family_revoked':
           familyRevoked.inc({ grant_type: e.grantType ?? 'unknown' })

@@ -36,6 +36,8 @@ export interface Page {
   /** The document title (the layout adds the product's name). */
   title: string
   body: SafeHtml
+  /** Scripts of ours the page loads (src/pages/scripts.ts); none by default. */
+  scripts?: ReadonlyArray<'passkeys'>
 }
 
 /**
@@ -43,7 +45,11 @@ export interface Page {
  * forms post only to us (plus origins a flow redirects to after a form: browsers apply
  * form-action to those redirects too).
  */
-export function pageCsp(formActionOrigins: readonly string[] = [], imgSources: readonly string[] = []): string {
+export function pageCsp(
+  formActionOrigins: readonly string[] = [],
+  imgSources: readonly string[] = [],
+  scriptSources: readonly string[] = [],
+): string {
   return [
     "default-src 'none'",
     "style-src 'self'",
@@ -51,6 +57,8 @@ export function pageCsp(formActionOrigins: readonly string[] = [], imgSources: r
     `form-action ${["'self'", ...formActionOrigins].join(' ')}`,
     "frame-ancestors 'none'",
     "base-uri 'none'",
+    // Only the pages that load our scripts (the passkey forms) allow scripts, and only from here.
+    ...(scriptSources.length > 0 ? [`script-src ${scriptSources.join(' ')}`] : []),
   ].join('; ')
 }
 
@@ -61,10 +69,14 @@ export const PAGE_CSP = pageCsp()
  * no-referrer browsers send `Origin: null` with our own form posts, which would leave the Origin
  * check (src/http/page-kit.ts) nothing to compare; same-origin still sends nothing to other sites.
  */
-export function pageHeaders(formActionOrigins: readonly string[] = [], imgSources: readonly string[] = []): Record<string, string> {
+export function pageHeaders(
+  formActionOrigins: readonly string[] = [],
+  imgSources: readonly string[] = [],
+  scriptSources: readonly string[] = [],
+): Record<string, string> {
   return {
     'content-type': 'text/html; charset=utf-8',
-    'content-security-policy': pageCsp(formActionOrigins, imgSources),
+    'content-security-policy': pageCsp(formActionOrigins, imgSources, scriptSources),
     'cache-control': 'no-store',
     pragma: 'no-cache',
     'x-content-type-options': 'nosniff',

@@ -15,7 +15,8 @@ export function pageIn(page: Page | LocalizedPage, m: Messages): Page {
  * The whole document in the request's language: the product's logo and name above the page's
  * card, the host to check and the support link below it.
  */
-export function layout(page: Pick<Page, 'title' | 'body'>, look: Look, m: Messages): string {
+export function layout(page: Pick<Page, 'title' | 'body' | 'scripts'>, look: Look, m: Messages): string {
+  const scripts = (page.scripts ?? []).flatMap((name) => look.scripts[name])
   return html`<!doctype html>
 <html lang="${m.locale}">
 <head>
@@ -23,7 +24,10 @@ export function layout(page: Pick<Page, 'title' | 'body'>, look: Look, m: Messag
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${page.title} · ${look.name}</title>
 <link rel="stylesheet" href="${look.stylesheet.path}">
-</head>
+${scripts.map(
+  (s) => html`<script src="${s.path}" defer></script>
+`,
+)}</head>
 <body>
 <header class="site${look.logoUrl ? ' with-logo' : ''}">${look.logoUrl ? html`<img src="${look.logoUrl}" alt="">` : ''}<span id="brand">${look.name}</span></header>
 <main>

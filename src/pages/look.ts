@@ -2,6 +2,7 @@
 // logo in the header, the primary colour in the stylesheet, a support link in the footer. The
 // neutral defaults: the issuer's host as the name, no logo, a blue accent, no support link.
 import { pageHeaders } from './html.js'
+import { createPageScripts, type PageScripts } from './scripts.js'
 import { DEFAULT_PRIMARY_COLOR, stylesheet, stylesheetPath } from './style.js'
 
 export interface BrandSettings {
@@ -22,8 +23,10 @@ export interface Look {
   /** The issuer's host: the footer names it, the address to check before typing a password. */
   readonly host: string
   readonly stylesheet: { readonly path: string; readonly css: string }
-  /** The headers of an HTML page (its CSP allows the logo's origin, and forms to these origins). */
-  headers(formActionOrigins?: readonly string[]): Record<string, string>
+  /** The headers of an HTML page (its CSP allows the logo's origin, and forms to these origins; our scripts when it loads them). */
+  headers(formActionOrigins?: readonly string[], opts?: { scripts?: boolean }): Record<string, string>
+  /** The scripts a page may load (src/pages/scripts.ts). */
+  readonly scripts: PageScripts
 }
 
 export function createLook(settings: BrandSettings): Look {
@@ -38,7 +41,8 @@ export function createLook(settings: BrandSettings): Look {
     supportUrl: settings.brandSupportUrl,
     host,
     stylesheet: { path: stylesheetPath(css), css },
-    headers: (formActionOrigins = []) => pageHeaders(formActionOrigins, imgSources),
+    headers: (formActionOrigins = [], opts) => pageHeaders(formActionOrigins, imgSources, opts?.scripts ? ["'self'"] : []),
+    scripts: createPageScripts(),
   }
 }
 

@@ -1,15 +1,36 @@
 // The one sign-in page (src/interaction/sign-in.ts has its logic), and the sign-out pages. Accessible: one h1, a label on every field, the failure announced with
 // role=alert, autocomplete hints so password managers fill the right fields.
-import type { SignInView } from '../interaction/sign-in.js'
-import { alertBox, html } from './html.js'
+import type { PasskeyOffer, SignInView } from '../interaction/sign-in.js'
+import { alertBox, html, type SafeHtml } from './html.js'
 import type { LocalizedPage } from './layout.js'
 import type { Messages } from './messages/index.js'
 import { en } from './messages/en.js'
-import { SIGN_IN_PATH, SIGN_OUT_PATH } from '../endpoints.js'
+import { PASSKEY_SIGN_IN_PATH, SIGN_IN_PATH, SIGN_OUT_PATH } from '../endpoints.js'
 
 /** The sign-in page's URL, returning to `returnTo` afterwards. */
 export function signInUrl(returnTo?: string): string {
   return returnTo ? `${SIGN_IN_PATH}?return_to=${encodeURIComponent(returnTo)}` : SIGN_IN_PATH
+}
+
+/** The passkey page's URL, returning to `returnTo` afterwards. */
+export function passkeySignInUrl(returnTo?: string): string {
+  return returnTo ? `${PASSKEY_SIGN_IN_PATH}?return_to=${encodeURIComponent(returnTo)}` : PASSKEY_SIGN_IN_PATH
+}
+
+/**
+ * The form: its button starts the ceremony; `autofill` also offers the passkeys in the username
+ * field's suggestions (conditional mediation), on the page that has one.
+ */
+export function passkeyForm(
+  m: Messages,
+  o: { offer: PasskeyOffer; csrf: string; returnTo: string | undefined; autofill: boolean; primary: boolean },
+): SafeHtml {
+  return html`<form method="post" action="${passkeySignInUrl(o.returnTo)}" class="passkey" data-passkey="sign-in"${o.autofill ? html` data-autofill` : ''} data-options="${o.offer.options}">
+<input type="hidden" name="csrf" value="${o.csrf}">
+<input type="hidden" name="webauthn_response" value="">
+<div class="alert" role="alert" data-passkey-error data-text="${m.text('passkey.failed')}" hidden><p></p></div>
+<div class="actions"><button class="button ${o.primary ? 'primary' : 'secondary'}" type="submit" id="passkey-sign-in">${m.text('passkey.signIn')}</button></div>
+</form>`
 }
 
 /** The same words for every failure: nothing here tells an unknown user from a locked account. */
@@ -25,12 +46,19 @@ function passwordForm(v: SignInView, form: FormTarget, m: Messages) {
   return html`<form method="post" action="${signInUrl(v.returnTo)}">
 <input type="hidden" name="csrf" value="${form.csrf}">
 <label for="username">${m.text('signIn.username')}</label>
-<input id="username" name="username" type="text" value="${v.username}" autocomplete="username" autocapitalize="none" spellcheck="false" required${prefilled ? '' : html` autofocus`}>
+<input id="username" name="username" type="text" value="${v.username}" autocomplete="${v.passkey ? 'username webauthn' : 'username'}" autocapitalize="none" spellcheck="false" required${prefilled ? '' : html` autofocus`}>
 <label for="password">${m.text('signIn.password')}</label>
 ${v.discovery ? html`<p class="hint" id="password-hint">${m.text('signIn.passwordHint')}</p>` : ''}
 <input id="password" name="password" type="password" autocomplete="current-password"${v.discovery ? html` aria-describedby="password-hint"` : html` required`}${prefilled ? html` autofocus` : ''}>
 <div class="actions"><button class="button primary" type="submit">${m.text('signIn.submit')}</button></div>
 </form>`
+}
+
+/** Beside the password form: a sign-in with a passkey, also offered in the username field's autofill. */
+function passkeyChoice(v: SignInView, form: FormTarget, m: Messages) {
+  if (!v.localLogin || !v.passkey) return ''
+  return html`<p class="or">${m.text('signIn.or')}</p>
+${passkeyForm(m, { offer: v.passkey, csrf: form.csrf, returnTo: v.returnTo, autofill: true, primary: false })}`
 }
 
 /** One link per provider: a link, not a form, so the page's CSP form-action never has to name the upstream. */
@@ -52,7 +80,9 @@ ${v.client ? html`<p class="lead">${m.html('signIn.toClient', { client: html`<st
 ${v.signedInAs ? html`<div class="notice"><p>${m.html('signIn.replaces', { user: html`<strong>${v.signedInAs}</strong>` })}</p></div>` : ''}
 ${alertBox(v.failed ? m.text('signIn.failed') : none ? m.text('signIn.noWay') : undefined)}
 ${v.localLogin ? passwordForm(v, form, m) : ''}
+${passkeyChoice(v, form, m)}
 ${providerButtons(v, m)}`,
+    scripts: v.localLogin && v.passkey ? ['passkeys'] : [],
   })
 }
 

@@ -1,4 +1,4 @@
-// Second factors (tables user_totp and user_recovery_codes, migrations/0041_second_factors.sql).
+// Second factors (tables user_totp and user_recovery_codes, migrations/0040_second_factors.sql).
 // Every single use is one statement: of two concurrent uses of a code exactly one succeeds.
 import type { Queryable } from '../db/db.js'
 import { toMs, ts } from './columns.postgres.js'

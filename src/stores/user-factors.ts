@@ -4,7 +4,7 @@
 // Secrets arrive and leave in their stored form (encrypted when KEY_ENCRYPTION_SECRET is set:
 // src/interaction/second-factor.ts), recovery codes only as hashes.
 
-/** A person's second factors (migrations/0041_second_factors.sql). */
+/** A person's second factors (migrations/0040_second_factors.sql). */
 export interface StoredFactors {
   /** The confirmed one-time code factor; undefined: none. */
   totp: { secret: string; confirmedAt: number; lastUsedAt: number | undefined } | undefined

@@ -4,6 +4,7 @@ import type { Core, Flow } from '../../core.js'
 import { ACCOUNT_PASSWORD_PATH } from '../../endpoints.js'
 import { pageRateLimit } from '../../http/rate-limit.js'
 import { createAppAccess } from '../../interaction/app-access.js'
+import { createAccountPasskeys } from './passkeys.js'
 import { accountRoutes } from './routes.js'
 import { createLevelCheck, stepUpUrl } from '../../interaction/authentication-level.js'
 import { createAccountService } from './service.js'
@@ -13,6 +14,7 @@ export const accountFlow: Flow = {
   async register(core: Core) {
     const { stores, clock } = core
     const levels = createLevelCheck({ users: stores.users, factors: stores.userFactors })
+    const passkeys = createAccountPasskeys({ passkeys: core.passkeys, sessions: core.interaction.sessions })
     const account = createAccountService({
       clock,
       apps: createAppAccess({ clock, consent: core.consent, grants: stores.grants, oneTimeUse: core.oneTimeUse }),
@@ -24,12 +26,14 @@ export const accountFlow: Flow = {
       audit: core.audit,
       secondFactors: core.secondFactors,
       providerName: async (scheme) => (await stores.identityProviders.findByScheme(scheme))?.displayName,
+      passkeys,
     })
     // A person sent to sign in from the password page comes back to it.
     core.interaction.returnTargets.allow({ path: ACCOUNT_PASSWORD_PATH, describe: async () => ({}) })
     await core.app.register(accountRoutes, {
       pages: core.interaction.pages,
       account,
+      passkeys,
       passwordRateLimit: pageRateLimit(core.config.rateLimitSignIn),
       upstreamSignOut: core.interaction.upstreamSignOut,
       // A person with a second factor uses it before their account page, whatever the session.

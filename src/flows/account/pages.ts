@@ -12,6 +12,7 @@ import type { LocalizedPage } from '../../pages/layout.js'
 import type { Locale, Messages } from '../../pages/messages/index.js'
 import { scopeLine } from '../../pages/scopes.js'
 import type { Device } from './device.js'
+import type { PasskeyAddFailure, PasskeyItemView, PasskeysView } from './passkeys.js'
 import { MIN_PASSWORD_LENGTH, type AccountView, type AppView, type PasswordChangeFailure, type SessionView } from './service.js'
 
 /** Why a new password was refused. */
@@ -115,6 +116,62 @@ ${hidden('csrf', csrf)}${hidden('action', 'end-session')}${hidden('sid', s.sid)}
 </li>`
 }
 
+/** Why a passkey was not added. */
+export function passkeyFailureText(m: Messages, failure: PasskeyAddFailure): string {
+  switch (failure) {
+    case 'no_script':
+      return m.text('account.passkeys.noScript')
+    case 'bad_name':
+      return m.text('account.passkeys.badName')
+    case 'duplicate':
+      return m.text('account.passkeys.duplicate')
+    case 'failed':
+      return m.text('account.passkeys.failed')
+  }
+}
+
+function passkeyItem(m: Messages, p: PasskeyItemView, csrf: string): SafeHtml {
+  return html`<li class="item" data-credential-id="${p.credentialId}">
+<div class="item-main">
+<strong class="item-title">${p.name}</strong>
+<span class="meta">${m.html('account.passkey.created', { date: when(m, p.createdAt, false) })} · ${
+    p.lastUsedAt === undefined ? m.text('account.passkey.neverUsed') : m.html('account.passkey.lastUsed', { date: when(m, p.lastUsedAt) })
+  }</span>
+<span class="item-text">${p.synced ? m.text('account.passkey.synced') : m.text('account.passkey.deviceBound')}</span>
+</div>
+<form method="post" action="${ACCOUNT_PATH}">
+${hidden('csrf', csrf)}${hidden('action', 'remove-passkey')}${hidden('credential_id', p.credentialId)}
+<button class="button danger small" type="submit" aria-label="${m.text('account.passkey.removeFor', { name: p.name })}">${m.text('account.passkey.remove')}</button>
+</form>
+</li>`
+}
+
+/** The "Passkeys" section: the person's passkeys, each with "Remove", and "Add a passkey" with an optional name. */
+function passkeysSection(m: Messages, v: PasskeysView, csrf: string): SafeHtml {
+  return html`<section class="panel" aria-labelledby="passkeys-heading" id="passkeys">
+<h2 id="passkeys-heading">${m.text('account.passkeys.heading')}</h2>
+<p class="hint">${m.text('account.passkeys.intro')}</p>
+${
+  v.items.length === 0
+    ? html`<p class="empty">${m.text('account.passkeys.none')}</p>`
+    : html`<ul class="items">
+${v.items.map((p) => passkeyItem(m, p, csrf))}</ul>`
+}
+${
+  v.options === undefined
+    ? ''
+    : html`<form method="post" action="${ACCOUNT_PATH}" class="below" data-passkey="register" data-options="${v.options}">
+${hidden('csrf', csrf)}${hidden('action', 'add-passkey')}<input type="hidden" name="webauthn_response" value="">
+<div class="alert" role="alert" data-passkey-error data-text="${m.text('account.passkeys.failed')}" hidden><p></p></div>
+<label for="passkey_name">${m.text('account.passkeys.name')}</label>
+<p class="hint" id="passkey-name-hint">${m.text('account.passkeys.nameHint')}</p>
+<input id="passkey_name" name="passkey_name" type="text" maxlength="100" autocomplete="off" aria-describedby="passkey-name-hint">
+<div class="actions"><button class="button primary small" type="submit" id="add-passkey">${m.text('account.passkeys.add')}</button></div>
+</form>`
+}
+</section>`
+}
+
 function signedInAs(m: Messages, username: string): SafeHtml {
   return m.html('account.signedInAs', { user: html`<strong id="username">${username}</strong>` })
 }
@@ -179,6 +236,7 @@ ${hidden('csrf', form.csrf)}${hidden('action', 'end-other-sessions')}
 }
 </section>
 ${v.twoStep ? twoStepSection(m, v.twoStep, form.csrf) : ''}
+${v.passkeys ? passkeysSection(m, v.passkeys, form.csrf) : ''}
 <section class="panel" aria-labelledby="password-heading" id="password">
 <h2 id="password-heading">${m.text('account.password.heading')}</h2>
 ${
@@ -192,6 +250,7 @@ ${
 ${hidden('csrf', form.csrf)}
 <div class="actions"><button class="button secondary" type="submit">${m.text('account.signOut')}</button></div>
 </form>`,
+      scripts: v.passkeys?.options === undefined ? [] : ['passkeys'],
     }
   }
 }

@@ -8,12 +8,14 @@ import { ACCOUNT_PASSWORD_PATH, ACCOUNT_PATH } from '../../endpoints.js'
 import type { PageKit } from '../../http/page-kit.js'
 import type { UpstreamSignOut } from '../../interaction/identity-providers.js'
 import type { Session } from '../../interaction/session.js'
-import { othersEnded, renderAccount, renderPasswordChanged, renderPasswordForm, type Notice } from './pages.js'
+import { othersEnded, passkeyFailureText, renderAccount, renderPasswordChanged, renderPasswordForm, type Notice } from './pages.js'
+import type { AccountPasskeys } from './passkeys.js'
 import type { AccountService } from './service.js'
 
 export interface AccountRouteDeps {
   pages: PageKit
   account: AccountService
+  passkeys: AccountPasskeys
   /** Per-address limit on the password POST (as on the sign-in POST); none when undefined. */
   passwordRateLimit?: RateLimitOptions | undefined
   upstreamSignOut: UpstreamSignOut
@@ -26,7 +28,7 @@ export interface AccountRouteDeps {
 
 export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (
   app,
-  { pages, account, passwordRateLimit, upstreamSignOut, stepUp },
+  { pages, account, passkeys, passwordRateLimit, upstreamSignOut, stepUp },
 ) => {
   const ctx = (req: FastifyRequest) => ({ address: req.ip, requestId: req.id })
 
@@ -75,6 +77,26 @@ export const accountRoutes: FastifyPluginAsync<AccountRouteDeps> = async (
         return show(req, reply, session, {
           tone: 'success',
           text: (m) => (n > 0 ? othersEnded(m, n) : m.text('account.sessions.noOthers')),
+        })
+      }
+      case 'add-passkey': {
+        const added = await passkeys.add(session, form, req.headers['user-agent'], ctx(req))
+        return added.ok
+          ? show(req, reply, session, { tone: 'success', text: (m) => m.text('account.passkeys.added', { name: added.name }) })
+          : show(req, reply, session, { tone: 'alert', text: (m) => passkeyFailureText(m, added.failure) }, 400)
+      }
+      case 'remove-passkey': {
+        const removed = form.credential_id === undefined ? undefined : await passkeys.remove(session, form.credential_id, ctx(req))
+        if (!removed) return show(req, reply, session, { tone: 'alert', text: (m) => m.text('account.passkey.unknown') }, 404)
+        return show(req, reply, session, {
+          tone: 'success',
+          text: (m) =>
+            [
+              m.text('account.passkey.removed', { name: removed.name }),
+              removed.sessionsEnded > 0 ? othersEnded(m, removed.sessionsEnded) : '',
+            ]
+              .filter(Boolean)
+              .join(' '),
         })
       }
       default:

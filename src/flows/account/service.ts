@@ -24,6 +24,7 @@ import type { ClientStore } from '../../stores/clients.js'
 import type { ResourceStore } from '../../stores/resources.js'
 import type { UserStore } from '../../stores/users.js'
 import { describeDevice, type Device } from './device.js'
+import type { AccountPasskeys, PasskeysView } from './passkeys.js'
 
 /** NIST SP 800-63B §5.1.1.2: at least 8 characters; every character counts, none is required. */
 export const MIN_PASSWORD_LENGTH = 8
@@ -59,6 +60,8 @@ export interface AccountView {
   hasPassword: boolean
   /** Their one-time codes: on or off, and the recovery codes left (undefined: not offered). */
   twoStep?: { on: boolean; recoveryCodesLeft: number } | undefined
+  /** The passkeys section; undefined where passkeys are not offered and the person has none. */
+  passkeys: PasskeysView | undefined
 }
 
 export type PasswordChangeFailure = 'missing' | 'too_short' | 'mismatch' | 'unchanged' | 'wrong_password'
@@ -83,6 +86,7 @@ export interface AccountDeps {
   secondFactors?: Pick<SecondFactors, 'status'> | undefined
   /** The display name of an identity provider by its scheme (undefined when it is gone). */
   providerName(scheme: string): Promise<string | undefined>
+  passkeys: Pick<AccountPasskeys, 'view'>
 }
 
 export function createAccountService(deps: AccountDeps) {
@@ -137,6 +141,7 @@ export function createAccountService(deps: AccountDeps) {
         ),
         hasPassword: user?.passwordHash !== undefined,
         twoStep: await twoStepOf(session.subjectId),
+        passkeys: await deps.passkeys.view(session, typeof name === 'string' && name.trim() !== '' ? name : undefined),
       }
     },
 

@@ -4,6 +4,8 @@ import type { Core, Flow } from '../../core.js'
 import { ACCOUNT_PATH } from '../../endpoints.js'
 import { pageRateLimit } from '../../http/rate-limit.js'
 import { createSignInService } from '../../interaction/sign-in.js'
+import { createPasskeySignIn } from './passkey.js'
+import { passkeyRoutes } from './passkey-routes.js'
 import { signInRoutes } from './routes.js'
 
 export const signInFlow: Flow = {
@@ -18,11 +20,14 @@ export const signInFlow: Flow = {
       accountPath: ACCOUNT_PATH,
       factors: core.stores.userFactors,
     })
+    const passkeySignIn = createPasskeySignIn({ passkeys: core.passkeys, sessions, targets: returnTargets, accountPath: ACCOUNT_PATH })
     await core.app.register(signInRoutes, {
       pages,
       signIn,
+      passkeySignIn,
       signInRateLimit: pageRateLimit(core.config.rateLimitSignIn),
       upstreamSignOut: core.interaction.upstreamSignOut,
     })
+    await core.app.register(passkeyRoutes, { pages, passkeySignIn, signInRateLimit: pageRateLimit(core.config.rateLimitSignIn) })
   },
 }

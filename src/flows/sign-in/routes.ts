@@ -3,23 +3,29 @@
 // flow is waiting is the account flow's (src/flows/account). Every form posts to the URL of the page that shows
 // it, so a refused form's page can link back to it. Logic in src/interaction/sign-in.ts, pages in src/pages/sign-in.ts.
 import type { RateLimitOptions } from '@fastify/rate-limit'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { PageKit } from '../../http/page-kit.js'
 import type { UpstreamSignOut } from '../../interaction/identity-providers.js'
 import type { Session } from '../../interaction/session.js'
-import type { SignInService } from '../../interaction/sign-in.js'
+import type { SignInService, SignInView } from '../../interaction/sign-in.js'
+import type { PasskeySignIn } from './passkey.js'
 import { renderForward, renderSignedOut, renderSignIn, renderSignOut } from '../../pages/sign-in.js'
 import { SIGN_IN_PATH, SIGN_OUT_PATH } from '../../endpoints.js'
 
 export interface SignInRouteDeps {
   pages: PageKit
   signIn: SignInService
+  /** The passkey offered beside the password form (passkey.ts). */
+  passkeySignIn: PasskeySignIn
   /** Per-address limit on the sign-in POST (src/http/rate-limit.ts pageRateLimit); none when undefined. */
   signInRateLimit?: RateLimitOptions | undefined
   upstreamSignOut: UpstreamSignOut
 }
 
-export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { pages, signIn, signInRateLimit, upstreamSignOut }) => {
+export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (
+  app,
+  { pages, signIn, passkeySignIn, signInRateLimit, upstreamSignOut },
+) => {
   /** A sign-out form of a session that began upstream leads on to the upstream's sign-out: its CSP allows that origin. */
   const signOutOrigins = async (session: Session | undefined) => {
     const origin = await upstreamSignOut.origin(session)
@@ -28,11 +34,17 @@ export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { p
 
   const returnTo = (query: unknown) => (query as Record<string, unknown>).return_to
 
+  /** The page with a passkey sign-in beside the password form, bound to this browser, where one is offered. */
+  const withPasskey = async (req: FastifyRequest, reply: FastifyReply, view: SignInView): Promise<SignInView> =>
+    view.localLogin ? { ...view, passkey: await passkeySignIn.offer(pages.browserBinding(req, reply)) } : view
+
   app.get(SIGN_IN_PATH, pages.page, async (req, reply) => {
     const view = await signIn.show(returnTo(req.query), await pages.session(req))
     // The client signs in through one provider only: straight there (its challenge sends the browser upstream).
     if (view.forward) return reply.code(303).headers({ location: view.forward, 'cache-control': 'no-store' }).send()
-    return pages.send(reply, renderSignIn(view, { csrf: pages.csrfToken(req, reply) }), { formActionOrigins: view.formActionOrigins })
+    return pages.send(reply, renderSignIn(await withPasskey(req, reply, view), { csrf: pages.csrfToken(req, reply) }), {
+      formActionOrigins: view.formActionOrigins,
+    })
   })
 
   app.post(SIGN_IN_PATH, pages.form(signInRateLimit), async (req, reply) => {
@@ -46,7 +58,7 @@ export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (app, { p
     })
     if (!result.ok && 'provider' in result) return pages.send(reply, renderForward(result.provider))
     if (!result.ok) {
-      return pages.send(reply, renderSignIn(result.view, { csrf: pages.csrfToken(req, reply) }), {
+      return pages.send(reply, renderSignIn(await withPasskey(req, reply, result.view), { csrf: pages.csrfToken(req, reply) }), {
         formActionOrigins: result.view.formActionOrigins,
       })
     }

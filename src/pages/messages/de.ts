@@ -260,6 +260,42 @@ export const de: Catalogue = {
   'twoStep.account.remove': 'Entfernen',
   'twoStep.account.removeFor': 'Einmalcodes entfernen',
   'twoStep.back': 'Zurück zu Ihrem Konto',
+  'passkey.signIn': 'Mit einem Passkey anmelden',
+  'passkey.failed': 'Mit diesem Passkey war keine Anmeldung möglich. Versuchen Sie es erneut oder melden Sie sich mit Ihrem Passwort an.',
+  'passkey.expired': 'Die Anmeldung hat zu lange gedauert oder wurde schon verwendet. Versuchen Sie es erneut.',
+  'passkey.noScript':
+    'Die Anmeldung mit einem Passkey braucht JavaScript. Schalten Sie es für diese Website ein oder melden Sie sich mit Ihrem Passwort an.',
+  'passkey.unavailable': 'Passkeys werden auf dieser Website nicht angeboten. Melden Sie sich mit Ihrem Passwort an.',
+  'passkey.title': 'Mit einem Passkey anmelden',
+  'passkey.lead':
+    'Verwenden Sie den Passkey auf diesem Gerät, Ihrem Telefon oder einem Sicherheitsschlüssel: ohne Benutzernamen und Passwort.',
+  'passkey.asked': '{client} bittet Sie, sich mit einem Passkey anzumelden.',
+  'passkey.none':
+    'Sie haben noch keinen Passkey, {user}. Fügen Sie auf Ihrer Kontoseite einen hinzu und melden Sie sich dann hier damit an.',
+  'passkey.addOne': 'Passkey hinzufügen',
+  'passkey.withPassword': 'Stattdessen mit Passwort anmelden',
+  'account.passkeys.heading': 'Passkeys',
+  'account.passkeys.intro':
+    'Mit einem Passkey melden Sie sich per Fingerabdruck, Gesicht oder Bildschirmsperre statt mit einem Passwort an. Er funktioniert nur auf dieser Website und kann daher nicht abgefischt werden.',
+  'account.passkeys.none': 'Sie haben noch keine Passkeys.',
+  'account.passkeys.name': 'Name des neuen Passkeys (optional)',
+  'account.passkeys.nameHint': 'Zum Beispiel, wo er aufbewahrt wird. Leer gelassen, wird er nach diesem Browser und System benannt.',
+  'account.passkeys.add': 'Passkey hinzufügen',
+  'account.passkeys.added': 'Der Passkey „{name}“ wurde hinzugefügt. Sie können sich jetzt damit anmelden.',
+  'account.passkeys.failed': 'Der Passkey wurde nicht hinzugefügt. Versuchen Sie es erneut.',
+  'account.passkeys.noScript':
+    'Zum Hinzufügen eines Passkeys wird JavaScript benötigt. Schalten Sie es für diese Website ein und versuchen Sie es erneut.',
+  'account.passkeys.duplicate': 'Dieser Passkey ist bereits registriert.',
+  'account.passkeys.badName': 'Der Name darf höchstens 100 Zeichen und keine Steuerzeichen enthalten.',
+  'account.passkey.created': 'Hinzugefügt am {date}',
+  'account.passkey.lastUsed': 'Zuletzt verwendet am {date}',
+  'account.passkey.neverUsed': 'Noch nicht verwendet',
+  'account.passkey.synced': 'Auf Ihren Geräten synchronisiert',
+  'account.passkey.deviceBound': 'Nur auf einem Gerät',
+  'account.passkey.remove': 'Entfernen',
+  'account.passkey.removeFor': 'Passkey {name} entfernen',
+  'account.passkey.removed': 'Der Passkey „{name}“ wurde entfernt.',
+  'account.passkey.unknown': 'Dieser Passkey wurde bereits entfernt.',
 
   'landing.title': 'Anmeldedienst',
   'landing.lead':
