@@ -18,6 +18,7 @@ afterAll(async () => t.close())
 const DEFAULTS = {
   enabled: true,
   enableLocalLogin: true,
+  requireDPoP: false,
   requireMfa: false,
   requireClientSecret: true,
   allowedGrantTypes: [],

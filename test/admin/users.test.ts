@@ -151,7 +151,9 @@ describe('admin API: users', () => {
 
   it('lists users by username, filters by enabled, and deletes one', async () => {
     const list = (await call('GET', '/admin/users?limit=1')).json()
-    expect(list.items).toEqual([{ subjectId: 'alice-1', username: 'alice', enabled: true, claims: { email: 'alice@example.com' } }])
+    expect(list.items).toEqual([
+      { subjectId: 'alice-1', username: 'alice', enabled: true, claims: { email: 'alice@example.com' }, requireMfa: false },
+    ])
     const rest = (await call('GET', `/admin/users?cursor=${list.nextCursor}`)).json()
     expect(rest.items.map((u: { username: string }) => u.username)).toEqual(['bob'])
     expect((await call('GET', '/admin/users?enabled=false')).json()).toEqual({ items: [] })

@@ -55,11 +55,14 @@ describe('the CSRF secret', () => {
       const { rows } = await a.db.query('SELECT name, encrypted FROM server_secrets ORDER BY name')
       // One csrf secret for both replicas (and the authorization endpoint's own, which MACs its
       // sign-in marker, federation's, which MACs where an upstream sign-out returns to, and the key
-      // of unknown usernames' digests, src/interaction/password-check.ts).
+      // of unknown usernames' digests, src/interaction/password-check.ts; DPoP's nonces and the
+      // passkey challenges are MACed with secrets of their own).
       expect(rows).toEqual([
         { name: 'authorize', encrypted: false },
         { name: 'csrf', encrypted: false },
+        { name: 'dpop-nonce', encrypted: false },
         { name: 'federation-signout', encrypted: false },
+        { name: 'passkey-challenge', encrypted: false },
         { name: 'username-hmac', encrypted: false },
       ])
     } finally {
@@ -78,7 +81,7 @@ describe('the CSRF secret', () => {
         'SELECT value, encrypted FROM server_secrets ORDER BY name',
       )
       const sealed = { value: expect.stringMatching(/^v1\.[A-Za-z0-9_-]{16}\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]+$/), encrypted: true }
-      expect(rows).toEqual([sealed, sealed, sealed, sealed]) // authorize, csrf, federation-signout, username-hmac
+      expect(rows).toEqual([sealed, sealed, sealed, sealed, sealed, sealed]) // authorize, csrf, dpop-nonce, federation-signout, passkey-challenge, username-hmac
       const load = (keyEncryptionSecret: string | undefined) =>
         loadServerSecret({ store: createPgServerSecretStore(testDb.db), clock: createManualClock(), keyEncryptionSecret }, 'csrf')
       await expect(load('second-secret-0123456789')).rejects.toThrow(

@@ -424,7 +424,8 @@ describe('audit events', () => {
     // Every event but the device flow's (test/flows/device/audit.test.ts), back-channel logout's
     // (test/flows/logout/backchannel-logout.test.ts), federation's (test/flows/federation/) and
     // the admin API's (test/admin/), the account page's (test/flows/account/), client
-    // registration's (test/flows/registration/) and CIBA delivery's (test/flows/ciba/delivery.test.ts).
+    // registration's (test/flows/registration/), CIBA delivery's (test/flows/ciba/delivery.test.ts),
+    // second factors' (test/flows/second-factor/) and passkeys' (test/flows/sign-in/passkey.test.ts).
     expect(new Set(events.map((e) => e.event))).toEqual(
       new Set(
         Object.keys(AUDIT_EVENTS).filter(
@@ -435,7 +436,11 @@ describe('audit events', () => {
             !e.startsWith('admin.') &&
             !e.startsWith('account.') &&
             !e.startsWith('registration.') &&
-            !e.startsWith('ciba.deliver'),
+            !e.startsWith('ciba.deliver') &&
+            !e.startsWith('factor.') &&
+            !e.startsWith('passkey.') &&
+            e !== 'signin.second_factor_failed' &&
+            e !== 'signin.stepped_up',
         ),
       ),
     )

@@ -77,7 +77,7 @@ async function cases(): Promise<Case[]> {
     token({ grant_type: 'client_credentials', client_id: M }, 'invalid_request', 'client_id mismatch', {
       authorization: basic('cc-only', 'cc-secret'),
     }),
-    token({ ...CC, grant_type: 'client_credentials', client_assertion: M }, 'invalid_client', 'client_assertion'),
+    token({ ...CC, grant_type: 'client_credentials', client_assertion: M }, 'invalid_request', 'client_assertion'),
     // The form itself.
     token({ ...CC }, 'invalid_request', 'no grant_type'),
     token({ ...CC, grant_type: M }, 'unsupported_grant_type', 'unknown grant_type'),

@@ -48,6 +48,7 @@ const bareClient = {
   pollingInterval: undefined,
   identityProviderRestrictions: [],
   enableLocalLogin: true,
+  requireDPoP: false,
   requireMfa: false,
   allowedTenants: [],
   allowedCorsOrigins: [],

@@ -12,6 +12,7 @@ const alice = {
   enabled: true,
   claims: { name: 'Alice Example', email: 'Alice@Example.com' },
   cibaUserCodeHash: undefined,
+  requireMfa: false,
 }
 beforeAll(async () => {
   authz = await createTestDb()
@@ -38,6 +39,7 @@ describe('PgUserStore', () => {
       enabled: false,
       claims: {},
       cibaUserCodeHash: 'scrypt$x',
+      requireMfa: false,
     })
     expect(await store.findBySubjectId('alice')).toBeUndefined()
     expect(await store.findByUsername('nobody')).toBeUndefined()

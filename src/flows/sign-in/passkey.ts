@@ -59,6 +59,8 @@ export function createPasskeySignIn(deps: PasskeySignInDeps) {
 
   return {
     offer,
+    /** Whether passkeys are offered at all: only then is a browser given its binding cookie for one. */
+    available: passkeys.available,
     /** GET: the passkey page. */
     show: (rawReturnTo: unknown, binding: string, session: Session | undefined) => view(rawReturnTo, binding, session),
 

@@ -36,7 +36,7 @@ export const signInRoutes: FastifyPluginAsync<SignInRouteDeps> = async (
 
   /** The page with a passkey sign-in beside the password form, bound to this browser, where one is offered. */
   const withPasskey = async (req: FastifyRequest, reply: FastifyReply, view: SignInView): Promise<SignInView> =>
-    view.localLogin ? { ...view, passkey: await passkeySignIn.offer(pages.browserBinding(req, reply)) } : view
+    view.localLogin && passkeySignIn.available ? { ...view, passkey: await passkeySignIn.offer(pages.browserBinding(req, reply)) } : view
 
   app.get(SIGN_IN_PATH, pages.page, async (req, reply) => {
     const view = await signIn.show(returnTo(req.query), await pages.session(req))

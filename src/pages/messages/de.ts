@@ -274,7 +274,7 @@ export const de: Catalogue = {
     'Sie haben noch keinen Passkey, {user}. Fügen Sie auf Ihrer Kontoseite einen hinzu und melden Sie sich dann hier damit an.',
   'passkey.addOne': 'Passkey hinzufügen',
   'passkey.withPassword': 'Stattdessen mit Passwort anmelden',
-  'account.passkeys.heading': 'Passkeys',
+  'account.passkeys.heading': 'Ihre Passkeys',
   'account.passkeys.intro':
     'Mit einem Passkey melden Sie sich per Fingerabdruck, Gesicht oder Bildschirmsperre statt mit einem Passwort an. Er funktioniert nur auf dieser Website und kann daher nicht abgefischt werden.',
   'account.passkeys.none': 'Sie haben noch keine Passkeys.',

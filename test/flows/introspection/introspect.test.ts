@@ -190,7 +190,13 @@ describe('RFC 9701 JWT response', () => {
       introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post'],
       introspection_signing_alg_values_supported: ['ES256'],
       revocation_endpoint: `${TEST_ISSUER}/connect/revocation`,
-      revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+      revocation_endpoint_auth_methods_supported: [
+        'client_secret_basic',
+        'client_secret_post',
+        'client_secret_jwt',
+        'private_key_jwt',
+        'none',
+      ],
     })
     expect(doc.grant_types_supported).toContain('client_credentials')
   })

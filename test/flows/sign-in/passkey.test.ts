@@ -24,7 +24,7 @@ const audits = (authz: TestApp, event: string) =>
 describe('where passkeys are offered', () => {
   let authz: TestApp
   beforeAll(async () => {
-    authz = await createAuthorizeTestApp({ LOCKOUT_THRESHOLD: '3' })
+    authz = await createAuthorizeTestApp({ PASSKEYS: 'true', LOCKOUT_THRESHOLD: '3' })
   })
   afterAll(() => authz?.close())
 
@@ -120,7 +120,7 @@ describe('where passkeys are offered', () => {
 
 describe('where passkeys are not offered', () => {
   it('an issuer on an IP address: no passkey on the pages, and a warning at start', async () => {
-    const authz = await createAuthorizeTestApp({ ISSUER: 'http://127.0.0.1:5000' })
+    const authz = await createAuthorizeTestApp({ PASSKEYS: 'true', ISSUER: 'http://127.0.0.1:5000' })
     try {
       const page = await authz.app.inject({ method: 'GET', url: '/account/sign-in' })
       expect(page.body.toLowerCase()).not.toContain('passkey')
@@ -136,8 +136,8 @@ describe('where passkeys are not offered', () => {
     }
   })
 
-  it('PASSKEYS=false: no passkey on the sign-in page or the account page, no warning', async () => {
-    const authz = await createAuthorizeTestApp({ PASSKEYS: 'false' })
+  it('PASSKEYS=false (the default): no passkey on the sign-in page or the account page, no warning', async () => {
+    const authz = await createAuthorizeTestApp()
     try {
       const page = await authz.app.inject({ method: 'GET', url: '/account/sign-in' })
       expect(page.body.toLowerCase()).not.toContain('passkey')
