@@ -122,8 +122,14 @@ function forgedAssertion(
   })
 }
 
-/** Makes the page's browser look like one without passkey autofill, so the sign-in page's button starts the ceremony. */
-const NO_AUTOFILL = `Object.defineProperty(PublicKeyCredential, 'isConditionalMediationAvailable', { value: () => Promise.resolve(false) })`
+/**
+ * Makes the page's browser look like one without passkey autofill, so the sign-in page's button
+ * starts the ceremony, until the page's origin stores autofill=on.
+ */
+const NO_AUTOFILL = `try {
+  if (localStorage.getItem('autofill') !== 'on')
+    Object.defineProperty(PublicKeyCredential, 'isConditionalMediationAvailable', { value: () => Promise.resolve(false) })
+} catch {}`
 
 const unescapeAttr = (s: string) =>
   s
@@ -285,14 +291,26 @@ describe.skipIf(!haveChromium)('passkeys in Chromium', () => {
     await shot(page, 'passkeys-page')
     await Promise.all([page.waitForURL(`${authz.issuer}/account`), page.getByRole('button', { name: 'Sign in with a passkey' }).click()])
 
-    // The account page: the passkey's last use shows, and it is removed.
+    // The account page: the passkey's last use shows.
     expect(await page.locator('#passkeys .meta').textContent()).toMatch(/^Added .+ · Last used .+ UTC$/)
+
+    // In a browser with passkey autofill (conditional mediation), the sign-in page offers the
+    // passkey in the username field's suggestions: the authenticator answers as a person picking it.
+    await page.evaluate(() => localStorage.setItem('autofill', 'on'))
+    await page.goto(`${authz.issuer}/account/sign-out`)
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.locator('h1', { hasText: 'You are signed out' }).waitFor()
+    await Promise.all([page.waitForURL((u) => u.origin === rp.origin && u.pathname === '/cb'), page.goto(authorize.href)])
+    await page.goto(`${authz.issuer}/account`)
+    expect(await page.locator('h1').textContent()).toBe('Your account')
 
     // The control: the same forged answer for our own RP id and origin is accepted.
     const control = await passkeyAnswer('localhost', authz.issuer)
     expect(control.status()).toBe(303)
     expect(control.headers()['set-cookie']).toContain('authz-session=')
     await page.reload()
+
+    // It is removed.
     await page.getByRole('button', { name: 'Remove the passkey Work laptop' }).click()
     await page.locator('[role=status]').waitFor()
     expect(await page.locator('[role=status]').textContent()).toBe('The passkey “Work laptop” has been removed.')
