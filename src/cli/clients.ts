@@ -251,6 +251,7 @@ const CLIENT_MEMBERS = {
   selfRegistered: 0,
   requirePushedAuthorization: 0,
   requireRequestObject: 0,
+  profile: 0,
 } satisfies Record<keyof Client, 0>
 
 type SecretInfo = { expiration?: string; description?: string }

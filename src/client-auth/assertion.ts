@@ -12,6 +12,7 @@
 // the assertion expires, in the database all replicas share (RFC 7523 §3 item 7).
 import { decodeProtectedHeader, jwtVerify, type JWSHeaderParameters, type JWTPayload } from 'jose'
 import type { Clock } from '../domain/clock.js'
+import { signingAlgsFor } from '../domain/client-profile.js'
 import type { Client } from '../domain/types.js'
 import { clientSecretAad, decryptAtRest, deriveKeyEncryptionKey } from '../keys/key-crypto.js'
 import type { UsedJtiStore } from '../stores/used-jtis.js'
@@ -89,7 +90,8 @@ export function createAssertionVerifier(deps: AssertionVerifierDeps): AssertionV
     } catch {
       throw new AssertionRefused('malformed')
     }
-    const allowed = method === 'private_key_jwt' ? ASYMMETRIC_ASSERTION_ALGS : HMAC_ASSERTION_ALGS
+    // A profile narrows them (FAPI 2.0 §5.4.1: a fapi2 client signs with ES256 or PS256 only).
+    const allowed = signingAlgsFor(client, method === 'private_key_jwt' ? ASYMMETRIC_ASSERTION_ALGS : HMAC_ASSERTION_ALGS)
     if (alg === undefined || !allowed.includes(alg)) throw new AssertionRefused('algorithm not allowed')
     const now = deps.clock.now()
     const options = {

@@ -22,6 +22,9 @@ export interface Secret {
 /** RFC 7591 §2 token_endpoint_auth_method: how a client authenticates (OIDC Core §9). */
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'client_secret_jwt' | 'private_key_jwt' | 'none'
 
+/** A set of requirements a client opts into with one seed field (src/domain/client-profile.ts). */
+export type ClientProfile = 'fapi2'
+
 export interface Client {
   clientId: string
   clientName: string | undefined
@@ -88,6 +91,8 @@ export interface Client {
   requirePushedAuthorization: boolean
   /** RFC 9101 (Duende's RequireRequestObject): its authorization requests must be signed request objects. */
   requireRequestObject: boolean
+  /** A profile whose requirements src/domain/client-profile.ts applies (fapi2: FAPI 2.0 Security Profile). */
+  profile?: ClientProfile | undefined
 }
 
 /** An upstream OpenID Connect provider a person may sign in through (table identity_providers). */

@@ -8,6 +8,7 @@
 // The CIBA endpoint's signed authentication requests are checked in src/flows/ciba/request-object.ts.
 import { createLocalJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose'
 import type { Clock } from '../domain/clock.js'
+import { signingAlgsFor } from '../domain/client-profile.js'
 import type { Client } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import { hasControlCharacters } from '../domain/input-limits.js'
@@ -56,7 +57,7 @@ export function createRequestObjectVerifier(deps: RequestObjectVerifierDeps): Re
       let payload
       try {
         ;({ payload } = await jwtVerify(jwt, keys, {
-          algorithms: [...REQUEST_OBJECT_SIGNING_ALGS],
+          algorithms: signingAlgsFor(client, REQUEST_OBJECT_SIGNING_ALGS),
           issuer: client.clientId,
           audience: deps.issuer,
           requiredClaims: ['iss', 'aud', 'exp', 'nbf', 'jti'],

@@ -65,6 +65,15 @@ export function checkClient(c: Record<string, unknown>, ctx: z.RefinementCtx): v
     if (p) problem(['backChannelLogoutUri'], p)
   }
   checkAuthMethod(c, problem)
+  // FAPI 2.0 Security Profile §5.3.2.1: confidential clients only, authenticated by private_key_jwt
+  // (mTLS, its other method, is not offered).
+  if (c.profile === 'fapi2') {
+    if (c.requireClientSecret === false || c.tokenEndpointAuthMethod === 'none') {
+      problem(['profile'], 'a fapi2 client must be confidential (FAPI 2.0 has no public clients): use tokenEndpointAuthMethod private_key_jwt')
+    } else if (c.tokenEndpointAuthMethod !== 'private_key_jwt') {
+      problem(['tokenEndpointAuthMethod'], 'a fapi2 client must use private_key_jwt (FAPI 2.0 Security Profile §5.3.2.1)')
+    }
+  }
   if (typeof c.backchannelClientNotificationEndpoint === 'string') {
     const p = serverUriProblem('backchannelClientNotificationEndpoint', c.backchannelClientNotificationEndpoint)
     if (p) problem(['backchannelClientNotificationEndpoint'], p)

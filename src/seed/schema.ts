@@ -3,6 +3,7 @@
 import { z } from 'zod'
 import { ACR_VALUE_MAX, hasControlOrFormatCharacters } from '../grants/acr-values.js'
 import { isLocalHost } from '../domain/redirect-uri.js'
+import { CLIENT_PROFILES } from '../domain/client-profile.js'
 import { checkClient, isObject, REDIRECT_URI_MAX } from './client-checks.js'
 
 const name = z.string().min(1).max(200).regex(/^\S+$/, 'must not contain whitespace')
@@ -172,6 +173,12 @@ export const SeedClient = z.strictObject({
     .boolean()
     .default(false)
     .describe('its authorization requests must be request objects signed with a key of its jwks (RFC 9101), by value or pushed; others are refused with invalid_request'),
+  profile: z
+    .enum(CLIENT_PROFILES)
+    .optional()
+    .describe(
+      'fapi2: the FAPI 2.0 Security Profile (PAR, PKCE S256, DPoP for every grant, codes of at most 60 s, ES256/PS256 only); needs tokenEndpointAuthMethod private_key_jwt',
+    ),
 }).superRefine((c, ctx) => checkClient(c, ctx), { when: isObject })
 
 // Where a person's browser is sent and where the upstream's documents come from: https, http

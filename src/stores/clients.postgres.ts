@@ -3,12 +3,14 @@
 import type { Queryable } from '../db/db.js'
 import type {
   AccessTokenType,
+  ClientProfile,
   BackchannelTokenDeliveryMode,
   Client,
   RefreshTokenExpiration,
   RefreshTokenUsage,
   TokenEndpointAuthMethod,
 } from '../domain/types.js'
+import { withProfile } from '../domain/client-profile.js'
 import type { ClientStore } from './clients.js'
 import { secretsJsonAgg, toSecret, type SecretJson } from './columns.postgres.js'
 
@@ -51,6 +53,7 @@ interface ClientRow {
   self_registered: 'registration' | 'metadata-document' | null
   require_pushed_authorization: boolean
   require_request_object: boolean
+  profile: ClientProfile | null
   secrets: SecretJson[] | null
 }
 
@@ -59,8 +62,9 @@ const SELECT_CLIENT = `
     ${secretsJsonAgg('client_secrets', 'client_id', 'c.client_id')} AS secrets
   FROM clients c`
 
+/** The stored client with its profile applied (src/domain/client-profile.ts): what every endpoint sees. */
 function toClient(r: ClientRow): Client {
-  return {
+  return withProfile({
     clientId: r.client_id,
     clientName: r.client_name ?? undefined,
     enabled: r.enabled,
@@ -100,7 +104,8 @@ function toClient(r: ClientRow): Client {
     selfRegistered: r.self_registered ?? undefined,
     requirePushedAuthorization: r.require_pushed_authorization,
     requireRequestObject: r.require_request_object,
-  }
+    profile: r.profile ?? undefined,
+  })
 }
 
 export function createPgClientStore(db: Queryable): ClientStore {

@@ -206,6 +206,7 @@ export function createPgSeedWriter(tx: Queryable): PgSeedWriter {
         c.requirePushedAuthorization,
         c.requireRequestObject,
         c.requireMfa,
+        c.profile ?? null,
       ])
       if (c.secrets) await replaceSecrets('client_secrets', c.clientId, c.secrets)
     },
@@ -256,6 +257,7 @@ const CLIENT_COLUMNS = [
   'require_pushed_authorization',
   'require_request_object',
   'require_mfa',
+  'profile',
 ]
 const CLIENT_CASTS: Record<string, string> = {
   allowed_grant_types: '::text[]',

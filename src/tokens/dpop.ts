@@ -41,6 +41,8 @@ export interface DPoPCheck {
   url: string
   /** At a resource: the access token the proof must name (ath, §4.3 item 11). */
   accessToken?: string
+  /** The algorithms the client may use, when narrower than DPOP_ALGS (src/domain/client-profile.ts). */
+  algorithms?: readonly string[]
 }
 
 export interface DPoPVerifier {
@@ -110,7 +112,7 @@ export function createDPoPVerifier(deps: DPoPVerifierDeps): DPoPVerifier {
   }
 
   /** Signature, typ, alg and jwk (§4.3 items 3 to 7); returns the claims and the key's thumbprint. */
-  async function signed(proof: string): Promise<{ claims: Record<string, unknown>; jkt: string }> {
+  async function signed(proof: string, algorithms: readonly string[]): Promise<{ claims: Record<string, unknown>; jkt: string }> {
     let header: ReturnType<typeof decodeProtectedHeader>
     try {
       header = decodeProtectedHeader(proof)
@@ -118,7 +120,7 @@ export function createDPoPVerifier(deps: DPoPVerifierDeps): DPoPVerifier {
       throw refuse('the DPoP proof is not a JWT')
     }
     if (header.typ !== 'dpop+jwt') throw refuse('the DPoP proof must have typ dpop+jwt')
-    if (typeof header.alg !== 'string' || !DPOP_ALGS.includes(header.alg))
+    if (typeof header.alg !== 'string' || !algorithms.includes(header.alg))
       throw refuse('the DPoP proof is signed with an algorithm that is not allowed')
     const jwk = header.jwk
     if (jwk === null || typeof jwk !== 'object' || Array.isArray(jwk)) throw refuse('the DPoP proof must carry its public key as jwk')
@@ -126,7 +128,7 @@ export function createDPoPVerifier(deps: DPoPVerifierDeps): DPoPVerifier {
     try {
       const { payload } = await jwtVerify(proof, EmbeddedJWK, {
         typ: 'dpop+jwt',
-        algorithms: DPOP_ALGS,
+        algorithms: [...algorithms],
         currentDate: new Date(clock.now()),
       })
       return { claims: payload, jkt: await calculateJwkThumbprint(jwk, 'sha256') }
@@ -141,7 +143,7 @@ export function createDPoPVerifier(deps: DPoPVerifierDeps): DPoPVerifier {
     async verify(check) {
       if (check.header === undefined) return undefined
       const proof = single(check.header)
-      const { claims, jkt } = await signed(proof)
+      const { claims, jkt } = await signed(proof, check.algorithms ?? DPOP_ALGS)
       const { jti, htm, htu, iat } = claims
       if (typeof jti !== 'string' || jti.length === 0 || jti.length > MAX_JTI_LENGTH) throw refuse('the DPoP proof must carry a jti')
       if (htm !== check.method) throw refuse('the DPoP proof htm does not match the request method')

@@ -126,6 +126,7 @@ describe('authz against a database', () => {
       selfRegistered: null,
       requirePushedAuthorization: false,
       requireRequestObject: false,
+      profile: null,
       secrets: [{ expiresAt: null, description: null }],
     })
 

@@ -24,7 +24,7 @@ describe('seed JSON Schema', () => {
       'identityProviderRestrictions', 'enableLocalLogin', 'allowedTenants', 'allowedCorsOrigins', 'allowedSubjectTokenClients', 'allowedExchangeAudiences', 'backChannelLogoutUri', 'backChannelLogoutSessionRequired',
       'requireConsent', 'alwaysIncludeUserClaimsInIdToken', 'enabled', 'jwks', 'jwksUri', 'tokenEndpointAuthMethod',
       'backchannelTokenDeliveryMode', 'backchannelClientNotificationEndpoint',
-      'requirePushedAuthorization', 'requireRequestObject',
+      'requirePushedAuthorization', 'requireRequestObject', 'profile',
     ])
     expect(Object.keys(client.properties.secrets!.items.properties)).toEqual(['value', 'sha256', 'expiration', 'description'])
     expect(Object.keys(schema.properties.users!.items.properties)).toEqual(['subjectId', 'username', 'password', 'enabled', 'cibaUserCode', 'claims'])

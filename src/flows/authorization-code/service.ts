@@ -15,6 +15,7 @@
 // request as it was; with prompt=none the answer is interaction_required (OIDC Core §3.1.2.6).
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { Clock } from '../../domain/clock.js'
+import { codeLifetimeFor } from '../../domain/client-profile.js'
 import type { Client } from '../../domain/types.js'
 import { OAuthError } from '../../errors.js'
 import { SATISFIED_ACR_VALUES } from '../../grants/acr-values.js'
@@ -235,7 +236,7 @@ export function createAuthorizeService(deps: AuthorizeDeps): AuthorizeService {
       familyId: randomUUID(),
       data: JSON.parse(JSON.stringify(data)) as Record<string, unknown>,
       createdAt: now,
-      expiresAt: now + deps.codeLifetime * 1000,
+      expiresAt: now + codeLifetimeFor(req.client, deps.codeLifetime) * 1000,
     })
     await deps.sessions.addClient(session, req.client.clientId)
     return { kind: 'respond', target: req, params: responseParams(req, { code }) }

@@ -7,7 +7,8 @@ import type { ClientAuthenticator } from '../../client-auth/authenticators.js'
 import { checkInputLengths } from '../../domain/input-limits.js'
 import { readForm } from '../../http/form.js'
 import type { TokenService } from './service.js'
-import type { DPoPVerifier } from '../../tokens/dpop.js'
+import { DPOP_ALGS, type DPoPVerifier } from '../../tokens/dpop.js'
+import { signingAlgsFor } from '../../domain/client-profile.js'
 import { TOKEN_PATH } from '../../endpoints.js'
 
 export interface TokenRouteDeps {
@@ -25,7 +26,12 @@ export const tokenRoutes: FastifyPluginAsync<TokenRouteDeps> = async (app, deps)
     const form = readForm(req, { rejectEmpty: true })
     checkInputLengths(form)
     const auth = await deps.authenticator.authenticate(req.headers, form, { address: req.ip, endpoint: TOKEN_PATH })
-    const dpop = await deps.dpop.verify({ header: req.headers.dpop, method: 'POST', url: deps.url })
+    const dpop = await deps.dpop.verify({
+      header: req.headers.dpop,
+      method: 'POST',
+      url: deps.url,
+      algorithms: signingAlgsFor(auth.client, DPOP_ALGS),
+    })
     const res = await deps.service.exchange(auth, form, { address: req.ip, requestId: req.id, ...(dpop ? { dpop } : {}) })
     reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
     // §8.2: the nonce for the client's next proof.
