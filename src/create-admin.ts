@@ -16,6 +16,7 @@ import { createPgResourceStore } from './stores/resources.postgres.js'
 import { createPgFailureCounterStore } from './stores/failure-counters.postgres.js'
 import { createPgFederatedIdentityStore } from './stores/federated-identities.postgres.js'
 import { createPgIdentityProviderStore } from './stores/identity-providers.postgres.js'
+import { createPgUserFactorStore } from './stores/user-factors.postgres.js'
 import { createPgUserSessionStore } from './stores/user-sessions.postgres.js'
 import { createPgUserStore } from './stores/users.postgres.js'
 
@@ -28,6 +29,7 @@ function storesOn(q: Queryable): AdminStores {
     failures: createPgFailureCounterStore(q),
     identityProviders: createPgIdentityProviderStore(q),
     federatedIdentities: createPgFederatedIdentityStore(q),
+    factors: createPgUserFactorStore(q),
   }
 }
 
@@ -56,6 +58,7 @@ export async function createAdmin(core: Core, db: Db, opts: { localCredential?: 
       keys: core.keys,
       consents: core.consent,
       cibaRequests: core.stores.cibaRequests,
+      registrationTokens: core.stores.registrationTokens,
       appliedMigrations: () => appliedMigrations(db),
       clock: core.clock,
       audit: core.audit,

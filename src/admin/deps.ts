@@ -6,11 +6,13 @@ import type { ConsentService } from '../interaction/consent.js'
 import type { SigningKeyService } from '../keys/signing-keys.js'
 import type { AuditSink } from '../observe/audit.js'
 import type { CibaRequestStore } from '../stores/ciba-requests.js'
+import type { RegistrationTokenStore } from '../stores/client-registrations.js'
 import type { ClientStore } from '../stores/clients.js'
 import type { FailureCounterStore } from '../stores/failure-counters.js'
 import type { FederatedIdentityStore } from '../stores/federated-identities.js'
 import type { IdentityProviderStore } from '../stores/identity-providers.js'
 import type { ResourceStore } from '../stores/resources.js'
+import type { UserFactorStore } from '../stores/user-factors.js'
 import type { UserSessionStore } from '../stores/user-sessions.js'
 import type { UserStore } from '../stores/users.js'
 import type { TokenReader } from '../tokens/token-reader.js'
@@ -24,6 +26,7 @@ export interface AdminStores {
   failures: Pick<FailureCounterStore, 'clearName' | 'listBlocked'>
   identityProviders: IdentityProviderStore
   federatedIdentities: Pick<FederatedIdentityStore, 'listForSubject'>
+  factors: Pick<UserFactorStore, 'find' | 'remove'>
 }
 
 export interface AdminWork extends AdminStores {
@@ -62,6 +65,8 @@ export interface AdminDeps {
   consents: Pick<ConsentService, 'list' | 'revoke'>
   /** Each decision is one statement of its own (src/grants/ciba-decision.ts), outside the admin write lock. */
   cibaRequests: Pick<CibaRequestStore, 'list' | 'findById' | 'decide'>
+  /** The initial access tokens of client registration: each change is one statement, outside the admin write lock. */
+  registrationTokens: Pick<RegistrationTokenStore, 'create' | 'list' | 'revoke'>
   /** The migrations applied to the database, in order (schema_migrations). */
   appliedMigrations(): Promise<{ version: string; name: string; checksum: string }[]>
   clock: Clock

@@ -14,6 +14,7 @@ import {
   ADMIN_LOCKOUTS_PATH,
   ADMIN_MIGRATIONS_PATH,
   ADMIN_OPENAPI_PATH,
+  ADMIN_REGISTRATION_TOKENS_PATH,
   ADMIN_SEED_PATH,
   ADMIN_USERS_PATH,
 } from '../endpoints.js'
@@ -31,6 +32,8 @@ import { CibaListQuery, CibaRequestView } from './ciba.js'
 import { NewSecret } from './clients.js'
 import { ConsentList, KeyList, Revoked, RotateKeys } from './keys-consents.js'
 import { SeedAppliedView } from './seed.js'
+import { CreatedRegistrationToken, NewRegistrationToken, RegistrationTokenView } from './registration-tokens.js'
+import { FactorsReset, FactorsView } from './user-factors.js'
 import { ListQuery } from './paging.js'
 
 type Json = Record<string, unknown>
@@ -321,6 +324,47 @@ export const OPERATIONS: readonly Operation[] = [
     ok: { status: 200, description: 'the request as decided', schema: ref('CibaRequest') },
     refusals: { 409: 'the request has expired or was decided already' },
   })),
+  {
+    method: 'get',
+    path: `${USER}/factors`,
+    summary: "A user's second factors: when set up and last used, recovery codes left (never a secret)",
+    scope: 'read',
+    ok: { status: 200, description: 'the factors', schema: schemaOf(FactorsView, 'output') },
+  },
+  {
+    method: 'post',
+    path: `${USER}/reset-factors`,
+    summary: "Remove a user's second factors and end their sessions (a lost device)",
+    scope: 'write',
+    ok: { status: 200, description: 'whether there were factors, and the sessions ended', schema: schemaOf(FactorsReset, 'output') },
+  },
+  {
+    method: 'get',
+    path: ADMIN_REGISTRATION_TOKENS_PATH,
+    summary: 'The initial access tokens of client registration, oldest first (never a token)',
+    scope: 'read',
+    ok: {
+      status: 200,
+      description: 'every token',
+      schema: { type: 'object', properties: { items: { type: 'array', items: ref('RegistrationToken') } }, required: ['items'] },
+    },
+  },
+  {
+    method: 'post',
+    path: ADMIN_REGISTRATION_TOKENS_PATH,
+    summary: 'Make an initial access token for client registration (REGISTRATION=token), shown once',
+    scope: 'write',
+    body: schemaOf(NewRegistrationToken, 'input'),
+    ok: { status: 201, description: 'the token: the only time it is shown', schema: schemaOf(CreatedRegistrationToken, 'output') },
+  },
+  {
+    method: 'post',
+    path: `${ADMIN_REGISTRATION_TOKENS_PATH}/{id}/revoke`,
+    summary: 'Revoke an initial access token: it registers no more clients (those it registered stay)',
+    scope: 'write',
+    ok: { status: 200, description: 'the token as revoked', schema: ref('RegistrationToken') },
+    refusals: { 409: 'the token was revoked already' },
+  },
   { method: 'get', path: ADMIN_OPENAPI_PATH, summary: 'This document', scope: 'read', ok: { status: 200, description: 'OpenAPI 3.1' } },
 ]
 
@@ -393,6 +437,7 @@ export function openApiDocument(): Json {
         SeedDocument: schemaOf(SeedFile, 'input'),
         CibaRequest: schemaOf(CibaRequestView, 'output'),
         KeyList: schemaOf(KeyList, 'output'),
+        RegistrationToken: schemaOf(RegistrationTokenView, 'output'),
         Problem: {
           type: 'object',
           description: 'RFC 9457 problem details',

@@ -19,7 +19,9 @@ import { identityProviderRoutes } from './identity-providers-routes.js'
 import { keyAndConsentRoutes } from './keys-consents-routes.js'
 import { AdminProblem } from './problem.js'
 import './request.js'
+import { registrationTokenRoutes } from './registration-tokens-routes.js'
 import { seedRoutes } from './seed-routes.js'
+import { userFactorRoutes } from './user-factors-routes.js'
 import { userRoutes } from './users-routes.js'
 
 /** A whole seed document fits; far above any one resource. */
@@ -88,6 +90,8 @@ export async function createAdminServer(deps: AdminDeps, opts: AdminServerOption
   await app.register(keyAndConsentRoutes, { deps })
   await app.register(cibaRoutes, { deps })
   await app.register(identityProviderRoutes, { deps })
+  await app.register(registrationTokenRoutes, { deps })
+  await app.register(userFactorRoutes, { deps })
   await app.ready()
 
   return {

@@ -14,6 +14,7 @@ import { createAuditLog, type AuditSink } from '../observe/audit.js'
 import type { User } from '../domain/types.js'
 import { ADMIN_LOCKOUTS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
 import { hashPassword } from '../interaction/passwords.js'
+import type { FactorsReset, FactorsView } from '../admin/user-factors.js'
 import { changedMeanwhile, errorsOf, listAll, seg, unexpected, type AdminApi } from './admin-api.js'
 import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext, type RemoteSubcommand } from './context.js'
 import { readPassword } from './prompt.js'
@@ -210,11 +211,26 @@ async function factors(args: string[], ctx: CliContext) {
   const user = await createPgUserStore(db).findByUsername(username)
   if (!user) throw new CliError(`no user "${username}"`)
   const found = await createPgUserFactorStore(db).find(user.subjectId)
-  if (!found?.totp) return ctx.out(`user "${username}" has no second factor`)
-  const iso = (ms: number | undefined) => (ms === undefined ? '-' : new Date(ms).toISOString())
+  const iso = (ms: number) => new Date(ms).toISOString()
+  const totp = found?.totp
+  printFactors(
+    ctx,
+    username,
+    totp
+      ? {
+          totp: { setUpAt: iso(totp.confirmedAt), ...(totp.lastUsedAt === undefined ? {} : { lastUsedAt: iso(totp.lastUsedAt) }) },
+          recoveryCodesLeft: found.recoveryCodesLeft,
+        }
+      : { recoveryCodesLeft: 0 },
+  )
+}
+
+/** The factors as the database and the admin API have them alike (src/admin/user-factors.ts). */
+function printFactors(ctx: CliContext, username: string, found: FactorsView) {
+  if (!found.totp) return ctx.out(`user "${username}" has no second factor`)
   table(
     ['FACTOR', 'SET UP', 'LAST USED', 'RECOVERY CODES LEFT'],
-    [['one-time codes (TOTP)', iso(found.totp.confirmedAt), iso(found.totp.lastUsedAt), String(found.recoveryCodesLeft)]],
+    [['one-time codes (TOTP)', found.totp.setUpAt, found.totp.lastUsedAt ?? '-', String(found.recoveryCodesLeft)]],
   ).forEach((l) => ctx.out(l))
 }
 
@@ -225,9 +241,11 @@ async function resetFactors(args: string[], ctx: CliContext) {
   if (!user) throw new CliError(`no user "${username}"`)
   if (!(await createPgUserFactorStore(db).remove(user.subjectId))) return ctx.out(`user "${username}" had no second factor`)
   auditToStderr(ctx).emit({ event: 'factor.removed', username: user.username, subject: user.subjectId, reason: 'admin' })
-  const n = await endSessions(user.subjectId, ctx)
-  ctx.out(`removed the second factors of user "${username}" and ended ${n} session${n === 1 ? '' : 's'}`)
+  printReset(ctx, username, await endSessions(user.subjectId, ctx))
 }
+
+const printReset = (ctx: CliContext, username: string, n: number) =>
+  ctx.out(`removed the second factors of user "${username}" and ended ${n} session${n === 1 ? '' : 's'}`)
 
 /** factor.removed audit events, as the server writes them, one JSON line each on stderr (stdout stays the command's answer). */
 function auditToStderr(ctx: CliContext): AuditSink {
@@ -324,6 +342,26 @@ const remoteLinks: RemoteSubcommand = async (args, ctx, api) => {
   printLinks(ctx, username, (answer.body as { items: LinkView[] }).items)
 }
 
+const remoteFactors: RemoteSubcommand = async (args, ctx, api) => {
+  const username = oneUsername(args)
+  const answer = await api.call('GET', `${userPath(username)}/factors`)
+  if (answer.status === 404) throw noUser(username)
+  if (answer.status !== 200) throw unexpected(answer)
+  printFactors(ctx, username, answer.body as FactorsView)
+}
+
+const remoteResetFactors: RemoteSubcommand = async (args, ctx, api) => {
+  const username = oneUsername(args)
+  const answer = await api.call('POST', `${userPath(username)}/reset-factors`)
+  if (answer.status === 404) throw noUser(username)
+  if (answer.status !== 200) throw unexpected(answer)
+  const done = answer.body as FactorsReset
+  if (!done.removed) return ctx.out(`user "${username}" had no second factor`)
+  // The server's factor.removed event, on stderr as the database form writes it (it is in the server's log too).
+  auditToStderr(ctx).emit({ event: 'factor.removed', username, subject: done.subjectId, reason: 'admin' })
+  printReset(ctx, username, done.sessionsEnded)
+}
+
 export const usersCommand = commandGroup({
   name: 'users',
   summary: 'list, add, disable, enable and remove users; unlock a locked-out user; sign a user out everywhere',
@@ -349,5 +387,7 @@ export const usersCommand = commandGroup({
     unlock: remoteUnlock,
     'sign-out': remoteSignOut,
     links: remoteLinks,
+    factors: remoteFactors,
+    'reset-factors': remoteResetFactors,
   },
 })

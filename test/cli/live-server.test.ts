@@ -32,6 +32,9 @@ const READS = [
   ['providers', 'list'],
   ['providers', 'list', '--json'],
   ['users', 'links', 'alice'],
+  ['registration-tokens', 'list'],
+  ['registration-tokens', 'list', '--json'],
+  ['users', 'factors', 'alice'],
   ['migrate'],
 ]
 const REFUSED = ['clients', 'add', 'broken', '--scope', 'no.such.scope']
@@ -175,16 +178,53 @@ describe.runIf(embedded)('the CLI while the server runs on the embedded database
     expect(await cli(['ciba', 'list'])).toEqual({ code: 0, stdout: 'no pending CIBA requests\n', stderr: '' })
   })
 
+  it('makes, lists and revokes registration tokens and resets second factors through the server', async () => {
+    const made = await cli(['registration-tokens', 'create', '--max-uses', '3', '--description', 'IDE team'])
+    expect(made).toEqual({
+      code: 0,
+      stdout: expect.stringMatching(/^id: [0-9a-f]{12}\nexpires: \d{4}-.+Z\nmax uses: 3\ntoken: [A-Za-z0-9_-]{43}\n$/),
+      stderr: 'The token is shown only now: send it as "Authorization: Bearer TOKEN" to POST /connect/register.\n',
+    })
+    const id = /^id: (\S+)$/m.exec(made.stdout)![1]!
+    const token = /^token: (\S+)$/m.exec(made.stdout)![1]!
+    expect(server.output()).not.toContain(token)
+    await cli(['registration-tokens', 'create', '--description', 'to revoke'])
+    const listed = await cli(['registration-tokens', 'list', '--json'])
+    const second = (JSON.parse(listed.stdout) as { id: string; description: string }[]).find((t) => t.description === 'to revoke')!
+    expect(await cli(['registration-tokens', 'revoke', second.id])).toEqual({
+      code: 0,
+      stdout: `revoked registration token "${second.id}"\n`,
+      stderr: '',
+    })
+    expect(await cli(['registration-tokens', 'revoke', second.id])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `authz registration-tokens: no registration token "${second.id}" that is not revoked already\n`,
+    })
+    expect((await cli(['registration-tokens', 'list'])).stdout).toMatch(new RegExp(`^${id} +usable +.* 0/3 +IDE team$`, 'm'))
+
+    expect(await cli(['users', 'factors', 'carol'])).toEqual({ code: 0, stdout: 'user "carol" has no second factor\n', stderr: '' })
+    expect(await cli(['users', 'reset-factors', 'carol'])).toEqual({
+      code: 0,
+      stdout: 'user "carol" had no second factor\n',
+      stderr: '',
+    })
+    expect(await cli(['users', 'factors', 'nobody'])).toEqual({ code: 1, stdout: '', stderr: 'authz users: no user "nobody"\n' })
+  })
+
   it('prints what the database itself prints, and leaves no file once the server has stopped', async () => {
     for (const args of READS) read.push(await cli(args))
     expect(read.map((r) => r.code)).toEqual(READS.map(() => 0))
     expect(read[2]!.stdout).toContain('enabled: false')
     expect(read[4]!.stdout).toMatch(/^alice +alice-0001 +no +- /m)
     expect(read[2]!.stdout).toContain(`  2. expires 2099-01-01T00:00:00.000Z (rotation)`)
-    expect(read.slice(-4).map((r) => r.stdout)).toEqual([
+    expect(read.slice(-7).map((r) => r.stdout)).toEqual([
       'no identity providers (add them to the seed file: identityProviders)\n',
       '[]\n',
       'user "alice" is linked to no identity provider\n',
+      expect.stringMatching(/^ID +STATE +EXPIRES +USES +DESCRIPTION\n.* revoked .*to revoke\n$/s),
+      expect.stringContaining('"state": "revoked"'),
+      'user "alice" has no second factor\n',
       'database is up to date\n',
     ])
 

@@ -2,12 +2,12 @@
 // (Streamable HTTP transport, the SDK's bearer-auth middleware, its RFC 9728 protected-resource
 // metadata naming us) verifies our JWTs with our JWKS and the `aud` check; the SDK's client, with
 // its OAuth support, finds us from the server's 401, names itself by a Client ID Metadata Document
-// the test serves over https, and a person signs in and consents in headless Chromium. Then the
-// client lists and calls the tools. A token for another resource is refused by the MCP server;
+// the test serves over https, or registers itself (RFC 7591, REGISTRATION=open), and a person signs
+// in and consents in headless Chromium. Then the client lists and calls the tools. A token for another resource is refused by the MCP server;
 // documents that are too large, slow, redirecting or mismatched are refused with a clear page.
 //
-// connectThroughBrowser(provider) is the whole person-and-client dance: a client registered
-// another way (Dynamic Client Registration) is one more provider without clientMetadataUrl.
+// connectThroughBrowser(provider) is the whole person-and-client dance: a client that registers
+// itself (Dynamic Client Registration) is one more provider, without clientMetadataUrl.
 import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
@@ -164,6 +164,19 @@ class TestProvider implements OAuthClientProvider {
   }
 }
 
+/** A client that registers itself: RFC 8252 §7.3 loopback redirects are by IP address, never "localhost". */
+class RegisteringProvider extends TestProvider {
+  constructor() {
+    super(undefined)
+  }
+  override get redirectUrl() {
+    return `http://127.0.0.1:${new URL(callback.origin).port}/callback`
+  }
+  override get clientMetadata() {
+    return { ...clientMetadata(), redirect_uris: [this.redirectUrl] }
+  }
+}
+
 /**
  * The SDK client meets the MCP server's 401, finds us through its protected-resource metadata and
  * sends the person to our authorization endpoint; the person signs in and consents in the
@@ -220,7 +233,7 @@ beforeAll(async () => {
       users: [ALICE],
     },
     {
-      env: { CLIENT_ID_METADATA_DOCUMENTS: 'true', REGISTRATION_ALLOWED_SCOPES: 'mcp:tools' },
+      env: { CLIENT_ID_METADATA_DOCUMENTS: 'true', REGISTRATION: 'open', REGISTRATION_ALLOWED_SCOPES: 'mcp:tools' },
       metadataFetch: { extraCa: cert, timeoutMs: 1000 },
     },
   )
@@ -251,6 +264,24 @@ describe.skipIf(!haveChromium)('an MCP client and server with the MCP SDK', () =
       expect(result.content).toEqual([{ type: 'text', text: '42' }])
       const claims = JSON.parse(Buffer.from(provider.tokens()!.access_token.split('.')[1]!, 'base64url').toString())
       expect(claims).toMatchObject({ aud: mcpUrl, scope: 'mcp:tools', client_id: `${documentOrigin}/client.json` })
+    } finally {
+      await client.close()
+    }
+  })
+
+  it('registers itself (Dynamic Client Registration), signs in, then lists and calls the tools', async () => {
+    const provider = new RegisteringProvider()
+    const client = await connectThroughBrowser(provider, 'mcp-registration')
+    try {
+      const clientId = provider.clientInformation()?.client_id
+      expect(clientId).toEqual(expect.any(String))
+      expect(clientId).not.toContain(documentOrigin)
+      const { tools } = await client.listTools()
+      expect(tools.map((t) => t.name)).toEqual(['add'])
+      const result = await client.callTool({ name: 'add', arguments: { a: 20, b: 22 } })
+      expect(result.content).toEqual([{ type: 'text', text: '42' }])
+      const claims = JSON.parse(Buffer.from(provider.tokens()!.access_token.split('.')[1]!, 'base64url').toString())
+      expect(claims).toMatchObject({ aud: mcpUrl, scope: 'mcp:tools', client_id: clientId })
     } finally {
       await client.close()
     }

@@ -1,0 +1,70 @@
+// /admin/users/{username}/factors and …/reset-factors: a person's second factors as
+// `authz users factors` shows them (never a secret or a recovery code), and their removal for a
+// person who lost their device, which ends every session of the user as `authz users
+// reset-factors` does: their next sign-in asks for the password only and, where a second factor is
+// required, leads them to set up a new one.
+import { z } from 'zod'
+import type { AdminCaller, AdminDeps } from './deps.js'
+import { notFound } from './problem.js'
+
+const iso = z.iso.datetime()
+export const FactorsView = z.strictObject({
+  totp: z
+    .strictObject({ setUpAt: iso, lastUsedAt: iso.optional().describe('absent: never used since it was set up') })
+    .optional()
+    .describe('the one-time code factor (RFC 6238); absent: none'),
+  recoveryCodesLeft: z.number().int().describe('recovery codes not yet used'),
+})
+export type FactorsView = z.infer<typeof FactorsView>
+
+export const FactorsReset = z.strictObject({
+  subjectId: z.string(),
+  removed: z.boolean().describe('false: the user had no second factor (and no session was ended)'),
+  sessionsEnded: z.number().int(),
+})
+export type FactorsReset = z.infer<typeof FactorsReset>
+
+const time = (ms: number) => new Date(ms).toISOString()
+
+export function createUserFactorAdmin(deps: AdminDeps) {
+  return {
+    async get(username: string): Promise<FactorsView> {
+      const user = await deps.read.users.findByUsername(username)
+      if (!user) throw notFound('user')
+      const found = await deps.read.factors.find(user.subjectId)
+      const totp = found?.totp
+      return {
+        ...(totp
+          ? { totp: { setUpAt: time(totp.confirmedAt), ...(totp.lastUsedAt !== undefined ? { lastUsedAt: time(totp.lastUsedAt) } : {}) } }
+          : {}),
+        recoveryCodesLeft: totp ? found.recoveryCodesLeft : 0,
+      }
+    },
+
+    /** Removes every factor, recovery code and enrolment under way, and ends the user's sessions, in one transaction. */
+    async reset(username: string, caller: AdminCaller, ctx: { address: string; requestId: string }): Promise<FactorsReset> {
+      return deps.write(async (w) => {
+        const user = await w.users.findByUsername(username)
+        if (!user) throw notFound('user')
+        if (!(await w.factors.remove(user.subjectId))) return { subjectId: user.subjectId, removed: false, sessionsEnded: 0 }
+        const sessionsEnded = await w.sessions.removeAllForSubject(user.subjectId, { reason: 'admin', at: deps.clock.now() })
+        deps.audit.emit({
+          event: 'factor.removed',
+          username: user.username,
+          subject: user.subjectId,
+          address: ctx.address,
+          requestId: ctx.requestId,
+          reason: 'admin',
+        })
+        deps.audit.emit({
+          event: 'admin.changed',
+          clientId: caller.clientId,
+          resource: `users/${username}`,
+          action: 'reset-factors',
+          changes: [],
+        })
+        return { subjectId: user.subjectId, removed: true, sessionsEnded }
+      })
+    },
+  }
+}
