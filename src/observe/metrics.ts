@@ -244,6 +244,7 @@ export function createMetrics(opts: { processMetrics?: boolean } = {}): Metrics 
           break
         case 'signin.second_factor_failed':
           secondFactors.inc({ outcome: 'failed' })
+          break
         case 'passkey.added':
         case 'passkey.removed':
         case 'passkey.used':
