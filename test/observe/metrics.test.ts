@@ -133,4 +133,20 @@ describe('without METRICS_PORT', () => {
       await plain.close()
     }
   })
+
+  it('counts a refused second factor as a second factor only, never as a passkey', async () => {
+    authz.app.authz.audit.emit({
+      event: 'signin.second_factor_failed',
+      username: 'alice',
+      subject: 'u-alice',
+      factor: 'otp',
+      reason: 'bad_code',
+    })
+    const m = await scrape()
+    expect(m.get(series('authz_second_factors_total', { outcome: 'failed' }))).toBe(1)
+    expect([...m.keys()].filter((k) => k.startsWith('authz_passkeys_total') && !/outcome="(added|removed|used|failed)"/.test(k))).toEqual(
+      [],
+    )
+    expect(m.get(series('authz_passkeys_total', { outcome: 'failed' })) ?? 0).toBe(0)
+  })
 })

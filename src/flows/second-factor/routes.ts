@@ -27,7 +27,9 @@ export const twoStepRoutes: FastifyPluginAsync<TwoStepRouteDeps> = async (app, {
       case 'redirect':
         return reply.code(303).headers({ location: outcome.location, 'cache-control': 'no-store' }).send()
       case 'code':
-        return pages.send(reply, renderCodePage(outcome.view, { csrf: pages.csrfToken(req, reply) }))
+        return pages.send(reply, renderCodePage(outcome.view, { csrf: pages.csrfToken(req, reply) }), {
+          formActionOrigins: outcome.view.formActionOrigins,
+        })
       case 'enrol':
         return pages.send(reply, renderEnrolPage(outcome.view, { csrf: pages.csrfToken(req, reply) }))
       case 'codes':

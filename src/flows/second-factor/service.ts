@@ -23,6 +23,11 @@ export interface CodeView {
   returnTo: string | undefined
   /** Which form's answer was refused. */
   failed: SecondFactorKind | undefined
+  /**
+   * Where the form's redirects may lead (the client's redirect URI, after the authorization
+   * endpoint): a browser applies the page's CSP form-action to every one of them.
+   */
+  formActionOrigins: string[]
 }
 
 export interface EnrolView {
@@ -115,7 +120,13 @@ export function createTwoStepService(deps: TwoStepDeps): TwoStepService {
       if (strong(session)) return { kind: 'redirect', location: next }
       // Nothing to ask: a person without a factor sets one up (the page the request needs says so).
       if (!(await factors.hasFactor(session.subjectId))) return { kind: 'redirect', location: withReturn(deps.enrolPath, target?.location) }
-      return { kind: 'code', view: { username: session.username, returnTo: target?.location, failed: undefined } }
+      const view = {
+        username: session.username,
+        returnTo: target?.location,
+        failed: undefined,
+        formActionOrigins: target?.formActionOrigins ?? [],
+      }
+      return { kind: 'code', view }
     },
 
     async submitCode(rawReturnTo, session, form, ctx) {
@@ -127,7 +138,10 @@ export function createTwoStepService(deps: TwoStepDeps): TwoStepService {
       if (!u) return { kind: 'sign-in', returnTo: target?.location }
       const kind: SecondFactorKind = form.kind === 'recovery_code' ? 'recovery_code' : 'otp'
       const checked = await factors.check(u, kind, form.code ?? '', ctx)
-      if (!checked.ok) return { kind: 'code', view: { username: u.username, returnTo: target?.location, failed: kind } }
+      if (!checked.ok) {
+        const view = { username: u.username, returnTo: target?.location, failed: kind, formActionOrigins: target?.formActionOrigins ?? [] }
+        return { kind: 'code', view }
+      }
       await deps.sessions.addMethods(session, STEPPED_UP)
       deps.audit.emit({
         event: 'signin.stepped_up',

@@ -92,6 +92,17 @@ describe('one-time codes (RFC 6238)', () => {
     expect(decodeJwt(refreshed.json().id_token)).toMatchObject({ acr: 'mfa', amr: ['pwd', 'otp', 'mfa'] })
   })
 
+  it("lets the code page's form lead on to the client's redirect URI (a browser applies its CSP form-action to the redirects)", async () => {
+    const { secret } = await aliceEnrolled()
+    const { cookie, next } = await signInFor(spaUrl())
+    const csp = `default-src 'none'; style-src 'self'; form-action 'self' https://spa.example; frame-ancestors 'none'; base-uri 'none'`
+    const page = await authz.app.inject({ method: 'GET', url: next, headers: { cookie } })
+    expect(page.headers['content-security-policy']).toBe(csp)
+    const refused = await answerCode(authz, next, cookie, (await totp(authz, secret)) === '000000' ? '111111' : '000000')
+    expect(refused.res.statusCode).toBe(401)
+    expect(refused.res.headers['content-security-policy']).toBe(csp)
+  })
+
   it('refuses a code used once already, in another browser', async () => {
     const { secret } = await aliceEnrolled()
     const code = await totp(authz, secret)
