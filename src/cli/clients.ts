@@ -211,6 +211,7 @@ const noClient = (id: string) => new CliError(`no client "${id}"`)
 const clientPath = (id: string) => `${ADMIN_CLIENTS_PATH}/${seg(id)}`
 
 /** Client's members in the order its store builds them: the order `show` and --json print them in. */
+// In the order the store reads them (src/stores/clients.postgres.ts toClient), so that both forms print alike.
 const CLIENT_MEMBERS = {
   clientId: 0,
   clientName: 0,
@@ -234,8 +235,8 @@ const CLIENT_MEMBERS = {
   pollingInterval: 0,
   identityProviderRestrictions: 0,
   enableLocalLogin: 0,
-  requireMfa: 0,
   allowedTenants: 0,
+  requireMfa: 0,
   allowedCorsOrigins: 0,
   allowedSubjectTokenClients: 0,
   allowedExchangeAudiences: 0,

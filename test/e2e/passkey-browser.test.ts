@@ -45,7 +45,7 @@ beforeAll(async () => {
       ],
       users: [ALICE],
     },
-    { issuerHost: 'localhost' },
+    { issuerHost: 'localhost', env: { PASSKEYS: 'true' } },
   )
   browser = await launchChromium()
 })

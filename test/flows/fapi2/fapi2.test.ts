@@ -139,9 +139,14 @@ describe('a fapi2 client', () => {
   })
 
   it('may not authenticate with an RS256 assertion, even with a registered RSA key', async () => {
-    const res = await postForm(t.app, '/connect/token', { grant_type: 'client_credentials', scope: 'orders.read', ...(await auth(rs256)) }, {
-      dpop: await proof(t, dpop),
-    })
+    const res = await postForm(
+      t.app,
+      '/connect/token',
+      { grant_type: 'client_credentials', scope: 'orders.read', ...(await auth(rs256)) },
+      {
+        dpop: await proof(t, dpop),
+      },
+    )
     expect(res.statusCode).toBe(401)
     expect(res.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
   })
@@ -184,7 +189,9 @@ describe('the seed', () => {
     expect(problems({ secrets: [{ value: 's' }], tokenEndpointAuthMethod: 'client_secret_jwt' })).toEqual([
       'clients[0].tokenEndpointAuthMethod: client c: a fapi2 client must use private_key_jwt (FAPI 2.0 Security Profile §5.3.2.1)',
     ])
-    expect(problems({ tokenEndpointAuthMethod: 'private_key_jwt', jwks, profile: 'fapi1' })).toEqual(['clients[0].profile: Invalid input: expected "fapi2"'])
+    expect(problems({ tokenEndpointAuthMethod: 'private_key_jwt', jwks, profile: 'fapi1' })).toEqual([
+      'clients[0].profile: Invalid input: expected "fapi2"',
+    ])
     expect(problems({ tokenEndpointAuthMethod: 'private_key_jwt', jwks })).toEqual([])
   })
 })
