@@ -98,6 +98,7 @@ describe('authz against a database', () => {
       redirectUris: [],
       postLogoutRedirectUris: [],
       requirePkce: true,
+      requireDPoP: false,
       allowOfflineAccess: false,
       accessTokenType: 'jwt',
       accessTokenLifetime: null,

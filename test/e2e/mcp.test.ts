@@ -186,7 +186,9 @@ async function connectThroughBrowser(provider: TestProvider, shot: string): Prom
   const first = new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider })
   await expect(new Client({ name: 'test-agent', version: '1.0.0' }).connect(first)).rejects.toThrow(UnauthorizedError)
   expect(provider.authorizationUrl?.searchParams.get('resource')).toBe(mcpUrl)
-  const page = await context.newPage()
+  // A browser of its own: each client meets a person who has not signed in yet.
+  const own = await browser.newContext()
+  const page = await own.newPage()
   await page.goto(provider.authorizationUrl!.href)
   await signInAs(page, ALICE, (u) => u.pathname === '/connect/authorize')
   await expect(page.locator('#client-host').textContent()).resolves.toBe(new URL(provider.clientMetadataUrl ?? provider.redirectUrl).host)
@@ -197,7 +199,7 @@ async function connectThroughBrowser(provider: TestProvider, shot: string): Prom
   }
   await approveConsent(page, (u) => u.href.startsWith(provider.redirectUrl))
   const code = new URL(page.url()).searchParams.get('code')
-  await page.close()
+  await own.close()
   await first.finishAuth(code!)
   const client = new Client({ name: 'test-agent', version: '1.0.0' })
   await client.connect(new StreamableHTTPClientTransport(new URL(mcpUrl), { authProvider: provider }))

@@ -111,7 +111,9 @@ describe('KEY_ENCRYPTION_SECRET set on data written without it', { timeout: SLOW
     expect([...leaked.keys()].filter((w) => w.startsWith('server secret')).sort()).toEqual([
       'server secret authorize',
       'server secret csrf',
+      'server secret dpop-nonce',
       'server secret federation-signout',
+      'server secret passkey-challenge',
       'server secret username-hmac',
     ])
     // The search finds them while they are there (it would find them afterwards too).

@@ -19,15 +19,15 @@ describe('seed JSON Schema', () => {
     expect(client.additionalProperties).toBe(false)
     expect(Object.keys(client.properties)).toEqual([
       'clientId', 'clientName', 'secrets', 'allowedGrantTypes', 'allowedScopes', 'requireClientSecret', 'accessTokenType',
-      'accessTokenLifetime', 'redirectUris', 'postLogoutRedirectUris', 'requirePkce', 'allowOfflineAccess', 'refreshTokenUsage', 'refreshTokenExpiration',
+      'accessTokenLifetime', 'redirectUris', 'postLogoutRedirectUris', 'requirePkce', 'requireDPoP', 'allowOfflineAccess', 'refreshTokenUsage', 'refreshTokenExpiration',
       'absoluteRefreshTokenLifetime', 'slidingRefreshTokenLifetime', 'cibaLifetime', 'pollingInterval',
-      'identityProviderRestrictions', 'enableLocalLogin', 'allowedTenants', 'allowedCorsOrigins', 'allowedSubjectTokenClients', 'allowedExchangeAudiences', 'backChannelLogoutUri', 'backChannelLogoutSessionRequired',
+      'identityProviderRestrictions', 'enableLocalLogin', 'requireMfa', 'allowedTenants', 'allowedCorsOrigins', 'allowedSubjectTokenClients', 'allowedExchangeAudiences', 'backChannelLogoutUri', 'backChannelLogoutSessionRequired',
       'requireConsent', 'alwaysIncludeUserClaimsInIdToken', 'enabled', 'jwks', 'jwksUri', 'tokenEndpointAuthMethod',
-      'backchannelTokenDeliveryMode', 'backchannelClientNotificationEndpoint',
+      'backchannelTokenDeliveryMode', 'backchannelClientNotificationEndpoint', 'selfRegistered',
       'requirePushedAuthorization', 'requireRequestObject', 'profile',
     ])
     expect(Object.keys(client.properties.secrets!.items.properties)).toEqual(['value', 'sha256', 'expiration', 'description'])
-    expect(Object.keys(schema.properties.users!.items.properties)).toEqual(['subjectId', 'username', 'password', 'enabled', 'cibaUserCode', 'claims'])
+    expect(Object.keys(schema.properties.users!.items.properties)).toEqual(['subjectId', 'username', 'password', 'enabled', 'cibaUserCode', 'claims', 'requireMfa'])
     const provider = schema.properties.identityProviders!.items
     expect(provider.required).toEqual(['scheme', 'displayName', 'type', 'authority', 'clientId'])
     expect(Object.keys(provider.properties)).toEqual([
