@@ -19,15 +19,11 @@
 //   forgotten on success, and a locked account is refused at once.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { isIP } from 'node:net'
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server'
 import type { Clock } from '../domain/clock.js'
 import type { User } from '../domain/types.js'
@@ -38,6 +34,10 @@ import type { UsedJtiStore } from '../stores/used-jtis.js'
 import type { UserStore } from '../stores/users.js'
 
 /** How long a ceremony may take (WebAuthn §15.1 recommends 300 s to 600 s when UV is required). */
+
+/** The WebAuthn library, loaded at the first ceremony: a server without passkeys never pays for it. */
+const webauthn = () => import('@simplewebauthn/server')
+
 export const PASSKEY_CEREMONY_SECONDS = 300
 
 /** The failure counter `source` of a credential id no passkey has (its digest is the counter's name). */
@@ -162,7 +162,9 @@ export function createPasskeys(deps: PasskeyDeps) {
     /** The options of navigator.credentials.create() for a signed-in person (WebAuthn §5.4). */
     async registrationOptions(who: { subjectId: string; username: string; sid: string; displayName?: string | undefined }) {
       const existing = await deps.store.listForSubject(who.subjectId)
-      const options: PublicKeyCredentialCreationOptionsJSON = await generateRegistrationOptions({
+      const options: PublicKeyCredentialCreationOptionsJSON = await (
+        await webauthn()
+      ).generateRegistrationOptions({
         rpName: deps.rpName,
         rpID: rpId,
         userName: who.username,
@@ -191,7 +193,9 @@ export function createPasskeys(deps: PasskeyDeps) {
       let challengeOk = false
       let verified
       try {
-        verified = await verifyRegistrationResponse({
+        verified = await (
+          await webauthn()
+        ).verifyRegistrationResponse({
           response: response as unknown as RegistrationResponseJSON,
           expectedChallenge: async (c) => (challengeOk = await redeem('register', who.sid, c)),
           expectedOrigin: origin,
@@ -224,7 +228,7 @@ export function createPasskeys(deps: PasskeyDeps) {
 
     /** The options of navigator.credentials.get() for a sign-in with any of this site's passkeys (discoverable). */
     async signInOptions(binding: string): Promise<PublicKeyCredentialRequestOptionsJSON> {
-      return generateAuthenticationOptions({
+      return (await webauthn()).generateAuthenticationOptions({
         rpID: rpId,
         challenge: newChallenge('sign-in', binding),
         timeout: PASSKEY_CEREMONY_SECONDS * 1000,
@@ -262,7 +266,9 @@ export function createPasskeys(deps: PasskeyDeps) {
       let challengeOk = false
       let verified
       try {
-        verified = await verifyAuthenticationResponse({
+        verified = await (
+          await webauthn()
+        ).verifyAuthenticationResponse({
           response,
           expectedChallenge: async (c) => (challengeOk = await redeem('sign-in', binding, c)),
           expectedOrigin: origin,
