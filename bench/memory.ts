@@ -59,8 +59,8 @@ async function measure(
   const readySeconds = (performance.now() - t0) / 1000
   progress(`${label}: ready in ${readySeconds.toFixed(1)} s, ${opts.quiet} s of quiet`)
   await sleep(opts.quiet * 1000)
-  const idleMiB = mib(server.child.pid).rssMiB
-  progress(`${label}: ${idleMiB.toFixed(0)} MiB idle; scenario (b) for ${opts.peak} s`)
+  const { rssMiB: idleMiB, hwmMiB: startPeakMiB } = mib(server.child.pid)
+  progress(`${label}: ${idleMiB.toFixed(0)} MiB idle, ${startPeakMiB.toFixed(0)} MiB at peak so far; scenario (b) for ${opts.peak} s`)
   const b = SCENARIOS.find((s) => s.id === 'b')!
   const { request } = await b.prepare({
     label: 'authz',

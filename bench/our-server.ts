@@ -106,6 +106,7 @@ export async function startOurServer(opts: OurServerOptions): Promise<OurServer>
     // As `npm start` and the image run it (src/db/pglite.ts, Dockerfile).
     '--liftoff-only',
     '--max-semi-space-size=4',
+    '--heap-growing-percent=30',
     ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
     ...(opts.cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', opts.cpuProfDir] : []),
   ]

@@ -18,14 +18,17 @@
 // does not reset it (password-check.ts keeps the counter of a person with a second factor); only
 // the right second factor does.
 import { createHash, randomBytes } from 'node:crypto'
-import { generateSecret, generateURI, verify } from 'otplib'
-import QRCode from 'qrcode'
 import type { Clock } from '../domain/clock.js'
 import type { User } from '../domain/types.js'
 import { decryptAtRest, encryptAtRest, KeyDecryptionError } from '../keys/key-crypto.js'
 import type { AuditSink } from '../observe/audit.js'
 import type { FailureCounterStore, FailureKey, FailurePolicy } from '../stores/failure-counters.js'
 import type { UserFactorStore } from '../stores/user-factors.js'
+
+/** The one-time code and QR code libraries, loaded at first use: a server whose users enrol no
+ * second factor never pays for them. */
+const otp = () => import('otplib')
+const qrcode = () => import('qrcode')
 
 /** Exactly this many recovery codes are made at a time. */
 export const RECOVERY_CODE_COUNT = 10
@@ -151,6 +154,7 @@ export function createSecondFactors(deps: SecondFactorDeps): SecondFactors {
   async function stepOf(secret: string, code: string): Promise<number | undefined> {
     const token = code.replace(/\s/g, '')
     if (!/^\d{6}$/.test(token)) return undefined
+    const { verify } = await otp()
     const result = await verify({
       secret,
       token,
@@ -223,6 +227,7 @@ export function createSecondFactors(deps: SecondFactorDeps): SecondFactors {
       const now = clock.now()
       const found = await store.find(user.subjectId)
       const recent = found?.pending && now - found.pending.createdAt < PENDING_SECONDS * 1000 ? found.pending : undefined
+      const { generateSecret, generateURI } = await otp()
       let secret: string
       if (recent) secret = open(user.subjectId, recent.secret)
       else {
@@ -237,7 +242,7 @@ export function createSecondFactors(deps: SecondFactorDeps): SecondFactors {
         digits: 6,
         period: TOTP_PERIOD,
       })
-      const qrSvg = await QRCode.toString(uri, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' })
+      const qrSvg = await (await qrcode()).default.toString(uri, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' })
       return { secret, uri, qrSvg }
     },
 
