@@ -191,6 +191,9 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
       { name: 'revokedTokens', remove: stores.revocations.removeExpired },
       { name: 'userSessions', remove: stores.userSessions.removeExpired },
       { name: 'failureCounters', remove: stores.failures.removeExpired },
+      // Client assertions, DPoP proofs, request objects, passkey challenges and upstream logout
+      // tokens all record their jti here, whichever flows a deployment runs.
+      { name: 'usedJtis', remove: stores.usedJtis.removeExpired },
     ],
     workers: new Map(),
   }

@@ -1,5 +1,5 @@
 // Background cleanup of expired state: CIBA requests, persisted grants (codes, refresh and
-// reference tokens), revoked JWT ids, sign-in sessions, used request-object jtis and failure counters.
+// reference tokens), revoked JWT ids, sign-in sessions, used jtis and failure counters.
 // Batches by the expires_at indexes (short statements, never a long table lock: Duende users hit
 // deadlocks and index-rebuild timeouts with one big DELETE), sized to take about targetBatchMs
 // each, and as many of them as the backlog needs: a run goes on until nothing expired is left or

@@ -86,7 +86,6 @@ export function cibaFlow(options: { notifier?: CibaNotifier | undefined; deliver
       )
       core.cleanup.add({ name: 'cibaDeliveries', remove: stores.cibaDeliveries.removeExpired })
       core.cleanup.add({ name: 'cibaRequests', remove: stores.cibaRequests.removeExpired, retentionSeconds: CIBA_RETENTION_SECONDS })
-      core.cleanup.add({ name: 'usedJtis', remove: stores.usedJtis.removeExpired })
       core.discovery.contribute(() => ({
         backchannel_authentication_endpoint: `${config.issuer}${CIBA_PATH}`,
         backchannel_token_delivery_modes_supported: ['poll', 'ping', 'push'],
