@@ -1,5 +1,5 @@
-// Replay protection for CIBA request objects (CIBA Core §7.1.1: jti): one row per client and
-// jti until the object expires. Recording is one statement, so two concurrent uses of the same
+// Replay protection for every one-time value the stores interface lists: one row per client (or
+// key) and jti until the value expires. Recording is one statement, so two concurrent uses of the same
 // jti yield exactly one success.
 import type { Db } from '../db/db.js'
 import type { UsedJtiStore } from './used-jtis.js'
