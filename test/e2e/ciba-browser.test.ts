@@ -5,6 +5,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { BANK, CIBA, createCibaTestApp, type CibaTestApp } from '../flows/ciba/harness.js'
+import { signInAs } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 
 warnIfNoChromium('the CIBA browser test')
@@ -57,10 +58,7 @@ describe.skipIf(!haveChromium)('CIBA in a browser', () => {
     expect(page.url()).toBe(`${authz.baseUrl}/account/sign-in?return_to=${encodeURIComponent(approvalUrl.slice(authz.baseUrl.length))}`)
     expect(await page.locator('h1').textContent()).toBe('Sign in')
     expect(await page.locator('#client-name').textContent()).toBe('Bank <App>')
-    await page.getByLabel('Username').fill('alice')
-    await page.getByLabel('Password').fill('alice-pw')
-    await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.waitForURL(approvalUrl)
+    await signInAs(page, { username: 'alice', password: 'alice-pw' }, approvalUrl)
     expect(await page.locator('h1').textContent()).toBe('Bank <App> asks for your approval')
     expect(await page.locator('#binding-message').textContent()).toBe('TX-4711')
     expect(await page.locator('#scopes li strong').allTextContents()).toEqual([

@@ -12,7 +12,7 @@ import * as client from 'openid-client'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { deviceSeed } from '../flows/device/harness.js'
-import { startAuthz, type Authz } from './authz-server.js'
+import { signInAs, startAuthz, type Authz } from './authz-server.js'
 import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
 import { startSite, type Site } from './site.js'
 
@@ -72,11 +72,10 @@ async function newPage(): Promise<{ page: Page; consoleErrors: string[] }> {
 const devicePageOf = (userCode: string) => (u: URL) =>
   u.origin === issuer.origin && u.pathname === '/device' && u.searchParams.get('user_code') === userCode
 
-async function signIn(page: Page) {
+/** On the shared sign-in page: signs in as the seed's alice and waits for the device page of `userCode`. */
+async function signIn(page: Page, userCode: string) {
   expect(await page.locator('h1').textContent()).toBe('Sign in')
-  await page.getByLabel('Username').fill('alice')
-  await page.getByLabel('Password').fill('alice-pw')
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await signInAs(page, { username: 'alice', password: 'alice-pw' }, devicePageOf(userCode))
 }
 
 describe.skipIf(!haveChromium)('device flow with openid-client and a browser', () => {
@@ -95,8 +94,7 @@ describe.skipIf(!haveChromium)('device flow with openid-client and a browser', (
     await page.setViewportSize({ width: 390, height: 844 }) // a phone, where people type these codes
     await shot(page, 'sign-in-phone')
     await page.setViewportSize({ width: 1280, height: 720 })
-    await signIn(page)
-    await page.waitForURL(devicePageOf(started.user_code))
+    await signIn(page, started.user_code)
     expect(await page.locator('h1').textContent()).toBe('Connect Living Room <TV> on your device?')
     expect(await page.locator('#binding-message').textContent()).toBe(started.user_code)
     expect(await page.locator('#signed-in-as').textContent()).toBe('alice')
@@ -144,8 +142,7 @@ describe.skipIf(!haveChromium)('device flow with openid-client and a browser', (
     await shot(page, 'unknown')
     await page.getByLabel('Code').fill(started.user_code.replace('-', '').toLowerCase())
     await page.getByRole('button', { name: 'Continue' }).click()
-    await signIn(page)
-    await page.waitForURL(devicePageOf(started.user_code))
+    await signIn(page, started.user_code)
     await page.getByRole('button', { name: 'Deny' }).click()
     await page.waitForLoadState()
     expect(await page.locator('h1').textContent()).toBe('Denied')
