@@ -3,8 +3,8 @@
 // that asked for more than it got would fail later, far from the cause. Unknown members are
 // ignored (§2: "the authorization server MUST ignore any client metadata … that it does not
 // understand"). Error descriptions name the member and never repeat the value.
-import { isWebOrigin } from '../../domain/origin.js'
 import { redirectUriProblem } from '../../domain/redirect-uri.js'
+import { defaultScopes } from '../../client-auth/self-registered.js'
 import { OAuthError } from '../../errors.js'
 import { hasControlOrFormatCharacters } from '../../grants/acr-values.js'
 
@@ -25,8 +25,6 @@ export interface RegisteredMetadata {
   redirectUris: string[]
   postLogoutRedirectUris: string[]
   scopes: string[]
-  /** Origins of the redirect URIs of a public client: its pages call the token endpoint (CORS). */
-  corsOrigins: string[]
   /** RFC 7591 §3.2.1: every member as registered, defaults filled in (wire names). */
   wire: Record<string, unknown>
 }
@@ -89,9 +87,10 @@ function redirectUri(uri: string, native: boolean, member: string): void {
   if (!native) throw badRedirect(`${member} holds a private-use scheme, which needs application_type native`)
 }
 
-function scopes(body: Record<string, unknown>, policy: MetadataPolicy, offline: boolean): string[] {
+function scopes(body: Record<string, unknown>, policy: MetadataPolicy, grantTypes: string[]): string[] {
+  const offline = grantTypes.includes('refresh_token')
   const v = body.scope
-  if (v === undefined) return policy.allowedScopes.filter((s) => offline || s !== 'offline_access')
+  if (v === undefined) return defaultScopes(policy.allowedScopes, grantTypes)
   if (typeof v !== 'string' || !/^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$/.test(v) || v.length > 2000) {
     throw badMetadata('scope must be scope values separated by single spaces')
   }
@@ -131,12 +130,10 @@ export function readMetadata(body: unknown, policy: MetadataPolicy): RegisteredM
   for (const uri of redirectUris) redirectUri(uri, native, 'redirect_uris')
   const postLogoutRedirectUris = stringList(b, 'post_logout_redirect_uris') ?? []
   for (const uri of postLogoutRedirectUris) redirectUri(uri, native, 'post_logout_redirect_uris')
-  const offline = grantTypes.includes('refresh_token')
-  const granted = scopes(b, policy, offline)
+  const granted = scopes(b, policy, grantTypes)
   const clientName = optionalString(b, 'client_name')
   const contacts = stringList(b, 'contacts', TEXT_MAX)
   if (contacts?.some(hasControlOrFormatCharacters)) throw badMetadata('contacts must not contain control characters')
-  const corsOrigins = confidential ? [] : [...new Set(redirectUris.map((u) => (/^https?:/i.test(u) ? new URL(u).origin : '')))]
   const wire: Record<string, unknown> = {
     redirect_uris: redirectUris,
     token_endpoint_auth_method: authMethod,
@@ -163,7 +160,6 @@ export function readMetadata(body: unknown, policy: MetadataPolicy): RegisteredM
     redirectUris,
     postLogoutRedirectUris,
     scopes: granted,
-    corsOrigins: corsOrigins.filter(isWebOrigin),
     wire,
   }
 }
