@@ -97,7 +97,8 @@ export function createRegistrationService(deps: RegistrationDeps) {
         }
         const now = clock.now()
         const clientId = randomBytes(16).toString('base64url')
-        const secret = m.authMethod === 'none' ? undefined : newHandle()
+        // A client that proves itself with its keys (private_key_jwt) is given no secret.
+        const secret = usesSecret(m.authMethod) ? newHandle() : undefined
         const accessToken = newHandle()
         await deps.registrations.create(registeredClient(clientId, m, secret), { accessToken, metadata: m.wire, createdAt: now })
         audit.emit({
@@ -192,11 +193,19 @@ async function checkUpdate(deps: RegistrationDeps, clientId: string, r: Registra
     }
   }
   const m = readMetadata(b, { allowedScopes: deps.config.registrationAllowedScopes })
-  if ((m.authMethod === 'none') !== (r.metadata.token_endpoint_auth_method === 'none')) {
+  const before = r.metadata.token_endpoint_auth_method
+  if ((m.authMethod === 'private_key_jwt') !== (before === 'private_key_jwt')) {
+    // A secret is issued only at registration: a key client turned secret one would have none.
+    throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method cannot change to or from private_key_jwt')
+  }
+  if ((m.authMethod === 'none') !== (before === 'none')) {
     throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between none and a client secret')
   }
   return m
 }
+
+/** Whether the method authenticates with a client_secret, which the registration then issues. */
+const usesSecret = (method: RegisteredMetadata['authMethod']) => method === 'client_secret_basic' || method === 'client_secret_post'
 
 /** A registered client: a real client, asking the person's consent at first use, PKCE always. */
 export function registeredClient(clientId: string, m: RegisteredMetadata, secret: string | undefined): Client {
