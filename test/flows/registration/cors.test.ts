@@ -39,7 +39,7 @@ const cors = (res: LightMyRequestResponse) => ({
   vary: res.headers.vary,
 })
 
-const headerList = (v: unknown) =>
+const headerList = (v: string | string[] | number | undefined) =>
   String(v ?? '')
     .toLowerCase()
     .split(/\s*,\s*/)
