@@ -117,6 +117,20 @@ describe('registering with private_key_jwt and jwks_uri', () => {
   })
 })
 
+describe("a registered jwks_uri is a stranger's URL", () => {
+  it('is never fetched from a private address: the assertion is refused, and the log says why', async () => {
+    const res = await register(authz.app, { ...SERVICE, jwks_uri: 'https://10.20.30.40/jwks' })
+    expect(res.statusCode).toBe(201)
+    const c = res.json()
+    const token = await tokenWith(await assertion(authz, key, c.client_id))
+    expect({ status: token.statusCode, body: token.json() }).toEqual({ status: 401, body: FAILED })
+    const failed = authz.logs
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'fetching a client jwks_uri failed' && l.client_id === c.client_id)
+    expect(failed.map((l) => l.reason)).toEqual(['the jwks_uri document is at an address that may not be reached'])
+  })
+})
+
 describe('keys that are refused: invalid_client_metadata, nothing registered', () => {
   it('a private key in jwks', async () => {
     const { privateKey } = await generateKeyPair('ES256', { extractable: true })
