@@ -46,8 +46,8 @@ const headerList = (v: string | string[] | number | undefined) =>
     .sort()
 
 describe('registration endpoint from a browser', () => {
-  it('answers a preflight for POST from any https origin, allowing Authorization and Content-Type', async () => {
-    for (const origin of [SPA, ELSEWHERE]) {
+  it('answers a preflight for POST from any https origin and an opaque one (null), allowing Authorization and Content-Type', async () => {
+    for (const origin of [SPA, ELSEWHERE, 'null']) {
       const res = await preflight('/connect/register', origin, 'POST')
       expect(res.statusCode, origin).toBe(204)
       expect(res.headers['access-control-allow-origin'], origin).toBe('*')
