@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { createAssertionVerifier } from './client-auth/assertion.js'
 import { createClientAuthenticator } from './client-auth/authenticators.js'
-import { createClientKeyResolver } from './client-auth/client-keys.js'
+import { createClientKeyResolver, JWKS_MAX_BYTES } from './client-auth/client-keys.js'
 import { createMetadataDocumentClients, type MetadataDocumentClients } from './client-auth/metadata-document.js'
 import { createMetadataFetcher, type MetadataFetchOptions } from './client-auth/metadata-fetch.js'
 import { clientAuthPolicy, createClientAuthThrottle } from './client-auth/throttle.js'
@@ -197,8 +197,15 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     ],
     workers: new Map(),
   }
+  const strangerKeys = createMetadataFetcher({
+    ...inputs.metadataFetch,
+    maxBytes: JWKS_MAX_BYTES,
+    document: 'the jwks_uri document',
+    accept: 'application/jwk-set+json, application/json',
+  })
   const clientKeys = createClientKeyResolver({
     clock,
+    strangerFetch: async (uri) => (await strangerKeys.get(new URL(uri))).body.toString('utf8'),
     onFetchFailed: (clientId, err) =>
       logger.warn({ client_id: clientId, reason: (err as { reason?: string }).reason }, 'fetching a client jwks_uri failed'),
   })

@@ -8,6 +8,10 @@
 // kept for KEYS_MAX_AGE, and fetched again before that when a JWS names a kid the copy lacks (the
 // client rotated its keys), at most once every REFETCH_INTERVAL per client, so that assertions
 // naming made-up kids cannot make this server hammer the client's host.
+//
+// The jwks_uri of a self-registered client (Dynamic Client Registration, a Client ID Metadata
+// Document) is a stranger's URL: it is fetched as a metadata document is (metadata-fetch.ts),
+// never reaching a private, loopback or link-local address unless the host is a localhost name.
 import { createLocalJWKSet, errors, type CryptoKey, type JSONWebKeySet, type JWK, type JWSHeaderParameters } from 'jose'
 import type { Clock } from '../domain/clock.js'
 import { fetchBounded, type OutboundFetchOptions } from '../domain/outbound-fetch.js'
@@ -24,7 +28,7 @@ export const JWKS_MAX_BYTES = 64 * 1024
 const MAX_CACHED_CLIENTS = 1_000
 const MAX_KEYS = 100
 
-export type ClientKeySource = Pick<Client, 'clientId' | 'jwks' | 'jwksUri'>
+export type ClientKeySource = Pick<Client, 'clientId' | 'jwks' | 'jwksUri'> & Partial<Pick<Client, 'selfRegistered'>>
 
 export interface ClientKeyResolver {
   /** Whether the client has registered keys at all (jwks or jwks_uri). */
@@ -46,6 +50,8 @@ export interface ClientKeyResolverDeps {
   /** Logs a failed fetch by client and reason, never the document. */
   onFetchFailed?: (clientId: string, err: unknown) => void
   fetchOptions?: Partial<OutboundFetchOptions>
+  /** Fetches a self-registered client's jwks_uri (a stranger's URL); without it, as any other. */
+  strangerFetch?: (uri: string) => Promise<string>
 }
 
 interface Fetched {
@@ -75,11 +81,12 @@ export function createClientKeyResolver(deps: ClientKeyResolverDeps): ClientKeyR
     ...deps.fetchOptions,
   }
 
-  async function load(clientId: string, uri: string, previous: Fetched | undefined): Promise<Fetched> {
+  async function load(clientId: string, uri: string, previous: Fetched | undefined, stranger: boolean): Promise<Fetched> {
     const now = deps.clock.now()
     let next: Fetched
     try {
-      const keys = publicKeys(JSON.parse(await fetchBounded(uri, options)))
+      const body = stranger && deps.strangerFetch ? await deps.strangerFetch(uri) : await fetchBounded(uri, options)
+      const keys = publicKeys(JSON.parse(body))
       next = { uri, keys, attemptedAt: now, fetchedAt: now }
     } catch (err) {
       deps.onFetchFailed?.(clientId, err)
@@ -92,10 +99,10 @@ export function createClientKeyResolver(deps: ClientKeyResolverDeps): ClientKeyR
   }
 
   /** One fetch per client at a time; callers arriving meanwhile share it. */
-  function refetch(clientId: string, uri: string, previous: Fetched | undefined): Promise<Fetched> {
+  function refetch(clientId: string, uri: string, previous: Fetched | undefined, stranger: boolean): Promise<Fetched> {
     let p = inFlight.get(clientId)
     if (!p) {
-      p = load(clientId, uri, previous).finally(() => inFlight.delete(clientId))
+      p = load(clientId, uri, previous, stranger).finally(() => inFlight.delete(clientId))
       inFlight.set(clientId, p)
     }
     return p
@@ -108,7 +115,8 @@ export function createClientKeyResolver(deps: ClientKeyResolverDeps): ClientKeyR
     const mayFetch = !entry || now - entry.attemptedAt >= REFETCH_INTERVAL_MS
     const stale = !entry?.keys || now - entry.fetchedAt >= KEYS_MAX_AGE_MS
     const unknownKid = header.kid !== undefined && !entry?.keys?.some((k) => k.kid === header.kid)
-    if (mayFetch && (stale || unknownKid)) entry = await refetch(client.clientId, client.jwksUri, entry)
+    if (mayFetch && (stale || unknownKid))
+      entry = await refetch(client.clientId, client.jwksUri, entry, client.selfRegistered !== undefined)
     if (!entry?.keys) throw new ClientKeysUnavailable('the client keys could not be fetched')
     return entry.keys
   }

@@ -10,6 +10,7 @@ import { isLocalHost, redirectUriProblem } from '../domain/redirect-uri.js'
 import type { Client } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { ClientStore } from '../stores/clients.js'
+import { defaultScopes, selfRegisteredClient } from './self-registered.js'
 import { MetadataFetchError, type FetchedDocument, type MetadataFetcher } from './metadata-fetch.js'
 
 /** §4.3: at least 5 minutes (a stranger's URL is not fetched at every request), at most a day. */
@@ -89,51 +90,26 @@ export function clientFromDocument(clientId: string, body: Buffer, allowedScopes
     throw refused('asks for grant types other than authorization_code and refresh_token')
   const scope = d.scope
   if (scope !== undefined && typeof scope !== 'string') throw refused('has a scope that is not a string')
-  const scopes = scope === undefined ? [...allowedScopes] : scope.split(' ').filter((s) => s !== '')
+  const scopes = scope === undefined ? defaultScopes(allowedScopes, grants as string[]) : scope.split(' ').filter((s) => s !== '')
   if (!scopes.every((s) => allowedScopes.includes(s))) throw refused('asks for scopes this server does not allow such clients')
   const name = typeof d.client_name === 'string' ? d.client_name.replace(/\p{Cc}/gu, '').slice(0, NAME_MAX) : undefined
-  return {
+  const keyed = method === 'private_key_jwt'
+  return selfRegisteredClient(
     clientId,
-    clientName: name || undefined,
-    enabled: true,
-    secrets: [],
-    requireClientSecret: false,
-    allowedGrantTypes: ['authorization_code', ...(grants.includes('refresh_token') ? ['refresh_token'] : [])],
-    allowedScopes: scopes,
-    redirectUris: uris as string[],
-    postLogoutRedirectUris: [],
-    requirePkce: true,
-    allowOfflineAccess: grants.includes('refresh_token'),
-    accessTokenType: 'jwt',
-    accessTokenLifetime: undefined,
-    refreshTokenUsage: 'oneTimeOnly',
-    refreshTokenExpiration: 'absolute',
-    absoluteRefreshTokenLifetime: 2_592_000,
-    slidingRefreshTokenLifetime: 1_296_000,
-    cibaLifetime: undefined,
-    pollingInterval: undefined,
-    identityProviderRestrictions: [],
-    enableLocalLogin: true,
-    allowedTenants: [],
-    allowedCorsOrigins: [],
-    allowedSubjectTokenClients: [],
-    allowedExchangeAudiences: [],
-    backChannelLogoutUri: undefined,
-    backChannelLogoutSessionRequired: false,
-    requireConsent: true,
-    alwaysIncludeUserClaimsInIdToken: false,
-    jwks: undefined,
-    // A private_key_jwt client proves itself with the keys its document points at (RFC 7523 §2.2).
-    jwksUri: method === 'private_key_jwt' ? (d.jwks_uri as string) : undefined,
-    tokenEndpointAuthMethod: method === 'private_key_jwt' ? 'private_key_jwt' : 'none',
-    backchannelTokenDeliveryMode: 'poll',
-    backchannelClientNotificationEndpoint: undefined,
-    requirePushedAuthorization: false,
-    requireRequestObject: false,
-    requireDPoP: false,
-    requireMfa: false,
-    selfRegistered: 'metadata-document',
-  }
+    'metadata-document',
+    {
+      clientName: name || undefined,
+      authMethod: keyed ? 'private_key_jwt' : 'none',
+      grantTypes: ['authorization_code', ...(grants.includes('refresh_token') ? ['refresh_token'] : [])],
+      scopes,
+      redirectUris: uris as string[],
+      postLogoutRedirectUris: [],
+      // A private_key_jwt client proves itself with the keys its document points at (RFC 7523 §2.2).
+      jwksUri: keyed ? (d.jwks_uri as string) : undefined,
+    },
+    // Even one that proves itself with keys: nobody vouches for whom its document describes.
+    { confidential: false },
+  )
 }
 
 export function createMetadataDocumentClients(deps: {

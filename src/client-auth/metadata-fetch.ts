@@ -5,6 +5,7 @@
 // link-local address unless the host is a localhost name, checked on the address actually
 // connected to (a name that resolves to 10.0.0.1 is refused, however it is spelt), and a cap on
 // the fetches in flight. node:https trusts Node's CAs, NODE_EXTRA_CA_CERTS included.
+// The jwks_uri of a client a stranger described (client-keys.ts) is fetched the same way.
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
@@ -21,6 +22,10 @@ export interface MetadataFetchOptions {
   maxConcurrent: number
   /** PEM certificates trusted besides Node's own (tests: a self-signed document server). */
   extraCa?: string | undefined
+  /** What the fetched document is, in the reasons of a failure. */
+  document?: string | undefined
+  /** Sent as Accept. */
+  accept?: string | undefined
 }
 
 export const METADATA_FETCH_DEFAULTS: MetadataFetchOptions = { timeoutMs: 5000, maxBytes: 64 * 1024, maxConcurrent: 10 }
@@ -109,10 +114,11 @@ export function createMetadataFetcher(options: Partial<MetadataFetchOptions> = {
 }
 
 function fetchOnce(url: URL, opts: MetadataFetchOptions): Promise<FetchedDocument> {
+  const name = opts.document ?? 'the client metadata document'
   const host = url.hostname.replace(/^\[|\]$/g, '')
   const local = isLocalHost(url.hostname)
   if (!local && isIP(host) !== 0 && !isPublicAddress(host)) {
-    return Promise.reject(new MetadataFetchError('the client metadata document is at an address that may not be reached'))
+    return Promise.reject(new MetadataFetchError(`${name} is at an address that may not be reached`))
   }
   return new Promise((resolve, reject) => {
     let settled = false
@@ -126,33 +132,29 @@ function fetchOnce(url: URL, opts: MetadataFetchOptions): Promise<FetchedDocumen
     const send = url.protocol === 'https:' ? httpsRequest : httpRequest
     const req = send(url, {
       method: 'GET',
-      headers: { accept: 'application/json' },
+      headers: { accept: opts.accept ?? 'application/json' },
       agent: false,
       ...(opts.extraCa !== undefined ? { ca: [...rootCertificates, opts.extraCa] } : {}),
       ...(local ? {} : { lookup: publicOnlyLookup }),
     })
-    const timer = setTimeout(() => fail('the client metadata document did not arrive in time'), opts.timeoutMs)
+    const timer = setTimeout(() => fail(`${name} did not arrive in time`), opts.timeoutMs)
     req.on('error', (err: NodeJS.ErrnoException) =>
-      fail(
-        err.code === 'EADDRNOTALLOWED'
-          ? 'the client metadata document is at an address that may not be reached'
-          : 'the client metadata document could not be fetched',
-      ),
+      fail(err.code === 'EADDRNOTALLOWED' ? `${name} is at an address that may not be reached` : `${name} could not be fetched`),
     )
     req.on('response', (res) => {
       const status = res.statusCode ?? 0
-      if (status >= 300 && status < 400) return fail('the client metadata document URL redirects: redirects are not followed')
-      if (status !== 200) return fail('the client metadata document URL did not answer 200 OK')
+      if (status >= 300 && status < 400) return fail(`${name} URL redirects: redirects are not followed`)
+      if (status !== 200) return fail(`${name} URL did not answer 200 OK`)
       const declared = Number(res.headers['content-length'])
-      if (Number.isFinite(declared) && declared > opts.maxBytes) return fail(tooLarge(opts.maxBytes))
+      if (Number.isFinite(declared) && declared > opts.maxBytes) return fail(tooLarge(name, opts.maxBytes))
       const chunks: Buffer[] = []
       let size = 0
       res.on('data', (chunk: Buffer) => {
         size += chunk.length
-        if (size > opts.maxBytes) return fail(tooLarge(opts.maxBytes))
+        if (size > opts.maxBytes) return fail(tooLarge(name, opts.maxBytes))
         chunks.push(chunk)
       })
-      res.on('error', () => fail('the client metadata document could not be fetched'))
+      res.on('error', () => fail(`${name} could not be fetched`))
       res.on('end', () => {
         if (settled) return
         settled = true
@@ -164,4 +166,4 @@ function fetchOnce(url: URL, opts: MetadataFetchOptions): Promise<FetchedDocumen
   })
 }
 
-const tooLarge = (max: number) => `the client metadata document is larger than ${Math.floor(max / 1024)} KiB`
+const tooLarge = (name: string, max: number) => `${name} is larger than ${Math.floor(max / 1024)} KiB`

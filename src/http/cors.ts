@@ -15,6 +15,13 @@
 //   a token that is expired, revoked, not ours, or absent) is an error that holds nothing of
 //   anyone's, and the app must read it to know what to do (RFC 6750 §3.1: get a new token): it is
 //   readable by the origins the preflight accepts. `null` is never accepted: no client lists it.
+// - 'bearer': readable and callable from any origin, `null` included, with the Authorization and
+//   Content-Type headers allowed (Dynamic Client Registration, RFC 7591 §3, and its management,
+//   RFC 7592 §2: a single-page app registers itself). Open to every origin is safe there because
+//   the access is decided by what the request carries, never by ambient authority: an initial
+//   access token or registration access token as a Bearer (or nothing, when registration is
+//   open to anyone), never a cookie. A page that can call it could make the same request from
+//   any machine; the browser only adds its own address, which the rate limit counts as usual.
 // No cookies are involved (Access-Control-Allow-Credentials is never sent): these endpoints
 // authenticate with what the request itself carries.
 //
@@ -30,7 +37,7 @@ import { isUnavailable } from '../errors.js'
 import type { ClientStore } from '../stores/clients.js'
 import { readClientCredentials } from '../client-auth/credentials.js'
 
-export type CorsPolicy = 'public' | 'client'
+export type CorsPolicy = 'public' | 'client' | 'bearer'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -61,9 +68,18 @@ type Options = { origin: string | false; methods?: string; allowedHeaders?: stri
 const NONE: Options = { origin: false }
 const OPEN: Options = { origin: '*', exposedHeaders: EXPOSED_HEADERS }
 
-/** Whether a route of `policy` may name `origin` at all: a web origin, or for the public documents also `null`. */
+/** Whether a route of `policy` may name `origin` at all: a web origin, or for the open policies also `null`. */
 function admits(policy: CorsPolicy, origin: string): boolean {
-  return isWebOrigin(origin) || (policy === 'public' && origin === 'null')
+  return isWebOrigin(origin) || (policy !== 'client' && origin === 'null')
+}
+
+/**
+ * A route's path as a pattern for the paths of its preflights: `:name` (a Fastify parameter)
+ * matches one non-empty segment. Only parametric routes need it; the others are looked up as is.
+ */
+function pathPattern(url: string): RegExp {
+  const escaped = url.split('/').map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+  return new RegExp(`^${escaped.join('/')}$`)
 }
 
 /** Registers CORS for the routes registered after it that set `config.corsPolicy`. */
@@ -71,6 +87,7 @@ export async function registerCors(app: FastifyInstance, deps: { clients: Client
   // Preflights reach the catch-all OPTIONS route below, not the route they ask about, so each
   // opted-in route is remembered by path.
   const routes = new Map<string, Route>()
+  const parametric = new Map<string, RegExp>()
   app.decorateRequest('corsDecided', false)
   app.addHook('onRoute', (route) => {
     const policy = route.config?.corsPolicy
@@ -78,12 +95,21 @@ export async function registerCors(app: FastifyInstance, deps: { clients: Client
     const methods = [route.method].flat().filter((m) => m !== 'HEAD')
     const known = routes.get(route.url)
     routes.set(route.url, { policy, methods: [...new Set([...(known?.methods.split(', ') ?? []), ...methods])].join(', ') })
+    if (route.url.includes('/:')) parametric.set(route.url, pathPattern(route.url))
     // New arrays: Fastify copies a GET route's options for its HEAD route, which gets its own.
     // The decision runs first among the route's preHandlers: one that refuses the request (a
     // failed client authentication) still answers with the headers its client's origins allow.
     route.preHandler = [corsHeaders, ...[route.preHandler ?? []].flat()]
     route.onSend = [...[route.onSend ?? []].flat(), earlyAnswers(policy)]
   })
+
+  /** The opted-in route a preflight asks about: by its path, else by a parametric route's pattern. */
+  function routeOf(path: string): Route | undefined {
+    const exact = routes.get(path)
+    if (exact) return exact
+    for (const [url, pattern] of parametric) if (pattern.test(path)) return routes.get(url)
+    return undefined
+  }
 
   /** An answer that holds nothing of any client's: readable by the origins the preflight accepts. */
   async function namesNoClient(origin: string): Promise<Options> {
@@ -92,15 +118,17 @@ export async function registerCors(app: FastifyInstance, deps: { clients: Client
 
   async function decide(req: FastifyRequest, origin: string): Promise<Options> {
     if (req.method === 'OPTIONS') {
-      const route = routes.get(pathOf(req.url))
+      const route = routeOf(pathOf(req.url))
       if (!route || !admits(route.policy, origin)) return NONE
       if (route.policy === 'public') return { origin: '*', methods: route.methods, maxAge: PREFLIGHT_MAX_AGE }
+      if (route.policy === 'bearer')
+        return { origin: '*', methods: route.methods, allowedHeaders: ALLOWED_HEADERS, maxAge: PREFLIGHT_MAX_AGE }
       const listed = (await deps.clients.corsOrigins()).includes(origin)
       return listed ? { origin, methods: route.methods, allowedHeaders: ALLOWED_HEADERS, maxAge: PREFLIGHT_MAX_AGE } : NONE
     }
     const config = req.routeOptions.config
     if (config.corsPolicy === undefined || !admits(config.corsPolicy, origin)) return NONE
-    if (config.corsPolicy === 'public') return OPEN
+    if (config.corsPolicy !== 'client') return OPEN
     const clientId = config.corsClientId ? await config.corsClientId(req) : presentedClientId(req)
     if (clientId === undefined) return namesNoClient(origin)
     const client = await deps.clients.findById(clientId)
@@ -139,7 +167,7 @@ export async function registerCors(app: FastifyInstance, deps: { clients: Client
       varyOnOrigin(reply)
       const origin = req.headers.origin
       if (origin === undefined || !admits(policy, origin)) return done(null, payload)
-      if (policy === 'public') {
+      if (policy !== 'client') {
         withCors(reply, OPEN)
         return done(null, payload)
       }

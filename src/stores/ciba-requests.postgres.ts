@@ -5,7 +5,7 @@ import type { Db, Queryable } from '../db/db.js'
 import type { BackchannelTokenDeliveryMode, CibaRequest } from '../domain/types.js'
 import { notifyDeliveryQueued } from './ciba-deliveries.postgres.js'
 import type { CibaCreateResult, CibaDecision, CibaRequestStore, NewCibaRequest } from './ciba-requests.js'
-import { deleteExpired, handleHash, ts } from './columns.postgres.js'
+import { deleteExpired, handleHash, toMs, ts } from './columns.postgres.js'
 import { consumePolled, recordPoll, toPolledRequest, type PolledRow } from './polling.postgres.js'
 
 interface CibaRow extends PolledRow {
@@ -147,6 +147,7 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
               SET status = $2, approved_scopes = $3, auth_time = $4::timestamptz, amr = $6, sign_in_idp = $7,
                   decided_at = $5::timestamptz, delivery_secret = NULL
             WHERE id = $1 AND status = 'pending' AND expires_at > $5::timestamptz
+              AND (delivery_mode = 'poll' OR delivery_secret IS NOT NULL) -- its expiry not queued (queueExpired)
             RETURNING *),
          queued AS (
            INSERT INTO ciba_deliveries (request_id, client_id, mode, family_id, secret, created_at, next_attempt_at)
@@ -168,6 +169,41 @@ export function createPgCibaRequestStore(db: Db): CibaRequestStore {
       const row = rows[0]
       if (row?.queued) await notifyDeliveryQueued(db)
       return row && toCibaRequest(row)
+    },
+    async queueExpired(now, limit) {
+      // As decide does: `expired` reads the sealed secret before `cleared` erases it on the request.
+      // Rows another replica is queueing (or deciding) are skipped, and the secret condition is
+      // checked again on the locked row, so no request is queued twice.
+      const { rows } = await db.query<{ n: number | string }>(
+        `WITH expired AS (
+           SELECT id, delivery_secret FROM ciba_requests
+            WHERE status = 'pending' AND expires_at <= $1::timestamptz
+              AND delivery_mode IN ('ping', 'push') AND delivery_secret IS NOT NULL
+            ORDER BY expires_at LIMIT $2
+            FOR UPDATE SKIP LOCKED),
+         cleared AS (
+           UPDATE ciba_requests r SET delivery_secret = NULL
+             FROM expired e
+            WHERE r.id = e.id AND r.status = 'pending' AND r.delivery_secret IS NOT NULL
+            RETURNING r.id, r.client_id, r.delivery_mode, r.family_id),
+         queued AS (
+           INSERT INTO ciba_deliveries (request_id, client_id, mode, family_id, secret, created_at, next_attempt_at)
+           SELECT c.id, c.client_id, c.delivery_mode, c.family_id, e.delivery_secret, $1::timestamptz, $1::timestamptz
+             FROM cleared c JOIN expired e USING (id)
+           RETURNING id)
+         SELECT count(*) AS n FROM queued`,
+        [ts(now), limit],
+      )
+      // No NOTIFY: the worker that queues them sends them in the same run.
+      return Number(rows[0]?.n ?? 0)
+    },
+    async nextExpiry() {
+      const { rows } = await db.query<{ at: Date | string | null }>(
+        `SELECT min(expires_at) AS at FROM ciba_requests
+          WHERE status = 'pending' AND delivery_mode IN ('ping', 'push') AND delivery_secret IS NOT NULL`,
+      )
+      const at = rows[0]?.at
+      return at === null || at === undefined ? undefined : toMs(at)
     },
     async consume(id, now) {
       const row = await consumePolled<CibaRow>(db, 'ciba_requests', id, now)

@@ -70,9 +70,18 @@ export interface CibaRequestStore {
   /**
    * Approves or denies, only while pending and unexpired; the updated request, or undefined. A
    * ping or push request's delivery is queued (ciba-deliveries.ts) in the same statement, and the
-   * request's sealed delivery secret moves into it.
+   * request's sealed delivery secret moves into it; one whose expiry was queued is not decided.
    */
   decide(id: string, decision: CibaDecision, now: number): Promise<CibaRequest | undefined>
+  /**
+   * CIBA Core §12 (push: expired_token) and §10.2 (ping): queues the delivery of at most `limit`
+   * ping and push requests that expired undecided before `now`. Each one's sealed delivery secret
+   * moves into the outbox in the statement that queues it, so a request is queued once, however
+   * many replicas look, and one so queued can no longer be decided. Returns how many were queued.
+   */
+  queueExpired(now: number, limit: number): Promise<number>
+  /** When the next undecided ping or push request expires (ms), or undefined when none waits. */
+  nextExpiry(): Promise<number | undefined>
   /** Single use: marks an approved, unexpired, unconsumed request consumed; undefined otherwise. */
   consume(id: string, now: number): Promise<CibaRequest | undefined>
   /** Deletes requests that expired before `before`, at most `limit` rows; returns how many. */

@@ -16,6 +16,14 @@
 // that a retry sends the same tokens. A denied request pushes access_denied, one that expired
 // before it could be issued expired_token (§12).
 //
+// Expiry (§12 "expired_token … OpenID Providers are not required to send this error, but Clients
+// SHOULD support receiving this error"; §10.2 "after a successful or failed end-user
+// authentication"): a ping or push request that expires undecided is queued into the same outbox
+// by the worker (CibaRequestStore.queueExpired, once per request), so the client stops waiting:
+// push is sent expired_token, ping is pinged and its token request answered expired_token (§11).
+// Retries, sealing and audit are those of any delivery. Queueing it takes the request's sealed
+// secret, so it can no longer be decided, nor notified a second time.
+//
 // A crash between issuing and delivering: the row stays leased, and the next attempt after the
 // lease either finds the sealed body (it is sent again: delivery is at least once, and the client
 // de-duplicates by auth_req_id), or finds the request consumed without a body (the tokens were
@@ -70,7 +78,7 @@ export const CIBA_DELIVERY_WORKER = 'ciba-delivery'
 export interface CibaDeliveryDeps {
   clock: Clock
   store: CibaDeliveryStore
-  requests: Pick<CibaRequestStore, 'findById' | 'consume'>
+  requests: Pick<CibaRequestStore, 'findById' | 'consume' | 'queueExpired' | 'nextExpiry'>
   clients: Pick<ClientStore, 'findById'>
   issue: ReturnType<typeof createCibaIssue>
   oneTimeUse: Pick<OneTimeUse, 'revokeFamily'>
@@ -270,9 +278,18 @@ export function createCibaDeliveryWorker(deps: CibaDeliveryDeps): CibaDeliveryWo
     }
   }
 
+  /** Queues the notices of the requests that expired undecided, batchSize at a time. */
+  async function queueExpired(): Promise<void> {
+    let queued: number
+    do {
+      queued = await deps.requests.queueExpired(clock.now(), o.batchSize)
+    } while (queued >= o.batchSize && !stopping.signal.aborted) // a full batch: more may wait
+  }
+
   /** Claims and sends until nothing is due, batchSize attempts at a time. */
   async function drain(): Promise<DeliveryRun> {
     const run: DeliveryRun = { delivered: 0, failed: 0, retrying: 0 }
+    await queueExpired()
     while (!stopping.signal.aborted) {
       const now = clock.now()
       const claimed = await store.claimDue(now, now + o.leaseMs, o.batchSize)
@@ -307,7 +324,9 @@ export function createCibaDeliveryWorker(deps: CibaDeliveryDeps): CibaDeliveryWo
     if (stopping.signal.aborted) return
     let delay = o.pollMs
     try {
-      const due = await store.nextDue()
+      // The next retry due, or the next undecided ping or push request to expire.
+      const times = (await Promise.all([store.nextDue(), deps.requests.nextExpiry()])).filter((t) => t !== undefined)
+      const due = times.length > 0 ? Math.min(...times) : undefined
       // At least a second: a row another replica's clock already finds due is not spun on.
       if (due !== undefined) delay = Math.min(o.pollMs, Math.max(1000, due - clock.now()))
     } catch {

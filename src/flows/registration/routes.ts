@@ -1,5 +1,7 @@
 // POST /connect/register (RFC 7591 §3) and GET, PUT, DELETE on the registration_client_uri
 // (RFC 7592 §2), JSON in and out; every answer no-store (RFC 7591 §3.2.1, RFC 7592 §3).
+// A browser app (a single-page MCP client) may register and manage itself from any origin: CORS
+// policy 'bearer' (src/http/cors.ts), since access is by the token the request carries, never a cookie.
 import type { RateLimitOptions } from '@fastify/rate-limit'
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { readClientCredentials } from '../../client-auth/credentials.js'
@@ -24,23 +26,24 @@ function bearer(req: FastifyRequest): string | undefined {
 
 const caller = (req: FastifyRequest) => ({ address: req.ip, requestId: req.id })
 const noStore = (reply: FastifyReply) => reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+const BEARER_CORS = { config: { corsPolicy: 'bearer' as const } }
 const clientIdOf = (req: FastifyRequest) => (req.params as { clientId: string }).clientId
 
 export const registrationRoutes: FastifyPluginAsync<RegistrationRouteDeps> = async (app, deps) => {
   const { registration } = deps
-  app.post(REGISTRATION_PATH, { config: { rateLimit: deps.rateLimit } }, async (req, reply) => {
+  app.post(REGISTRATION_PATH, { config: { rateLimit: deps.rateLimit, corsPolicy: 'bearer' } }, async (req, reply) => {
     const body = await registration.register(req.body, bearer(req), caller(req))
     return noStore(reply).code(201).send(body)
   })
-  app.get(REGISTRATION_CLIENT_PATH, async (req, reply) => {
+  app.get(REGISTRATION_CLIENT_PATH, BEARER_CORS, async (req, reply) => {
     const body = await registration.read(clientIdOf(req), bearer(req), caller(req))
     return noStore(reply).code(200).send(body)
   })
-  app.put(REGISTRATION_CLIENT_PATH, async (req, reply) => {
+  app.put(REGISTRATION_CLIENT_PATH, BEARER_CORS, async (req, reply) => {
     const body = await registration.update(clientIdOf(req), bearer(req), req.body, caller(req))
     return noStore(reply).code(200).send(body)
   })
-  app.delete(REGISTRATION_CLIENT_PATH, async (req, reply) => {
+  app.delete(REGISTRATION_CLIENT_PATH, BEARER_CORS, async (req, reply) => {
     await registration.remove(clientIdOf(req), bearer(req), caller(req))
     return noStore(reply).code(204).send()
   })

@@ -3,6 +3,7 @@
 // every client secret is) and a registration access token (stored as SHA-256), with which it
 // reads, updates (the token rotates) and deletes its registration. No Fastify here.
 import { randomBytes } from 'node:crypto'
+import { selfRegisteredClient } from '../../client-auth/self-registered.js'
 import type { ClientAuthThrottle } from '../../client-auth/throttle.js'
 import type { Config } from '../../config.js'
 import type { Clock } from '../../domain/clock.js'
@@ -96,9 +97,10 @@ export function createRegistrationService(deps: RegistrationDeps) {
         }
         const now = clock.now()
         const clientId = randomBytes(16).toString('base64url')
-        const secret = m.authMethod === 'none' ? undefined : newHandle()
+        // A client that proves itself with its keys (private_key_jwt) is given no secret.
+        const secret = usesSecret(m.authMethod) ? newHandle() : undefined
         const accessToken = newHandle()
-        await deps.registrations.create(toClient(clientId, m, secret), { accessToken, metadata: m.wire, createdAt: now })
+        await deps.registrations.create(registeredClient(clientId, m, secret), { accessToken, metadata: m.wire, createdAt: now })
         audit.emit({
           event: 'registration.created',
           clientId,
@@ -136,7 +138,7 @@ export function createRegistrationService(deps: RegistrationDeps) {
       try {
         const m = await checkUpdate(deps, clientId, r, body)
         const accessToken = newHandle()
-        const client = toClient(clientId, m, undefined)
+        const client = registeredClient(clientId, m, undefined)
         if (!(await deps.registrations.update(client, { previousToken: token!, accessToken, metadata: m.wire }))) {
           throw unauthorized('the registration access token is invalid', true)
         }
@@ -191,53 +193,23 @@ async function checkUpdate(deps: RegistrationDeps, clientId: string, r: Registra
     }
   }
   const m = readMetadata(b, { allowedScopes: deps.config.registrationAllowedScopes })
-  if ((m.authMethod === 'none') !== (r.metadata.token_endpoint_auth_method === 'none')) {
+  const before = r.metadata.token_endpoint_auth_method
+  if ((m.authMethod === 'private_key_jwt') !== (before === 'private_key_jwt')) {
+    // A secret is issued only at registration: a key client turned secret one would have none.
+    throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method cannot change to or from private_key_jwt')
+  }
+  if ((m.authMethod === 'none') !== (before === 'none')) {
     throw new OAuthError('invalid_client_metadata', 'token_endpoint_auth_method cannot change between none and a client secret')
   }
   return m
 }
 
+/** Whether the method authenticates with a client_secret, which the registration then issues. */
+const usesSecret = (method: RegisteredMetadata['authMethod']) => method === 'client_secret_basic' || method === 'client_secret_post'
+
 /** A registered client: a real client, asking the person's consent at first use, PKCE always. */
-function toClient(clientId: string, m: RegisteredMetadata, secret: string | undefined): Client {
-  return {
-    clientId,
-    clientName: m.clientName,
-    enabled: true,
+export function registeredClient(clientId: string, m: RegisteredMetadata, secret: string | undefined): Client {
+  return selfRegisteredClient(clientId, 'registration', m, {
     secrets: secret === undefined ? [] : [{ valueHash: secretHash(secret), expiresAt: undefined }],
-    requireClientSecret: m.authMethod !== 'none',
-    allowedGrantTypes: m.grantTypes.filter((g) => g !== 'refresh_token'),
-    allowedScopes: m.scopes,
-    redirectUris: m.redirectUris,
-    postLogoutRedirectUris: m.postLogoutRedirectUris,
-    requirePkce: true,
-    allowOfflineAccess: m.grantTypes.includes('refresh_token'),
-    accessTokenType: 'jwt',
-    accessTokenLifetime: undefined,
-    refreshTokenUsage: 'oneTimeOnly',
-    refreshTokenExpiration: 'absolute',
-    absoluteRefreshTokenLifetime: 2_592_000,
-    slidingRefreshTokenLifetime: 1_296_000,
-    cibaLifetime: undefined,
-    pollingInterval: undefined,
-    identityProviderRestrictions: [],
-    enableLocalLogin: true,
-    allowedTenants: [],
-    allowedCorsOrigins: m.corsOrigins,
-    allowedSubjectTokenClients: [],
-    allowedExchangeAudiences: [],
-    backChannelLogoutUri: undefined,
-    backChannelLogoutSessionRequired: true,
-    requireConsent: true,
-    alwaysIncludeUserClaimsInIdToken: true,
-    jwks: undefined,
-    // RFC 7591 §2: the method registered is the only one it may use.
-    tokenEndpointAuthMethod: m.authMethod,
-    backchannelTokenDeliveryMode: 'poll',
-    backchannelClientNotificationEndpoint: undefined,
-    requirePushedAuthorization: false,
-    requireRequestObject: false,
-    requireDPoP: false,
-    requireMfa: false,
-    selfRegistered: 'registration',
-  }
+  })
 }

@@ -85,9 +85,14 @@ describe('metadata beyond the policy: invalid_client_metadata, never trimmed', (
       'scope offline_access needs the refresh_token grant type',
     ],
     [
-      'private_key_jwt',
+      'client_secret_jwt (the secret would have to be kept readable)',
+      { token_endpoint_auth_method: 'client_secret_jwt' },
+      'token_endpoint_auth_method must be none, client_secret_basic, client_secret_post or private_key_jwt',
+    ],
+    [
+      'private_key_jwt without keys',
       { token_endpoint_auth_method: 'private_key_jwt' },
-      'token_endpoint_auth_method must be none, client_secret_basic or client_secret_post',
+      'token_endpoint_auth_method private_key_jwt needs jwks or jwks_uri',
     ],
     ['the implicit response type', { response_types: ['token'] }, 'response_types must be code, with the authorization_code grant type'],
     ['an unknown application_type', { application_type: 'desktop' }, 'application_type must be web or native'],
