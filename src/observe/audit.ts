@@ -117,7 +117,7 @@ export interface AuditDetails {
   action?: string
   /** admin.changed: the names of the fields that changed (never their values: no secret is written). */
   changes?: string[]
-  /** factor.*, signin.stepped_up, signin.second_factor_failed: the second factor (otp, recovery_code). */
+  /** factor.*, signin.stepped_up, signin.second_factor_failed: the second factor (otp, recovery_code, passkey). */
   factor?: string
 }
 
