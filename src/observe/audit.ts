@@ -227,7 +227,7 @@ const MESSAGES: Record<AuditEventName, string> = {
   'passkey.removed': 'a person removed a passkey on the account page',
   'passkey.used': 'signed in with a passkey',
   'passkey.failed':
-    'a passkey was refused (reason: malformed, challenge, unknown_credential, disabled, locked, verification, counter, duplicate, unavailable)',
+    'a passkey was refused (reason: malformed, challenge, unknown_credential, other_account, disabled, locked, verification, counter, duplicate, unavailable)',
 }
 
 /** The line written for an event (snake_case fields, undefined ones left out). */
