@@ -464,7 +464,7 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   },
   PASSKEYS: {
     group: 'Sign-in sessions',
-    doc: "Offer passkeys (WebAuthn): people add them on their account page and sign in with one, without a password (see [Passkeys](passkeys-and-second-factors.md#passkeys)). The relying-party id is the issuer's host, so an issuer on an IP address cannot offer them: the server says so at start and the pages leave them out. WebAuthn needs JavaScript: with `true` the sign-in, account and passkey pages load one script from this server (`script-src 'self'`, nothing inline); with `false`, the default, no page carries a script and no passkey is offered or accepted.",
+    doc: "Offer passkeys (WebAuthn): people add them on their account page and sign in with one, without a password, or use one as the second factor after a password (see [Passkeys](passkeys-and-second-factors.md#passkeys)). The relying-party id is the issuer's host, so an issuer on an IP address cannot offer them: the server says so at start and the pages leave them out. WebAuthn needs JavaScript: with `true` the sign-in, account and passkey pages load one script from this server (`script-src 'self'`, nothing inline); with `false`, the default, no page carries a script and no passkey is offered or accepted.",
   },
   BRAND_NAME: {
     group: 'Branding',

@@ -17,6 +17,7 @@ import { createPgFailureCounterStore } from './stores/failure-counters.postgres.
 import { createPgFederatedIdentityStore } from './stores/federated-identities.postgres.js'
 import { createPgIdentityProviderStore } from './stores/identity-providers.postgres.js'
 import { createPgUserFactorStore } from './stores/user-factors.postgres.js'
+import { createPgPasskeyStore } from './stores/passkeys.postgres.js'
 import { createPgUserSessionStore } from './stores/user-sessions.postgres.js'
 import { createPgUserStore } from './stores/users.postgres.js'
 
@@ -30,6 +31,7 @@ function storesOn(q: Queryable): AdminStores {
     identityProviders: createPgIdentityProviderStore(q),
     federatedIdentities: createPgFederatedIdentityStore(q),
     factors: createPgUserFactorStore(q),
+    passkeys: createPgPasskeyStore(q),
   }
 }
 

@@ -27,7 +27,7 @@ import { createConsentService } from './interaction/consent.js'
 import { createCsrfTokens } from './interaction/csrf.js'
 import { createIdentityProviderDirectory, createUpstreamSignOut } from './interaction/identity-providers.js'
 import { createPasswordCheck, lockoutPolicy } from './interaction/password-check.js'
-import { createPasskeys } from './interaction/passkeys.js'
+import { createPasskeys, issuerCanOfferPasskeys } from './interaction/passkeys.js'
 import { createReturnTargets } from './interaction/return-to.js'
 import { createSessionService } from './interaction/session.js'
 import { CIBA_RETENTION_SECONDS, createCleanup, type CleanupTask } from './jobs/cleanup.js'
@@ -129,6 +129,7 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
   })
   // The key of the digests that stand in for unknown usernames; one for every replica, so they count alike.
   const usernameKey = await serverSecret('username-hmac')
+  const passkeysOffered = config.passkeys && issuerCanOfferPasskeys(config.issuer)
   const passwordCheck = createPasswordCheck({
     users: stores.users,
     failures: stores.failures,
@@ -137,8 +138,11 @@ export async function createCore(inputs: CoreInputs): Promise<{ core: Core; runt
     policy: lockoutPolicy(config),
     audit,
     usernameKey,
-    // A right password does not forget the failures of a person with a second factor: only the factor does.
-    keepsFailures: (user) => stores.userFactors.hasFactor(user.subjectId),
+    // A right password does not forget the failures of a person with a second factor (one-time
+    // codes, or a passkey where passkeys are offered): only the factor does.
+    keepsFailures: async (user) =>
+      (await stores.userFactors.hasFactor(user.subjectId)) ||
+      (passkeysOffered && (await stores.passkeys.listForSubject(user.subjectId)).length > 0),
   })
   const secondFactors = createSecondFactors({
     store: stores.userFactors,

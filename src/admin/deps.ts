@@ -10,6 +10,7 @@ import type { RegistrationTokenStore } from '../stores/client-registrations.js'
 import type { ClientStore } from '../stores/clients.js'
 import type { FailureCounterStore } from '../stores/failure-counters.js'
 import type { FederatedIdentityStore } from '../stores/federated-identities.js'
+import type { PasskeyStore } from '../stores/passkeys.js'
 import type { IdentityProviderStore } from '../stores/identity-providers.js'
 import type { ResourceStore } from '../stores/resources.js'
 import type { UserFactorStore } from '../stores/user-factors.js'
@@ -27,6 +28,8 @@ export interface AdminStores {
   identityProviders: IdentityProviderStore
   federatedIdentities: Pick<FederatedIdentityStore, 'listForSubject'>
   factors: Pick<UserFactorStore, 'find' | 'remove'>
+  /** A passkey is a second factor too: a reset removes them. */
+  passkeys: Pick<PasskeyStore, 'removeAllForSubject'>
 }
 
 export interface AdminWork extends AdminStores {

@@ -2,7 +2,8 @@
 // `authz users factors` shows them (never a secret or a recovery code), and their removal for a
 // person who lost their device, which ends every session of the user as `authz users
 // reset-factors` does: their next sign-in asks for the password only and, where a second factor is
-// required, leads them to set up a new one.
+// required, leads them to set up a new one. Passkeys are second factors too (where PASSKEYS is on,
+// a person who has one is asked for it after the password), so a reset removes them as well.
 import { z } from 'zod'
 import type { AdminCaller, AdminDeps } from './deps.js'
 import { notFound } from './problem.js'
@@ -19,7 +20,7 @@ export type FactorsView = z.infer<typeof FactorsView>
 
 export const FactorsReset = z.strictObject({
   subjectId: z.string(),
-  removed: z.boolean().describe('false: the user had no second factor (and no session was ended)'),
+  removed: z.boolean().describe('false: the user had no second factor, no one-time codes and no passkey (and no session was ended)'),
   sessionsEnded: z.number().int(),
 })
 export type FactorsReset = z.infer<typeof FactorsReset>
@@ -41,12 +42,14 @@ export function createUserFactorAdmin(deps: AdminDeps) {
       }
     },
 
-    /** Removes every factor, recovery code and enrolment under way, and ends the user's sessions, in one transaction. */
+    /** Removes every factor (passkeys too), recovery code and enrolment under way, and ends the user's sessions, in one transaction. */
     async reset(username: string, caller: AdminCaller, ctx: { address: string; requestId: string }): Promise<FactorsReset> {
       return deps.write(async (w) => {
         const user = await w.users.findByUsername(username)
         if (!user) throw notFound('user')
-        if (!(await w.factors.remove(user.subjectId))) return { subjectId: user.subjectId, removed: false, sessionsEnded: 0 }
+        const codes = await w.factors.remove(user.subjectId)
+        const passkeys = await w.passkeys.removeAllForSubject(user.subjectId)
+        if (!codes && passkeys === 0) return { subjectId: user.subjectId, removed: false, sessionsEnded: 0 }
         const sessionsEnded = await w.sessions.removeAllForSubject(user.subjectId, { reason: 'admin', at: deps.clock.now() })
         deps.audit.emit({
           event: 'factor.removed',

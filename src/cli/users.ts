@@ -10,6 +10,7 @@ import { createPgFederatedIdentityStore } from '../stores/federated-identities.p
 import { createPgUserSessionStore } from '../stores/user-sessions.postgres.js'
 import { createPgUserStore } from '../stores/users.postgres.js'
 import { createPgUserFactorStore } from '../stores/user-factors.postgres.js'
+import { createPgPasskeyStore } from '../stores/passkeys.postgres.js'
 import { createAuditLog, type AuditSink } from '../observe/audit.js'
 import type { User } from '../domain/types.js'
 import { ADMIN_LOCKOUTS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
@@ -56,7 +57,7 @@ unlock ends the user's password lockout now and forgets the failed sign-ins and 
 escalation, and any CIBA user_code blocks of the user (on every replica: they live in the database).
 
 factors lists the user's second factors (one-time codes: when set up and last used; recovery
-codes left). reset-factors removes them all, for a person who lost their device, and ends every
+codes left). reset-factors removes them all (passkeys too), for a person who lost their device, and ends every
 session of the user: their next sign-in asks for the password only, and, where a second factor is
 required, leads them to set up a new one. It writes a factor.removed audit event on stderr.`
 
@@ -239,7 +240,9 @@ async function resetFactors(args: string[], ctx: CliContext) {
   const db = await ctx.db()
   const user = await createPgUserStore(db).findByUsername(username)
   if (!user) throw new CliError(`no user "${username}"`)
-  if (!(await createPgUserFactorStore(db).remove(user.subjectId))) return ctx.out(`user "${username}" had no second factor`)
+  const codes = await createPgUserFactorStore(db).remove(user.subjectId)
+  const passkeys = await createPgPasskeyStore(db).removeAllForSubject(user.subjectId)
+  if (!codes && passkeys === 0) return ctx.out(`user "${username}" had no second factor`)
   auditToStderr(ctx).emit({ event: 'factor.removed', username: user.username, subject: user.subjectId, reason: 'admin' })
   printReset(ctx, username, await endSessions(user.subjectId, ctx))
 }

@@ -10,11 +10,14 @@
 //   none otherwise: a password alone never gives either.
 // What a request needs (`mfa` or `phr`) comes from its acr_values, from the client's or the
 // user's requireMfa, and from the user having a second factor at all (such a person is always
-// asked for it after the password). A session below that is stepped up (only the missing factor
-// is asked), never silently accepted.
+// asked for it after the password). A second factor is one-time codes or, where passkeys are
+// offered (PASSKEYS), a passkey: a person with a passkey who signs in with a password is asked for
+// the passkey next (heldFactors). A session below that is stepped up (only the missing factor is
+// asked), never silently accepted.
 import type { Client } from '../domain/types.js'
 import { ACCOUNT_TWO_STEP_PATH, PASSKEY_SIGN_IN_PATH, SECOND_FACTOR_PATH } from '../endpoints.js'
 import type { UserFactorStore } from '../stores/user-factors.js'
+import type { Passkeys } from './passkeys.js'
 import type { StoredSession } from '../stores/user-sessions.js'
 import type { UserStore } from '../stores/users.js'
 
@@ -64,7 +67,8 @@ export function requiredLevel(p: LevelPolicy): AuthenticationLevel | undefined {
 
 /**
  * What a session of `amr` still needs for a request needing `needed`: nothing, the second
- * factor the person has (a step-up), an enrolment (a person who has none), or a passkey.
+ * factor the person has (a step-up: the second-step page offers their passkey first, then their
+ * one-time codes), an enrolment (a person who has none), or a passkey (acr_values=phr).
  */
 export type NextStep = 'none' | 'second-factor' | 'enrol' | 'passkey'
 
@@ -80,9 +84,33 @@ export function stepUpUrl(step: Exclude<NextStep, 'none'>, returnTo: string | un
   return returnTo ? `${path}?return_to=${encodeURIComponent(returnTo)}` : path
 }
 
-export interface LevelCheckDeps {
-  users: Pick<UserStore, 'findBySubjectId'>
+/** The second factors a person holds: one-time codes, and passkeys (counted only where they are offered). */
+export interface HeldFactors {
+  otp: boolean
+  passkey: boolean
+}
+
+export interface FactorLookupDeps {
   factors: Pick<UserFactorStore, 'hasFactor'>
+  /** The passkeys; a person's count as a second factor only where they are available (PASSKEYS). */
+  passkeys?: Pick<Passkeys, 'available' | 'list'> | undefined
+}
+
+/** Which second factors the person holds. */
+export async function heldFactors(deps: FactorLookupDeps, subjectId: string): Promise<HeldFactors> {
+  const usesPasskeys = deps.passkeys?.available === true
+  const [otp, passkeys] = await Promise.all([
+    deps.factors.hasFactor(subjectId),
+    usesPasskeys ? deps.passkeys!.list(subjectId) : Promise.resolve([]),
+  ])
+  return { otp, passkey: passkeys.length > 0 }
+}
+
+/** Whether the person holds any second factor (one-time codes or a usable passkey). */
+export const holdsFactor = (held: HeldFactors): boolean => held.otp || held.passkey
+
+export interface LevelCheckDeps extends FactorLookupDeps {
+  users: Pick<UserStore, 'findBySubjectId'>
 }
 
 export interface LevelCheck {
@@ -99,10 +127,8 @@ export function createLevelCheck(deps: LevelCheckDeps): LevelCheck {
     async next(session, request) {
       // A session that already reaches phr needs nothing a lookup could add.
       if (acrOf(session.amr) === 'phr') return 'none'
-      const [user, hasFactor] = await Promise.all([
-        deps.users.findBySubjectId(session.subjectId),
-        deps.factors.hasFactor(session.subjectId),
-      ])
+      const [user, held] = await Promise.all([deps.users.findBySubjectId(session.subjectId), heldFactors(deps, session.subjectId)])
+      const hasFactor = holdsFactor(held)
       const needed = requiredLevel({
         acrValues: request.acrValues,
         clientRequiresMfa: request.client?.requireMfa,

@@ -17,6 +17,11 @@
 // - A passkey sign-in counts toward the same failure counter and lockout as a password
 //   (src/interaction/password-check.ts): a failure is counted before the signature is checked and
 //   forgotten on success, and a locked account is refused at once.
+// - A passkey is also a second factor after a password (src/interaction/authentication-level.ts):
+//   that step is bound to the signed-in person. Its challenge is MACed over the session, the
+//   browser is offered only the person's own credentials (allowCredentials, §5.5), and an answer
+//   made with anyone else's passkey is refused ('other_account') and counted as a failure of the
+//   signed-in person, like every failure of that step. User verification is required there too.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 import { isIP } from 'node:net'
 import type {
@@ -43,10 +48,19 @@ export const PASSKEY_CEREMONY_SECONDS = 300
 /** The failure counter `source` of a credential id no passkey has (its digest is the counter's name). */
 export const UNKNOWN_PASSKEY = 'unknown-passkey'
 
-type Ceremony = 'register' | 'sign-in'
+type Ceremony = 'register' | 'sign-in' | 'second-factor'
 
 export type PasskeyFailure =
-  'malformed' | 'challenge' | 'unknown_credential' | 'disabled' | 'locked' | 'verification' | 'counter' | 'duplicate' | 'unavailable'
+  | 'malformed'
+  | 'challenge'
+  | 'unknown_credential'
+  | 'other_account'
+  | 'disabled'
+  | 'locked'
+  | 'verification'
+  | 'counter'
+  | 'duplicate'
+  | 'unavailable'
 
 export interface PasskeyContext {
   address: string
@@ -86,6 +100,14 @@ export function passkeyAmr(p: Pick<Passkey, 'backupEligible'>): string[] {
   return [p.backupEligible ? 'swk' : 'hwk', 'user', 'mfa']
 }
 
+/**
+ * RFC 8176 methods a passkey adds after a password: `hwk` or `swk` as for a sign-in with it, and
+ * `mfa` (two factors: the password and the key).
+ */
+export function passkeySecondFactorAmr(p: Pick<Passkey, 'backupEligible'>): string[] {
+  return [p.backupEligible ? 'swk' : 'hwk', 'mfa']
+}
+
 /** The WebAuthn user handle of a subject (§14.6.1: no personal data): its SHA-256. */
 function userHandle(subjectId: string): Uint8Array<ArrayBuffer> {
   return new Uint8Array(createHash('sha256').update(subjectId).digest())
@@ -107,6 +129,12 @@ function parseResponse(raw: string | undefined): Record<string, unknown> | undef
 
 export type PasskeyRegistration = { ok: true; passkey: Passkey } | { ok: false; reason: PasskeyFailure }
 export type PasskeySignIn = { ok: true; user: User; passkey: Passkey; amr: string[] } | { ok: false; reason: PasskeyFailure }
+
+/** The person a passkey must belong to in the step after a password, and the session the step is bound to. */
+export interface SecondFactorSubject {
+  subjectId: string
+  sid: string
+}
 
 export function createPasskeys(deps: PasskeyDeps) {
   const { clock, audit } = deps
@@ -144,12 +172,87 @@ export function createPasskeys(deps: PasskeyDeps) {
     return { ok: false, reason }
   }
 
-  /** One failure counted for the credential's owner (or the unknown id's digest) before anything is checked. */
-  async function countFailure(passkey: Passkey | undefined, credentialId: string) {
-    const key: FailureKey = passkey
-      ? { kind: 'user', name: passkey.subjectId, source: '' }
+  /**
+   * One failure counted before anything is checked: for the signed-in person in the step after a
+   * password (`expected`), else for the credential's owner (or the unknown id's digest).
+   */
+  async function countFailure(passkey: Passkey | undefined, credentialId: string, expected: string | undefined) {
+    const owner = expected ?? passkey?.subjectId
+    const key: FailureKey = owner
+      ? { kind: 'user', name: owner, source: '' }
       : { kind: 'user', name: createHmac('sha256', deps.challengeKey).update(credentialId).digest('base64url'), source: UNKNOWN_PASSKEY }
     return { key, counted: await deps.failures.recordFailure(key, deps.policy, clock.now()) }
+  }
+
+  /**
+   * Verifies an assertion (WebAuthn §7.2) of `ceremony` bound to `binding`. `expected`: the person
+   * signed in with a password, whose passkey this must be (the step after a password); undefined:
+   * a sign-in with the passkey alone, whoever's it is.
+   */
+  async function assertion(
+    ceremony: Ceremony,
+    binding: string,
+    rawResponse: string | undefined,
+    ctx: PasskeyContext,
+    expected: string | undefined,
+  ): Promise<PasskeySignIn> {
+    if (!available) return failed('unavailable', ctx, expected)
+    const response = parseResponse(rawResponse) as unknown as AuthenticationResponseJSON | undefined
+    if (!response) return failed('malformed', ctx, expected)
+    const passkey = await deps.store.findById(response.id)
+    const { key, counted } = await countFailure(passkey, response.id, expected)
+    const owner = expected ?? passkey?.subjectId
+    if (!counted.counted) return failed('locked', ctx, owner)
+    const user = owner === undefined ? undefined : await deps.users.findBySubjectId(owner)
+    const refused = (reason: PasskeyFailure) => {
+      if (user && counted.blockedUntil !== undefined)
+        audit.emit({
+          event: 'user.locked_out',
+          username: user.username,
+          subject: user.subjectId,
+          reason: 'too_many_failures',
+          lockedUntil: new Date(counted.blockedUntil).toISOString(),
+          lockouts: counted.blocks,
+          ...ctxFields(ctx),
+        })
+      return failed(reason, ctx, owner)
+    }
+    if (!passkey) return refused('unknown_credential')
+    if (!user?.enabled) return failed('disabled', ctx, owner)
+    // Someone else's passkey, in the step of the person who typed the password: refused, counted.
+    if (passkey.subjectId !== user.subjectId) return refused('other_account')
+    // The user handle, when the authenticator returns one, names the same account (§7.2 step 6).
+    const handle = response.response.userHandle
+    if (handle !== undefined && handle !== Buffer.from(userHandle(user.subjectId)).toString('base64url')) return refused('verification')
+    let challengeOk = false
+    let verified
+    try {
+      verified = await (
+        await webauthn()
+      ).verifyAuthenticationResponse({
+        response,
+        expectedChallenge: async (c) => (challengeOk = await redeem(ceremony, binding, c)),
+        expectedOrigin: origin,
+        expectedRPID: rpId,
+        credential: { id: passkey.credentialId, publicKey: passkey.publicKey, counter: passkey.counter, transports: passkey.transports },
+        requireUserVerification: true,
+      })
+    } catch (err) {
+      const counter = err instanceof Error && /counter/i.test(err.message)
+      return refused(counter ? 'counter' : challengeOk ? 'verification' : 'challenge')
+    }
+    if (!verified.verified) return refused('verification')
+    const info = verified.authenticationInfo
+    const recorded = await deps.store.recordUse(passkey.credentialId, {
+      previousCounter: passkey.counter,
+      counter: info.newCounter,
+      backedUp: info.credentialBackedUp,
+      at: clock.now(),
+    })
+    if (!recorded) return refused('counter')
+    await deps.failures.clear(key)
+    audit.emit({ event: 'passkey.used', subject: user.subjectId, username: user.username, ...ctxFields(ctx) })
+    return { ok: true, user, passkey, amr: expected === undefined ? passkeyAmr(passkey) : passkeySecondFactorAmr(passkey) }
   }
 
   return {
@@ -237,62 +340,27 @@ export function createPasskeys(deps: PasskeyDeps) {
     },
 
     /** Verifies a sign-in assertion (WebAuthn §7.2); on success the counter and backup state are recorded. */
-    async signIn(binding: string, rawResponse: string | undefined, ctx: PasskeyContext): Promise<PasskeySignIn> {
-      if (!available) return failed('unavailable', ctx)
-      const response = parseResponse(rawResponse) as unknown as AuthenticationResponseJSON | undefined
-      if (!response) return failed('malformed', ctx)
-      const passkey = await deps.store.findById(response.id)
-      const { key, counted } = await countFailure(passkey, response.id)
-      if (!counted.counted) return failed('locked', ctx, passkey?.subjectId)
-      if (!passkey) return failed('unknown_credential', ctx)
-      const user = await deps.users.findBySubjectId(passkey.subjectId)
-      if (!user?.enabled) return failed('disabled', ctx, passkey.subjectId)
-      const refused = (reason: PasskeyFailure) => {
-        if (counted.blockedUntil !== undefined)
-          audit.emit({
-            event: 'user.locked_out',
-            username: user.username,
-            subject: user.subjectId,
-            reason: 'too_many_failures',
-            lockedUntil: new Date(counted.blockedUntil).toISOString(),
-            lockouts: counted.blocks,
-            ...ctxFields(ctx),
-          })
-        return failed(reason, ctx, user.subjectId)
-      }
-      // The user handle, when the authenticator returns one, names the same account (§7.2 step 6).
-      const handle = response.response.userHandle
-      if (handle !== undefined && handle !== Buffer.from(userHandle(user.subjectId)).toString('base64url')) return refused('verification')
-      let challengeOk = false
-      let verified
-      try {
-        verified = await (
-          await webauthn()
-        ).verifyAuthenticationResponse({
-          response,
-          expectedChallenge: async (c) => (challengeOk = await redeem('sign-in', binding, c)),
-          expectedOrigin: origin,
-          expectedRPID: rpId,
-          credential: { id: passkey.credentialId, publicKey: passkey.publicKey, counter: passkey.counter, transports: passkey.transports },
-          requireUserVerification: true,
-        })
-      } catch (err) {
-        const counter = err instanceof Error && /counter/i.test(err.message)
-        return refused(counter ? 'counter' : challengeOk ? 'verification' : 'challenge')
-      }
-      if (!verified.verified) return refused('verification')
-      const info = verified.authenticationInfo
-      const recorded = await deps.store.recordUse(passkey.credentialId, {
-        previousCounter: passkey.counter,
-        counter: info.newCounter,
-        backedUp: info.credentialBackedUp,
-        at: clock.now(),
+    signIn: (binding: string, rawResponse: string | undefined, ctx: PasskeyContext): Promise<PasskeySignIn> =>
+      assertion('sign-in', binding, rawResponse, ctx, undefined),
+
+    /**
+     * The options of navigator.credentials.get() for the step after a password: only the person's
+     * own passkeys are allowed (WebAuthn §5.5 allowCredentials), the challenge bound to the session.
+     */
+    async secondFactorOptions(who: SecondFactorSubject): Promise<PublicKeyCredentialRequestOptionsJSON> {
+      const mine = await deps.store.listForSubject(who.subjectId)
+      return (await webauthn()).generateAuthenticationOptions({
+        rpID: rpId,
+        challenge: newChallenge('second-factor', who.sid),
+        timeout: PASSKEY_CEREMONY_SECONDS * 1000,
+        userVerification: 'required',
+        allowCredentials: mine.map((p) => ({ id: p.credentialId, transports: p.transports })),
       })
-      if (!recorded) return refused('counter')
-      await deps.failures.clear(key)
-      audit.emit({ event: 'passkey.used', subject: user.subjectId, username: user.username, ...ctxFields(ctx) })
-      return { ok: true, user, passkey, amr: passkeyAmr(passkey) }
     },
+
+    /** Verifies the passkey of the step after a password: it must be one of `who`'s (else 'other_account'). */
+    verifySecondFactor: (who: SecondFactorSubject, rawResponse: string | undefined, ctx: PasskeyContext): Promise<PasskeySignIn> =>
+      assertion('second-factor', who.sid, rawResponse, ctx, who.subjectId),
 
     /** Removes one of the person's passkeys; the passkey, or undefined when they have none with that id. */
     async remove(subjectId: string, credentialId: string, ctx: PasskeyContext): Promise<Passkey | undefined> {

@@ -9,7 +9,8 @@ import type { PasswordCheck } from './password-check.js'
 import type { ReturnTarget, ReturnTargets } from './return-to.js'
 import type { Session, SessionService } from './session.js'
 import type { UserFactorStore } from '../stores/user-factors.js'
-import { stepUpUrl } from './authentication-level.js'
+import { heldFactors, holdsFactor, stepUpUrl } from './authentication-level.js'
+import type { Passkeys } from './passkeys.js'
 
 /** The page model of the sign-in page (rendered by src/pages/sign-in.ts). */
 export interface SignInView {
@@ -57,6 +58,8 @@ export interface SignInDeps {
   accountPath: string
   /** Whether the person has a second factor: they are asked for it after the password. */
   factors?: Pick<UserFactorStore, 'hasFactor'> | undefined
+  /** Their passkeys, a second factor too where passkeys are offered. */
+  passkeys?: Pick<Passkeys, 'available' | 'list'> | undefined
 }
 
 /** The longest username kept on the page after a failure (the input is anyone's). */
@@ -162,9 +165,11 @@ export function createSignInService(deps: SignInDeps): SignInService {
         amr: ['pwd'],
         userAgent: ctx.userAgent,
       })
-      // A person with a second factor is always asked for it after the password; a person who must
-      // have one (requireMfa) and has none sets one up first. The request is checked again on return.
-      const step = (await deps.factors?.hasFactor(user.subjectId)) ? 'second-factor' : user.requireMfa ? 'enrol' : undefined
+      // A person with a second factor (one-time codes, or a passkey where passkeys are offered) is
+      // always asked for it after the password; a person who must have one (requireMfa) and has
+      // none sets one up first. The request is checked again on return.
+      const held = deps.factors && holdsFactor(await heldFactors({ factors: deps.factors, passkeys: deps.passkeys }, user.subjectId))
+      const step = held ? 'second-factor' : user.requireMfa ? 'enrol' : undefined
       const next = target?.location ?? deps.accountPath
       return { ok: true, handle, session, location: step ? stepUpUrl(step, next) : next }
     },

@@ -117,7 +117,7 @@ export interface AuditDetails {
   action?: string
   /** admin.changed: the names of the fields that changed (never their values: no secret is written). */
   changes?: string[]
-  /** factor.*, signin.stepped_up, signin.second_factor_failed: the second factor (otp, recovery_code). */
+  /** factor.*, signin.stepped_up, signin.second_factor_failed: the second factor (otp, recovery_code, passkey). */
   factor?: string
 }
 
@@ -227,7 +227,7 @@ const MESSAGES: Record<AuditEventName, string> = {
   'passkey.removed': 'a person removed a passkey on the account page',
   'passkey.used': 'signed in with a passkey',
   'passkey.failed':
-    'a passkey was refused (reason: malformed, challenge, unknown_credential, disabled, locked, verification, counter, duplicate, unavailable)',
+    'a passkey was refused (reason: malformed, challenge, unknown_credential, other_account, disabled, locked, verification, counter, duplicate, unavailable)',
 }
 
 /** The line written for an event (snake_case fields, undefined ones left out). */

@@ -88,6 +88,10 @@ export function pageHeaders(
 export const PAGE_HEADERS: Readonly<Record<string, string>> = Object.freeze(pageHeaders())
 
 /** A paragraph of the alert box (role=alert: read out by screen readers at once). */
-export function alertBox(message: string | SafeHtml | undefined): SafeHtml | string {
-  return message ? html`<div class="alert" role="alert"><p>${message}</p></div>` : ''
+export function alertBox(message: string | SafeHtml | undefined, id?: string): SafeHtml | string {
+  if (!message) return ''
+  // An id lets the field the message is about point at it (aria-describedby).
+  return id
+    ? html`<div class="alert" role="alert" id="${id}"><p>${message}</p></div>`
+    : html`<div class="alert" role="alert"><p>${message}</p></div>`
 }

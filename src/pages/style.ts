@@ -84,6 +84,9 @@ input[aria-invalid=true]{border-color:var(--danger)}
 .qr{display:block;width:12rem;max-width:100%;margin:1rem auto}
 .qr svg{display:block;width:100%;height:auto}
 .secret{display:block;margin:.25rem 0 .5rem;padding:.5rem .75rem;font:600 1rem/1.5 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;letter-spacing:.06em;overflow-wrap:anywhere;background:var(--bg);border-radius:8px}
+.secret-key{margin:.75rem 0 0}
+.secret-key dt{color:var(--muted);font-size:.875rem}
+.secret-key dd{margin:0}
 .alternative{margin-top:1.5rem;padding-top:1rem;border-top:1px solid var(--line)}
 .alternative summary{min-height:2.75rem;display:flex;align-items:center;color:var(--accent);font-weight:600;cursor:pointer}
 .alternative summary:focus-visible{outline:3px solid var(--focus);outline-offset:2px}

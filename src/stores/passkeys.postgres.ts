@@ -83,5 +83,9 @@ export function createPgPasskeyStore(db: Queryable): PasskeyStore {
       ])
       return rows.length === 1
     },
+    async removeAllForSubject(subjectId) {
+      const { rows } = await db.query(`DELETE FROM passkeys WHERE subject_id = $1 RETURNING credential_id`, [subjectId])
+      return rows.length
+    },
   }
 }

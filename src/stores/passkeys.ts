@@ -38,4 +38,6 @@ export interface PasskeyStore {
   recordUse(credentialId: string, use: { previousCounter: number; counter: number; backedUp: boolean; at: number }): Promise<boolean>
   /** Removes one of the person's passkeys; false when they have none with that id. */
   remove(subjectId: string, credentialId: string): Promise<boolean>
+  /** Removes every passkey of the person (an operator's reset of their factors); how many there were. */
+  removeAllForSubject(subjectId: string): Promise<number>
 }

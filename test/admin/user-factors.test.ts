@@ -83,6 +83,19 @@ describe('admin API: second factors', () => {
     }
   })
 
+  it('removes a passkey too (a second factor where passkeys are offered), for a person who has no codes', async () => {
+    await t.db.query(
+      `INSERT INTO passkeys (credential_id, subject_id, public_key, counter, transports, backup_eligible, backed_up, aaguid, name, created_at)
+       VALUES ('cred-1', 'alice-1', '\\x00', 0, '{}', false, false, '00000000-0000-0000-0000-000000000000', 'Lost phone', $1)`,
+      [new Date(t.clock.now())],
+    )
+    const res = await call('POST', '/admin/users/alice/reset-factors')
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toEqual({ subjectId: 'alice-1', removed: true, sessionsEnded: 0 })
+    expect((await t.db.query(`SELECT 1 FROM passkeys WHERE subject_id = 'alice-1'`)).rows).toEqual([])
+    expect(t.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.event === 'factor.removed')).toHaveLength(2)
+  })
+
   it('needs a token to read, and authz:admin to reset', async () => {
     expect((await admin(t, undefined)('GET', '/admin/users/alice/factors')).statusCode).toBe(401)
     const refused = await read('POST', '/admin/users/alice/reset-factors')

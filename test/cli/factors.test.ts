@@ -115,6 +115,20 @@ describe('authz users factors and reset-factors', () => {
     })
   })
 
+  it('removes a passkey as well: a second factor where passkeys are offered', { timeout: SLOW }, async () => {
+    await withDb((db) =>
+      db.query(
+        `INSERT INTO passkeys (credential_id, subject_id, public_key, counter, transports, backup_eligible, backed_up, aaguid, name, created_at)
+         VALUES ('cred-bob', 'u-bob', '\\x00', 0, '{}', false, false, '00000000-0000-0000-0000-000000000000', 'Lost phone', $1)`,
+        [new Date(SET_UP)],
+      ),
+    )
+    const reset = await runCli(['users', 'reset-factors', 'bob'], { env })
+    expect(reset.code).toBe(0)
+    expect(reset.stdout).toBe('removed the second factors of user "bob" and ended 0 sessions\n')
+    expect(await count(`SELECT count(*)::int AS n FROM passkeys WHERE subject_id = 'u-bob'`)).toBe(0)
+  })
+
   it('names an unknown user and wants exactly one USERNAME', { timeout: SLOW }, async () => {
     expect(await runCli(['users', 'factors', 'nobody'], { env })).toEqual({
       code: 1,

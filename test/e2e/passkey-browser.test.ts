@@ -4,6 +4,9 @@
 // authorization code flow (the "Sign in with a passkey" button) and gets an ID token with acr "phr"
 // and amr "hwk" and no "pwd"; the same answer posted again, an answer made on another origin and
 // one signed by the same key for another relying-party id are refused; the passkey is removed.
+// Then a passkey as the second factor: a person adds one, signs out, signs in with the password to
+// a requireMfa client, is asked for the passkey (and only theirs: another person's is refused),
+// and the ID token says acr "phr" and amr pwd, hwk (or swk), mfa.
 // With SCREENSHOT_DIR set, the pages are saved at desktop (1280 px) and phone (390 px) widths.
 import { createHash, createPrivateKey, randomBytes, sign } from 'node:crypto'
 import { decodeJwt } from 'jose'
@@ -17,6 +20,8 @@ import { startSite, type Site } from './site.js'
 warnIfNoChromium('the passkey browser test')
 
 const SHOTS = process.env.SCREENSHOT_DIR
+const CAROL = { subjectId: 'carol-1', username: 'carol', password: 'carol-pw', claims: {} }
+const DAVE = { subjectId: 'dave-1', username: 'dave', password: 'dave-pw', claims: {} }
 
 let authz: Authz
 let browser: Browser
@@ -42,8 +47,18 @@ beforeAll(async () => {
           requireConsent: false,
           redirectUris: [`${rp.origin}/cb`],
         },
+        {
+          clientId: 'strict',
+          clientName: 'Strict app',
+          secrets: [{ value: 'strict-secret' }],
+          allowedGrantTypes: ['authorization_code'],
+          allowedScopes: ['openid'],
+          requireConsent: false,
+          requireMfa: true,
+          redirectUris: [`${rp.origin}/cb`],
+        },
       ],
-      users: [ALICE],
+      users: [ALICE, CAROL, DAVE],
     },
     { issuerHost: 'localhost', env: { PASSKEYS: 'true' } },
   )
@@ -316,5 +331,101 @@ describe.skipIf(!haveChromium)('passkeys in Chromium', () => {
     expect(await page.locator('[role=status]').textContent()).toBe('The passkey “Work laptop” has been removed.')
     expect(await page.locator('#passkeys .empty').textContent()).toBe('You have no passkeys yet.')
     expect((await authz.db.query('SELECT 1 FROM passkeys')).rows).toEqual([])
+  }, 60_000)
+
+  it("asks for the passkey after the password for a requireMfa client, refuses another person's, then gives acr phr", async () => {
+    // Dave adds a passkey in his own browser: the one that must not pass carol's step.
+    const daveContext = await browser.newContext()
+    const davePage = await daveContext.newPage()
+    const dave = await addAuthenticator(daveContext, davePage)
+    await davePage.goto(`${authz.issuer}/account`)
+    await signInAs(davePage, DAVE, `${authz.issuer}/account`)
+    await davePage.getByRole('button', { name: 'Add a passkey' }).click()
+    await davePage.locator('[role=status]').waitFor()
+    const daveCredential = (await dave.cdp.send('WebAuthn.getCredentials', { authenticatorId: dave.authenticatorId })).credentials[0]!
+    await daveContext.close()
+
+    // Carol adds one on her account page, and signs out.
+    const carolContext = await browser.newContext()
+    const page = await carolContext.newPage()
+    await page.addInitScript(NO_AUTOFILL)
+    await addAuthenticator(carolContext, page)
+    await page.goto(`${authz.issuer}/account`)
+    await signInAs(page, CAROL, `${authz.issuer}/account`)
+    await page.getByLabel('Name of the new passkey (optional)').fill('Phone')
+    await page.getByRole('button', { name: 'Add a passkey' }).click()
+    await page.locator('[role=status]').waitFor()
+    expect(await page.locator('#passkeys .item-title').allTextContents()).toEqual(['Phone'])
+    await page.getByRole('button', { name: 'Sign out' }).last().click()
+    await page.locator('h1', { hasText: 'You are signed out' }).waitFor()
+
+    // The app requires a second factor: after the password, the passkey step (her only factor).
+    const verifier = randomBytes(32).toString('base64url')
+    const authorize = new URL(`${authz.issuer}/connect/authorize`)
+    authorize.search = new URLSearchParams({
+      client_id: 'strict',
+      redirect_uri: `${rp.origin}/cb`,
+      response_type: 'code',
+      scope: 'openid',
+      state: 'st',
+      code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+      code_challenge_method: 'S256',
+    }).toString()
+    await page.goto(authorize.href)
+    await signInAs(page, CAROL, (u) => u.pathname === '/account/sign-in/code')
+    expect(await page.locator('h1').textContent()).toBe('Two-step verification')
+    expect(await page.locator('.lead').textContent()).toBe('Use your passkey to finish signing in as carol.')
+    await page.getByRole('button', { name: 'Use your passkey' }).waitFor()
+    expect(await page.getByLabel('One-time code').count()).toBe(0)
+    await shot(page, 'passkey-second-factor')
+
+    // Dave's passkey, signed for this site and this page's challenge, posted from carol's page: refused.
+    const options = JSON.parse((await page.locator('form[data-passkey]').getAttribute('data-options'))!) as { challenge: string }
+    const foreign = forgedAssertion(daveCredential, { rpId: 'localhost', origin: authz.issuer, challenge: options.challenge })
+    await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname === '/account/sign-in/code'),
+      page.evaluate((answer) => {
+        const form = document.querySelector<HTMLFormElement>('form[data-passkey]')!
+        form.querySelector<HTMLInputElement>('input[name=webauthn_response]')!.value = answer
+        form.submit()
+      }, foreign),
+    ])
+    await page.locator('[role=alert]:visible').waitFor()
+    expect(await page.locator('[role=alert]:visible').textContent()).toBe(
+      'That passkey does not belong to carol. Use a passkey you added to this account.',
+    )
+    expect(new URL(page.url()).pathname).toBe('/account/sign-in/code')
+    const refused = await authz.db.query<{ failures: number }>(
+      `SELECT failures FROM failure_counters WHERE kind = 'user' AND name = $1 AND source = ''`,
+      [CAROL.subjectId],
+    )
+    expect(refused.rows).toEqual([{ failures: 1 }])
+    await shot(page, 'passkey-second-factor-refused')
+
+    // Her own passkey: the authenticator answers at once, and she is back at the app.
+    await Promise.all([
+      page.waitForURL((u) => u.origin === rp.origin && u.pathname === '/cb'),
+      page.getByRole('button', { name: 'Use your passkey' }).click(),
+    ])
+    const code = new URL(page.url()).searchParams.get('code')!
+    const res = await fetch(`${authz.issuer}/connect/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from('strict:strict-secret').toString('base64')}`,
+      },
+      body: new URLSearchParams({ grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: `${rp.origin}/cb` }),
+    })
+    expect(res.status).toBe(200)
+    const idToken = decodeJwt(String(((await res.json()) as Record<string, unknown>).id_token))
+    expect(idToken).toMatchObject({ sub: CAROL.subjectId, acr: 'phr' })
+    expect(idToken.amr).toEqual(expect.arrayContaining(['pwd', 'mfa']))
+    expect(idToken.amr).toEqual(expect.arrayContaining([expect.stringMatching(/^(hwk|swk)$/)]))
+    // A success forgets the failure.
+    const after = await authz.db.query(`SELECT 1 FROM failure_counters WHERE kind = 'user' AND name = $1 AND source = ''`, [
+      CAROL.subjectId,
+    ])
+    expect(after.rows).toEqual([])
+    await carolContext.close()
   }, 60_000)
 })

@@ -3,7 +3,9 @@
 // codes read off the page; signed out, then password and code through the authorization code flow
 // (the ID token says acr "mfa", amr pwd, otp, mfa); the same code refused a second time; a recovery
 // code accepted once; and a requireMfa client leading a person without a second factor to set one
-// up before going on. With SCREENSHOT_DIR set, the pages are saved at desktop and phone widths.
+// up before going on. The pages as assistive technology reads them: a refusal tied to its field
+// (aria-describedby names the alert, aria-invalid), the key named by its term; and the key fits a
+// 360 px screen. With SCREENSHOT_DIR set, the pages are saved at desktop and phone widths.
 import { createHash, randomBytes } from 'node:crypto'
 import { decodeJwt } from 'jose'
 import { generate } from 'otplib'
@@ -59,7 +61,7 @@ async function shot(page: Page, name: string) {
   if (!SHOTS) return
   for (const [width, label] of [
     [1280, 'desktop'],
-    [390, 'mobile'],
+    [360, 'mobile'],
   ] as const) {
     await page.setViewportSize({ width, height: 900 })
     await page.screenshot({ path: `${SHOTS}/${name}-${label}.png`, fullPage: true })
@@ -116,10 +118,66 @@ async function authorize(page: Page, clientId: string) {
 /** The code of `secret` now, or `steps` 30-second steps from now. */
 const codeOf = (secret: string, steps = 0) => generate({ secret, epoch: Math.floor(Date.now() / 1000) + steps * 30 })
 
+/** The field's refusal: announced (role=alert), the field marked invalid and described by the alert as well as its hint. */
+async function expectRefusalTiedTo(page: Page, field: string, hint: string) {
+  const alert = page.getByRole('alert').filter({ visible: true })
+  const id = await alert.getAttribute('id')
+  expect(id).toBeTruthy()
+  const input = page.getByLabel(field, { exact: true })
+  expect(await input.getAttribute('aria-invalid')).toBe('true')
+  expect((await input.getAttribute('aria-describedby'))!.split(' ')).toEqual([hint, id])
+  // What a screen reader says after the field's name: the hint, then the refusal.
+  const description = await input.evaluate((el) =>
+    el
+      .getAttribute('aria-describedby')!
+      .split(' ')
+      .map((ref) => document.getElementById(ref)?.textContent?.trim())
+      .join(' '),
+  )
+  expect(description).toBe(`${await page.locator(`#${hint}`).textContent()} ${await alert.textContent()}`)
+}
+
+/** At 360 px the page scrolls only down: nothing, the key least of all, is wider than the screen. */
+async function expectFitsPhone(page: Page) {
+  await page.setViewportSize({ width: 360, height: 800 })
+  const widths = await page.evaluate(() => {
+    const key = document.getElementById('totp-secret')!
+    return {
+      page: document.documentElement.scrollWidth,
+      key: key.scrollWidth,
+      keyBox: key.clientWidth,
+      keyRight: key.getBoundingClientRect().right,
+    }
+  })
+  expect(widths.page).toBeLessThanOrEqual(360)
+  expect(widths.key).toBeLessThanOrEqual(widths.keyBox)
+  expect(widths.keyRight).toBeLessThanOrEqual(360)
+  // The key wraps between its groups of four, never inside one: each group sits on one line.
+  const split = await page.evaluate(() => {
+    const text = document.getElementById('totp-secret')!.firstChild!
+    const groups = text.textContent!.split(' ')
+    let at = 0
+    return groups.filter((g) => {
+      const range = document.createRange()
+      range.setStart(text, at)
+      range.setEnd(text, at + g.length)
+      at += g.length + 1
+      return new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top))).size !== 1
+    })
+  })
+  expect(split).toEqual([])
+  await page.setViewportSize({ width: 1280, height: 900 })
+}
+
 /** On the enrolment page: reads the secret, checks the QR code and link, turns codes on; returns the secret and the recovery codes. */
 async function setUpCodes(page: Page, name: string) {
   await page.locator('h1', { hasText: 'Set up one-time codes' }).waitFor()
   const secret = (await page.locator('#totp-secret').textContent())!.replace(/\s/g, '')
+  // The key is named: a term ("Key") and its definition (the key itself).
+  expect(await page.getByRole('term').textContent()).toBe('Key')
+  expect(await page.getByRole('definition').locator('#totp-secret').count()).toBe(1)
+  expect((await page.getByRole('definition').textContent())!.replace(/\s/g, '')).toBe(secret)
+  await expectFitsPhone(page)
   expect(secret).toMatch(/^[A-Z2-7]{32,}$/)
   expect(await page.locator('.qr[role=img] svg').count()).toBe(1)
   const link = await page.locator('#otpauth-link').getAttribute('href')
@@ -132,7 +190,8 @@ async function setUpCodes(page: Page, name: string) {
   await page.getByLabel('One-time code').fill('000000' === (await codeOf(secret)) ? '111111' : '000000')
   await page.getByRole('button', { name: 'Turn on' }).click()
   await page.locator('[role=alert]').waitFor()
-  expect(await page.getByLabel('One-time code').getAttribute('aria-invalid')).toBe('true')
+  await expectRefusalTiedTo(page, 'One-time code', 'code-hint')
+  await expectFitsPhone(page)
   await shot(page, `${name}-enrol-refused`)
 
   await page.getByLabel('One-time code').fill(await codeOf(secret))
@@ -183,7 +242,7 @@ describe.skipIf(!haveChromium)('one-time codes in Chromium', () => {
     expect(await other.locator('[role=alert]').textContent()).toBe(
       'That code did not work, or this account cannot sign in right now. Check the code and try again.',
     )
-    expect(await other.getByLabel('One-time code').getAttribute('aria-invalid')).toBe('true')
+    await expectRefusalTiedTo(other, 'One-time code', 'code-hint')
     await shot(other, 'two-step-code-refused')
     await other.getByText('Use a recovery code instead').click()
     await other.getByLabel('Recovery code').fill(recovery[0]!)
@@ -201,7 +260,7 @@ describe.skipIf(!haveChromium)('one-time codes in Chromium', () => {
     expect(await third.locator('[role=alert]').textContent()).toBe(
       'That recovery code did not work, or this account cannot sign in right now. Check it and try again.',
     )
-    expect(await third.getByLabel('Recovery code').getAttribute('aria-invalid')).toBe('true')
+    await expectRefusalTiedTo(third, 'Recovery code', 'recovery-code-hint')
     expect(await third.evaluate(() => document.activeElement?.id)).toBe('recovery-code')
     await shot(third, 'two-step-recovery-refused')
     expect(new URL(third.url()).pathname).toBe('/account/sign-in/code')

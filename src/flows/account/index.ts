@@ -13,7 +13,7 @@ export const accountFlow: Flow = {
   name: 'account',
   async register(core: Core) {
     const { stores, clock } = core
-    const levels = createLevelCheck({ users: stores.users, factors: stores.userFactors })
+    const levels = createLevelCheck({ users: stores.users, factors: stores.userFactors, passkeys: core.passkeys })
     const passkeys = createAccountPasskeys({ passkeys: core.passkeys, sessions: core.interaction.sessions })
     const account = createAccountService({
       clock,

@@ -32,7 +32,7 @@ export const authorizationCodeFlow: Flow = {
       inputs: createAuthorizationInputs({ clock, clients: stores.clients, pushed: stores.pushedRequests, requestObjects }),
       pushed: stores.pushedRequests,
       parRequired: config.parRequired,
-      levels: createLevelCheck({ users: stores.users, factors: stores.userFactors }),
+      levels: createLevelCheck({ users: stores.users, factors: stores.userFactors, passkeys: core.passkeys }),
     })
     core.interaction.returnTargets.allow({ path: AUTHORIZE_PATH, describe: authorize.describe, fail: authorize.fail })
     await core.app.register(authorizeRoutes, { authorize, pages: core.interaction.pages })

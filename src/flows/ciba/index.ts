@@ -56,7 +56,7 @@ export function cibaFlow(options: { notifier?: CibaNotifier | undefined; deliver
         clients: stores.clients,
         resources: stores.resources,
         audit,
-        levels: createLevelCheck({ users: stores.users, factors: stores.userFactors }),
+        levels: createLevelCheck({ users: stores.users, factors: stores.userFactors, passkeys: core.passkeys }),
       })
       core.interaction.returnTargets.allow({ path: CIBA_APPROVE_PATH, describe: approval.describe })
       await app.register(cibaApproveRoutes, { approval, pages: core.interaction.pages })

@@ -23,7 +23,7 @@ export const deviceFlow: Flow = {
       devices: stores.devices,
       clients: stores.clients,
       resources: stores.resources,
-      levels: createLevelCheck({ users: stores.users, factors: stores.userFactors }),
+      levels: createLevelCheck({ users: stores.users, factors: stores.userFactors, passkeys: core.passkeys }),
       audit,
       throttle: createDeviceUserCodeThrottle({ failures: stores.failures, clock, logger: app.log, policy: userCodePolicy(config) }),
     })

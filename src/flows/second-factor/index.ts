@@ -1,4 +1,4 @@
-// Second factors: the second step of a sign-in (one-time codes and recovery codes) and setting
+// Second factors: the second step of a sign-in (a passkey, one-time codes and recovery codes) and setting
 // them up, and the acr values a request may ask for (discovery acr_values_supported). Who must use
 // one is decided in src/interaction/authentication-level.ts, for every flow in which a person approves.
 import type { Core, Flow } from '../../core.js'
@@ -15,6 +15,7 @@ export const secondFactorFlow: Flow = {
     const { returnTargets, sessions, pages } = core.interaction
     const twoStep = createTwoStepService({
       factors: core.secondFactors,
+      passkeys: core.passkeys,
       sessions,
       users: core.stores.users,
       targets: returnTargets,

@@ -3,26 +3,38 @@
 // No Fastify: routes.ts parses and replies, pages.ts renders.
 //
 // The code page finishes a sign-in whose password was right (or steps up an older session): a
-// right code adds `otp` and `mfa` to this session's amr (RFC 8176), and only this session's.
+// right code adds `otp` and `mfa` to this session's amr (RFC 8176), and only this session's. A
+// person with a passkey (where passkeys are offered) is offered it first, their one-time codes
+// (if any) as the other choice: the passkey must be one of theirs (src/interaction/passkeys.ts
+// binds the step to the session and the person), and adds `hwk` or `swk` and `mfa` (acr phr).
 // The enrolment page shows a new secret and is confirmed by a code of it; the confirmation
 // counts as this session's second factor too (the person has just shown they hold it), and the
 // person's other sessions stay as they were. Managing a factor that exists (replacing it, new
 // recovery codes, removing it) needs a session that used a second factor or a passkey: a
 // password alone must never be enough to weaken an account. Removing ends the other sessions.
 import type { User } from '../../domain/types.js'
-import { acrOf } from '../../interaction/authentication-level.js'
+import { acrOf, heldFactors, holdsFactor } from '../../interaction/authentication-level.js'
+import type { Passkeys } from '../../interaction/passkeys.js'
 import type { ReturnTargets } from '../../interaction/return-to.js'
 import type { CheckContext, Enrolment, SecondFactorKind, SecondFactors } from '../../interaction/second-factor.js'
 import type { Session, SessionService } from '../../interaction/session.js'
+import type { PasskeyOffer } from '../../interaction/sign-in.js'
 import type { AuditSink } from '../../observe/audit.js'
 import type { UserStore } from '../../stores/users.js'
+
+/** What was refused on the second-step page: a code, a recovery code, or a passkey (and why). */
+export type CodeFailure = SecondFactorKind | 'passkey' | 'passkey_other_account' | 'passkey_expired' | 'passkey_no_script'
 
 export interface CodeView {
   username: string
   /** The validated return target (undefined: the account page afterwards). */
   returnTo: string | undefined
+  /** The person has one-time codes: the code and recovery code forms show. */
+  otp: boolean
+  /** The person's passkeys are offered first (WebAuthn request options for this session, as JSON). */
+  passkey: PasskeyOffer | undefined
   /** Which form's answer was refused. */
-  failed: SecondFactorKind | undefined
+  failed: CodeFailure | undefined
   /**
    * Where the form's redirects may lead (the client's redirect URI, after the authorization
    * endpoint): a browser applies the page's CSP form-action to every one of them.
@@ -52,6 +64,8 @@ export type TwoStepOutcome =
 
 export interface TwoStepDeps {
   factors: SecondFactors
+  /** The passkeys, a second factor where they are offered (PASSKEYS). */
+  passkeys: Pick<Passkeys, 'available' | 'list' | 'secondFactorOptions' | 'verifySecondFactor'>
   sessions: Pick<SessionService, 'addMethods' | 'endOthers'>
   users: Pick<UserStore, 'findBySubjectId'>
   targets: ReturnTargets
@@ -68,7 +82,7 @@ export interface TwoStepService {
   submitCode(
     rawReturnTo: unknown,
     session: Session | undefined,
-    form: { kind?: string; code?: string },
+    form: { kind?: string; code?: string; webauthn_response?: string },
     ctx: CheckContext,
   ): Promise<TwoStepOutcome>
   showEnrol(rawReturnTo: unknown, session: Session | undefined): Promise<TwoStepOutcome>
@@ -82,6 +96,13 @@ const strong = (session: Session) => acrOf(session.amr) !== undefined
 
 const STEPPED_UP = ['otp', 'mfa']
 
+/** How a refused passkey is told on the page. */
+function passkeyFailure(reason: string): CodeFailure {
+  if (reason === 'other_account' || reason === 'unknown_credential') return 'passkey_other_account'
+  if (reason === 'challenge') return 'passkey_expired'
+  return 'passkey'
+}
+
 export function createTwoStepService(deps: TwoStepDeps): TwoStepService {
   const { factors } = deps
   const withReturn = (path: string, returnTo: string | undefined) => (returnTo ? `${path}?return_to=${encodeURIComponent(returnTo)}` : path)
@@ -90,9 +111,15 @@ export function createTwoStepService(deps: TwoStepDeps): TwoStepService {
     return deps.users.findBySubjectId(session.subjectId)
   }
 
-  /** Managing a factor that exists: a weak session is stepped up first, coming back to the account page. */
+  const held = (subjectId: string) => heldFactors({ factors, passkeys: deps.passkeys }, subjectId)
+
+  /**
+   * Managing a factor, or adding one, when the person has one already (a passkey counts): a weak
+   * session is stepped up first, coming back to the account page. Else a stolen password could
+   * set up codes of its own and pass the next sign-in's second step with them.
+   */
   async function stepUpFirst(session: Session): Promise<TwoStepOutcome | undefined> {
-    if (strong(session) || !(await factors.hasFactor(session.subjectId))) return undefined
+    if (strong(session) || !holdsFactor(await held(session.subjectId))) return undefined
     return { kind: 'redirect', location: withReturn(deps.codePath, deps.accountPath) }
   }
 
@@ -112,6 +139,25 @@ export function createTwoStepService(deps: TwoStepDeps): TwoStepService {
     }
   }
 
+  /** The second-step page: the person's passkeys first, then their codes. */
+  async function codePage(
+    session: Session,
+    target: Awaited<ReturnType<ReturnTargets['resolve']>>,
+    failed: CodeFailure | undefined,
+  ): Promise<TwoStepOutcome> {
+    const has = await held(session.subjectId)
+    const passkey = has.passkey ? { options: JSON.stringify(await deps.passkeys.secondFactorOptions(session)) } : undefined
+    const view: CodeView = {
+      username: session.username,
+      returnTo: target?.location,
+      otp: has.otp,
+      passkey,
+      failed,
+      formActionOrigins: target?.formActionOrigins ?? [],
+    }
+    return { kind: 'code', view }
+  }
+
   return {
     async showCode(rawReturnTo, session) {
       const target = await deps.targets.resolve(rawReturnTo)
@@ -119,14 +165,8 @@ export function createTwoStepService(deps: TwoStepDeps): TwoStepService {
       if (!session) return { kind: 'sign-in', returnTo: target?.location }
       if (strong(session)) return { kind: 'redirect', location: next }
       // Nothing to ask: a person without a factor sets one up (the page the request needs says so).
-      if (!(await factors.hasFactor(session.subjectId))) return { kind: 'redirect', location: withReturn(deps.enrolPath, target?.location) }
-      const view = {
-        username: session.username,
-        returnTo: target?.location,
-        failed: undefined,
-        formActionOrigins: target?.formActionOrigins ?? [],
-      }
-      return { kind: 'code', view }
+      if (!holdsFactor(await held(session.subjectId))) return { kind: 'redirect', location: withReturn(deps.enrolPath, target?.location) }
+      return codePage(session, target, undefined)
     },
 
     async submitCode(rawReturnTo, session, form, ctx) {
@@ -136,13 +176,21 @@ export function createTwoStepService(deps: TwoStepDeps): TwoStepService {
       if (strong(session)) return { kind: 'redirect', location: next }
       const u = await user(session)
       if (!u) return { kind: 'sign-in', returnTo: target?.location }
-      const kind: SecondFactorKind = form.kind === 'recovery_code' ? 'recovery_code' : 'otp'
-      const checked = await factors.check(u, kind, form.code ?? '', ctx)
-      if (!checked.ok) {
-        const view = { username: u.username, returnTo: target?.location, failed: kind, formActionOrigins: target?.formActionOrigins ?? [] }
-        return { kind: 'code', view }
+      let kind: SecondFactorKind | 'passkey'
+      let methods = STEPPED_UP
+      if (form.kind === 'passkey') {
+        // A form posted without the browser's answer: JavaScript is off (the page says so).
+        if (!form.webauthn_response) return codePage(session, target, 'passkey_no_script')
+        const used = await deps.passkeys.verifySecondFactor(session, form.webauthn_response, { ...ctx, clientId: target?.client?.clientId })
+        if (!used.ok) return codePage(session, target, passkeyFailure(used.reason))
+        kind = 'passkey'
+        methods = used.amr
+      } else {
+        kind = form.kind === 'recovery_code' ? 'recovery_code' : 'otp'
+        const checked = await factors.check(u, kind, form.code ?? '', ctx)
+        if (!checked.ok) return codePage(session, target, kind)
       }
-      await deps.sessions.addMethods(session, STEPPED_UP)
+      await deps.sessions.addMethods(session, methods)
       deps.audit.emit({
         event: 'signin.stepped_up',
         username: u.username,

@@ -19,6 +19,7 @@ export const signInFlow: Flow = {
       providers,
       accountPath: ACCOUNT_PATH,
       factors: core.stores.userFactors,
+      passkeys: core.passkeys,
     })
     const passkeySignIn = createPasskeySignIn({ passkeys: core.passkeys, sessions, targets: returnTargets, accountPath: ACCOUNT_PATH })
     await core.app.register(signInRoutes, {

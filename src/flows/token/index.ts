@@ -38,7 +38,7 @@ export const tokenFlow: Flow = {
         passwords: core.passwordCheck,
         scopes,
         tokenIssuer,
-        levels: createLevelCheck({ users: stores.users, factors: stores.userFactors }),
+        levels: createLevelCheck({ users: stores.users, factors: stores.userFactors, passkeys: core.passkeys }),
       }),
     )
     const service = createTokenService({ registry: core.grants, audit })

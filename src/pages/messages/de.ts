@@ -234,6 +234,15 @@ export const de: Catalogue = {
   'twoStep.recovery.hint': 'Einer der zehn Codes, die Sie beim Einrichten gespeichert haben. Jeder funktioniert nur einmal.',
   'twoStep.recovery.failed':
     'Dieser Wiederherstellungscode hat nicht funktioniert, oder dieses Konto kann sich gerade nicht anmelden. Prüfen Sie ihn und versuchen Sie es erneut.',
+  'twoStep.passkey.lead': 'Verwenden Sie Ihren Passkey, um die Anmeldung als {user} abzuschließen.',
+  'twoStep.passkey.submit': 'Passkey verwenden',
+  'twoStep.passkey.failed':
+    'Dieser Passkey hat nicht funktioniert, oder dieses Konto kann sich gerade nicht anmelden. Versuchen Sie es erneut.',
+  'twoStep.passkey.otherAccount':
+    'Dieser Passkey gehört nicht zu {user}. Verwenden Sie einen Passkey, den Sie diesem Konto hinzugefügt haben.',
+  'twoStep.passkey.expired': 'Das hat zu lange gedauert oder wurde schon verwendet. Versuchen Sie es erneut.',
+  'twoStep.passkey.noScript': 'Ein Passkey braucht JavaScript. Schalten Sie es für diese Website ein.',
+  'twoStep.code.use': 'Stattdessen einen Einmalcode verwenden',
   'twoStep.enrol.title': 'Einmalcodes einrichten',
   'twoStep.enrol.required': 'Die Anmeldung hier braucht einen zweiten Schritt. Richten Sie Einmalcodes ein, um fortzufahren.',
   'twoStep.enrol.scan': 'Scannen Sie diesen QR-Code mit einer Authenticator-App oder geben Sie den Schlüssel von Hand ein.',

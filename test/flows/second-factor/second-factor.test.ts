@@ -111,8 +111,9 @@ describe('one-time codes (RFC 6238)', () => {
     const two = await signInFor(spaUrl())
     const { res } = await answerCode(authz, two.next, two.cookie, code)
     expect(res.statusCode).toBe(401)
-    expect(res.body).toContain('<div class="alert" role="alert"><p>That code did not work')
-    expect(res.body).toContain('aria-invalid="true"')
+    // The refusal is announced, and the field points at it (WCAG 3.3.1: the error is tied to its field).
+    expect(res.body).toContain('<div class="alert" role="alert" id="code-error"><p>That code did not work')
+    expect(res.body).toContain('aria-describedby="code-hint code-error" aria-invalid="true"')
     // An earlier step's code, still inside the window, is refused too: only later steps count.
     expect((await answerCode(authz, two.next, two.cookie, await totp(authz, secret, -1))).res.statusCode).toBe(401)
   })
