@@ -29,7 +29,7 @@ export interface AdminStores {
   federatedIdentities: Pick<FederatedIdentityStore, 'listForSubject'>
   factors: Pick<UserFactorStore, 'find' | 'remove'>
   /** A passkey is a second factor too: a reset removes them. */
-  passkeys: Pick<PasskeyStore, 'removeAllForSubject'>
+  passkeys: Pick<PasskeyStore, 'listForSubject' | 'removeAllForSubject'>
 }
 
 export interface AdminWork extends AdminStores {

@@ -7,6 +7,8 @@
 import { z } from 'zod'
 import type { AdminCaller, AdminDeps } from './deps.js'
 import { notFound } from './problem.js'
+import type { Passkey } from '../stores/passkeys.js'
+import type { StoredFactors } from '../stores/user-factors.js'
 
 const iso = z.iso.datetime()
 export const FactorsView = z.strictObject({
@@ -15,6 +17,15 @@ export const FactorsView = z.strictObject({
     .optional()
     .describe('the one-time code factor (RFC 6238); absent: none'),
   recoveryCodesLeft: z.number().int().describe('recovery codes not yet used'),
+  passkeys: z
+    .array(
+      z.strictObject({
+        name: z.string(),
+        setUpAt: iso,
+        lastUsedAt: iso.optional().describe('absent: never used since it was added'),
+      }),
+    )
+    .describe('the passkeys (WebAuthn credentials), oldest first: a second factor where PASSKEYS is on'),
 })
 export type FactorsView = z.infer<typeof FactorsView>
 
@@ -27,19 +38,34 @@ export type FactorsReset = z.infer<typeof FactorsReset>
 
 const time = (ms: number) => new Date(ms).toISOString()
 
+/** What the database holds of a person's factors, as the admin API and the CLI show it (never a secret or a key). */
+export function factorsView(found: StoredFactors | undefined, passkeys: readonly Passkey[]): FactorsView {
+  const totp = found?.totp
+  return {
+    ...(totp
+      ? { totp: { setUpAt: time(totp.confirmedAt), ...(totp.lastUsedAt !== undefined ? { lastUsedAt: time(totp.lastUsedAt) } : {}) } }
+      : {}),
+    recoveryCodesLeft: totp ? found.recoveryCodesLeft : 0,
+    passkeys: [...passkeys]
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map((p) => ({
+        name: p.name,
+        setUpAt: time(p.createdAt),
+        ...(p.lastUsedAt !== undefined ? { lastUsedAt: time(p.lastUsedAt) } : {}),
+      })),
+  }
+}
+
 export function createUserFactorAdmin(deps: AdminDeps) {
   return {
     async get(username: string): Promise<FactorsView> {
       const user = await deps.read.users.findByUsername(username)
       if (!user) throw notFound('user')
-      const found = await deps.read.factors.find(user.subjectId)
-      const totp = found?.totp
-      return {
-        ...(totp
-          ? { totp: { setUpAt: time(totp.confirmedAt), ...(totp.lastUsedAt !== undefined ? { lastUsedAt: time(totp.lastUsedAt) } : {}) } }
-          : {}),
-        recoveryCodesLeft: totp ? found.recoveryCodesLeft : 0,
-      }
+      const [found, passkeys] = await Promise.all([
+        deps.read.factors.find(user.subjectId),
+        deps.read.passkeys.listForSubject(user.subjectId),
+      ])
+      return factorsView(found, passkeys)
     },
 
     /** Removes every factor (passkeys too), recovery code and enrolment under way, and ends the user's sessions, in one transaction. */

@@ -15,7 +15,7 @@ import { createAuditLog, type AuditSink } from '../observe/audit.js'
 import type { User } from '../domain/types.js'
 import { ADMIN_LOCKOUTS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
 import { hashPassword } from '../interaction/passwords.js'
-import type { FactorsReset, FactorsView } from '../admin/user-factors.js'
+import { factorsView, type FactorsReset, type FactorsView } from '../admin/user-factors.js'
 import { changedMeanwhile, errorsOf, listAll, seg, unexpected, type AdminApi } from './admin-api.js'
 import { CliError, isoOrNull, parse, table, UsageError, commandGroup, type CliContext, type RemoteSubcommand } from './context.js'
 import { readPassword } from './prompt.js'
@@ -56,8 +56,8 @@ Options:
 unlock ends the user's password lockout now and forgets the failed sign-ins and the lockout
 escalation, and any CIBA user_code blocks of the user (on every replica: they live in the database).
 
-factors lists the user's second factors (one-time codes: when set up and last used; recovery
-codes left). reset-factors removes them all (passkeys too), for a person who lost their device, and ends every
+factors lists the user's second factors (one-time codes: when set up and last used, recovery
+codes left; each passkey by name: when added and last used). reset-factors removes them all (passkeys too), for a person who lost their device, and ends every
 session of the user: their next sign-in asks for the password only, and, where a second factor is
 required, leads them to set up a new one. It writes a factor.removed audit event on stderr.`
 
@@ -211,28 +211,21 @@ async function factors(args: string[], ctx: CliContext) {
   const db = await ctx.db()
   const user = await createPgUserStore(db).findByUsername(username)
   if (!user) throw new CliError(`no user "${username}"`)
-  const found = await createPgUserFactorStore(db).find(user.subjectId)
-  const iso = (ms: number) => new Date(ms).toISOString()
-  const totp = found?.totp
-  printFactors(
-    ctx,
-    username,
-    totp
-      ? {
-          totp: { setUpAt: iso(totp.confirmedAt), ...(totp.lastUsedAt === undefined ? {} : { lastUsedAt: iso(totp.lastUsedAt) }) },
-          recoveryCodesLeft: found.recoveryCodesLeft,
-        }
-      : { recoveryCodesLeft: 0 },
-  )
+  const [found, passkeys] = await Promise.all([
+    createPgUserFactorStore(db).find(user.subjectId),
+    createPgPasskeyStore(db).listForSubject(user.subjectId),
+  ])
+  printFactors(ctx, username, factorsView(found, passkeys))
 }
 
 /** The factors as the database and the admin API have them alike (src/admin/user-factors.ts). */
 function printFactors(ctx: CliContext, username: string, found: FactorsView) {
-  if (!found.totp) return ctx.out(`user "${username}" has no second factor`)
-  table(
-    ['FACTOR', 'SET UP', 'LAST USED', 'RECOVERY CODES LEFT'],
-    [['one-time codes (TOTP)', found.totp.setUpAt, found.totp.lastUsedAt ?? '-', String(found.recoveryCodesLeft)]],
-  ).forEach((l) => ctx.out(l))
+  if (!found.totp && found.passkeys.length === 0) return ctx.out(`user "${username}" has no second factor`)
+  const rows = found.totp
+    ? [['one-time codes (TOTP)', found.totp.setUpAt, found.totp.lastUsedAt ?? '-', String(found.recoveryCodesLeft)]]
+    : []
+  for (const p of found.passkeys) rows.push([`passkey "${p.name}"`, p.setUpAt, p.lastUsedAt ?? '-', '-'])
+  table(['FACTOR', 'SET UP', 'LAST USED', 'RECOVERY CODES LEFT'], rows).forEach((l) => ctx.out(l))
 }
 
 async function resetFactors(args: string[], ctx: CliContext) {

@@ -29,7 +29,7 @@ describe('admin API: second factors', () => {
     const res = await read('GET', '/admin/users/alice/factors')
     expect(res.statusCode).toBe(200)
     expect(res.headers['cache-control']).toBe('no-store')
-    expect(res.json()).toEqual({ recoveryCodesLeft: 0 })
+    expect(res.json()).toEqual({ recoveryCodesLeft: 0, passkeys: [] })
   })
 
   it('answers when the factor was set up and last used, and how many recovery codes are left, never the secret', async () => {
@@ -46,15 +46,40 @@ describe('admin API: second factors', () => {
     expect(res.json()).toEqual({
       totp: { setUpAt: new Date(setUpAt).toISOString(), lastUsedAt: new Date(setUpAt).toISOString() },
       recoveryCodesLeft: 2,
+      passkeys: [],
     })
     expect(res.body).not.toContain(SECRET)
+  })
+
+  it('lists passkeys too, by name, when added and last used, never their keys', async () => {
+    const added = t.clock.now()
+    for (const [id, name, lastUsedAt] of [
+      ['cred-2', 'Laptop', undefined],
+      ['cred-1', 'Phone', added + 60_000],
+    ] as const) {
+      await t.db.query(
+        `INSERT INTO passkeys (credential_id, subject_id, public_key, counter, transports, backup_eligible, backed_up, aaguid, name, created_at, last_used_at)
+         VALUES ($1, 'alice-1', '\\x0102', 0, '{}', false, false, '00000000-0000-0000-0000-000000000000', $2, $3, $4)`,
+        [id, name, new Date(id === 'cred-1' ? added - 1000 : added), lastUsedAt === undefined ? null : new Date(lastUsedAt)],
+      )
+    }
+    const res = await read('GET', '/admin/users/alice/factors')
+    expect(res.json()).toEqual({
+      totp: { setUpAt: new Date(setUpAt).toISOString(), lastUsedAt: new Date(setUpAt).toISOString() },
+      recoveryCodesLeft: 2,
+      passkeys: [
+        { name: 'Phone', setUpAt: new Date(added - 1000).toISOString(), lastUsedAt: new Date(added + 60_000).toISOString() },
+        { name: 'Laptop', setUpAt: new Date(added).toISOString() },
+      ],
+    })
+    expect(res.body).not.toContain('cred-')
   })
 
   it('removes them and ends the sessions: the person is signed out, and it is audited', async () => {
     const res = await call('POST', '/admin/users/alice/reset-factors')
     expect(res.statusCode).toBe(200)
     expect(res.json()).toEqual({ subjectId: 'alice-1', removed: true, sessionsEnded: 1 })
-    expect((await read('GET', '/admin/users/alice/factors')).json()).toEqual({ recoveryCodesLeft: 0 })
+    expect((await read('GET', '/admin/users/alice/factors')).json()).toEqual({ recoveryCodesLeft: 0, passkeys: [] })
     expect(await createPgUserFactorStore(t.db).hasFactor('alice-1')).toBe(false)
     const after = await account(cookie)
     expect(after.statusCode).toBe(303)

@@ -123,6 +123,13 @@ describe('authz users factors and reset-factors', () => {
         [new Date(SET_UP)],
       ),
     )
+    expect(await runCli(['users', 'factors', 'bob'], { env })).toEqual({
+      code: 0,
+      stdout:
+        'FACTOR                SET UP                    LAST USED  RECOVERY CODES LEFT\n' +
+        'passkey "Lost phone"  2026-03-01T09:00:00.000Z  -          -\n',
+      stderr: '',
+    })
     const reset = await runCli(['users', 'reset-factors', 'bob'], { env })
     expect(reset.code).toBe(0)
     expect(reset.stdout).toBe('removed the second factors of user "bob" and ended 0 sessions\n')
