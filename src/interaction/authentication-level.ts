@@ -70,18 +70,35 @@ export function requiredLevel(p: LevelPolicy): AuthenticationLevel | undefined {
  * factor the person has (a step-up: the second-step page offers their passkey first, then their
  * one-time codes), an enrolment (a person who has none), or a passkey (acr_values=phr).
  */
-export type NextStep = 'none' | 'second-factor' | 'enrol' | 'passkey'
+export type NextStep = 'none' | 'second-factor' | 'enrol' | 'passkey' | 'passkey-step'
 
-export function nextStep(amr: readonly string[], needed: AuthenticationLevel | undefined, userHasFactor: boolean): NextStep {
+/**
+ * `passkey-step`: the passkey the person holds, asked in this session (the second-step page, which
+ * keeps the methods used so far, so amr lists them all); `passkey`: the page that asks for one
+ * (and signs in with it) when they hold none that can be used here.
+ */
+export function nextStep(
+  amr: readonly string[],
+  needed: AuthenticationLevel | undefined,
+  userHasFactor: boolean,
+  userHasPasskey = false,
+): NextStep {
   if (satisfies(acrOf(amr), needed)) return 'none'
-  if (needed === 'phr') return 'passkey'
+  if (needed === 'phr') return userHasPasskey ? 'passkey-step' : 'passkey'
   return userHasFactor ? 'second-factor' : 'enrol'
 }
+
+/** The second-step page's `level` parameter that asks for a passkey only (acr phr). */
+export const PASSKEY_LEVEL = 'phr'
 
 /** The page a next step is taken on, coming back to `returnTo` (a validated return target) afterwards. */
 export function stepUpUrl(step: Exclude<NextStep, 'none'>, returnTo: string | undefined): string {
   const path = step === 'passkey' ? PASSKEY_SIGN_IN_PATH : step === 'enrol' ? ACCOUNT_TWO_STEP_PATH : SECOND_FACTOR_PATH
-  return returnTo ? `${path}?return_to=${encodeURIComponent(returnTo)}` : path
+  const query = [
+    ...(step === 'passkey-step' ? [`level=${PASSKEY_LEVEL}`] : []),
+    ...(returnTo ? [`return_to=${encodeURIComponent(returnTo)}`] : []),
+  ]
+  return query.length > 0 ? `${path}?${query.join('&')}` : path
 }
 
 /** The second factors a person holds: one-time codes, and passkeys (counted only where they are offered). */
@@ -135,7 +152,7 @@ export function createLevelCheck(deps: LevelCheckDeps): LevelCheck {
         userRequiresMfa: user?.requireMfa,
         userHasFactor: hasFactor,
       })
-      return nextStep(session.amr, needed, hasFactor)
+      return nextStep(session.amr, needed, hasFactor, held.passkey)
     },
   }
 }

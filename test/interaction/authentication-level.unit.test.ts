@@ -39,6 +39,10 @@ describe('nextStep', () => {
     expect(nextStep(PASSWORD, 'phr', true)).toBe('passkey')
     expect(nextStep(PASSWORD_AND_CODE, 'mfa', true)).toBe('none')
     expect(nextStep(PASSWORD_AND_CODE, 'phr', true)).toBe('passkey')
+    // A person who holds a passkey takes it in this session; one who does not is asked for one.
+    expect(nextStep(PASSWORD, 'phr', true, true)).toBe('passkey-step')
+    expect(nextStep(PASSWORD_AND_CODE, 'phr', true, true)).toBe('passkey-step')
+    expect(nextStep(PASSWORD_AND_CODE, 'mfa', true, true)).toBe('none')
     // A passkey after the password reaches phr, which satisfies both levels.
     expect(nextStep(PASSWORD_AND_PASSKEY, 'mfa', true)).toBe('none')
     expect(nextStep(PASSWORD_AND_PASSKEY, 'phr', true)).toBe('none')
@@ -47,6 +51,10 @@ describe('nextStep', () => {
   it('names the page of each step, with the way back', () => {
     expect(stepUpUrl('second-factor', '/connect/authorize?a=1')).toBe('/account/sign-in/code?return_to=%2Fconnect%2Fauthorize%3Fa%3D1')
     expect(stepUpUrl('enrol', undefined)).toBe('/account/two-step')
+    expect(stepUpUrl('passkey-step', '/connect/authorize?a=1')).toBe(
+      '/account/sign-in/code?level=phr&return_to=%2Fconnect%2Fauthorize%3Fa%3D1',
+    )
+    expect(stepUpUrl('passkey', undefined)).toBe('/account/sign-in/passkey')
     expect(stepUpUrl('passkey', undefined)).toBe('/account/sign-in/passkey')
   })
 })

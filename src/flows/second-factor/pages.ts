@@ -10,6 +10,7 @@ import { alertBox, html, SafeHtml } from '../../pages/html.js'
 import type { LocalizedPage } from '../../pages/layout.js'
 import type { Messages } from '../../pages/messages/index.js'
 import type { PasskeyOffer } from '../../interaction/sign-in.js'
+import { stepUpUrl } from '../../interaction/authentication-level.js'
 import type { CodeView, EnrolView } from './service.js'
 
 const withReturn = (path: string, returnTo: string | undefined) => (returnTo ? `${path}?return_to=${encodeURIComponent(returnTo)}` : path)
@@ -88,7 +89,9 @@ ${hidden('csrf', csrf)}${hidden('kind', 'recovery_code')}
 }
 
 export function renderCodePage(v: CodeView, form: { csrf: string }): LocalizedPage {
-  const action = withReturn(SECOND_FACTOR_PATH, v.returnTo)
+  const action = v.passkeyOnly
+    ? stepUpUrl('passkey-step', v.returnTo) // the same page, only a passkey asked for
+    : withReturn(SECOND_FACTOR_PATH, v.returnTo)
   const codeRefused = v.failed === 'otp' || v.failed === 'recovery_code'
   return (m) => {
     const refused = refusal(m, v)

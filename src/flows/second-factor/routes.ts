@@ -18,6 +18,7 @@ export interface TwoStepRouteDeps {
 
 export const twoStepRoutes: FastifyPluginAsync<TwoStepRouteDeps> = async (app, { pages, twoStep, rateLimit }) => {
   const returnTo = (req: FastifyRequest) => (req.query as Record<string, unknown>).return_to
+  const level = (req: FastifyRequest) => (req.query as Record<string, unknown>).level
   const ctx = (req: FastifyRequest) => ({ address: req.ip, requestId: req.id })
 
   function send(req: FastifyRequest, reply: FastifyReply, outcome: TwoStepOutcome) {
@@ -40,12 +41,12 @@ export const twoStepRoutes: FastifyPluginAsync<TwoStepRouteDeps> = async (app, {
   }
 
   app.get(SECOND_FACTOR_PATH, pages.page, async (req, reply) =>
-    send(req, reply, await twoStep.showCode(returnTo(req), await pages.session(req))),
+    send(req, reply, await twoStep.showCode(returnTo(req), await pages.session(req), level(req))),
   )
 
   app.post(SECOND_FACTOR_PATH, pages.form(rateLimit), async (req, reply) => {
     const form = pages.formOf(req)
-    return send(req, reply, await twoStep.submitCode(returnTo(req), await pages.session(req), form, ctx(req)))
+    return send(req, reply, await twoStep.submitCode(returnTo(req), await pages.session(req), form, ctx(req), level(req)))
   })
 
   app.get(ACCOUNT_TWO_STEP_PATH, pages.page, async (req, reply) =>

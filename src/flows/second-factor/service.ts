@@ -13,7 +13,7 @@
 // recovery codes, removing it) needs a session that used a second factor or a passkey: a
 // password alone must never be enough to weaken an account. Removing ends the other sessions.
 import type { User } from '../../domain/types.js'
-import { acrOf, heldFactors, holdsFactor } from '../../interaction/authentication-level.js'
+import { acrOf, heldFactors, holdsFactor, PASSKEY_LEVEL, stepUpUrl } from '../../interaction/authentication-level.js'
 import type { Passkeys } from '../../interaction/passkeys.js'
 import type { ReturnTargets } from '../../interaction/return-to.js'
 import type { CheckContext, Enrolment, SecondFactorKind, SecondFactors } from '../../interaction/second-factor.js'
@@ -35,6 +35,8 @@ export interface CodeView {
   passkey: PasskeyOffer | undefined
   /** Which form's answer was refused. */
   failed: CodeFailure | undefined
+  /** Only a passkey will do (the request asked for acr phr): no code forms, `level` kept in the form's address. */
+  passkeyOnly: boolean
   /**
    * Where the form's redirects may lead (the client's redirect URI, after the authorization
    * endpoint): a browser applies the page's CSP form-action to every one of them.
@@ -78,12 +80,14 @@ export interface TwoStepDeps {
 }
 
 export interface TwoStepService {
-  showCode(rawReturnTo: unknown, session: Session | undefined): Promise<TwoStepOutcome>
+  /** `level` `phr` (PASSKEY_LEVEL): a request needs a passkey, so only the person's passkey is asked for. */
+  showCode(rawReturnTo: unknown, session: Session | undefined, level?: unknown): Promise<TwoStepOutcome>
   submitCode(
     rawReturnTo: unknown,
     session: Session | undefined,
     form: { kind?: string; code?: string; webauthn_response?: string },
     ctx: CheckContext,
+    level?: unknown,
   ): Promise<TwoStepOutcome>
   showEnrol(rawReturnTo: unknown, session: Session | undefined): Promise<TwoStepOutcome>
   confirm(rawReturnTo: unknown, session: Session | undefined, form: { code?: string }, ctx: CheckContext): Promise<TwoStepOutcome>
@@ -91,8 +95,11 @@ export interface TwoStepService {
   remove(session: Session | undefined, ctx: CheckContext): Promise<TwoStepOutcome>
 }
 
-/** The second step of a sign-in that has one: a second factor or a passkey was used in it. */
-const strong = (session: Session) => acrOf(session.amr) !== undefined
+/**
+ * The second step of a sign-in that has one: a second factor or a passkey was used in it; when
+ * only a passkey will do, a passkey was used in it (acr phr).
+ */
+const strong = (session: Session, passkeyOnly = false) => (passkeyOnly ? acrOf(session.amr) === 'phr' : acrOf(session.amr) !== undefined)
 
 const STEPPED_UP = ['otp', 'mfa']
 
@@ -144,13 +151,15 @@ export function createTwoStepService(deps: TwoStepDeps): TwoStepService {
     session: Session,
     target: Awaited<ReturnType<ReturnTargets['resolve']>>,
     failed: CodeFailure | undefined,
+    passkeyOnly = false,
   ): Promise<TwoStepOutcome> {
     const has = await held(session.subjectId)
     const passkey = has.passkey ? { options: JSON.stringify(await deps.passkeys.secondFactorOptions(session)) } : undefined
     const view: CodeView = {
       username: session.username,
       returnTo: target?.location,
-      otp: has.otp,
+      otp: has.otp && !passkeyOnly,
+      passkeyOnly,
       passkey,
       failed,
       formActionOrigins: target?.formActionOrigins ?? [],
@@ -159,33 +168,40 @@ export function createTwoStepService(deps: TwoStepDeps): TwoStepService {
   }
 
   return {
-    async showCode(rawReturnTo, session) {
+    async showCode(rawReturnTo, session, level) {
       const target = await deps.targets.resolve(rawReturnTo)
       const next = target?.location ?? deps.accountPath
+      const passkeyOnly = level === PASSKEY_LEVEL
       if (!session) return { kind: 'sign-in', returnTo: target?.location }
-      if (strong(session)) return { kind: 'redirect', location: next }
+      if (strong(session, passkeyOnly)) return { kind: 'redirect', location: next }
+      const has = await held(session.subjectId)
+      // Only a passkey will do and the person has none here: the page that asks for one says so.
+      if (passkeyOnly && !has.passkey) return { kind: 'redirect', location: stepUpUrl('passkey', target?.location) }
       // Nothing to ask: a person without a factor sets one up (the page the request needs says so).
-      if (!holdsFactor(await held(session.subjectId))) return { kind: 'redirect', location: withReturn(deps.enrolPath, target?.location) }
-      return codePage(session, target, undefined)
+      if (!holdsFactor(has)) return { kind: 'redirect', location: withReturn(deps.enrolPath, target?.location) }
+      return codePage(session, target, undefined, passkeyOnly)
     },
 
-    async submitCode(rawReturnTo, session, form, ctx) {
+    async submitCode(rawReturnTo, session, form, ctx, level) {
       const target = await deps.targets.resolve(rawReturnTo)
       const next = target?.location ?? deps.accountPath
+      const passkeyOnly = level === PASSKEY_LEVEL
       if (!session) return { kind: 'sign-in', returnTo: target?.location }
-      if (strong(session)) return { kind: 'redirect', location: next }
+      if (strong(session, passkeyOnly)) return { kind: 'redirect', location: next }
       const u = await user(session)
       if (!u) return { kind: 'sign-in', returnTo: target?.location }
       let kind: SecondFactorKind | 'passkey'
       let methods = STEPPED_UP
       if (form.kind === 'passkey') {
         // A form posted without the browser's answer: JavaScript is off (the page says so).
-        if (!form.webauthn_response) return codePage(session, target, 'passkey_no_script')
+        if (!form.webauthn_response) return codePage(session, target, 'passkey_no_script', passkeyOnly)
         const used = await deps.passkeys.verifySecondFactor(session, form.webauthn_response, { ...ctx, clientId: target?.client?.clientId })
-        if (!used.ok) return codePage(session, target, passkeyFailure(used.reason))
+        if (!used.ok) return codePage(session, target, passkeyFailure(used.reason), passkeyOnly)
         kind = 'passkey'
         methods = used.amr
       } else {
+        // A code is less than the request asked for: nothing is checked, the page asks for the passkey.
+        if (passkeyOnly) return codePage(session, target, undefined, true)
         kind = form.kind === 'recovery_code' ? 'recovery_code' : 'otp'
         const checked = await factors.check(u, kind, form.code ?? '', ctx)
         if (!checked.ok) return codePage(session, target, kind)

@@ -273,6 +273,65 @@ describe('a passkey as the second factor (PASSKEYS=true)', () => {
     expect(located(after).searchParams.get('code')).toBeTruthy()
   })
 
+  it('steps a password and code session up to phr with the passkey in the same session: amr keeps pwd and otp, no code is taken for it', async () => {
+    authz = await createMfaTestApp({ PASSKEYS: 'true' })
+    const { secret } = await enrol(authz, await session(authz))
+    authz.clock.advance(30)
+    const alice = await addPasskey('u-alice')
+    const { verifier, challenge } = pkcePair()
+    const url = spaUrl({}, challenge)
+    const { cookie, next } = await signInFor(url)
+    const coded = await answerCode(authz, next, cookie, await totp(authz, secret))
+    expect(coded.res.statusCode).toBe(303) // acr mfa now
+
+    const phrUrl = spaUrl({ acr_values: 'phr' }, challenge)
+    const res = await authz.app.inject({ method: 'GET', url: phrUrl, headers: { cookie } })
+    expect(res.statusCode).toBe(303)
+    const step = `/account/sign-in/code?level=phr&return_to=${encodeURIComponent(phrUrl)}`
+    expect(res.headers.location).toBe(step)
+    // prompt=none cannot take the step.
+    const none = await authz.app.inject({ method: 'GET', url: spaUrl({ acr_values: 'phr', prompt: 'none' }), headers: { cookie } })
+    expect(located(none).searchParams.get('error')).toBe('interaction_required')
+
+    const page = await authz.app.inject({ method: 'GET', url: step, headers: { cookie } })
+    expect(page.statusCode).toBe(200)
+    expect(page.body).toContain(`<form method="post" action="${step.replace(/&/g, '&amp;')}" class="passkey"`)
+    // Only the passkey: a code is less than phr.
+    expect(page.body).not.toContain('<label for="code">')
+    expect(page.body).not.toContain('Use a recovery code instead')
+    const code = await authz.app.inject({
+      method: 'POST',
+      url: step,
+      headers: { ...FORM, cookie: withCookies(cookie, page.headers['set-cookie']) },
+      payload: form({ csrf: csrfIn(page.body), kind: 'otp', code: await totp(authz, secret) }),
+    })
+    expect(code.statusCode).toBe(200)
+    expect(code.body).toContain('id="passkey-step"')
+    expect(audits('signin.stepped_up')).toHaveLength(1) // the code of the first sign-in only
+
+    const { res: done } = await answerPasskey(step, cookie, alice)
+    expect(done.statusCode).toBe(303)
+    expect(done.headers.location).toBe(phrUrl)
+    const back = await authz.app.inject({ method: 'GET', url: phrUrl, headers: { cookie } })
+    const tokens = await tokensFor(String(back.headers.location), verifier)
+    expect(decodeJwt(tokens.id_token)).toMatchObject({ sub: 'u-alice', acr: 'phr', amr: ['pwd', 'otp', 'mfa', 'hwk'] })
+  })
+
+  it('sends a person without a passkey who is asked for phr to the page that asks for one, never to a code', async () => {
+    authz = await createMfaTestApp({ PASSKEYS: 'true' })
+    const weak = await session(authz)
+    const url = spaUrl({ acr_values: 'phr' })
+    const res = await authz.app.inject({ method: 'GET', url, headers: { cookie: weak } })
+    expect(res.headers.location).toBe(`/account/sign-in/passkey?return_to=${encodeURIComponent(url)}`)
+    // The second-step page asked for phr directly sends there too.
+    const direct = await authz.app.inject({
+      method: 'GET',
+      url: `/account/sign-in/code?level=phr&return_to=${encodeURIComponent(url)}`,
+      headers: { cookie: weak },
+    })
+    expect(direct.headers.location).toBe(`/account/sign-in/passkey?return_to=${encodeURIComponent(url)}`)
+  })
+
   it('does not let a password alone set up one-time codes for a person whose second factor is a passkey', async () => {
     authz = await createMfaTestApp({ PASSKEYS: 'true' })
     const weak = await session(authz)
