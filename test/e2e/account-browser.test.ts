@@ -7,12 +7,11 @@ import { createHash, randomBytes } from 'node:crypto'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ALICE, approveConsent, signInAs, startAuthz, type Authz } from './authz-server.js'
-import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
+import { haveChromium, launchChromium, warnIfNoChromium, saveScreenshots } from './browser.js'
 import { startSite, type Site } from './site.js'
 
 warnIfNoChromium('the account page browser test')
 
-const SHOTS = process.env.SCREENSHOT_DIR
 const IPHONE =
   'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1'
 
@@ -63,18 +62,8 @@ async function post(path: string, params: Record<string, string>, auth: string) 
   return { status: res.status, body: (await res.json()) as Record<string, unknown> }
 }
 
-/** Saves the page at both widths, the whole page. */
-async function shot(page: Page, name: string) {
-  if (!SHOTS) return
-  for (const [width, label] of [
-    [1280, 'desktop'],
-    [390, 'mobile'],
-  ] as const) {
-    await page.setViewportSize({ width, height: 900 })
-    await page.screenshot({ path: `${SHOTS}/${name}-${label}.png`, fullPage: true })
-  }
-  await page.setViewportSize({ width: 1280, height: 900 })
-}
+/** Saves the page at both widths, the whole page (SCREENSHOT_DIR). */
+const shot = (page: Page, name: string) => saveScreenshots(page, name)
 
 const h1 = (page: Page) => page.locator('h1').textContent()
 

@@ -4,7 +4,7 @@
 // are declared for them here.
 /// <reference lib="dom" />
 import { existsSync } from 'node:fs'
-import { chromium, type Browser } from 'playwright-core'
+import { chromium, type Browser, type Page } from 'playwright-core'
 
 export const CHROMIUM = '/usr/bin/chromium'
 export const haveChromium = existsSync(CHROMIUM)
@@ -29,4 +29,21 @@ export function launchChromium(args: string[] = []): Promise<Browser> {
       ...args,
     ],
   })
+}
+
+/**
+ * With SCREENSHOT_DIR set, saves the whole page as `<name>-desktop.png` (1280 px) and
+ * `<name>-mobile.png` (`phoneWidth`), then puts the viewport back at 1280 px; without it, nothing.
+ */
+export async function saveScreenshots(page: Page, name: string, phoneWidth = 390): Promise<void> {
+  const dir = process.env.SCREENSHOT_DIR
+  if (!dir) return
+  for (const [width, label] of [
+    [1280, 'desktop'],
+    [phoneWidth, 'mobile'],
+  ] as const) {
+    await page.setViewportSize({ width, height: 900 })
+    await page.screenshot({ path: `${dir}/${name}-${label}.png`, fullPage: true })
+  }
+  await page.setViewportSize({ width: 1280, height: 900 })
 }

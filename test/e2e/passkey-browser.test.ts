@@ -14,12 +14,11 @@ import type { APIRequestContext, Browser, BrowserContext, CDPSession, Page } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createPageScripts } from '../../src/pages/scripts.js'
 import { ALICE, signInAs, startAuthz, type Authz } from './authz-server.js'
-import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
+import { haveChromium, launchChromium, warnIfNoChromium, saveScreenshots } from './browser.js'
 import { startSite, type Site } from './site.js'
 
 warnIfNoChromium('the passkey browser test')
 
-const SHOTS = process.env.SCREENSHOT_DIR
 const CAROL = { subjectId: 'carol-1', username: 'carol', password: 'carol-pw', claims: {} }
 const DAVE = { subjectId: 'dave-1', username: 'dave', password: 'dave-pw', claims: {} }
 
@@ -70,18 +69,8 @@ afterAll(async () => {
   await rp?.close()
 })
 
-/** Saves the page at both widths, the whole page. */
-async function shot(page: Page, name: string) {
-  if (!SHOTS) return
-  for (const [width, label] of [
-    [1280, 'desktop'],
-    [390, 'mobile'],
-  ] as const) {
-    await page.setViewportSize({ width, height: 900 })
-    await page.screenshot({ path: `${SHOTS}/${name}-${label}.png`, fullPage: true })
-  }
-  await page.setViewportSize({ width: 1280, height: 900 })
-}
+/** Saves the page at both widths, the whole page (SCREENSHOT_DIR). */
+const shot = (page: Page, name: string) => saveScreenshots(page, name)
 
 /** A platform authenticator with resident keys and user verification, in this page's tab. */
 async function addAuthenticator(context: BrowserContext, page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {

@@ -12,12 +12,11 @@ import { generate } from 'otplib'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signInAs, startAuthz, type Authz } from './authz-server.js'
-import { haveChromium, launchChromium, warnIfNoChromium } from './browser.js'
+import { haveChromium, launchChromium, warnIfNoChromium, saveScreenshots } from './browser.js'
 import { startSite, type Site } from './site.js'
 
 warnIfNoChromium('the second factor browser test')
 
-const SHOTS = process.env.SCREENSHOT_DIR
 const ALICE = { subjectId: 'alice-1', username: 'alice', password: 'alice-pw', claims: {} }
 const BOB = { subjectId: 'bob-1', username: 'bob', password: 'bob-pw', claims: {} }
 
@@ -56,18 +55,8 @@ afterAll(async () => {
   await rp?.close()
 })
 
-/** Saves the page at both widths, the whole page. */
-async function shot(page: Page, name: string) {
-  if (!SHOTS) return
-  for (const [width, label] of [
-    [1280, 'desktop'],
-    [360, 'mobile'],
-  ] as const) {
-    await page.setViewportSize({ width, height: 900 })
-    await page.screenshot({ path: `${SHOTS}/${name}-${label}.png`, fullPage: true })
-  }
-  await page.setViewportSize({ width: 1280, height: 900 })
-}
+/** Saves the page at both widths, the whole page (SCREENSHOT_DIR). */
+const shot = (page: Page, name: string) => saveScreenshots(page, name, 360)
 
 async function freshPage(): Promise<Page> {
   const context = await browser.newContext()
