@@ -29,6 +29,8 @@ beforeAll(async () => {
     // Start from the migrated template (a fresh PGlite initdb in the child costs 10 s or more).
     env = { DATA_DIR: await createTestDataDir(join(dir, 'data')) }
   }
+  // As a new deployment's database: no signing keys yet, so the first command creates them.
+  await withDb((db) => db.query('DELETE FROM signing_keys'))
 })
 afterAll(async () => {
   await testDb?.close()

@@ -10,6 +10,9 @@ import type { TestProject } from 'vitest/node'
 import { migrate } from '../../src/db/migrate.js'
 import { createPgDb } from '../../src/db/pg.js'
 import { createPgliteDb, wrapPglite } from '../../src/db/pglite.js'
+import type { Db } from '../../src/db/db.js'
+import { generateSigningKey } from '../../src/keys/key-material.js'
+import { createPgSigningKeyStore } from '../../src/stores/signing-keys.postgres.js'
 import { ROOT } from './built.js'
 import { makeTemplate, type PgliteTemplate } from './pglite-template.js'
 
@@ -60,6 +63,7 @@ async function makeRunTemplate(): Promise<{ value: Template; teardown: () => Pro
     const tplUrl = withDatabase(url, template)
     const db = createPgDb({ connectionString: tplUrl, max: 1 })
     await migrate(db)
+    await addSigningKeys(db)
     await db.close()
     const teardown = async () => {
       // Clones left behind by a crashed worker, then the template itself.
@@ -77,9 +81,25 @@ async function makeRunTemplate(): Promise<{ value: Template; teardown: () => Pro
   const db = (await createPgliteDb()) as ReturnType<typeof wrapPglite>
   const empty = await makeTemplate(await db.pglite.dumpDataDir('none'), dir, 'empty')
   await migrate(db)
+  await addSigningKeys(db)
   const migrated = await makeTemplate(await db.pglite.dumpDataDir('none'), dir, 'migrated')
   await db.close()
   return { value: { kind: 'pglite', migrated, empty }, teardown: () => rm(dir, { recursive: true, force: true }) }
+}
+
+/**
+ * The signing keys a server creates at its first start (RS256 for ID tokens, ES256 for access
+ * tokens), made once per run: an RSA key costs about 100 ms of CPU, and every test database would
+ * otherwise make its own. Tests of the first start remove them (test/keys/key-service.test.ts).
+ */
+async function addSigningKeys(db: Db): Promise<void> {
+  const now = Date.now()
+  const keys = await Promise.all(
+    (['RS256', 'ES256'] as const).map((alg) => generateSigningKey(alg, { createdAt: now, activateAt: now }, undefined)),
+  )
+  await createPgSigningKeyStore(db).locked(async (w) => {
+    for (const key of keys) await w.insert(key)
+  })
 }
 
 function buildIfStale(): void {
