@@ -24,6 +24,10 @@ const UNIT = ['test/**/*.unit.test.ts']
 export default defineConfig({
   test: {
     globalSetup: ['test/helpers/global-setup.ts'],
+    // The lowest scrypt cost, in this process (the setup file) and in the server and CLI
+    // processes tests start (the environment): see test/helpers/password-cost.ts.
+    setupFiles: ['test/helpers/password-cost.ts'],
+    env: { PASSWORD_HASH_COST: '10' },
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,

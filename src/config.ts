@@ -162,6 +162,7 @@ const Env = z.object({
   DATABASE_CONNECT_TIMEOUT: timeout(5),
   DATABASE_QUERY_TIMEOUT: timeout(5),
   LOCKOUT_THRESHOLD: count(10),
+  PASSWORD_HASH_COST: int(10, 20, 14),
   LOCKOUT_DURATION: seconds(300),
   LOCKOUT_MAX_DURATION: seconds(86_400),
   CLIENT_AUTH_FAILURE_LIMIT: count(10),
@@ -417,6 +418,10 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
     group: 'HTTP server and shutdown',
     doc: 'After SIGTERM/SIGINT, how long the server keeps answering, every answer with `Connection: close`, while `/health/ready` answers 503, so that a proxy moves its traffic and keep-alive clients leave without a reset. At most half of `SHUTDOWN_TIMEOUT`; `0` stops accepting at once.',
   },
+  PASSWORD_HASH_COST: {
+    group: 'Lockout and throttling',
+    doc: 'The scrypt cost of new password and CIBA user code hashes: N = 2^cost, with r = 8 and p = 1 (each check takes 128 × 2^cost bytes of memory: 16 MiB at 14). A stored hash keeps the cost it was made with, so raising it applies to passwords set from then on. Below 14 only for tests.',
+  },
   LOCKOUT_THRESHOLD: {
     group: 'Lockout and throttling',
     doc: 'Failed password checks in a row that lock an account (see [Lockout and throttling](security.md#lockout-and-throttling)).',
@@ -580,6 +585,8 @@ export type Config = Readonly<{
   databaseQueryTimeout: number
   /** Password lockout (src/interaction/password-check.ts): failures in a row, first and longest lock (s). */
   lockoutThreshold: number
+  /** log2 of scrypt's N for new password and user code hashes. */
+  passwordHashCost: number
   lockoutDuration: number
   lockoutMaxDuration: number
   /** Per client (or API) and source address (src/client-auth/authenticators.ts). */
@@ -805,6 +812,7 @@ export function loadConfig(env: Record<string, string | undefined>, context: Con
     databaseConnectTimeout: e.DATABASE_CONNECT_TIMEOUT,
     databaseQueryTimeout: e.DATABASE_QUERY_TIMEOUT,
     lockoutThreshold: e.LOCKOUT_THRESHOLD,
+    passwordHashCost: e.PASSWORD_HASH_COST,
     lockoutDuration: e.LOCKOUT_DURATION,
     lockoutMaxDuration: e.LOCKOUT_MAX_DURATION,
     clientAuthFailureLimit: e.CLIENT_AUTH_FAILURE_LIMIT,

@@ -12,6 +12,7 @@ import { createLogger } from './http/logger.js'
 import { checkSeed, readSeedFile, seedWarningsFor, validateSeed, writeSeed } from './seed/apply.js'
 import { DEMO_SEED_FILE } from './seed/paths.js'
 import { demoBanner, seedPlan } from './seed/startup.js'
+import { configurePasswordHashing } from './interaction/passwords.js'
 
 /** Applied only to a database that had no schema before this start. */
 const FIRST_MIGRATION = '0001'
@@ -26,6 +27,7 @@ async function main() {
     process.exit(1)
   }
 
+  configurePasswordHashing(config.passwordHashCost)
   const logger = createLogger({ level: config.logLevel, format: config.logFormat })
   const endOfLife = nodeEndOfLifeWarning(process.version, new Date())
   if (endOfLife) logger.warn({ node: process.version }, endOfLife)

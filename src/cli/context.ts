@@ -12,6 +12,7 @@ import { acquireDataDirLock, type DataDirLock } from '../db/data-dir-lock.js'
 import { migrate } from '../db/migrate.js'
 import { openDatabase } from '../db/open.js'
 import type { Clock } from '../domain/clock.js'
+import { configurePasswordHashing } from '../interaction/passwords.js'
 
 export interface CliCommand {
   name: string
@@ -94,6 +95,12 @@ export interface Resources {
   lock?: DataDirLock
 }
 
+/** The CLI hashes passwords (users add, seed) at the server's cost. */
+function withPasswordHashing(config: Config): Config {
+  configurePasswordHashing(config.passwordHashCost)
+  return config
+}
+
 export function createContext(
   io: Pick<CliContext, 'out' | 'err' | 'stdin' | 'clock'>,
   env: Record<string, string | undefined>,
@@ -104,7 +111,7 @@ export function createContext(
   let server: Promise<AdminApi | undefined> | undefined
   const ctx: CliContext = {
     ...io,
-    config: () => (config ??= loadConfig(env)),
+    config: () => (config ??= withPasswordHashing(loadConfig(env))),
     async db(opts = {}) {
       const cfg = ctx.config()
       if (!held.db) {

@@ -1,11 +1,23 @@
 // User passwords and CIBA user codes: scrypt (node:crypto) with a per-user salt.
-// Stored as scrypt$N$r$p$salt$hash with base64url salt and hash.
+// Stored as scrypt$N$r$p$salt$hash with base64url salt and hash, so a hash made at one cost
+// still verifies after the cost changes.
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto'
 
-const N = 16384
+/** log2 of scrypt's N for new hashes: 14 (N = 16384, 16 MiB and tens of milliseconds a check). */
+export const DEFAULT_PASSWORD_HASH_COST = 14
 const R = 8
 const P = 1
 const KEYLEN = 32
+
+/**
+ * The cost of new hashes, and of the check spent on a missing hash, for this process: set once
+ * at start from PASSWORD_HASH_COST by the server and the CLI, before any hash is made.
+ */
+let N = 2 ** DEFAULT_PASSWORD_HASH_COST
+
+export function configurePasswordHashing(cost: number): void {
+  N = 2 ** cost
+}
 
 function scrypt(password: string, salt: Buffer, keylen: number, opts: ScryptOptions): Promise<Buffer> {
   return new Promise((resolve, reject) => scryptCb(password, salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))))

@@ -28,7 +28,16 @@ export async function startServer(env: Record<string, string> = {}, entry = MAIN
   if (!opts.dataDir && !env.DATABASE_URL && !usingServer()) await createTestDataDir(dataDir)
   const args = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : [entry]
   const child = spawn(process.execPath, args, {
-    env: { PATH: process.env.PATH ?? '', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info', ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      LOG_LEVEL: 'info',
+      // The suite's scrypt cost (vitest.config.ts), unless a test names its own.
+      ...(process.env.PASSWORD_HASH_COST ? { PASSWORD_HASH_COST: process.env.PASSWORD_HASH_COST } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
