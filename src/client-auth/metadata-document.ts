@@ -2,7 +2,8 @@
 // authorization specification 2025-11-25 uses it): a client id that is an https URL names the
 // JSON document at that URL, which describes the client (RFC 7591 §2 metadata). Nobody vouches
 // for such a client, so it gets only what a public client may have: PKCE required, no secret,
-// redirect URIs exactly as listed, scopes within REGISTRATION_ALLOWED_SCOPES, consent every time.
+// redirect URIs as listed (compared as every client's: a loopback IP one on any port, RFC 8252
+// §7.3), scopes within REGISTRATION_ALLOWED_SCOPES, consent every time.
 // A document is kept as its HTTP cache headers say, within CACHE_MIN_S and CACHE_MAX_S (§4.3),
 // by the injected clock; concurrent lookups of one URL share one fetch.
 import type { Clock } from '../domain/clock.js'
