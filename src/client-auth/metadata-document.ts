@@ -8,6 +8,7 @@
 // by the injected clock; concurrent lookups of one URL share one fetch.
 import type { Clock } from '../domain/clock.js'
 import { isLocalHost, redirectUriProblem } from '../domain/redirect-uri.js'
+import { hasControlOrFormatCharacters } from '../grants/acr-values.js'
 import type { Client } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { ClientStore } from '../stores/clients.js'
@@ -65,6 +66,18 @@ export function cacheSeconds(headers: FetchedDocument['headers'], now: number): 
 const PUBLIC_GRANTS = new Set(['authorization_code', 'refresh_token'])
 const NAME_MAX = 100
 
+/**
+ * The name the consent page shows, refused as registration refuses it: a control or format
+ * character (a bidi override, a zero-width space) would let the name show the person something
+ * other than what it says (Unicode TR 36 §2). Kept to NAME_MAX characters.
+ */
+function clientName(value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string' || value === '') throw refused('has a client_name that is not a non-empty string')
+  if (hasControlOrFormatCharacters(value)) throw refused('has a client_name with control or format characters')
+  return value.slice(0, NAME_MAX)
+}
+
 /** The document as a client, or why it cannot be one (§4.1, RFC 7591 §2). */
 export function clientFromDocument(clientId: string, body: Buffer, allowedScopes: readonly string[]): Client {
   let doc: unknown
@@ -93,13 +106,13 @@ export function clientFromDocument(clientId: string, body: Buffer, allowedScopes
   if (scope !== undefined && typeof scope !== 'string') throw refused('has a scope that is not a string')
   const scopes = scope === undefined ? defaultScopes(allowedScopes, grants as string[]) : scope.split(' ').filter((s) => s !== '')
   if (!scopes.every((s) => allowedScopes.includes(s))) throw refused('asks for scopes this server does not allow such clients')
-  const name = typeof d.client_name === 'string' ? d.client_name.replace(/\p{Cc}/gu, '').slice(0, NAME_MAX) : undefined
+  const name = clientName(d.client_name)
   const keyed = method === 'private_key_jwt'
   return selfRegisteredClient(
     clientId,
     'metadata-document',
     {
-      clientName: name || undefined,
+      clientName: name,
       authMethod: keyed ? 'private_key_jwt' : 'none',
       grantTypes: ['authorization_code', ...(grants.includes('refresh_token') ? ['refresh_token'] : [])],
       scopes,

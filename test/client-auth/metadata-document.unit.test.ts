@@ -91,5 +91,10 @@ describe('clientFromDocument', () => {
     ['a client_secret', { client_secret: 's' }, 'holds a client_secret'],
     ['a javascript: redirect URI', { redirect_uris: ['javascript:alert(1)'] }, 'holds a redirect URI that is not allowed'],
     ['a scope that is not a string', { scope: ['mcp:tools'] }, 'has a scope that is not a string'],
+    // A right-to-left override would show the person "Agent‮moc.elgoog" as another name.
+    ['a client_name with a bidi control', { client_name: 'Agent\u202egoogle.com' }, 'has a client_name with control or format characters'],
+    ['a client_name with a zero-width space', { client_name: 'Goo\u200bgle' }, 'has a client_name with control or format characters'],
+    ['a client_name with a control character', { client_name: 'Agent\u0007' }, 'has a client_name with control or format characters'],
+    ['a client_name that is not a string', { client_name: 7 }, 'has a client_name that is not a non-empty string'],
   ])('refuses %s', (_what, extra, reason) => expect(() => clientFromDocument(id, doc(extra), ['mcp:tools'])).toThrow(reason))
 })
