@@ -18,6 +18,11 @@ import { MetadataFetchError, type FetchedDocument, type MetadataFetcher } from '
 /** §4.3: at least 5 minutes (a stranger's URL is not fetched at every request), at most a day. */
 export const CACHE_MIN_S = 300
 export const CACHE_MAX_S = 86_400
+/**
+ * A document that failed (unreachable, refused) is answered from the cache this long: a stranger
+ * naming a failing URL at every request must not make the server fetch it at every request (§6).
+ */
+export const FAILURE_CACHE_S = 60
 /** Documents kept at once; the oldest goes first. */
 const CACHE_MAX_ENTRIES = 1000
 
@@ -134,8 +139,13 @@ export function createMetadataDocumentClients(deps: {
   /** Told why a document failed (the log); never the document's content. */
   onRefused?: (clientId: string, reason: string) => void
 }): MetadataDocumentClients {
-  const cache = new Map<string, { client: Client; until: number }>()
+  const cache = new Map<string, { found: Client | OAuthError; until: number }>()
   const pending = new Map<string, Promise<Client>>()
+
+  function keep(clientId: string, found: Client | OAuthError, seconds: number): void {
+    if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!)
+    cache.set(clientId, { found, until: deps.clock.now() + seconds * 1000 })
+  }
 
   async function load(url: URL): Promise<Client> {
     const clientId = url.href
@@ -143,13 +153,23 @@ export function createMetadataDocumentClients(deps: {
     try {
       fetched = await deps.fetcher.get(url)
     } catch (err) {
-      if (err instanceof MetadataFetchError) throw new OAuthError('invalid_request', `client_id: ${err.reason}`)
+      if (!(err instanceof MetadataFetchError)) throw err
+      const failed = new OAuthError('invalid_request', `client_id: ${err.reason}`)
+      // Too many fetches in flight is this server's state, not the URL's: the next request tries.
+      if (!err.busy) keep(clientId, failed, FAILURE_CACHE_S)
+      deps.onRefused?.(clientId, failed.description ?? failed.code)
+      throw failed
+    }
+    let client: Client
+    try {
+      client = clientFromDocument(clientId, fetched.body, deps.allowedScopes)
+    } catch (err) {
+      if (!(err instanceof OAuthError)) throw err
+      keep(clientId, err, FAILURE_CACHE_S)
+      deps.onRefused?.(clientId, err.description ?? err.code)
       throw err
     }
-    const client = clientFromDocument(clientId, fetched.body, deps.allowedScopes)
-    const now = deps.clock.now()
-    if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!)
-    cache.set(clientId, { client, until: now + cacheSeconds(fetched.headers, now) * 1000 })
+    keep(clientId, client, cacheSeconds(fetched.headers, deps.clock.now()))
     return client
   }
 
@@ -159,19 +179,17 @@ export function createMetadataDocumentClients(deps: {
     const url = isMetadataDocumentUrl(clientId)
     if (!url) return undefined
     const kept = cache.get(clientId)
-    if (kept && kept.until > deps.clock.now()) return kept.client
+    if (kept && kept.until > deps.clock.now()) {
+      if (kept.found instanceof OAuthError) throw kept.found
+      return kept.found
+    }
     cache.delete(clientId)
     let loading = pending.get(clientId)
     if (!loading) {
       loading = load(url).finally(() => pending.delete(clientId))
       pending.set(clientId, loading)
     }
-    try {
-      return await loading
-    } catch (err) {
-      if (err instanceof OAuthError) deps.onRefused?.(clientId, err.description ?? err.code)
-      throw err
-    }
+    return loading
   }
 
   return {

@@ -32,7 +32,11 @@ export const METADATA_FETCH_DEFAULTS: MetadataFetchOptions = { timeoutMs: 5000, 
 
 /** What went wrong, as the error page says it (fixed sentences, never the document's content). */
 export class MetadataFetchError extends Error {
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    /** The fetch was not tried: too many were in flight (a fault of this server's load, not of the URL). */
+    readonly busy = false,
+  ) {
     super(reason)
     this.name = 'MetadataFetchError'
   }
@@ -102,7 +106,8 @@ export function createMetadataFetcher(options: Partial<MetadataFetchOptions> = {
   let inFlight = 0
   return {
     async get(url) {
-      if (inFlight >= opts.maxConcurrent) throw new MetadataFetchError('too many client metadata documents are being fetched: try again')
+      if (inFlight >= opts.maxConcurrent)
+        throw new MetadataFetchError('too many client metadata documents are being fetched: try again', true)
       inFlight++
       try {
         return await fetchOnce(url, opts)
