@@ -3,11 +3,12 @@
 // device grants, `resource` selects one resource; the access token's `aud` is exactly its name and
 // its scopes only that resource's; a refresh (or code) with another resource among those granted
 // gets a token for that one (§2.2); an unregistered resource, or one with a fragment, is invalid_target.
+// A pushed authorization request (RFC 9126) narrows as the authorization endpoint does.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
 import { postForm } from '../helpers/http.js'
-import { authorizeUrl, codeFor, located, redeem, session, WEB_CB } from '../flows/authorization-code/harness.js'
+import { authorizeUrl, codeFor, consent, located, pkcePair, redeem, session, WEB_CB } from '../flows/authorization-code/harness.js'
 import { DEVICE, decide, start } from '../flows/device/harness.js'
 
 const MCP = 'https://mcp.example.com/mcp'
@@ -110,6 +111,45 @@ describe('the authorization code grant', () => {
       expect(back.searchParams.get('error_description')).toBe(description)
     })
   }
+})
+
+describe('a pushed authorization request', () => {
+  it('binds the token to the resource it named, as the authorization endpoint does', async () => {
+    const { verifier, challenge } = pkcePair()
+    const pushed = await postForm(authz.app, '/connect/par', {
+      client_id: 'web',
+      client_secret: 'web-secret',
+      response_type: 'code',
+      redirect_uri: WEB_CB,
+      ...BOTH,
+      resource: MCP,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    })
+    expect(pushed.statusCode).toBe(201)
+    const url = `/connect/authorize?${new URLSearchParams({ client_id: 'web', request_uri: pushed.json().request_uri })}`
+    let res = await authz.app.inject({ method: 'GET', url, headers: { cookie } })
+    if (res.statusCode === 200) res = await consent(authz, url, cookie, 'approve')
+    const code = located(res).searchParams.get('code')!
+    const token = await redeem(authz, { code, code_verifier: verifier })
+    expect(token.statusCode).toBe(200)
+    expect(claimsOf(token.json().access_token)).toMatchObject({ aud: MCP, scope: 'openid tools.read offline_access' })
+  })
+
+  it('refuses an unregistered resource at the push, as invalid_target', async () => {
+    const pushed = await postForm(authz.app, '/connect/par', {
+      client_id: 'web',
+      client_secret: 'web-secret',
+      response_type: 'code',
+      redirect_uri: WEB_CB,
+      ...BOTH,
+      resource: 'https://unknown.example.com/mcp',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    })
+    expect(pushed.statusCode).toBe(400)
+    expect(pushed.json()).toEqual({ error: 'invalid_target', error_description: 'unknown resource' })
+  })
 })
 
 describe('the client credentials grant', () => {
