@@ -3,11 +3,12 @@
 // device grants, `resource` selects one resource; the access token's `aud` is exactly its name and
 // its scopes only that resource's; a refresh (or code) with another resource among those granted
 // gets a token for that one (§2.2); an unregistered resource, or one with a fragment, is invalid_target.
-// A pushed authorization request (RFC 9126) narrows as the authorization endpoint does.
+// A pushed authorization request (RFC 9126) narrows as the authorization endpoint does. An API
+// named by its URL introspects with that URL as its client id, form-encoded in Basic (RFC 6749 §2.3.1).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
-import { postForm } from '../helpers/http.js'
+import { postForm, postFormBasic } from '../helpers/http.js'
 import { authorizeUrl, codeFor, consent, located, pkcePair, redeem, session, WEB_CB } from '../flows/authorization-code/harness.js'
 import { DEVICE, decide, start } from '../flows/device/harness.js'
 
@@ -17,7 +18,7 @@ const OTHER = 'https://other.example.com/api'
 const SEED = {
   apiScopes: [{ name: 'tools.read' }, { name: 'other.read' }],
   apiResources: [
-    { name: MCP, scopes: ['tools.read'] },
+    { name: MCP, scopes: ['tools.read'], secrets: [{ value: 'mcp-secret' }] },
     { name: OTHER, scopes: ['other.read'] },
   ],
   identityResources: ['openid', 'profile', 'offline_access'],
@@ -149,6 +150,38 @@ describe('a pushed authorization request', () => {
     })
     expect(pushed.statusCode).toBe(400)
     expect(pushed.json()).toEqual({ error: 'invalid_target', error_description: 'unknown resource' })
+  })
+})
+
+describe('introspection by an API named by its URL', () => {
+  const mcpToken = async () => {
+    const res = await postForm(authz.app, '/connect/token', {
+      grant_type: 'client_credentials',
+      scope: 'tools.read',
+      resource: MCP,
+      client_id: 'web',
+      client_secret: 'web-secret',
+    })
+    return res.json().access_token as string
+  }
+
+  it('authenticates with its URL form-encoded in Basic (RFC 6749 §2.3.1)', async () => {
+    const res = await postFormBasic(authz.app, '/connect/introspect', { token: await mcpToken() }, MCP, 'mcp-secret')
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({ active: true, aud: MCP, scope: 'tools.read', client_id: 'web' })
+  })
+
+  it('authenticates with client_secret_post', async () => {
+    const res = await postForm(authz.app, '/connect/introspect', { token: await mcpToken(), client_id: MCP, client_secret: 'mcp-secret' })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({ active: true, aud: MCP, scope: 'tools.read', client_id: 'web' })
+  })
+
+  it('is invalid_client with its URL in Basic not form-encoded: the id ends at its first colon', async () => {
+    const raw = `Basic ${Buffer.from(`${MCP}:mcp-secret`).toString('base64')}`
+    const res = await postForm(authz.app, '/connect/introspect', { token: await mcpToken() }, { authorization: raw })
+    expect(res.statusCode).toBe(401)
+    expect(res.json().error).toBe('invalid_client')
   })
 })
 
