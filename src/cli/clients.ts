@@ -29,7 +29,7 @@ const usage = `Usage: authz clients list [--json]
        authz clients remove CLIENT_ID
        authz clients add-secret CLIENT_ID [--expires ISO_DATE] [--description TEXT]
 
-  list         all clients, one per line
+  list         all clients, one per line (SELF-REGISTERED: registered through POST /connect/register)
   show         one client's settings (secrets by expiry and description; hashes are never shown)
   add          create a client; unless --public, generate its secret and print it once on stdout
                (every other setting: a seed file, see authz seed --schema)
@@ -78,14 +78,16 @@ async function list(args: string[], ctx: CliContext) {
 function printList(ctx: CliContext, clients: Client[], json: boolean | undefined) {
   if (json) return ctx.out(JSON.stringify(clients.map(toJson), null, 2))
   if (clients.length === 0) return ctx.out('no clients')
+  // A client a stranger registered (RFC 7591) is removed when idle and nobody vouches for it.
   const rows = clients.map((c) => [
     c.clientId,
     c.enabled ? 'yes' : 'no',
+    c.selfRegistered ? 'yes' : 'no',
     String(c.secrets.length),
     c.allowedGrantTypes.join(' '),
     c.allowedScopes.join(' '),
   ])
-  table(['CLIENT ID', 'ENABLED', 'SECRETS', 'GRANT TYPES', 'SCOPES'], rows).forEach((l) => ctx.out(l))
+  table(['CLIENT ID', 'ENABLED', 'SELF-REGISTERED', 'SECRETS', 'GRANT TYPES', 'SCOPES'], rows).forEach((l) => ctx.out(l))
 }
 
 async function show(args: string[], ctx: CliContext) {

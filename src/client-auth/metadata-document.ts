@@ -2,11 +2,13 @@
 // authorization specification 2025-11-25 uses it): a client id that is an https URL names the
 // JSON document at that URL, which describes the client (RFC 7591 §2 metadata). Nobody vouches
 // for such a client, so it gets only what a public client may have: PKCE required, no secret,
-// redirect URIs exactly as listed, scopes within REGISTRATION_ALLOWED_SCOPES, consent every time.
+// redirect URIs as listed (compared as every client's: a loopback IP one on any port, RFC 8252
+// §7.3), scopes within REGISTRATION_ALLOWED_SCOPES, consent every time.
 // A document is kept as its HTTP cache headers say, within CACHE_MIN_S and CACHE_MAX_S (§4.3),
 // by the injected clock; concurrent lookups of one URL share one fetch.
 import type { Clock } from '../domain/clock.js'
 import { isLocalHost, redirectUriProblem } from '../domain/redirect-uri.js'
+import { hasControlOrFormatCharacters } from '../grants/acr-values.js'
 import type { Client } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
 import type { ClientStore } from '../stores/clients.js'
@@ -16,6 +18,11 @@ import { MetadataFetchError, type FetchedDocument, type MetadataFetcher } from '
 /** §4.3: at least 5 minutes (a stranger's URL is not fetched at every request), at most a day. */
 export const CACHE_MIN_S = 300
 export const CACHE_MAX_S = 86_400
+/**
+ * A document that failed (unreachable, refused) is answered from the cache this long: a stranger
+ * naming a failing URL at every request must not make the server fetch it at every request (§6).
+ */
+export const FAILURE_CACHE_S = 60
 /** Documents kept at once; the oldest goes first. */
 const CACHE_MAX_ENTRIES = 1000
 
@@ -64,6 +71,18 @@ export function cacheSeconds(headers: FetchedDocument['headers'], now: number): 
 const PUBLIC_GRANTS = new Set(['authorization_code', 'refresh_token'])
 const NAME_MAX = 100
 
+/**
+ * The name the consent page shows, refused as registration refuses it: a control or format
+ * character (a bidi override, a zero-width space) would let the name show the person something
+ * other than what it says (Unicode TR 36 §2). Kept to NAME_MAX characters.
+ */
+function clientName(value: unknown): string | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'string' || value === '') throw refused('has a client_name that is not a non-empty string')
+  if (hasControlOrFormatCharacters(value)) throw refused('has a client_name with control or format characters')
+  return value.slice(0, NAME_MAX)
+}
+
 /** The document as a client, or why it cannot be one (§4.1, RFC 7591 §2). */
 export function clientFromDocument(clientId: string, body: Buffer, allowedScopes: readonly string[]): Client {
   let doc: unknown
@@ -92,13 +111,13 @@ export function clientFromDocument(clientId: string, body: Buffer, allowedScopes
   if (scope !== undefined && typeof scope !== 'string') throw refused('has a scope that is not a string')
   const scopes = scope === undefined ? defaultScopes(allowedScopes, grants as string[]) : scope.split(' ').filter((s) => s !== '')
   if (!scopes.every((s) => allowedScopes.includes(s))) throw refused('asks for scopes this server does not allow such clients')
-  const name = typeof d.client_name === 'string' ? d.client_name.replace(/\p{Cc}/gu, '').slice(0, NAME_MAX) : undefined
+  const name = clientName(d.client_name)
   const keyed = method === 'private_key_jwt'
   return selfRegisteredClient(
     clientId,
     'metadata-document',
     {
-      clientName: name || undefined,
+      clientName: name,
       authMethod: keyed ? 'private_key_jwt' : 'none',
       grantTypes: ['authorization_code', ...(grants.includes('refresh_token') ? ['refresh_token'] : [])],
       scopes,
@@ -120,8 +139,13 @@ export function createMetadataDocumentClients(deps: {
   /** Told why a document failed (the log); never the document's content. */
   onRefused?: (clientId: string, reason: string) => void
 }): MetadataDocumentClients {
-  const cache = new Map<string, { client: Client; until: number }>()
+  const cache = new Map<string, { found: Client | OAuthError; until: number }>()
   const pending = new Map<string, Promise<Client>>()
+
+  function keep(clientId: string, found: Client | OAuthError, seconds: number): void {
+    if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!)
+    cache.set(clientId, { found, until: deps.clock.now() + seconds * 1000 })
+  }
 
   async function load(url: URL): Promise<Client> {
     const clientId = url.href
@@ -129,13 +153,23 @@ export function createMetadataDocumentClients(deps: {
     try {
       fetched = await deps.fetcher.get(url)
     } catch (err) {
-      if (err instanceof MetadataFetchError) throw new OAuthError('invalid_request', `client_id: ${err.reason}`)
+      if (!(err instanceof MetadataFetchError)) throw err
+      const failed = new OAuthError('invalid_request', `client_id: ${err.reason}`)
+      // Too many fetches in flight is this server's state, not the URL's: the next request tries.
+      if (!err.busy) keep(clientId, failed, FAILURE_CACHE_S)
+      deps.onRefused?.(clientId, failed.description ?? failed.code)
+      throw failed
+    }
+    let client: Client
+    try {
+      client = clientFromDocument(clientId, fetched.body, deps.allowedScopes)
+    } catch (err) {
+      if (!(err instanceof OAuthError)) throw err
+      keep(clientId, err, FAILURE_CACHE_S)
+      deps.onRefused?.(clientId, err.description ?? err.code)
       throw err
     }
-    const client = clientFromDocument(clientId, fetched.body, deps.allowedScopes)
-    const now = deps.clock.now()
-    if (cache.size >= CACHE_MAX_ENTRIES) cache.delete(cache.keys().next().value!)
-    cache.set(clientId, { client, until: now + cacheSeconds(fetched.headers, now) * 1000 })
+    keep(clientId, client, cacheSeconds(fetched.headers, deps.clock.now()))
     return client
   }
 
@@ -145,19 +179,17 @@ export function createMetadataDocumentClients(deps: {
     const url = isMetadataDocumentUrl(clientId)
     if (!url) return undefined
     const kept = cache.get(clientId)
-    if (kept && kept.until > deps.clock.now()) return kept.client
+    if (kept && kept.until > deps.clock.now()) {
+      if (kept.found instanceof OAuthError) throw kept.found
+      return kept.found
+    }
     cache.delete(clientId)
     let loading = pending.get(clientId)
     if (!loading) {
       loading = load(url).finally(() => pending.delete(clientId))
       pending.set(clientId, loading)
     }
-    try {
-      return await loading
-    } catch (err) {
-      if (err instanceof OAuthError) deps.onRefused?.(clientId, err.description ?? err.code)
-      throw err
-    }
+    return loading
   }
 
   return {

@@ -6,7 +6,7 @@
 // connected to (a name that resolves to 10.0.0.1 is refused, however it is spelt), and a cap on
 // the fetches in flight. node:https trusts Node's CAs, NODE_EXTRA_CA_CERTS included.
 // The jwks_uri of a client a stranger described (client-keys.ts) is fetched the same way.
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns'
+import { lookup as dnsLookup, type LookupAddress, type LookupAllOptions, type LookupOptions } from 'node:dns'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { BlockList, isIP } from 'node:net'
@@ -26,13 +26,25 @@ export interface MetadataFetchOptions {
   document?: string | undefined
   /** Sent as Accept. */
   accept?: string | undefined
+  /** Resolves a host name to every address it has (tests: a name that resolves to 10.0.0.1). */
+  resolve?: Resolver | undefined
 }
+
+export type Resolver = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void
 
 export const METADATA_FETCH_DEFAULTS: MetadataFetchOptions = { timeoutMs: 5000, maxBytes: 64 * 1024, maxConcurrent: 10 }
 
 /** What went wrong, as the error page says it (fixed sentences, never the document's content). */
 export class MetadataFetchError extends Error {
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    /** The fetch was not tried: too many were in flight (a fault of this server's load, not of the URL). */
+    readonly busy = false,
+  ) {
     super(reason)
     this.name = 'MetadataFetchError'
   }
@@ -85,27 +97,31 @@ export function isPublicAddress(address: string): boolean {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
 
-/** dns.lookup that refuses what the connection would reach when it is not public. */
-function publicOnlyLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
-  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, [])
-    if (addresses.length === 0 || !addresses.every((a) => isPublicAddress(a.address))) {
-      return callback(Object.assign(new Error('address not allowed'), { code: 'EADDRNOTALLOWED' }), [])
-    }
-    if (options.all) return callback(null, addresses)
-    callback(null, addresses[0]!.address, addresses[0]!.family)
-  })
+/** dns.lookup that refuses what the connection would reach when any address of the name is not public. */
+function publicOnlyLookup(resolve: Resolver) {
+  return function lookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+    resolve(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, [])
+      if (addresses.length === 0 || !addresses.every((a) => isPublicAddress(a.address))) {
+        return callback(Object.assign(new Error('address not allowed'), { code: 'EADDRNOTALLOWED' }), [])
+      }
+      if (options.all) return callback(null, addresses)
+      callback(null, addresses[0]!.address, addresses[0]!.family)
+    })
+  }
 }
 
 export function createMetadataFetcher(options: Partial<MetadataFetchOptions> = {}): MetadataFetcher {
   const opts = { ...METADATA_FETCH_DEFAULTS, ...options }
+  const lookup = publicOnlyLookup(opts.resolve ?? dnsLookup)
   let inFlight = 0
   return {
     async get(url) {
-      if (inFlight >= opts.maxConcurrent) throw new MetadataFetchError('too many client metadata documents are being fetched: try again')
+      if (inFlight >= opts.maxConcurrent)
+        throw new MetadataFetchError('too many client metadata documents are being fetched: try again', true)
       inFlight++
       try {
-        return await fetchOnce(url, opts)
+        return await fetchOnce(url, opts, lookup)
       } finally {
         inFlight--
       }
@@ -113,7 +129,7 @@ export function createMetadataFetcher(options: Partial<MetadataFetchOptions> = {
   }
 }
 
-function fetchOnce(url: URL, opts: MetadataFetchOptions): Promise<FetchedDocument> {
+function fetchOnce(url: URL, opts: MetadataFetchOptions, lookup: ReturnType<typeof publicOnlyLookup>): Promise<FetchedDocument> {
   const name = opts.document ?? 'the client metadata document'
   const host = url.hostname.replace(/^\[|\]$/g, '')
   const local = isLocalHost(url.hostname)
@@ -135,7 +151,7 @@ function fetchOnce(url: URL, opts: MetadataFetchOptions): Promise<FetchedDocumen
       headers: { accept: opts.accept ?? 'application/json' },
       agent: false,
       ...(opts.extraCa !== undefined ? { ca: [...rootCertificates, opts.extraCa] } : {}),
-      ...(local ? {} : { lookup: publicOnlyLookup }),
+      ...(local ? {} : { lookup }),
     })
     const timer = setTimeout(() => fail(`${name} did not arrive in time`), opts.timeoutMs)
     req.on('error', (err: NodeJS.ErrnoException) =>

@@ -211,6 +211,43 @@ describe('with CLIENT_ID_METADATA_DOCUMENTS on', () => {
     expect(res.body).toContain('redirect_uri is not registered for this client')
   })
 
+  it('takes a listed loopback IP redirect URI on any port, as a native client needs (RFC 8252 §7.3)', async () => {
+    handler = serve((id) => documentFor(id))
+    const res = await authz.app.inject({
+      method: 'GET',
+      url: urlFor(`${origin}/native.json`, { redirect_uri: 'http://127.0.0.1:51000/callback' }),
+    })
+    expect(res.statusCode).toBe(303)
+    expect(located(res).pathname).toBe('/account/sign-in')
+  })
+
+  it('lets its redirect URI origin read token answers, but refuses that origin a preflight (it names no client)', async () => {
+    handler = serve((id) => documentFor(id))
+    const page = 'http://127.0.0.1:9'
+    const res = await authz.app.inject({
+      method: 'POST',
+      url: '/connect/token',
+      headers: { ...FORM, origin: page },
+      payload: form({
+        grant_type: 'authorization_code',
+        client_id: `${origin}/browser.json`,
+        code: 'x',
+        redirect_uri: CB,
+        code_verifier: 'v'.repeat(43),
+      }),
+    })
+    expect(res.statusCode).toBe(400)
+    expect(res.json().error).toBe('invalid_grant')
+    expect(res.headers['access-control-allow-origin']).toBe(page)
+    const preflight = await authz.app.inject({
+      method: 'OPTIONS',
+      url: '/connect/token',
+      headers: { origin: page, 'access-control-request-method': 'POST', 'access-control-request-headers': 'dpop' },
+    })
+    expect(preflight.statusCode).toBe(404)
+    expect(preflight.headers['access-control-allow-origin']).toBeUndefined()
+  })
+
   it('answers the token endpoint invalid_client for a document that fails', async () => {
     handler = (_req, res) => res.writeHead(500).end()
     const res = await authz.app.inject({

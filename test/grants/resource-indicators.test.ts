@@ -3,11 +3,13 @@
 // device grants, `resource` selects one resource; the access token's `aud` is exactly its name and
 // its scopes only that resource's; a refresh (or code) with another resource among those granted
 // gets a token for that one (§2.2); an unregistered resource, or one with a fragment, is invalid_target.
+// A pushed authorization request (RFC 9126) narrows as the authorization endpoint does. An API
+// named by its URL introspects with that URL as its client id, form-encoded in Basic (RFC 6749 §2.3.1).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed } from '../../src/seed/apply.js'
 import { createTestApp, type TestApp } from '../helpers/app.js'
-import { postForm } from '../helpers/http.js'
-import { authorizeUrl, codeFor, located, redeem, session, WEB_CB } from '../flows/authorization-code/harness.js'
+import { postForm, postFormBasic } from '../helpers/http.js'
+import { authorizeUrl, codeFor, consent, located, pkcePair, redeem, session, WEB_CB } from '../flows/authorization-code/harness.js'
 import { DEVICE, decide, start } from '../flows/device/harness.js'
 
 const MCP = 'https://mcp.example.com/mcp'
@@ -16,7 +18,7 @@ const OTHER = 'https://other.example.com/api'
 const SEED = {
   apiScopes: [{ name: 'tools.read' }, { name: 'other.read' }],
   apiResources: [
-    { name: MCP, scopes: ['tools.read'] },
+    { name: MCP, scopes: ['tools.read'], secrets: [{ value: 'mcp-secret' }] },
     { name: OTHER, scopes: ['other.read'] },
   ],
   identityResources: ['openid', 'profile', 'offline_access'],
@@ -110,6 +112,77 @@ describe('the authorization code grant', () => {
       expect(back.searchParams.get('error_description')).toBe(description)
     })
   }
+})
+
+describe('a pushed authorization request', () => {
+  it('binds the token to the resource it named, as the authorization endpoint does', async () => {
+    const { verifier, challenge } = pkcePair()
+    const pushed = await postForm(authz.app, '/connect/par', {
+      client_id: 'web',
+      client_secret: 'web-secret',
+      response_type: 'code',
+      redirect_uri: WEB_CB,
+      ...BOTH,
+      resource: MCP,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    })
+    expect(pushed.statusCode).toBe(201)
+    const url = `/connect/authorize?${new URLSearchParams({ client_id: 'web', request_uri: pushed.json().request_uri })}`
+    let res = await authz.app.inject({ method: 'GET', url, headers: { cookie } })
+    if (res.statusCode === 200) res = await consent(authz, url, cookie, 'approve')
+    const code = located(res).searchParams.get('code')!
+    const token = await redeem(authz, { code, code_verifier: verifier })
+    expect(token.statusCode).toBe(200)
+    expect(claimsOf(token.json().access_token)).toMatchObject({ aud: MCP, scope: 'openid tools.read offline_access' })
+  })
+
+  it('refuses an unregistered resource at the push, as invalid_target', async () => {
+    const pushed = await postForm(authz.app, '/connect/par', {
+      client_id: 'web',
+      client_secret: 'web-secret',
+      response_type: 'code',
+      redirect_uri: WEB_CB,
+      ...BOTH,
+      resource: 'https://unknown.example.com/mcp',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    })
+    expect(pushed.statusCode).toBe(400)
+    expect(pushed.json()).toEqual({ error: 'invalid_target', error_description: 'unknown resource' })
+  })
+})
+
+describe('introspection by an API named by its URL', () => {
+  const mcpToken = async () => {
+    const res = await postForm(authz.app, '/connect/token', {
+      grant_type: 'client_credentials',
+      scope: 'tools.read',
+      resource: MCP,
+      client_id: 'web',
+      client_secret: 'web-secret',
+    })
+    return res.json().access_token as string
+  }
+
+  it('authenticates with its URL form-encoded in Basic (RFC 6749 §2.3.1)', async () => {
+    const res = await postFormBasic(authz.app, '/connect/introspect', { token: await mcpToken() }, MCP, 'mcp-secret')
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({ active: true, aud: MCP, scope: 'tools.read', client_id: 'web' })
+  })
+
+  it('authenticates with client_secret_post', async () => {
+    const res = await postForm(authz.app, '/connect/introspect', { token: await mcpToken(), client_id: MCP, client_secret: 'mcp-secret' })
+    expect(res.statusCode).toBe(200)
+    expect(res.json()).toMatchObject({ active: true, aud: MCP, scope: 'tools.read', client_id: 'web' })
+  })
+
+  it('is invalid_client with its URL in Basic not form-encoded: the id ends at its first colon', async () => {
+    const raw = `Basic ${Buffer.from(`${MCP}:mcp-secret`).toString('base64')}`
+    const res = await postForm(authz.app, '/connect/introspect', { token: await mcpToken() }, { authorization: raw })
+    expect(res.statusCode).toBe(401)
+    expect(res.json().error).toBe('invalid_client')
+  })
 })
 
 describe('the client credentials grant', () => {
