@@ -13,7 +13,12 @@ export const parFlow: Flow = {
   name: 'par',
   async register(core: Core) {
     const { config, clock, stores } = core
-    const requestObjects = createRequestObjectVerifier({ clock, issuer: config.issuer, usedJtis: stores.usedJtis })
+    const requestObjects = createRequestObjectVerifier({
+      clock,
+      issuer: config.issuer,
+      usedJtis: stores.usedJtis,
+      keys: core.clientKeys,
+    })
     const par = createPushedAuthorizationService({
       clients: stores.clients,
       scopes: core.scopes,

@@ -8,15 +8,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_ISSUER } from '../../helpers/app.js'
 import { postForm } from '../../helpers/http.js'
 import { located, session, WEB_CB, pkcePair, authorizeUrl } from '../authorization-code/harness.js'
+import { jwksServer, newKey } from '../../client-auth/assertion-fixtures.js'
 import { createParTestApp, JAR_CB, push, requestObject, RFC7636_VERIFIER, type ParTestApp } from './harness.js'
 
 let t: ParTestApp
 let alice: string
+let jwks: Awaited<ReturnType<typeof jwksServer>>
 beforeAll(async () => {
-  t = await createParTestApp()
+  jwks = await jwksServer()
+  t = await createParTestApp({}, { jwksUri: jwks.url })
   alice = await session(t)
 })
-afterAll(() => t?.close())
+afterAll(async () => {
+  await t?.close()
+  await jwks?.close()
+})
 
 const get = (url: string, cookie = alice) => t.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} })
 const authorizeWith = (requestUri: string, clientId = 'jar') =>
@@ -261,6 +267,18 @@ describe('request objects', () => {
     const pushedRes = await push(t, { request: await make() })
     expect(pushedRes.statusCode).toBe(400)
     expect(pushedRes.json()).toMatchObject({ error: 'invalid_request_object' })
+  })
+
+  it('from a client whose keys are at its jwks_uri: by value and inside PAR', async () => {
+    const k = await newKey('k1')
+    jwks.keys.push(k.publicJwk)
+    const signed = (state: string) =>
+      requestObject(t, { iss: 'jar-remote', client_id: 'jar-remote', state }, { key: k.privateKey, clientId: 'jar-remote' })
+    const byValue = `/connect/authorize?${new URLSearchParams({ client_id: 'jar-remote', request: await signed('remote-value') })}`
+    expect(redirectedTo(await get(byValue))).toMatchObject({ code: expect.any(String), state: 'remote-value' })
+    const uri = await pushed({ request: await signed('remote-pushed') }, 'jar-remote')
+    expect(redirectedTo(await get(authorizeWith(uri, 'jar-remote')))).toMatchObject({ code: expect.any(String), state: 'remote-pushed' })
+    expect(jwks.requests()).toBe(1)
   })
 
   it('refuses a request object signed by another key', async () => {
