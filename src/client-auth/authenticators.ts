@@ -1,4 +1,4 @@
-// Client authentication at the token, revocation, CIBA and device authorization endpoints:
+// Client authentication at the token, PAR, revocation, CIBA and device authorization endpoints:
 // RFC 6749 §2.3.1 (client_secret_basic, client_secret_post), §2.3 (one method per request),
 // §5.2 (401 + WWW-Authenticate when the Authorization header was used), public clients ('none'),
 // and assertions (RFC 7523 §2.2, OpenID Connect Core §9: private_key_jwt, client_secret_jwt).
@@ -27,8 +27,11 @@ export interface ClientAuthenticator {
 export interface ClientAuthOptions {
   address: string
   requireConfidential?: boolean
-  /** The endpoint's path (src/endpoints.ts): an assertion's aud may be its URL instead of the issuer. */
-  endpoint?: string
+  /**
+   * The endpoint's path (src/endpoints.ts): an assertion's aud may be its URL instead of the
+   * issuer. Several where more than one URL names the endpoint's audience (RFC 9126 §2).
+   */
+  endpoint?: string | readonly string[]
 }
 
 /** The methods an endpoint that authenticates clients this way supports (discovery's *_auth_methods_supported). */
@@ -81,7 +84,13 @@ export function createClientAuthenticator(deps: {
         const method = client.tokenEndpointAuthMethod
         if (!isAssertionMethod(method) || !deps.assertions) throw await t.failure(creds, opts.address, 'method_not_allowed')
         try {
-          await deps.assertions.verify(client, method, creds.assertion, `${issuer}${opts.endpoint ?? ''}`)
+          const paths = opts.endpoint === undefined ? [] : typeof opts.endpoint === 'string' ? [opts.endpoint] : opts.endpoint
+          await deps.assertions.verify(
+            client,
+            method,
+            creds.assertion,
+            paths.map((path) => `${issuer}${path}`),
+          )
         } catch (err) {
           if (!(err instanceof AssertionRefused)) throw err
           throw await t.failure(creds, opts.address, 'bad_assertion')

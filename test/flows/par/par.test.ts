@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_ISSUER } from '../../helpers/app.js'
 import { postForm } from '../../helpers/http.js'
 import { located, session, WEB_CB, pkcePair, authorizeUrl } from '../authorization-code/harness.js'
-import { jwksServer, newKey } from '../../client-auth/assertion-fixtures.js'
+import { assertion, JWT_BEARER, jwksServer, newKey } from '../../client-auth/assertion-fixtures.js'
 import { createParTestApp, JAR_CB, push, requestObject, RFC7636_VERIFIER, type ParTestApp } from './harness.js'
 
 let t: ParTestApp
@@ -162,6 +162,24 @@ describe('the pushed authorization request endpoint', () => {
     expect(res.statusCode).toBe(400)
     expect(res.headers['cache-control']).toBe('no-store')
     expect(res.json()).toEqual({ error, error_description: description })
+  })
+
+  it('takes a client assertion whose aud is the issuer, the token endpoint or this endpoint (RFC 9126 §2)', async () => {
+    const key = { privateKey: t.privateKey, kid: 'k1', alg: 'ES256' }
+    const pushWith = async (aud: string) =>
+      postForm(t.app, '/connect/par', {
+        ...PLAIN,
+        client_id: 'jar-signer',
+        client_assertion_type: JWT_BEARER,
+        client_assertion: await assertion(t, key, 'jar-signer', { aud }),
+      })
+    for (const aud of [TEST_ISSUER, `${TEST_ISSUER}/connect/token`, `${TEST_ISSUER}/connect/par`]) {
+      const res = await pushWith(aud)
+      expect({ aud, status: res.statusCode }).toEqual({ aud, status: 201 })
+    }
+    const elsewhere = await pushWith(`${TEST_ISSUER}/connect/revocation`)
+    expect(elsewhere.statusCode).toBe(401)
+    expect(elsewhere.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
   })
 
   it('refuses a client that does not authenticate', async () => {
