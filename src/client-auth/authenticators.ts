@@ -130,7 +130,8 @@ export interface IntrospectionCallerAuthenticator {
 
 /**
  * RFC 7662 §2.1: the caller MUST authenticate. An API resource (name + one of its secrets) is
- * tried first, then a confidential client; Basic or form body, one method only.
+ * tried first, then a confidential client whose method allows a secret sent that way; Basic or
+ * form body, one method only.
  */
 
 export function createIntrospectionCallerAuthenticator(deps: {
@@ -156,12 +157,23 @@ export function createIntrospectionCallerAuthenticator(deps: {
         return { kind: 'api', name: api.name, scopes: api.scopes }
       }
       const client = await deps.clients.findById(creds.id)
-      if (client && client.enabled && secret !== undefined && secrets.matches(client, secret, now)) {
+      // A client's tokenEndpointAuthMethod (RFC 7591 §2) holds here as at the token endpoint: one
+      // fixed to an assertion or to none never authenticates with a secret, however it is sent.
+      const methodAllowed = !client || secretAllowed(client, creds.viaHeader)
+      if (client && client.enabled && secret !== undefined && methodAllowed && secrets.matches(client, secret, now)) {
         await deps.throttle.recordSuccess(creds.id, address)
         return { kind: 'client', clientId: client.clientId }
       }
       const known = api ?? client
-      const reason = !known ? 'unknown_client' : !known.enabled ? 'disabled' : secret === undefined ? 'secret_required' : 'bad_secret'
+      const reason = !known
+        ? 'unknown_client'
+        : !known.enabled
+          ? 'disabled'
+          : secret === undefined
+            ? 'secret_required'
+            : !methodAllowed
+              ? 'method_not_allowed'
+              : 'bad_secret'
       throw await t.failure(creds, address, reason)
     },
   }
