@@ -3,7 +3,7 @@
 // (no PAR, no DPoP proof, an RS256 assertion, proof or request object, PKCE missing or plain, a
 // code older than 60 seconds), and the same client when it meets them. The seed's refusals too.
 import { randomUUID } from 'node:crypto'
-import { SignJWT } from 'jose'
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed, checkSeed } from '../../../src/seed/apply.js'
 import { createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
@@ -87,10 +87,21 @@ describe('a fapi2 client', () => {
   it('gets DPoP-bound tokens through PAR, private_key_jwt and PKCE S256', async () => {
     const res = await redeem(await code(), { dpop: await proof(t, dpop) })
     expect(res.statusCode).toBe(200)
-    const body = res.json<{ token_type: string; access_token: string }>()
+    const body = res.json<{ token_type: string; access_token: string; id_token: string }>()
     expect(body.token_type).toBe('DPoP')
     const claims = JSON.parse(Buffer.from(body.access_token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>
     expect(claims.cnf).toEqual({ jkt: dpop.jkt })
+  })
+
+  it('gets ID tokens signed with ES256, never RS256 (FAPI 2.0 §5.4.1), verifiable with the published keys', async () => {
+    const res = await redeem(await code(), { dpop: await proof(t, dpop) })
+    const { id_token } = res.json<{ id_token: string }>()
+    expect(decodeProtectedHeader(id_token)).toMatchObject({ alg: 'ES256', typ: 'JWT' })
+    const jwks = (await t.app.inject({ url: '/.well-known/openid-configuration/jwks' })).json()
+    const { payload } = await jwtVerify(id_token, createLocalJWKSet(jwks), { issuer: TEST_ISSUER, audience: 'bank', algorithms: ['ES256'] })
+    expect(payload.sub).toBe('u-alice')
+    const doc = (await t.app.inject({ url: '/.well-known/openid-configuration' })).json<Record<string, unknown>>()
+    expect(doc.id_token_signing_alg_values_supported).toEqual(['RS256', 'ES256'])
   })
 
   it('must push its requests: a direct one goes back with invalid_request', async () => {
