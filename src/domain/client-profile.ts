@@ -21,12 +21,15 @@ export const FAPI2_MAX_CODE_LIFETIME_SECONDS = 60
 /**
  * The effective client. FAPI 2.0 Security Profile §5.3.2 for `fapi2`: pushed authorization
  * requests (§5.3.2.2 item 2), PKCE (§5.3.2.2 item 4; S256 is the only method this server takes),
- * sender-constrained tokens by DPoP (§5.3.2.1 item 1) for every grant. Confidential clients only
- * with private_key_jwt (§5.3.2.1 item 6; mTLS is not offered) is enforced by the seed schema.
+ * sender-constrained tokens by DPoP (§5.3.2.1 item 1) for every grant, and refresh tokens that
+ * are not rotated (§5.3.2.1: rotation only in extraordinary circumstances; the client's own
+ * authentication binds them, RFC 9700 §4.14.2), whatever refreshTokenUsage says. Confidential
+ * clients only with private_key_jwt (§5.3.2.1 item 6; mTLS is not offered) is enforced by the
+ * seed schema.
  */
 export function withProfile(client: Client): Client {
   if (client.profile !== 'fapi2') return client
-  return { ...client, requirePushedAuthorization: true, requirePkce: true, requireDPoP: true }
+  return { ...client, requirePushedAuthorization: true, requirePkce: true, requireDPoP: true, refreshTokenUsage: 'reUse' }
 }
 
 /** The algorithms the client may sign with, narrowed from what the endpoint accepts. */

@@ -35,7 +35,8 @@ beforeAll(async () => {
         tokenEndpointAuthMethod: 'private_key_jwt',
         jwks: { keys: [es256.publicJwk, rs256.publicJwk] },
         allowedGrantTypes: ['authorization_code', 'client_credentials'],
-        allowedScopes: ['openid', 'profile', 'orders.read'],
+        allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'],
+        allowOfflineAccess: true,
         redirectUris: [CB],
       },
     ],
@@ -62,9 +63,9 @@ function request(challenge: string, extra: Record<string, string> = {}): Record<
 }
 
 /** Pushes a request and follows it with alice's session; returns the code and its verifier. */
-async function code(): Promise<{ code: string; verifier: string }> {
+async function code(extra: Record<string, string> = {}): Promise<{ code: string; verifier: string }> {
   const { verifier, challenge } = pkcePair()
-  const pushed = await postForm(t.app, '/connect/par', { ...(await auth()), ...request(challenge) })
+  const pushed = await postForm(t.app, '/connect/par', { ...(await auth()), ...request(challenge, extra) })
   expect(pushed.statusCode).toBe(201)
   const { request_uri } = pushed.json<{ request_uri: string }>()
   const res = await t.app.inject({
@@ -171,6 +172,18 @@ describe('a fapi2 client', () => {
     const res = await postForm(t.app, '/connect/par', { ...(await auth()), request: jwt })
     expect(res.statusCode).toBe(400)
     expect(res.json()).toMatchObject({ error: 'invalid_request_object' })
+  })
+
+  it('keeps its refresh token: it is not rotated, so two refreshes with it both succeed (FAPI 2.0 §5.3.2.1)', async () => {
+    const issued = await redeem(await code({ scope: 'openid offline_access' }), { dpop: await proof(t, dpop) })
+    const { refresh_token } = issued.json<{ refresh_token: string }>()
+    expect(refresh_token).toEqual(expect.any(String))
+    for (let i = 0; i < 2; i++) {
+      const form = { grant_type: 'refresh_token', refresh_token, ...(await auth()) }
+      const res = await postForm(t.app, '/connect/token', form, { dpop: await proof(t, dpop) })
+      expect({ i, status: res.statusCode }).toEqual({ i, status: 200 })
+      expect(res.json()).toMatchObject({ token_type: 'DPoP', refresh_token })
+    }
   })
 
   it('has codes that live 60 seconds (AUTHORIZATION_CODE_LIFETIME is 300)', async () => {
