@@ -1,7 +1,8 @@
 // A client seeded with profile "fapi2" (src/domain/client-profile.ts) as a client sees it: every
 // requirement of the FAPI 2.0 Security Profile refused with the RFC's error when it is not met
-// (no PAR, no DPoP proof, an RS256 assertion, proof or request object, PKCE missing or plain, a
-// code older than 60 seconds), and the same client when it meets them. The seed's refusals too.
+// (no PAR, no DPoP proof, an RS256 assertion, proof or request object, an assertion's aud other
+// than the issuer string, PKCE missing or plain, a code older than 60 seconds), and the same client
+// when it meets them: ES256 ID tokens, refresh tokens kept. The seed's refusals too.
 import { randomUUID } from 'node:crypto'
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -161,6 +162,31 @@ describe('a fapi2 client', () => {
     )
     expect(res.statusCode).toBe(401)
     expect(res.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
+  })
+
+  it('must name the issuer alone, as a string, as the aud of its assertions, at the token and PAR endpoints', async () => {
+    const withAud = async (aud: string | string[]) => ({
+      client_id: 'bank',
+      client_assertion_type: JWT_BEARER,
+      client_assertion: await assertion(t, es256, 'bank', { aud }),
+    })
+    const refused = { error: 'invalid_client', error_description: 'client authentication failed' }
+    for (const aud of [[TEST_ISSUER], [TEST_ISSUER, 'https://elsewhere.example'], `${TEST_ISSUER}/connect/token`, `${TEST_ISSUER}/`]) {
+      const token = await postForm(
+        t.app,
+        '/connect/token',
+        { grant_type: 'client_credentials', scope: 'orders.read', ...(await withAud(aud)) },
+        { dpop: await proof(t, dpop) },
+      )
+      expect({ aud, status: token.statusCode, body: token.json() }).toEqual({ aud, status: 401, body: refused })
+    }
+    const { challenge } = pkcePair()
+    for (const aud of [[TEST_ISSUER], `${TEST_ISSUER}/connect/par`, `${TEST_ISSUER}/connect/token`]) {
+      const par = await postForm(t.app, '/connect/par', { ...(await withAud(aud)), ...request(challenge) })
+      expect({ aud, status: par.statusCode, body: par.json() }).toEqual({ aud, status: 401, body: refused })
+    }
+    const ok = await postForm(t.app, '/connect/par', { ...(await withAud(TEST_ISSUER)), ...request(challenge) })
+    expect(ok.statusCode).toBe(201)
   })
 
   it('may not sign a request object with RS256', async () => {
