@@ -9,6 +9,7 @@ import { TEST_ISSUER } from '../../helpers/app.js'
 import { postForm } from '../../helpers/http.js'
 import { located, session, WEB_CB, pkcePair, authorizeUrl } from '../authorization-code/harness.js'
 import { assertion, JWT_BEARER, jwksServer, newKey } from '../../client-auth/assertion-fixtures.js'
+import { dpopKey, proof, TOKEN_URL } from '../dpop/proof.js'
 import { createParTestApp, JAR_CB, push, requestObject, RFC7636_VERIFIER, type ParTestApp } from './harness.js'
 
 let t: ParTestApp
@@ -314,6 +315,66 @@ describe('request objects', () => {
     const { challenge } = pkcePair()
     const url = authorizeUrl({ request: 'eyJhbGciOiJFUzI1NiJ9.e30.sig' }, challenge)
     errorPage(await get(url), 'request object: the client has no registered public keys')
+  })
+})
+
+describe('a DPoP proof sent with the push (RFC 9449 §10.1)', () => {
+  const PAR_URL = `${TEST_ISSUER}/connect/par`
+  const pushWithProof = async (dpop: string, params: Record<string, string> = PLAIN) =>
+    postForm(t.app, '/connect/par', { client_id: 'jar', client_secret: 'jar-secret', ...params }, { dpop })
+  const redeemWith = async (code: string, dpop?: string) =>
+    postForm(
+      t.app,
+      '/connect/token',
+      {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: JAR_CB,
+        code_verifier: RFC7636_VERIFIER,
+        client_id: 'jar',
+        client_secret: 'jar-secret',
+      },
+      dpop === undefined ? {} : { dpop },
+    )
+
+  it("binds the code to the proof's key, as dpop_jkt would", async () => {
+    const key = await dpopKey()
+    const res = await pushWithProof(await proof(t, key, { htu: PAR_URL }))
+    expect(res.statusCode).toBe(201)
+    const back = redirectedTo(await get(authorizeWith(res.json<{ request_uri: string }>().request_uri)))
+    const other = await redeemWith(back.code!, await proof(t, await dpopKey()))
+    expect({ status: other.statusCode, body: other.json() }).toEqual({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: 'the DPoP proof is not of the key the authorization code is bound to' },
+    })
+    const bound = await redeemWith(back.code!, await proof(t, key))
+    expect(bound.statusCode).toBe(200)
+    expect(bound.json()).toMatchObject({ token_type: 'DPoP' })
+  })
+
+  it('takes a dpop_jkt beside it when it names the same key', async () => {
+    const key = await dpopKey()
+    const res = await pushWithProof(await proof(t, key, { htu: PAR_URL }), { ...PLAIN, dpop_jkt: key.jkt })
+    expect(res.statusCode).toBe(201)
+  })
+
+  it.each<[string, (key: Awaited<ReturnType<typeof dpopKey>>) => Promise<string>]>([
+    ["the token endpoint's htu", (key) => proof(t, key, { htu: TOKEN_URL })],
+    ['htm GET', (key) => proof(t, key, { htm: 'GET', htu: PAR_URL })],
+    ['an old iat', (key) => proof(t, key, { htu: PAR_URL, iat: Math.floor(t.clock.now() / 1000) - 600 })],
+  ])('checks it: a proof with %s is 400 invalid_dpop_proof', async (_name, make) => {
+    const res = await pushWithProof(await make(await dpopKey()))
+    expect(res.statusCode).toBe(400)
+    expect(res.headers['cache-control']).toBe('no-store')
+    expect(res.json()).toMatchObject({ error: 'invalid_dpop_proof' })
+  })
+
+  it("refuses a dpop_jkt that is not the proof's key with invalid_dpop_proof", async () => {
+    const res = await pushWithProof(await proof(t, await dpopKey(), { htu: PAR_URL }), { ...PLAIN, dpop_jkt: (await dpopKey()).jkt })
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 400,
+      body: { error: 'invalid_dpop_proof', error_description: 'dpop_jkt does not match the key of the DPoP proof' },
+    })
   })
 })
 
