@@ -328,7 +328,7 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   },
   ACCESS_TOKEN_SIGNING_ALG: {
     group: 'Signing keys',
-    doc: 'The signing algorithm of access tokens and introspection JWTs. ID tokens use RS256.',
+    doc: 'The signing algorithm of access tokens and introspection JWTs. ID tokens use RS256 (ES256 for clients of the fapi2 profile).',
   },
   ACCESS_TOKEN_LIFETIME: { group: 'Token lifetimes', doc: "Default access token lifetime; a client's `accessTokenLifetime` overrides it." },
   ID_TOKEN_LIFETIME: { group: 'Token lifetimes', doc: 'How long an ID token is valid (its `exp`).' },

@@ -6,7 +6,10 @@
 // Checks, in order: the header's alg is one the client's method allows (asymmetric for
 // private_key_jwt, HMAC for client_secret_jwt, never `none`); the signature, with the client's
 // public key (src/client-auth/client-keys.ts) or with one of its unexpired secrets; iss = sub =
-// the client id; aud the issuer or the endpoint's URL (either, as RFC 7523 §3 and FAPI 2.0 allow);
+// the client id; aud the issuer or the endpoint's URL (either, as RFC 7523 §3 allows; at the
+// pushed authorization request endpoint also the token endpoint's, RFC 9126 §2), but for a fapi2
+// client the issuer alone, as a string (FAPI 2.0 Security Profile §5.3.2.1, against audience
+// injection);
 // exp in the future but at most MAX_LIFETIME_SECONDS ahead; nbf and iat not in the future; all
 // with CLOCK_SKEW_SECONDS and the injected clock. Last, the jti is recorded, once per client until
 // the assertion expires, in the database all replicas share (RFC 7523 §3 item 7).
@@ -59,8 +62,11 @@ export interface AssertionVerifierDeps {
 }
 
 export interface AssertionVerifier {
-  /** Resolves when `jwt` authenticates `client` by `method` at `endpointUrl`; throws AssertionRefused. */
-  verify(client: Client, method: AssertionMethod, jwt: string, endpointUrl: string): Promise<void>
+  /**
+   * Resolves when `jwt` authenticates `client` by `method` at an endpoint whose aud may be the
+   * issuer or one of `endpointUrls`; throws AssertionRefused.
+   */
+  verify(client: Client, method: AssertionMethod, jwt: string, endpointUrls: readonly string[]): Promise<void>
 }
 
 export function createAssertionVerifier(deps: AssertionVerifierDeps): AssertionVerifier {
@@ -83,7 +89,12 @@ export function createAssertionVerifier(deps: AssertionVerifierDeps): AssertionV
     return keys
   }
 
-  async function verifySignature(client: Client, method: AssertionMethod, jwt: string, endpointUrl: string): Promise<JWTPayload> {
+  async function verifySignature(
+    client: Client,
+    method: AssertionMethod,
+    jwt: string,
+    endpointUrls: readonly string[],
+  ): Promise<JWTPayload> {
     let alg: string | undefined
     try {
       alg = decodeProtectedHeader(jwt).alg
@@ -94,11 +105,12 @@ export function createAssertionVerifier(deps: AssertionVerifierDeps): AssertionV
     const allowed = signingAlgsFor(client, method === 'private_key_jwt' ? ASYMMETRIC_ASSERTION_ALGS : HMAC_ASSERTION_ALGS)
     if (alg === undefined || !allowed.includes(alg)) throw new AssertionRefused('algorithm not allowed')
     const now = deps.clock.now()
+    const fapi2 = client.profile === 'fapi2'
     const options = {
       algorithms: allowed,
       issuer: client.clientId,
       subject: client.clientId,
-      audience: [deps.issuer, endpointUrl],
+      audience: fapi2 ? deps.issuer : [deps.issuer, ...endpointUrls],
       requiredClaims: ['iss', 'sub', 'aud', 'exp', 'jti'],
       currentDate: new Date(now),
       clockTolerance: CLOCK_SKEW_SECONDS,
@@ -122,8 +134,10 @@ export function createAssertionVerifier(deps: AssertionVerifierDeps): AssertionV
   }
 
   return {
-    async verify(client, method, jwt, endpointUrl) {
-      const payload = await verifySignature(client, method, jwt, endpointUrl)
+    async verify(client, method, jwt, endpointUrls) {
+      const payload = await verifySignature(client, method, jwt, endpointUrls)
+      // jose accepts an array that names the issuer; a fapi2 client's aud is the string itself.
+      if (client.profile === 'fapi2' && typeof payload.aud !== 'string') throw new AssertionRefused('aud not the issuer string')
       const now = Math.floor(deps.clock.now() / 1000)
       const exp = payload.exp!
       if (exp > now + MAX_LIFETIME_SECONDS + CLOCK_SKEW_SECONDS) throw new AssertionRefused('exp too far ahead')

@@ -1,4 +1,4 @@
-// Client authentication at the token, revocation, CIBA and device authorization endpoints:
+// Client authentication at the token, PAR, revocation, CIBA and device authorization endpoints:
 // RFC 6749 §2.3.1 (client_secret_basic, client_secret_post), §2.3 (one method per request),
 // §5.2 (401 + WWW-Authenticate when the Authorization header was used), public clients ('none'),
 // and assertions (RFC 7523 §2.2, OpenID Connect Core §9: private_key_jwt, client_secret_jwt).
@@ -27,8 +27,11 @@ export interface ClientAuthenticator {
 export interface ClientAuthOptions {
   address: string
   requireConfidential?: boolean
-  /** The endpoint's path (src/endpoints.ts): an assertion's aud may be its URL instead of the issuer. */
-  endpoint?: string
+  /**
+   * The endpoint's path (src/endpoints.ts): an assertion's aud may be its URL instead of the
+   * issuer. Several where more than one URL names the endpoint's audience (RFC 9126 §2).
+   */
+  endpoint?: string | readonly string[]
 }
 
 /** The methods an endpoint that authenticates clients this way supports (discovery's *_auth_methods_supported). */
@@ -81,7 +84,13 @@ export function createClientAuthenticator(deps: {
         const method = client.tokenEndpointAuthMethod
         if (!isAssertionMethod(method) || !deps.assertions) throw await t.failure(creds, opts.address, 'method_not_allowed')
         try {
-          await deps.assertions.verify(client, method, creds.assertion, `${issuer}${opts.endpoint ?? ''}`)
+          const paths = opts.endpoint === undefined ? [] : typeof opts.endpoint === 'string' ? [opts.endpoint] : opts.endpoint
+          await deps.assertions.verify(
+            client,
+            method,
+            creds.assertion,
+            paths.map((path) => `${issuer}${path}`),
+          )
         } catch (err) {
           if (!(err instanceof AssertionRefused)) throw err
           throw await t.failure(creds, opts.address, 'bad_assertion')
@@ -121,7 +130,8 @@ export interface IntrospectionCallerAuthenticator {
 
 /**
  * RFC 7662 §2.1: the caller MUST authenticate. An API resource (name + one of its secrets) is
- * tried first, then a confidential client; Basic or form body, one method only.
+ * tried first, then a confidential client whose method allows a secret sent that way; Basic or
+ * form body, one method only.
  */
 
 export function createIntrospectionCallerAuthenticator(deps: {
@@ -147,12 +157,23 @@ export function createIntrospectionCallerAuthenticator(deps: {
         return { kind: 'api', name: api.name, scopes: api.scopes }
       }
       const client = await deps.clients.findById(creds.id)
-      if (client && client.enabled && secret !== undefined && secrets.matches(client, secret, now)) {
+      // A client's tokenEndpointAuthMethod (RFC 7591 §2) holds here as at the token endpoint: one
+      // fixed to an assertion or to none never authenticates with a secret, however it is sent.
+      const methodAllowed = !client || secretAllowed(client, creds.viaHeader)
+      if (client && client.enabled && secret !== undefined && methodAllowed && secrets.matches(client, secret, now)) {
         await deps.throttle.recordSuccess(creds.id, address)
         return { kind: 'client', clientId: client.clientId }
       }
       const known = api ?? client
-      const reason = !known ? 'unknown_client' : !known.enabled ? 'disabled' : secret === undefined ? 'secret_required' : 'bad_secret'
+      const reason = !known
+        ? 'unknown_client'
+        : !known.enabled
+          ? 'disabled'
+          : secret === undefined
+            ? 'secret_required'
+            : !methodAllowed
+              ? 'method_not_allowed'
+              : 'bad_secret'
       throw await t.failure(creds, address, reason)
     },
   }

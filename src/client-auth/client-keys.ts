@@ -1,6 +1,6 @@
 // A client's public keys (RFC 7591 §2: `jwks` by value or `jwks_uri` by reference), for every JWT
 // a client signs: client assertions (RFC 7523 §2.2), CIBA request objects and login_hint_tokens,
-// request objects at the authorization endpoint (RFC 9101). Only public asymmetric keys are ever
+// request objects at the authorization and pushed authorization request endpoints (RFC 9101). Only public asymmetric keys are ever
 // returned: a symmetric or private member in a client's key set is dropped, so no HMAC can be
 // verified with a public key.
 //

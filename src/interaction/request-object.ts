@@ -1,12 +1,14 @@
 // Request objects (RFC 9101, JAR) at the authorization endpoint and the pushed authorization
 // request endpoint (RFC 9126 §3): a JWT signed with one of the client's keys that carries the
-// authorization request's parameters as claims. Every check is made here, once: an asymmetric
+// authorization request's parameters as claims, verified with the client's public keys (its
+// `jwks` or `jwks_uri`, src/client-auth/client-keys.ts). Every check is made here, once: an asymmetric
 // signature (client secrets are stored hashed, so HMAC could never be verified, and `none` is
 // never accepted, §6.1), iss the client, aud our issuer (§4), exp and nbf with a small clock
 // skew and a lifetime of at most an hour, jti used once (src/stores/used-jtis.ts). A failure is
 // invalid_request_object (§6.2) with a fixed description that never repeats the object.
 // The CIBA endpoint's signed authentication requests are checked in src/flows/ciba/request-object.ts.
-import { createLocalJWKSet, errors, jwtVerify, type JWTVerifyGetKey } from 'jose'
+import { errors, jwtVerify, type JWSHeaderParameters } from 'jose'
+import { ClientKeysUnavailable, type ClientKeyResolver } from '../client-auth/client-keys.js'
 import type { Clock } from '../domain/clock.js'
 import { signingAlgsFor } from '../domain/client-profile.js'
 import type { Client } from '../domain/types.js'
@@ -24,21 +26,12 @@ const JWT_CLAIMS = new Set(['iss', 'aud', 'exp', 'nbf', 'iat', 'jti', 'sub'])
 const MAX_LIFETIME_SECONDS = 3600
 const CLOCK_TOLERANCE_SECONDS = 30
 
-/**
- * The keys a client signs with; undefined when it has none. One small function, so that a
- * resolver that also fetches a client's jwks_uri can take its place.
- */
-export type ClientKeyLookup = (client: Client) => Promise<JWTVerifyGetKey | undefined>
-
-/** The keys registered in the client's `jwks`. */
-export const registeredClientKeys: ClientKeyLookup = async (client) =>
-  client.jwks && client.jwks.keys.length > 0 ? createLocalJWKSet({ keys: client.jwks.keys }) : undefined
-
 export interface RequestObjectVerifierDeps {
   clock: Clock
   issuer: string
   usedJtis: Pick<UsedJtiStore, 'use'>
-  keys?: ClientKeyLookup
+  /** The client's public keys, from `jwks` or `jwks_uri` (the resolver client assertions use). */
+  keys: ClientKeyResolver
 }
 
 export interface RequestObjectVerifier {
@@ -49,11 +42,10 @@ export interface RequestObjectVerifier {
 const refuse = (description: string, cause?: unknown) => new OAuthError('invalid_request_object', description, { cause })
 
 export function createRequestObjectVerifier(deps: RequestObjectVerifierDeps): RequestObjectVerifier {
-  const keysOf = deps.keys ?? registeredClientKeys
   return {
     async verify(client, jwt) {
-      const keys = await keysOf(client)
-      if (!keys) throw refuse('request object: the client has no registered public keys')
+      if (!deps.keys.hasKeys(client)) throw refuse('request object: the client has no registered public keys')
+      const keys = (header: JWSHeaderParameters) => deps.keys.resolve(client, header)
       let payload
       try {
         ;({ payload } = await jwtVerify(jwt, keys, {
@@ -95,6 +87,7 @@ export function createRequestObjectVerifier(deps: RequestObjectVerifierDeps): Re
 function reason(err: unknown): string {
   if (err instanceof errors.JWSSignatureVerificationFailed) return 'signature verification failed'
   if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) return 'no registered key matches'
+  if (err instanceof ClientKeysUnavailable) return 'the client keys could not be fetched'
   if (err instanceof errors.JOSEAlgNotAllowed) return `algorithm not allowed (use ${REQUEST_OBJECT_SIGNING_ALGS.join(', ')})`
   if (err instanceof errors.JWTExpired) return 'expired'
   if (err instanceof errors.JWTClaimValidationFailed) {

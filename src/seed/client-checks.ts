@@ -83,6 +83,15 @@ export function checkClient(c: Record<string, unknown>, ctx: z.RefinementCtx): v
   if ((mode === 'ping' || mode === 'push') && c.backchannelClientNotificationEndpoint === undefined) {
     problem(['backchannelClientNotificationEndpoint'], `backchannelTokenDeliveryMode ${mode} needs a backchannelClientNotificationEndpoint`)
   }
+  // CIBA Core §10.3: push mode POSTs the tokens to the client, with no request of the client's that
+  // could carry a DPoP proof (RFC 9449 §5), so they are Bearer tokens: never for a client whose
+  // tokens must be DPoP-bound.
+  if (mode === 'push' && (c.requireDPoP === true || c.profile === 'fapi2')) {
+    problem(
+      ['backchannelTokenDeliveryMode'],
+      'push delivers Bearer tokens, and this client must get DPoP-bound ones (requireDPoP or profile fapi2): use poll or ping',
+    )
+  }
   for (const [o, i] of strings(c.allowedCorsOrigins)) {
     if (!isWebOrigin(o)) {
       problem(

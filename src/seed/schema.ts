@@ -155,7 +155,7 @@ export const SeedClient = z.strictObject({
   backchannelTokenDeliveryMode: z
     .enum(['poll', 'ping', 'push'])
     .default('poll')
-    .describe('CIBA: poll (the client asks the token endpoint), ping (it is told when to ask) or push (the tokens are POSTed to it)'),
+    .describe('CIBA: poll (the client asks the token endpoint), ping (it is told when to ask) or push (Bearer tokens are POSTed to it; not with requireDPoP or profile fapi2)'),
   backchannelClientNotificationEndpoint: z
     .string()
     .max(2000)

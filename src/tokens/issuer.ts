@@ -9,6 +9,7 @@ import { isAdminScope } from '../domain/admin-scopes.js'
 import { createHash, randomUUID } from 'node:crypto'
 import type { Config } from '../config.js'
 import type { Clock } from '../domain/clock.js'
+import { idTokenSigningAlgFor } from '../domain/client-profile.js'
 import { absoluteRefreshTokenLifetime, isPublicClient } from '../domain/public-client.js'
 import type { Client, ResolvedScopes, User } from '../domain/types.js'
 import { OAuthError } from '../errors.js'
@@ -232,7 +233,7 @@ export function createTokenIssuer(deps: TokenIssuerDeps): TokenIssuer {
       // §10.3.1: rt_hash is computed as at_hash is, over the refresh token.
       if (refreshTokenValue !== undefined) payload['urn:openid:params:jwt:claim:rt_hash'] = atHash(refreshTokenValue)
     }
-    return keys.sign(payload, { alg: 'RS256', typ: 'JWT' })
+    return keys.sign(payload, { alg: idTokenSigningAlgFor(p.client), typ: 'JWT' })
   }
 
   const wantsRefresh = (p: IssueParams) =>

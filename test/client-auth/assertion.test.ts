@@ -167,6 +167,28 @@ describe('private_key_jwt', () => {
     await expectRefused(await assertion(t, key, 'legacy'))
   })
 
+  it('refuses the secret of a client fixed to an assertion method at introspection too', async () => {
+    const refused = { error: 'invalid_client', error_description: 'caller authentication failed' }
+    for (const [clientId, secret] of [
+      ['signer', 'signer-secret'],
+      ['hmac', HMAC_SECRET],
+    ]) {
+      const viaBasic = await t.app.inject({
+        method: 'POST',
+        url: '/connect/introspect',
+        remoteAddress: nextAddress(),
+        headers: { ...FORM, authorization: basic(clientId!, secret!) },
+        payload: form({ token: 'not-a-token' }),
+      })
+      expect({ clientId, status: viaBasic.statusCode, body: viaBasic.json() }).toEqual({ clientId, status: 401, body: refused })
+      const viaBody = await post(t, '/connect/introspect', { token: 'not-a-token', client_id: clientId!, client_secret: secret! })
+      expect({ clientId, status: viaBody.statusCode, body: viaBody.json() }).toEqual({ clientId, status: 401, body: refused })
+    }
+    // A client with no method fixed still introspects with its secret.
+    const legacy = await post(t, '/connect/introspect', { token: 'not-a-token', client_id: 'legacy', client_secret: 'legacy-secret' })
+    expect({ status: legacy.statusCode, body: legacy.json() }).toEqual({ status: 200, body: { active: false } })
+  })
+
   it('counts failed assertions toward the client authentication throttle', async () => {
     const address = nextAddress()
     for (let i = 0; i < 10; i++) {

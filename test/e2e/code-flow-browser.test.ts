@@ -115,7 +115,7 @@ describe.skipIf(!haveChromium)('authorization code flow with openid-client and C
       response_types_supported: ['code'],
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
-      id_token_signing_alg_values_supported: ['RS256'],
+      id_token_signing_alg_values_supported: ['RS256', 'ES256'],
     })
   })
 

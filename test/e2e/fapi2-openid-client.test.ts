@@ -1,10 +1,11 @@
 // A FAPI 2.0 client written with openid-client (v6) against a listening server, headless Chromium
 // as the person: a client seeded with profile "fapi2" authenticates with private_key_jwt, pushes
 // its request (PAR) with PKCE S256, signs the person in through our pages, and redeems the code
-// with a DPoP proof: the tokens are DPoP-bound (token_type DPoP, cnf.jkt). Userinfo takes the
-// access token with a proof and refuses it as a Bearer token; the refresh works with the proof and
-// is refused without one. The steps are the ones docs/fapi.md prints.
-import { calculateJwkThumbprint, decodeJwt, exportJWK, generateKeyPair } from 'jose'
+// with a DPoP proof: the tokens are DPoP-bound (token_type DPoP, cnf.jkt), and the ID token is
+// signed with ES256, which the library verifies with our JWKS. Userinfo takes the access token
+// with a proof and refuses it as a Bearer token; the refresh works with the proof and is refused
+// without one. The steps are the ones docs/fapi.md prints.
+import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, generateKeyPair } from 'jose'
 import * as client from 'openid-client'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -57,7 +58,9 @@ describe.skipIf(!haveChromium)('a FAPI 2.0 client with openid-client', () => {
       'bank',
       undefined,
       client.PrivateKeyJwt({ key: clientKey.privateKey, kid: 'bank-1' }),
-      { execute: [client.allowInsecureRequests] }, // http://127.0.0.1 only
+      // allowInsecureRequests: http://127.0.0.1 only. enableNonRepudiationChecks: the ID token's
+      // signature is verified with the server's JWKS.
+      { execute: [client.allowInsecureRequests, client.enableNonRepudiationChecks] },
     )
     const dpopKeyPair = await client.randomDPoPKeyPair('ES256')
     const DPoP = client.getDPoPHandle(config, dpopKeyPair)
@@ -86,6 +89,8 @@ describe.skipIf(!haveChromium)('a FAPI 2.0 client with openid-client', () => {
     const jkt = await calculateJwkThumbprint(await exportJWK(dpopKeyPair.publicKey))
     expect(decodeJwt(tokens.access_token).cnf).toEqual({ jkt })
     expect(tokens.claims()).toMatchObject({ sub: ALICE.subjectId, aud: 'bank' })
+    // FAPI 2.0 §5.4.1: never RS256.
+    expect(decodeProtectedHeader(tokens.id_token!)).toMatchObject({ alg: 'ES256' })
 
     // Userinfo: with the DPoP handle it answers; the same token as a Bearer token is refused.
     const info = await client.fetchUserInfo(config, tokens.access_token, ALICE.subjectId, { DPoP })

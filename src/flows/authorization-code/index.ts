@@ -14,7 +14,12 @@ export const authorizationCodeFlow: Flow = {
   name: 'authorization-code',
   async register(core: Core) {
     const { config, clock, stores, scopes, keys } = core
-    const requestObjects = createRequestObjectVerifier({ clock, issuer: config.issuer, usedJtis: stores.usedJtis })
+    const requestObjects = createRequestObjectVerifier({
+      clock,
+      issuer: config.issuer,
+      usedJtis: stores.usedJtis,
+      keys: core.clientKeys,
+    })
     const authorize = createAuthorizeService({
       issuer: config.issuer,
       codeLifetime: config.authorizationCodeLifetime,

@@ -17,6 +17,7 @@ import type { JWK } from 'jose'
 import { KEY_RELOAD_SECONDS, type Config } from '../../config.js'
 import type { ResourceCatalogue } from '../../stores/resources.js'
 import type { SigningKeyService } from '../../keys/signing-keys.js'
+import { ID_TOKEN_SIGNING_ALGS } from '../../domain/client-profile.js'
 import { JWKS_PATH, TOKEN_PATH } from '../../endpoints.js'
 
 import type { DiscoveryContribution, DiscoveryMetadata } from '../../core.js'
@@ -67,8 +68,9 @@ export function createDiscoveryService(deps: DiscoveryDeps): DiscoveryService {
       token_endpoint: `${config.issuer}${TOKEN_PATH}`,
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       subject_types_supported: ['public'],
-      // ID tokens are signed with RS256 only (OIDC Core §15.1 requires it); nothing else is claimed.
-      id_token_signing_alg_values_supported: ['RS256'],
+      // RS256 (OIDC Core §15.1 requires it), and ES256 for the clients of the fapi2 profile
+      // (src/domain/client-profile.ts); nothing else is claimed, whatever else we hold keys for.
+      id_token_signing_alg_values_supported: [...ID_TOKEN_SIGNING_ALGS],
       claims_supported: BASE_CLAIMS,
     }
     if (deps.loadCatalogue) {

@@ -13,7 +13,12 @@ export const parFlow: Flow = {
   name: 'par',
   async register(core: Core) {
     const { config, clock, stores } = core
-    const requestObjects = createRequestObjectVerifier({ clock, issuer: config.issuer, usedJtis: stores.usedJtis })
+    const requestObjects = createRequestObjectVerifier({
+      clock,
+      issuer: config.issuer,
+      usedJtis: stores.usedJtis,
+      keys: core.clientKeys,
+    })
     const par = createPushedAuthorizationService({
       clients: stores.clients,
       scopes: core.scopes,
@@ -21,7 +26,13 @@ export const parFlow: Flow = {
       requestObjects,
       inputs: createAuthorizationInputs({ clock, clients: stores.clients, pushed: stores.pushedRequests, requestObjects }),
     })
-    await core.app.register(parRoutes, { authenticator: core.clientAuth, par, rateLimit: apiRateLimit(config.rateLimitApi) })
+    await core.app.register(parRoutes, {
+      authenticator: core.clientAuth,
+      par,
+      dpop: core.dpop,
+      url: `${config.issuer}${PAR_PATH}`,
+      rateLimit: apiRateLimit(config.rateLimitApi),
+    })
     // Kept past expiry as long as a person may still be signing in, so that a late arrival is
     // told invalid_request_uri at its redirect URI rather than on a page.
     core.cleanup.add({

@@ -389,7 +389,7 @@ describe('discovery and logs', () => {
       response_types_supported: ['code'],
       response_modes_supported: ['query', 'form_post'],
       subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: ['RS256'],
+      id_token_signing_alg_values_supported: ['RS256', 'ES256'],
       code_challenge_methods_supported: ['S256'],
       authorization_response_iss_parameter_supported: true,
       scopes_supported: ['email', 'offline_access', 'openid', 'profile', 'orders.read', 'orders.write'],

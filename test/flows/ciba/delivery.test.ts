@@ -323,4 +323,26 @@ describe('CIBA ping and push delivery', () => {
       'clients[1].backchannelClientNotificationEndpoint: client plain-http: backchannelClientNotificationEndpoint "http://bank.example/cb" must use https (http only for localhost)',
     ])
   })
+
+  it('the seed refuses push for a client that must get DPoP-bound tokens: pushed tokens are Bearer', async () => {
+    const push = { backchannelTokenDeliveryMode: 'push', backchannelClientNotificationEndpoint: 'https://bank.example/cb' }
+    const err = await applySeed(authz.db, {
+      clients: [
+        { clientId: 'push-dpop', requireDPoP: true, ...push },
+        {
+          clientId: 'push-fapi2',
+          profile: 'fapi2',
+          tokenEndpointAuthMethod: 'private_key_jwt',
+          jwksUri: 'https://bank.example/jwks',
+          ...push,
+        },
+        { clientId: 'ping-dpop', requireDPoP: true, ...push, backchannelTokenDeliveryMode: 'ping' },
+      ],
+    }).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(SeedError)
+    expect((err as SeedError).problems).toEqual([
+      'clients[0].backchannelTokenDeliveryMode: client push-dpop: push delivers Bearer tokens, and this client must get DPoP-bound ones (requireDPoP or profile fapi2): use poll or ping',
+      'clients[1].backchannelTokenDeliveryMode: client push-fapi2: push delivers Bearer tokens, and this client must get DPoP-bound ones (requireDPoP or profile fapi2): use poll or ping',
+    ])
+  })
 })

@@ -64,7 +64,7 @@ describe('discovery document', () => {
       // with the assertion methods of src/client-auth/ (test/client-auth/assertion.test.ts)
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none', 'client_secret_jwt', 'private_key_jwt'],
       subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: ['RS256'],
+      id_token_signing_alg_values_supported: ['RS256', 'ES256'],
       scopes_supported: ['email', 'openid', 'orders.read'],
       claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'amr', 'sid', 'email', 'email_verified'],
     })

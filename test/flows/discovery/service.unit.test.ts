@@ -14,7 +14,7 @@ describe('discovery service', () => {
       token_endpoint: 'https://id.example.com/connect/token',
       token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
       subject_types_supported: ['public'],
-      id_token_signing_alg_values_supported: ['RS256'], // ID tokens are RS256 only, whatever else we hold keys for
+      id_token_signing_alg_values_supported: ['RS256', 'ES256'], // RS256, and ES256 for fapi2 clients; not every alg we hold keys for
       claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'acr', 'amr', 'sid'],
     })
   })

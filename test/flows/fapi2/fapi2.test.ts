@@ -1,9 +1,10 @@
 // A client seeded with profile "fapi2" (src/domain/client-profile.ts) as a client sees it: every
 // requirement of the FAPI 2.0 Security Profile refused with the RFC's error when it is not met
-// (no PAR, no DPoP proof, an RS256 assertion, proof or request object, PKCE missing or plain, a
-// code older than 60 seconds), and the same client when it meets them. The seed's refusals too.
+// (no PAR, no DPoP proof, an RS256 assertion, proof or request object, an assertion's aud other
+// than the issuer string, PKCE missing or plain, a code older than 60 seconds), and the same client
+// when it meets them: ES256 ID tokens, refresh tokens kept. The seed's refusals too.
 import { randomUUID } from 'node:crypto'
-import { SignJWT } from 'jose'
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, SignJWT } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { applySeed, checkSeed } from '../../../src/seed/apply.js'
 import { createTestApp, TEST_ISSUER, type TestApp } from '../../helpers/app.js'
@@ -35,7 +36,8 @@ beforeAll(async () => {
         tokenEndpointAuthMethod: 'private_key_jwt',
         jwks: { keys: [es256.publicJwk, rs256.publicJwk] },
         allowedGrantTypes: ['authorization_code', 'client_credentials'],
-        allowedScopes: ['openid', 'profile', 'orders.read'],
+        allowedScopes: ['openid', 'profile', 'orders.read', 'offline_access'],
+        allowOfflineAccess: true,
         redirectUris: [CB],
       },
     ],
@@ -62,9 +64,9 @@ function request(challenge: string, extra: Record<string, string> = {}): Record<
 }
 
 /** Pushes a request and follows it with alice's session; returns the code and its verifier. */
-async function code(): Promise<{ code: string; verifier: string }> {
+async function code(extra: Record<string, string> = {}): Promise<{ code: string; verifier: string }> {
   const { verifier, challenge } = pkcePair()
-  const pushed = await postForm(t.app, '/connect/par', { ...(await auth()), ...request(challenge) })
+  const pushed = await postForm(t.app, '/connect/par', { ...(await auth()), ...request(challenge, extra) })
   expect(pushed.statusCode).toBe(201)
   const { request_uri } = pushed.json<{ request_uri: string }>()
   const res = await t.app.inject({
@@ -87,10 +89,21 @@ describe('a fapi2 client', () => {
   it('gets DPoP-bound tokens through PAR, private_key_jwt and PKCE S256', async () => {
     const res = await redeem(await code(), { dpop: await proof(t, dpop) })
     expect(res.statusCode).toBe(200)
-    const body = res.json<{ token_type: string; access_token: string }>()
+    const body = res.json<{ token_type: string; access_token: string; id_token: string }>()
     expect(body.token_type).toBe('DPoP')
     const claims = JSON.parse(Buffer.from(body.access_token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>
     expect(claims.cnf).toEqual({ jkt: dpop.jkt })
+  })
+
+  it('gets ID tokens signed with ES256, never RS256 (FAPI 2.0 §5.4.1), verifiable with the published keys', async () => {
+    const res = await redeem(await code(), { dpop: await proof(t, dpop) })
+    const { id_token } = res.json<{ id_token: string }>()
+    expect(decodeProtectedHeader(id_token)).toMatchObject({ alg: 'ES256', typ: 'JWT' })
+    const jwks = (await t.app.inject({ url: '/.well-known/openid-configuration/jwks' })).json()
+    const { payload } = await jwtVerify(id_token, createLocalJWKSet(jwks), { issuer: TEST_ISSUER, audience: 'bank', algorithms: ['ES256'] })
+    expect(payload.sub).toBe('u-alice')
+    const doc = (await t.app.inject({ url: '/.well-known/openid-configuration' })).json<Record<string, unknown>>()
+    expect(doc.id_token_signing_alg_values_supported).toEqual(['RS256', 'ES256'])
   })
 
   it('must push its requests: a direct one goes back with invalid_request', async () => {
@@ -151,6 +164,31 @@ describe('a fapi2 client', () => {
     expect(res.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
   })
 
+  it('must name the issuer alone, as a string, as the aud of its assertions, at the token and PAR endpoints', async () => {
+    const withAud = async (aud: string | string[]) => ({
+      client_id: 'bank',
+      client_assertion_type: JWT_BEARER,
+      client_assertion: await assertion(t, es256, 'bank', { aud }),
+    })
+    const refused = { error: 'invalid_client', error_description: 'client authentication failed' }
+    for (const aud of [[TEST_ISSUER], [TEST_ISSUER, 'https://elsewhere.example'], `${TEST_ISSUER}/connect/token`, `${TEST_ISSUER}/`]) {
+      const token = await postForm(
+        t.app,
+        '/connect/token',
+        { grant_type: 'client_credentials', scope: 'orders.read', ...(await withAud(aud)) },
+        { dpop: await proof(t, dpop) },
+      )
+      expect({ aud, status: token.statusCode, body: token.json() }).toEqual({ aud, status: 401, body: refused })
+    }
+    const { challenge } = pkcePair()
+    for (const aud of [[TEST_ISSUER], `${TEST_ISSUER}/connect/par`, `${TEST_ISSUER}/connect/token`]) {
+      const par = await postForm(t.app, '/connect/par', { ...(await withAud(aud)), ...request(challenge) })
+      expect({ aud, status: par.statusCode, body: par.json() }).toEqual({ aud, status: 401, body: refused })
+    }
+    const ok = await postForm(t.app, '/connect/par', { ...(await withAud(TEST_ISSUER)), ...request(challenge) })
+    expect(ok.statusCode).toBe(201)
+  })
+
   it('may not sign a request object with RS256', async () => {
     const now = Math.floor(t.clock.now() / 1000)
     const { challenge } = pkcePair()
@@ -160,6 +198,18 @@ describe('a fapi2 client', () => {
     const res = await postForm(t.app, '/connect/par', { ...(await auth()), request: jwt })
     expect(res.statusCode).toBe(400)
     expect(res.json()).toMatchObject({ error: 'invalid_request_object' })
+  })
+
+  it('keeps its refresh token: it is not rotated, so two refreshes with it both succeed (FAPI 2.0 §5.3.2.1)', async () => {
+    const issued = await redeem(await code({ scope: 'openid offline_access' }), { dpop: await proof(t, dpop) })
+    const { refresh_token } = issued.json<{ refresh_token: string }>()
+    expect(refresh_token).toEqual(expect.any(String))
+    for (let i = 0; i < 2; i++) {
+      const form = { grant_type: 'refresh_token', refresh_token, ...(await auth()) }
+      const res = await postForm(t.app, '/connect/token', form, { dpop: await proof(t, dpop) })
+      expect({ i, status: res.statusCode }).toEqual({ i, status: 200 })
+      expect(res.json()).toMatchObject({ token_type: 'DPoP', refresh_token })
+    }
   })
 
   it('has codes that live 60 seconds (AUTHORIZATION_CODE_LIFETIME is 300)', async () => {

@@ -1,7 +1,8 @@
 // Pushed authorization requests and request objects over app.inject: the authorization code
 // flow's seed (test/flows/authorization-code/harness.ts) plus clients with a signing key:
 // `jar` (confidential, ES256 key), `par-only` (requirePushedAuthorization), `jar-only`
-// (requireRequestObject).
+// (requireRequestObject), `jar-signer` (private_key_jwt, the same key), and with a jwks_uri
+// given, `jar-remote` (its keys there only).
 import { randomUUID } from 'node:crypto'
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose'
 import { applySeed } from '../../../src/seed/apply.js'
@@ -16,7 +17,7 @@ export interface ParTestApp extends TestApp {
   privateKey: CryptoKey
 }
 
-export async function createParTestApp(env: Record<string, string> = {}): Promise<ParTestApp> {
+export async function createParTestApp(env: Record<string, string> = {}, opts: { jwksUri?: string } = {}): Promise<ParTestApp> {
   const { publicKey, privateKey } = await generateKeyPair('ES256')
   const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }
   const base = authorizeSeed()
@@ -36,6 +37,8 @@ export async function createParTestApp(env: Record<string, string> = {}): Promis
       keyed('jar'),
       keyed('par-only', { requirePushedAuthorization: true }),
       keyed('jar-only', { requireRequestObject: true }),
+      keyed('jar-signer', { tokenEndpointAuthMethod: 'private_key_jwt', secrets: undefined }),
+      ...(opts.jwksUri ? [keyed('jar-remote', { jwks: undefined, jwksUri: opts.jwksUri })] : []),
     ],
   }
   const authz = await createTestApp({ env })

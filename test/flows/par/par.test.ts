@@ -8,15 +8,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_ISSUER } from '../../helpers/app.js'
 import { postForm } from '../../helpers/http.js'
 import { located, session, WEB_CB, pkcePair, authorizeUrl } from '../authorization-code/harness.js'
+import { assertion, JWT_BEARER, jwksServer, newKey } from '../../client-auth/assertion-fixtures.js'
+import { dpopKey, proof, TOKEN_URL } from '../dpop/proof.js'
 import { createParTestApp, JAR_CB, push, requestObject, RFC7636_VERIFIER, type ParTestApp } from './harness.js'
 
 let t: ParTestApp
 let alice: string
+let jwks: Awaited<ReturnType<typeof jwksServer>>
 beforeAll(async () => {
-  t = await createParTestApp()
+  jwks = await jwksServer()
+  t = await createParTestApp({}, { jwksUri: jwks.url })
   alice = await session(t)
 })
-afterAll(() => t?.close())
+afterAll(async () => {
+  await t?.close()
+  await jwks?.close()
+})
 
 const get = (url: string, cookie = alice) => t.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} })
 const authorizeWith = (requestUri: string, clientId = 'jar') =>
@@ -158,6 +165,24 @@ describe('the pushed authorization request endpoint', () => {
     expect(res.json()).toEqual({ error, error_description: description })
   })
 
+  it('takes a client assertion whose aud is the issuer, the token endpoint or this endpoint (RFC 9126 §2)', async () => {
+    const key = { privateKey: t.privateKey, kid: 'k1', alg: 'ES256' }
+    const pushWith = async (aud: string) =>
+      postForm(t.app, '/connect/par', {
+        ...PLAIN,
+        client_id: 'jar-signer',
+        client_assertion_type: JWT_BEARER,
+        client_assertion: await assertion(t, key, 'jar-signer', { aud }),
+      })
+    for (const aud of [TEST_ISSUER, `${TEST_ISSUER}/connect/token`, `${TEST_ISSUER}/connect/par`]) {
+      const res = await pushWith(aud)
+      expect({ aud, status: res.statusCode }).toEqual({ aud, status: 201 })
+    }
+    const elsewhere = await pushWith(`${TEST_ISSUER}/connect/revocation`)
+    expect(elsewhere.statusCode).toBe(401)
+    expect(elsewhere.json()).toEqual({ error: 'invalid_client', error_description: 'client authentication failed' })
+  })
+
   it('refuses a client that does not authenticate', async () => {
     const res = await postForm(t.app, '/connect/par', { ...PLAIN, client_id: 'jar', client_secret: 'wrong' })
     expect(res.statusCode).toBe(401)
@@ -263,6 +288,18 @@ describe('request objects', () => {
     expect(pushedRes.json()).toMatchObject({ error: 'invalid_request_object' })
   })
 
+  it('from a client whose keys are at its jwks_uri: by value and inside PAR', async () => {
+    const k = await newKey('k1')
+    jwks.keys.push(k.publicJwk)
+    const signed = (state: string) =>
+      requestObject(t, { iss: 'jar-remote', client_id: 'jar-remote', state }, { key: k.privateKey, clientId: 'jar-remote' })
+    const byValue = `/connect/authorize?${new URLSearchParams({ client_id: 'jar-remote', request: await signed('remote-value') })}`
+    expect(redirectedTo(await get(byValue))).toMatchObject({ code: expect.any(String), state: 'remote-value' })
+    const uri = await pushed({ request: await signed('remote-pushed') }, 'jar-remote')
+    expect(redirectedTo(await get(authorizeWith(uri, 'jar-remote')))).toMatchObject({ code: expect.any(String), state: 'remote-pushed' })
+    expect(jwks.requests()).toBe(1)
+  })
+
   it('refuses a request object signed by another key', async () => {
     const { generateKeyPair } = await import('jose')
     const { privateKey } = await generateKeyPair('ES256')
@@ -278,6 +315,66 @@ describe('request objects', () => {
     const { challenge } = pkcePair()
     const url = authorizeUrl({ request: 'eyJhbGciOiJFUzI1NiJ9.e30.sig' }, challenge)
     errorPage(await get(url), 'request object: the client has no registered public keys')
+  })
+})
+
+describe('a DPoP proof sent with the push (RFC 9449 §10.1)', () => {
+  const PAR_URL = `${TEST_ISSUER}/connect/par`
+  const pushWithProof = async (dpop: string, params: Record<string, string> = PLAIN) =>
+    postForm(t.app, '/connect/par', { client_id: 'jar', client_secret: 'jar-secret', ...params }, { dpop })
+  const redeemWith = async (code: string, dpop?: string) =>
+    postForm(
+      t.app,
+      '/connect/token',
+      {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: JAR_CB,
+        code_verifier: RFC7636_VERIFIER,
+        client_id: 'jar',
+        client_secret: 'jar-secret',
+      },
+      dpop === undefined ? {} : { dpop },
+    )
+
+  it("binds the code to the proof's key, as dpop_jkt would", async () => {
+    const key = await dpopKey()
+    const res = await pushWithProof(await proof(t, key, { htu: PAR_URL }))
+    expect(res.statusCode).toBe(201)
+    const back = redirectedTo(await get(authorizeWith(res.json<{ request_uri: string }>().request_uri)))
+    const other = await redeemWith(back.code!, await proof(t, await dpopKey()))
+    expect({ status: other.statusCode, body: other.json() }).toEqual({
+      status: 400,
+      body: { error: 'invalid_grant', error_description: 'the DPoP proof is not of the key the authorization code is bound to' },
+    })
+    const bound = await redeemWith(back.code!, await proof(t, key))
+    expect(bound.statusCode).toBe(200)
+    expect(bound.json()).toMatchObject({ token_type: 'DPoP' })
+  })
+
+  it('takes a dpop_jkt beside it when it names the same key', async () => {
+    const key = await dpopKey()
+    const res = await pushWithProof(await proof(t, key, { htu: PAR_URL }), { ...PLAIN, dpop_jkt: key.jkt })
+    expect(res.statusCode).toBe(201)
+  })
+
+  it.each<[string, (key: Awaited<ReturnType<typeof dpopKey>>) => Promise<string>]>([
+    ["the token endpoint's htu", (key) => proof(t, key, { htu: TOKEN_URL })],
+    ['htm GET', (key) => proof(t, key, { htm: 'GET', htu: PAR_URL })],
+    ['an old iat', (key) => proof(t, key, { htu: PAR_URL, iat: Math.floor(t.clock.now() / 1000) - 600 })],
+  ])('checks it: a proof with %s is 400 invalid_dpop_proof', async (_name, make) => {
+    const res = await pushWithProof(await make(await dpopKey()))
+    expect(res.statusCode).toBe(400)
+    expect(res.headers['cache-control']).toBe('no-store')
+    expect(res.json()).toMatchObject({ error: 'invalid_dpop_proof' })
+  })
+
+  it("refuses a dpop_jkt that is not the proof's key with invalid_dpop_proof", async () => {
+    const res = await pushWithProof(await proof(t, await dpopKey(), { htu: PAR_URL }), { ...PLAIN, dpop_jkt: (await dpopKey()).jkt })
+    expect({ status: res.statusCode, body: res.json() }).toEqual({
+      status: 400,
+      body: { error: 'invalid_dpop_proof', error_description: 'dpop_jkt does not match the key of the DPoP proof' },
+    })
   })
 })
 
