@@ -57,6 +57,7 @@ export async function createAdmin(core: Core, db: Db, opts: { localCredential?: 
           })
         }),
       tokenReader: core.tokenReader,
+      dpop: core.dpop,
       keys: core.keys,
       consents: core.consent,
       cibaRequests: core.stores.cibaRequests,
