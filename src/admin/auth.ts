@@ -113,8 +113,8 @@ export function createAdminAuth(deps: Pick<AdminDeps, 'tokenReader' | 'realm' | 
     if (!m) throw refuse(400, 'invalid_request: the Authorization header is not a Bearer or DPoP token', 'invalid_request')
     const token = m[2]!
     const dpopScheme = m[1]!.toLowerCase() === 'dpop'
-    const refuseToken = (detail: string) => {
-      deps.audit.emit({ event: 'admin.refused', address, reason: 'invalid_token' })
+    const refuseToken = (detail: string, clientId?: string) => {
+      deps.audit.emit({ event: 'admin.refused', clientId, address, reason: 'invalid_token' })
       return dpopScheme ? refuseDPoP('invalid_token', detail) : refuse(401, `invalid_token: ${detail}`, 'invalid_token')
     }
     let proof: DPoPProof | undefined
@@ -152,6 +152,14 @@ export function createAdminAuth(deps: Pick<AdminDeps, 'tokenReader' | 'realm' | 
       if (proof) throw refuseDPoP('insufficient_scope', detail)
       throw refuse(403, `insufficient_scope: ${detail}`, 'insufficient_scope', needed)
     }
+    // RFC 9068 §4, RFC 8707 §2: a token is taken only where its audience names the taker. The
+    // issuer gives a token with an admin scope and no API resource this server as audience
+    // (src/tokens/issuer.ts); one that also names an API resource's scope has that API as its
+    // only audience, and that API could otherwise replay it here. Not meant for this server is
+    // "invalid for other reasons" (RFC 6750 §3.1): 401 invalid_token, not insufficient_scope.
+    const aud = read.claims.aud
+    const audiences = typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud : []
+    if (!audiences.includes(deps.realm)) throw refuseToken('the access token is not meant for this server (aud)', clientId)
     return { clientId, canWrite }
   }
 }

@@ -77,7 +77,7 @@ export interface AdminDeps {
   appliedMigrations(): Promise<{ version: string; name: string; checksum: string }[]>
   clock: Clock
   audit: AuditSink
-  /** The realm of WWW-Authenticate challenges (RFC 6750 §3): the issuer. */
+  /** The realm of WWW-Authenticate challenges (RFC 6750 §3): the issuer, the audience an admin token must name. */
   realm: string
 }
 

@@ -96,6 +96,28 @@ describe('admin API: authentication and scopes', () => {
     expect((await admin(t, token)('GET', '/admin/users')).statusCode).toBe(401)
   })
 
+  it("refuses an admin token whose audience is another API's (that API could replay it here)", async () => {
+    const call = admin(t, await adminToken(t))
+    const client = { secrets: [{ value: 'mixed-secret' }], allowedGrantTypes: [CC], allowedScopes: ['authz:admin', 'orders.read'] }
+    expect((await call('PUT', '/admin/clients/mixed', { body: client })).statusCode).toBe(201)
+    const token = await tokenFor(t, 'mixed', 'mixed-secret', 'authz:admin orders.read')
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>
+    expect(claims).toMatchObject({ aud: 'orders-api', scope: 'authz:admin orders.read' })
+    const res = await admin(t, token)('GET', '/admin/clients')
+    expect(res.statusCode).toBe(401)
+    expect(res.headers).toMatchObject({ ...PROBLEM, 'www-authenticate': `${REALM}, error="invalid_token"` })
+    expect(res.json()).toEqual({
+      type: 'about:blank',
+      title: 'Unauthorized',
+      status: 401,
+      detail: 'invalid_token: the access token is not meant for this server (aud)',
+    })
+    expect(adminAudit(t).at(-1)).toMatchObject({ event: 'admin.refused', client_id: 'mixed', reason: 'invalid_token' })
+    // The same client's admin token asked alone names this server and is taken.
+    const alone = await tokenFor(t, 'mixed', 'mixed-secret', 'authz:admin')
+    expect((await admin(t, alone)('GET', '/admin/clients')).statusCode).toBe(200)
+  })
+
   it('is not served by the public listener', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/admin/clients', headers: { authorization: `Bearer ${await adminToken(t)}` } })
     expect(res.statusCode).toBe(404)
