@@ -77,6 +77,8 @@ export interface AdminDeps {
   appliedMigrations(): Promise<{ version: string; name: string; checksum: string }[]>
   clock: Clock
   audit: AuditSink
+  /** The key of the resources' ETags (src/admin/etag.ts): the server secret 'admin-etag', the same on every replica. */
+  etagKey: Buffer
   /** The realm of WWW-Authenticate challenges (RFC 6750 §3): the issuer, the audience an admin token must name. */
   realm: string
 }
