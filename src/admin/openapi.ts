@@ -34,7 +34,7 @@ import { ConsentList, KeyList, Revoked, RotateKeys } from './keys-consents.js'
 import { SeedAppliedView } from './seed.js'
 import { CreatedRegistrationToken, NewRegistrationToken, RegistrationTokenView } from './registration-tokens.js'
 import { FactorsReset, FactorsView } from './user-factors.js'
-import { ListQuery } from './paging.js'
+import { ListQuery, PageQuery } from './paging.js'
 
 type Json = Record<string, unknown>
 
@@ -182,6 +182,7 @@ export const OPERATIONS: readonly Operation[] = [
     path: ADMIN_LOCKOUTS_PATH,
     summary: 'The password lockouts in force, by subject',
     scope: 'read',
+    query: PageQuery,
     ok: {
       status: 200,
       description: 'each locked-out subject and when its lock ends',
@@ -196,6 +197,7 @@ export const OPERATIONS: readonly Operation[] = [
               required: ['subjectId', 'lockedUntil'],
             },
           },
+          nextCursor: { type: 'string', description: 'absent on the last page' },
         },
         required: ['items'],
       },
@@ -204,8 +206,9 @@ export const OPERATIONS: readonly Operation[] = [
   {
     method: 'get',
     path: `${USER}/consents`,
-    summary: "A user's remembered consents",
+    summary: "A user's remembered consents, by client",
     scope: 'read',
+    query: PageQuery,
     ok: { status: 200, description: 'the consents', schema: schemaOf(ConsentList, 'output') },
   },
   {
@@ -358,11 +361,8 @@ export const OPERATIONS: readonly Operation[] = [
     path: ADMIN_REGISTRATION_TOKENS_PATH,
     summary: 'The initial access tokens of client registration, oldest first (never a token)',
     scope: 'read',
-    ok: {
-      status: 200,
-      description: 'every token',
-      schema: { type: 'object', properties: { items: { type: 'array', items: ref('RegistrationToken') } }, required: ['items'] },
-    },
+    query: PageQuery,
+    ok: { status: 200, description: 'a page', schema: page('RegistrationToken') },
   },
   {
     method: 'post',
