@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { isIP } from 'node:net'
 import { z } from 'zod'
+import { isAdminScope } from './domain/admin-scopes.js'
 import { contrastRatio, HEX_COLOUR } from './domain/colour.js'
 
 /** WCAG 2.x §1.4.3 (AA): the least contrast of normal text against its background. */
@@ -495,7 +496,7 @@ const VARIABLE_DOCS: { readonly [K in keyof typeof Env.shape]: VariableDoc } = {
   },
   REGISTRATION_ALLOWED_SCOPES: {
     group: 'Client registration',
-    doc: 'The scopes a client nobody configured may ask for (space-separated): a registered client (a request for any other is refused with `invalid_client_metadata`; a registration without `scope` gets all of them) and a Client ID Metadata Document (a document whose `scope` names any other is refused; one without `scope` may ask for all of them).',
+    doc: 'The scopes a client nobody configured may ask for (space-separated): a registered client (a request for any other is refused with `invalid_client_metadata`; a registration without `scope` gets all of them) and a Client ID Metadata Document (a document whose `scope` names any other is refused; one without `scope` may ask for all of them). The admin scopes `authz:admin` and `authz:admin:read` may not be listed: the server refuses to start.',
   },
   RATE_LIMIT_REGISTRATION: {
     group: 'Client registration',
@@ -754,6 +755,14 @@ export function loadConfig(env: Record<string, string | undefined>, context: Con
     ['SESSION_IDLE_TIMEOUT', 'SESSION_LIFETIME'],
   ] as const) {
     if (e[base] > e[max]) throw new ConfigError([`${max} must not be less than ${base} (${e[base]}), got "${e[max]}"`])
+  }
+  // A client nobody configured (a registration, a metadata document) must never be able to ask
+  // for the admin API's scopes, which are granted only to clients an operator lists them for.
+  const admin = e.REGISTRATION_ALLOWED_SCOPES.split(' ').filter(isAdminScope)
+  if (admin.length > 0) {
+    throw new ConfigError([
+      `REGISTRATION_ALLOWED_SCOPES must not list the admin API's scopes, got ${admin.map((s) => `"${s}"`).join(' and ')}; give them only to clients in the seed file`,
+    ])
   }
   const colour = e.BRAND_PRIMARY_COLOR
   if (colour !== undefined && contrastRatio(colour, '#ffffff') < MIN_CONTRAST) {

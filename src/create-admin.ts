@@ -57,6 +57,7 @@ export async function createAdmin(core: Core, db: Db, opts: { localCredential?: 
           })
         }),
       tokenReader: core.tokenReader,
+      dpop: core.dpop,
       keys: core.keys,
       consents: core.consent,
       cibaRequests: core.stores.cibaRequests,
@@ -64,6 +65,7 @@ export async function createAdmin(core: Core, db: Db, opts: { localCredential?: 
       appliedMigrations: () => appliedMigrations(db),
       clock: core.clock,
       audit: core.audit,
+      etagKey: await core.serverSecret('admin-etag'),
       realm: core.config.issuer,
     },
     {

@@ -9,7 +9,7 @@ import { SeedApiResource, SeedApiScope, SeedIdentityResource } from '../seed/sch
 import type { CatalogueKind, ResourceCatalogue } from '../stores/resources.js'
 import type { Written } from './clients.js'
 import type { AdminCaller, AdminDeps } from './deps.js'
-import { checkPreconditions, etagOf, type Preconditions } from './etag.js'
+import { checkPreconditions, createEtagOf, type Preconditions } from './etag.js'
 import { page, type ListQuery } from './paging.js'
 import { notFound } from './problem.js'
 import { applying, changedFields, checkShape, defined, withKey } from './resource.js'
@@ -63,6 +63,7 @@ const identityResources: CatalogueKindSpec<IdentityResource> = {
 export const CATALOGUE_KINDS = [apiScopes, apiResources, identityResources] as readonly CatalogueKindSpec<unknown>[]
 
 export function createCatalogueAdmin<T>(deps: AdminDeps, spec: CatalogueKindSpec<T>) {
+  const etagOf = createEtagOf(deps.etagKey)
   const tagOf = (t: T) => etagOf(spec.view(t), spec.hidden(t))
   const find = async (stores: Pick<AdminDeps['read'], 'resources'>, name: string) =>
     spec.entries(await stores.resources.loadCatalogue()).get(name)

@@ -8,7 +8,7 @@ import type { Client } from '../domain/types.js'
 import { SeedClient } from '../seed/schema.js'
 import { secretHash } from '../tokens/handles.js'
 import type { AdminCaller, AdminDeps } from './deps.js'
-import { checkPreconditions, etagOf, type Preconditions } from './etag.js'
+import { checkPreconditions, createEtagOf, type Preconditions } from './etag.js'
 import { page, type ListQuery } from './paging.js'
 import { invalid, notFound } from './problem.js'
 import { applying, changedFields, checkShape, defined, withKey } from './resource.js'
@@ -24,7 +24,6 @@ export const clientView = (c: Client): Record<string, unknown> => {
   return defined(rest)
 }
 const hidden = (c: Client | undefined) => c?.secrets.map((s) => [s.valueHash, s.expiresAt ?? null, s.description ?? null]) ?? null
-const tagOf = (c: Client) => etagOf(clientView(c), hidden(c))
 
 export interface Written {
   status: 200 | 201
@@ -33,6 +32,8 @@ export interface Written {
 }
 
 export function createClientAdmin(deps: AdminDeps) {
+  const etagOf = createEtagOf(deps.etagKey)
+  const tagOf = (c: Client) => etagOf(clientView(c), hidden(c))
   const audit = (caller: AdminCaller, id: string, action: string, changes: string[]) =>
     deps.audit.emit({ event: 'admin.changed', clientId: caller.clientId, resource: `clients/${id}`, action, changes })
 

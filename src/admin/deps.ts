@@ -16,6 +16,7 @@ import type { ResourceStore } from '../stores/resources.js'
 import type { UserFactorStore } from '../stores/user-factors.js'
 import type { UserSessionStore } from '../stores/user-sessions.js'
 import type { UserStore } from '../stores/users.js'
+import type { DPoPVerifier } from '../tokens/dpop.js'
 import type { TokenReader } from '../tokens/token-reader.js'
 
 /** The stores an admin read or write uses, uncached. */
@@ -64,6 +65,8 @@ export interface AdminDeps {
   write<T>(fn: (work: AdminWork) => Promise<T>): Promise<T>
   read: AdminStores
   tokenReader: Pick<TokenReader, 'read'>
+  /** The proofs of DPoP-bound admin tokens (RFC 9449 §7), checked as userinfo checks them. */
+  dpop: Pick<DPoPVerifier, 'verify' | 'currentNonce'>
   keys: Pick<SigningKeyService, 'list' | 'rotate'>
   consents: Pick<ConsentService, 'list' | 'revoke'>
   /** Each decision is one statement of its own (src/grants/ciba-decision.ts), outside the admin write lock. */
@@ -74,7 +77,9 @@ export interface AdminDeps {
   appliedMigrations(): Promise<{ version: string; name: string; checksum: string }[]>
   clock: Clock
   audit: AuditSink
-  /** The realm of WWW-Authenticate challenges (RFC 6750 §3): the issuer. */
+  /** The key of the resources' ETags (src/admin/etag.ts): the server secret 'admin-etag', the same on every replica. */
+  etagKey: Buffer
+  /** The realm of WWW-Authenticate challenges (RFC 6750 §3): the issuer, the audience an admin token must name. */
   realm: string
 }
 

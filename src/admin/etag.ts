@@ -1,18 +1,26 @@
 // Entity tags (RFC 9110 §8.8.3) and the conditional requests of writes (§13.1.1 If-Match,
 // §13.1.2 If-None-Match), so that two operators cannot silently overwrite each other: a write that
 // names the version it read fails with 412 when someone changed the resource since.
-import { createHash } from 'node:crypto'
+import { createHmac } from 'node:crypto'
 import { AdminProblem } from './problem.js'
 
+/** A resource's tag from its representation and from what it leaves out (hidden). */
+export type EtagOf = (view: unknown, hidden?: unknown) => string
+
 /**
- * A strong tag of the representation and of what it leaves out (secret and password hashes, so
- * that a rotated secret changes it too); the hashes are hashed again, never shown.
+ * Strong tags of the representation and of what it leaves out (secret and password hashes, an
+ * upstream client secret), so that a rotated secret changes the tag too. An HMAC-SHA-256 keyed with
+ * the server secret 'admin-etag' (src/keys/server-secrets.ts), never a plain hash: a tag is shown
+ * to every reader, and a plain hash over a secret's hash would let one test guesses of the secret
+ * offline. The key is in the database, so every replica, and the next start, gives the same tag.
  */
-export function etagOf(view: unknown, hidden: unknown = null): string {
-  return `"${createHash('sha256')
-    .update(JSON.stringify([view, hidden]))
-    .digest('base64url')
-    .slice(0, 27)}"`
+export function createEtagOf(key: Buffer): EtagOf {
+  return (view, hidden = null) =>
+    `"${createHmac('sha256', key)
+      .update('admin-etag\0')
+      .update(JSON.stringify([view, hidden]))
+      .digest('base64url')
+      .slice(0, 27)}"`
 }
 
 export interface Preconditions {

@@ -8,7 +8,7 @@ import type { IdentityProvider } from '../domain/types.js'
 import { SeedIdentityProvider } from '../seed/schema.js'
 import type { Written } from './clients.js'
 import type { AdminCaller, AdminDeps } from './deps.js'
-import { checkPreconditions, etagOf, type Preconditions } from './etag.js'
+import { checkPreconditions, createEtagOf, type Preconditions } from './etag.js'
 import { page, type ListQuery } from './paging.js'
 import { notFound } from './problem.js'
 import { applying, changedFields, checkShape, withKey } from './resource.js'
@@ -24,11 +24,12 @@ export const providerView = (p: IdentityProvider): Record<string, unknown> => ({
   emailDomains: p.emailDomains,
   linkByVerifiedEmail: p.linkByVerifiedEmail,
 })
-/** The stored secret (ciphertext when encrypted) only feeds the ETag, hashed, so that a new secret changes it. */
+/** The stored secret (ciphertext when encrypted) only feeds the ETag's keyed MAC (src/admin/etag.ts), so that a new secret changes it. */
 const hidden = (p: IdentityProvider | undefined) => (p?.clientSecret ? [p.clientSecret.value, p.clientSecret.encrypted] : null)
-const tagOf = (p: IdentityProvider) => etagOf(providerView(p), hidden(p))
 
 export function createIdentityProviderAdmin(deps: AdminDeps) {
+  const etagOf = createEtagOf(deps.etagKey)
+  const tagOf = (p: IdentityProvider) => etagOf(providerView(p), hidden(p))
   const audit = (caller: AdminCaller, scheme: string, action: string, changes: string[]) =>
     deps.audit.emit({ event: 'admin.changed', clientId: caller.clientId, resource: `identity-providers/${scheme}`, action, changes })
 

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify'
 import { ADMIN_KEYS_PATH, ADMIN_MIGRATIONS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
 import type { AdminDeps } from './deps.js'
 import { createConsentAdmin, createKeyAdmin, RotateKeys } from './keys-consents.js'
+import { PageQuery } from './paging.js'
 import { callerOf, parsed } from './request.js'
 
 const CONSENTS = `${ADMIN_USERS_PATH}/:username/consents`
@@ -22,7 +23,7 @@ export async function keyAndConsentRoutes(app: FastifyInstance, opts: { deps: Ad
   // What a CLI of another version compares with its migration files (src/cli/migrate.ts).
   app.get(ADMIN_MIGRATIONS_PATH, async () => ({ items: await opts.deps.appliedMigrations() }))
 
-  app.get<User>(CONSENTS, async (req) => consents.list(req.params.username))
+  app.get<User>(CONSENTS, async (req) => consents.list(req.params.username, parsed(PageQuery, req.query, 'query')))
   app.delete<User>(CONSENTS, async (req) => ({ revoked: await consents.revoke(req.params.username, undefined, callerOf(req)) }))
   app.delete<UserClient>(`${CONSENTS}/:clientId`, async (req, reply) => {
     await consents.revoke(req.params.username, req.params.clientId, callerOf(req))

@@ -6,6 +6,7 @@ import { z } from 'zod'
 import { SIGNING_ALGS, type SigningAlg } from '../config.js'
 import type { KeyInfo } from '../keys/signing-keys.js'
 import type { AdminCaller, AdminDeps } from './deps.js'
+import { page, type PageQuery } from './paging.js'
 import { notFound } from './problem.js'
 
 /** The optional body of POST /admin/keys/rotate. */
@@ -29,7 +30,10 @@ export const KeyList = z.strictObject({ items: z.array(KeyView) })
 
 /** A remembered consent as answered. */
 export const ConsentView = z.strictObject({ clientId: z.string(), scopes: z.array(z.string()), createdAt: time, updatedAt: time })
-export const ConsentList = z.strictObject({ items: z.array(ConsentView) })
+export const ConsentList = z.strictObject({
+  items: z.array(ConsentView),
+  nextCursor: z.string().optional().describe('absent on the last page'),
+})
 export const Revoked = z.strictObject({ revoked: z.number().int().min(0).describe('how many consents were forgotten') })
 
 const iso = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString())
@@ -63,10 +67,12 @@ export function createConsentAdmin(deps: AdminDeps) {
     return user.subjectId
   }
   return {
-    async list(username: string) {
-      const all = await deps.consents.list(await subjectOf(username))
+    /** The consents by client, a page at a time. */
+    async list(username: string, q: PageQuery) {
+      const p = page(await deps.consents.list(await subjectOf(username)), (c) => c.clientId, q)
       return {
-        items: all.map((c) => ({ clientId: c.clientId, scopes: c.scopes, createdAt: iso(c.createdAt), updatedAt: iso(c.updatedAt) })),
+        ...p,
+        items: p.items.map((c) => ({ clientId: c.clientId, scopes: c.scopes, createdAt: iso(c.createdAt), updatedAt: iso(c.updatedAt) })),
       }
     },
     /** Forgets the consent for one client, or for every client; 404 when there was none for that client. */

@@ -34,7 +34,7 @@ import { ConsentList, KeyList, Revoked, RotateKeys } from './keys-consents.js'
 import { SeedAppliedView } from './seed.js'
 import { CreatedRegistrationToken, NewRegistrationToken, RegistrationTokenView } from './registration-tokens.js'
 import { FactorsReset, FactorsView } from './user-factors.js'
-import { ListQuery } from './paging.js'
+import { ListQuery, PageQuery } from './paging.js'
 
 type Json = Record<string, unknown>
 
@@ -56,6 +56,7 @@ const page = (item: string) => ({
   required: ['items'],
 })
 const etag = { ETag: { description: 'the version of the resource, for If-Match', schema: { type: 'string' } } }
+const location = { Location: { description: 'the path of the resource created', schema: { type: 'string' } } }
 const conditional = [
   { name: 'If-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'write only this version (412 otherwise)' },
   {
@@ -76,6 +77,8 @@ interface Operation {
   query?: z.ZodObject | true
   body?: Json
   ok: { status: number; description: string; schema?: Json; etag?: boolean }
+  /** A PUT that may create: 201 with Location, and the same body and ETag as `ok`. */
+  creates?: boolean
   conditional?: boolean
   /** Other refusals than the common ones, by status. */
   refusals?: Record<number, string>
@@ -107,7 +110,8 @@ function collection(path: string, param: string, schema: string, what: string): 
       scope: 'write',
       body: ref(`${schema}Input`),
       conditional: true,
-      ok: { status: 200, description: `replaced (201 with Location when created)`, schema: ref(schema), etag: true },
+      ok: { status: 200, description: 'replaced', schema: ref(schema), etag: true },
+      creates: true,
     },
     {
       method: 'delete',
@@ -121,13 +125,24 @@ function collection(path: string, param: string, schema: string, what: string): 
 }
 
 const USER = `${ADMIN_USERS_PATH}/{username}`
-const userAction = (action: string, summary: string): Operation => ({
+const WRITE_ONLY_USER = ['password', 'cibaUserCode']
+/** What a user action did, beside the user after it (src/admin/users.ts act). */
+const ACTION_RESULTS = {
+  sessionsEnded: z.number().int().min(0).describe('how many sessions of the user were ended'),
+  failuresCleared: z.number().int().min(0).describe('how many failed-check counters were cleared'),
+}
+const userAction = (action: string, summary: string, result?: keyof typeof ACTION_RESULTS): Operation => ({
   method: 'post',
   path: `${USER}/${action}`,
   summary,
   scope: 'write',
   conditional: true,
-  ok: { status: 200, description: 'the user after it, with what was done', schema: ref('User'), etag: true },
+  ok: {
+    status: 200,
+    description: result ? 'the user after it, with what was done' : 'the user after it',
+    schema: result ? schemaOf(SeedUser.extend({ [result]: ACTION_RESULTS[result] }), 'output', WRITE_ONLY_USER) : ref('User'),
+    etag: true,
+  },
 })
 
 export const OPERATIONS: readonly Operation[] = [
@@ -158,15 +173,16 @@ export const OPERATIONS: readonly Operation[] = [
     },
   },
   ...collection(ADMIN_USERS_PATH, 'username', 'User', 'user'),
-  userAction('disable', 'Disable a user, ending their sessions'),
+  userAction('disable', 'Disable a user, ending their sessions', 'sessionsEnded'),
   userAction('enable', 'Enable a user again'),
-  userAction('unlock', "End a user's lockout"),
-  userAction('sign-out', 'End every session of a user'),
+  userAction('unlock', "End a user's lockout", 'failuresCleared'),
+  userAction('sign-out', 'End every session of a user', 'sessionsEnded'),
   {
     method: 'get',
     path: ADMIN_LOCKOUTS_PATH,
     summary: 'The password lockouts in force, by subject',
     scope: 'read',
+    query: PageQuery,
     ok: {
       status: 200,
       description: 'each locked-out subject and when its lock ends',
@@ -181,6 +197,7 @@ export const OPERATIONS: readonly Operation[] = [
               required: ['subjectId', 'lockedUntil'],
             },
           },
+          nextCursor: { type: 'string', description: 'absent on the last page' },
         },
         required: ['items'],
       },
@@ -189,8 +206,9 @@ export const OPERATIONS: readonly Operation[] = [
   {
     method: 'get',
     path: `${USER}/consents`,
-    summary: "A user's remembered consents",
+    summary: "A user's remembered consents, by client",
     scope: 'read',
+    query: PageQuery,
     ok: { status: 200, description: 'the consents', schema: schemaOf(ConsentList, 'output') },
   },
   {
@@ -343,11 +361,8 @@ export const OPERATIONS: readonly Operation[] = [
     path: ADMIN_REGISTRATION_TOKENS_PATH,
     summary: 'The initial access tokens of client registration, oldest first (never a token)',
     scope: 'read',
-    ok: {
-      status: 200,
-      description: 'every token',
-      schema: { type: 'object', properties: { items: { type: 'array', items: ref('RegistrationToken') } }, required: ['items'] },
-    },
+    query: PageQuery,
+    ok: { status: 200, description: 'a page', schema: page('RegistrationToken') },
   },
   {
     method: 'post',
@@ -389,8 +404,17 @@ function operation(op: Operation): Json {
         ...(op.ok.schema ? { content: json(op.ok.schema) } : {}),
         ...(op.ok.etag ? { headers: etag } : {}),
       },
+      ...(op.creates
+        ? {
+            201: {
+              description: 'created',
+              ...(op.ok.schema ? { content: json(op.ok.schema) } : {}),
+              headers: { ...location, ...(op.ok.etag ? etag : {}) },
+            },
+          }
+        : {}),
       400: problem('the request is not valid: each problem with its JSON path'),
-      401: problem('no access token, or one that is not valid (WWW-Authenticate: Bearer)'),
+      401: problem('no access token, or one that is not valid (WWW-Authenticate: Bearer, or DPoP for a DPoP-bound token)'),
       403: problem('the token lacks the scope (WWW-Authenticate: Bearer error="insufficient_scope")'),
       ...(op.path.includes('{') ? { 404: problem('no such resource') } : {}),
       ...(op.conditional ? { 412: problem('If-Match or If-None-Match does not hold') } : {}),
@@ -400,7 +424,6 @@ function operation(op: Operation): Json {
 }
 
 const SECRETS = ['secrets']
-const WRITE_ONLY_USER = ['password', 'cibaUserCode']
 
 /** The document, built once per listener. */
 export function openApiDocument(): Json {

@@ -12,13 +12,17 @@ export const ListQuery = z.strictObject({
 })
 export type ListQuery = z.infer<typeof ListQuery>
 
+/** The query of a list without an enabled flag (registration tokens, lockouts, consents). */
+export const PageQuery = ListQuery.omit({ enabled: true })
+export type PageQuery = z.infer<typeof PageQuery>
+
 export interface Page<T> {
   items: T[]
   /** Absent on the last page. */
   nextCursor?: string
 }
 
-export function page<T>(all: T[], key: (t: T) => string, q: ListQuery): Page<T> {
+export function page<T>(all: T[], key: (t: T) => string, q: PageQuery): Page<T> {
   let after: string | undefined
   if (q.cursor !== undefined) {
     after = Buffer.from(q.cursor, 'base64url').toString('utf8')

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify'
 import { ADMIN_REGISTRATION_TOKENS_PATH } from '../endpoints.js'
 import type { AdminDeps } from './deps.js'
+import { PageQuery } from './paging.js'
 import { createRegistrationTokenAdmin, NewRegistrationToken } from './registration-tokens.js'
 import { callerOf, parsed } from './request.js'
 
@@ -11,7 +12,7 @@ type One = { Params: { id: string } }
 export async function registrationTokenRoutes(app: FastifyInstance, opts: { deps: AdminDeps }) {
   const tokens = createRegistrationTokenAdmin(opts.deps)
 
-  app.get(ADMIN_REGISTRATION_TOKENS_PATH, async () => tokens.list())
+  app.get(ADMIN_REGISTRATION_TOKENS_PATH, async (req) => tokens.list(parsed(PageQuery, req.query, 'query')))
   app.post(ADMIN_REGISTRATION_TOKENS_PATH, async (req, reply) => {
     const created = await tokens.create(parsed(NewRegistrationToken, req.body ?? {}, 'request body'), callerOf(req))
     return reply.code(201).send(created)

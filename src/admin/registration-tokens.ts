@@ -6,6 +6,7 @@ import { z } from 'zod'
 import type { InitialAccessToken } from '../stores/client-registrations.js'
 import { newHandle } from '../tokens/handles.js'
 import type { AdminCaller, AdminDeps } from './deps.js'
+import { page, type Page, type PageQuery } from './paging.js'
 import { AdminProblem, notFound } from './problem.js'
 
 const DAY = 86_400
@@ -89,10 +90,11 @@ export function createRegistrationTokenAdmin(deps: AdminDeps) {
   const find = async (id: string) => (id.length <= ID_MAX ? (await tokens.list()).find((t) => t.id === id) : undefined)
 
   return {
-    /** Every token, oldest first: there are few, so one answer without pages. */
-    async list(): Promise<{ items: RegistrationTokenView[] }> {
+    /** The tokens, oldest first, a page at a time. */
+    async list(q: PageQuery): Promise<Page<RegistrationTokenView>> {
       const now = clock.now()
-      return { items: (await tokens.list()).map((t) => view(t, now)) }
+      const p = page(await tokens.list(), (t) => `${time(t.createdAt)} ${t.id}`, q)
+      return { ...p, items: p.items.map((t) => view(t, now)) }
     },
 
     async create(input: NewRegistrationToken, caller: AdminCaller) {

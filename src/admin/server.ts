@@ -60,10 +60,20 @@ export async function createAdminServer(deps: AdminDeps, opts: AdminServerOption
   app.decorateRequest('adminCaller', null)
   app.addHook('onRequest', async (req) => {
     const need = req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write'
-    req.adminCaller = await authenticate(req.headers.authorization, need, req.ip)
+    const credentials = {
+      authorization: req.headers.authorization,
+      dpop: req.headers.dpop,
+      method: req.method,
+      url: `${req.protocol}://${req.host}${req.url}`,
+    }
+    req.adminCaller = await authenticate(credentials, need, req.ip)
   })
-  app.addHook('onSend', async (_req, reply) => {
+  app.addHook('onSend', async (req, reply) => {
     reply.header('cache-control', 'no-store')
+    // RFC 9449 §8.2: the nonce for the client's next proof, when nonces are required.
+    const nonce =
+      req.headers.authorization !== undefined && /^dpop /i.test(req.headers.authorization) ? deps.dpop.currentNonce() : undefined
+    if (nonce !== undefined && !reply.hasHeader('dpop-nonce')) reply.header('dpop-nonce', nonce)
   })
   app.setErrorHandler((err, req, reply) => {
     const problem = toProblem(err)

@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify'
 import { ADMIN_LOCKOUTS_PATH, ADMIN_USERS_PATH } from '../endpoints.js'
 import type { AdminDeps } from './deps.js'
-import { ListQuery } from './paging.js'
+import { ListQuery, PageQuery } from './paging.js'
 import { callerOf, parsed, preconditionsOf } from './request.js'
 import { createUserAdmin, type UserAction } from './users.js'
 
@@ -15,7 +15,7 @@ export async function userRoutes(app: FastifyInstance, opts: { deps: AdminDeps }
   const users = createUserAdmin(opts.deps)
 
   app.get(ADMIN_USERS_PATH, async (req) => users.list(parsed(ListQuery, req.query, 'query')))
-  app.get(ADMIN_LOCKOUTS_PATH, async () => users.lockouts())
+  app.get(ADMIN_LOCKOUTS_PATH, async (req) => users.lockouts(parsed(PageQuery, req.query, 'query')))
 
   app.get<One>(ONE, async (req, reply) => {
     const { body, etag } = await users.get(req.params.username)

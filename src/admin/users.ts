@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto'
 import type { User } from '../domain/types.js'
 import { SeedUser } from '../seed/schema.js'
 import type { AdminCaller, AdminDeps, AdminStores } from './deps.js'
-import { checkPreconditions, etagOf, type Preconditions } from './etag.js'
-import { page, type ListQuery } from './paging.js'
+import { checkPreconditions, createEtagOf, type Preconditions } from './etag.js'
+import { page, type ListQuery, type PageQuery } from './paging.js'
 import { notFound } from './problem.js'
 import { applying, changedFields, checkShape, withKey } from './resource.js'
 import type { Written } from './clients.js'
@@ -21,11 +21,12 @@ export const userView = (u: User): Record<string, unknown> => ({
   requireMfa: u.requireMfa ?? false,
 })
 const hidden = (u: User | undefined) => (u ? [u.passwordHash ?? null, u.cibaUserCodeHash ?? null] : null)
-const tagOf = (u: User) => etagOf(userView(u), hidden(u))
 
 export type UserAction = 'disable' | 'enable' | 'unlock' | 'sign-out'
 
 export function createUserAdmin(deps: AdminDeps) {
+  const etagOf = createEtagOf(deps.etagKey)
+  const tagOf = (u: User) => etagOf(userView(u), hidden(u))
   const audit = (caller: AdminCaller, username: string, action: string, changes: string[]) =>
     deps.audit.emit({ event: 'admin.changed', clientId: caller.clientId, resource: `users/${username}`, action, changes })
   /** Ends every session of the subject, queuing the back-channel logouts of the apps used in them (as the CLI does). */
@@ -39,10 +40,11 @@ export function createUserAdmin(deps: AdminDeps) {
       return { ...p, items: p.items.map(userView) }
     },
 
-    /** The password lockouts in force (at most 10,000), by subject: what `authz users list` shows beside each user. */
-    async lockouts() {
+    /** The password lockouts in force (at most 10,000), by subject, a page at a time: what `authz users list` shows beside each user. */
+    async lockouts(q: PageQuery) {
       const blocked = await deps.read.failures.listBlocked('user', deps.clock.now(), 10_000)
-      return { items: blocked.map((b) => ({ subjectId: b.name, lockedUntil: new Date(b.blockedUntil).toISOString() })) }
+      const p = page(blocked, (b) => b.name, q)
+      return { ...p, items: p.items.map((b) => ({ subjectId: b.name, lockedUntil: new Date(b.blockedUntil).toISOString() })) }
     },
 
     async get(username: string) {

@@ -113,12 +113,13 @@ export function unexpected(answer: AdminAnswer): Error {
 /** A write the server refused because the resource changed since the command read it. */
 export const changedMeanwhile = (what: string) => new Error(`${what} changed while this command ran: run it again`)
 
-/** Every item of a paginated list (limit 200 each page). */
-export async function listAll<T>(api: AdminApi, path: string): Promise<T[]> {
+/** Every item of a paginated list (limit 200 each page); `notFound`: what a 404 means, when it can mean something. */
+export async function listAll<T>(api: AdminApi, path: string, notFound?: () => Error): Promise<T[]> {
   const all: T[] = []
   let cursor: string | undefined
   do {
     const answer = await api.call('GET', `${path}?limit=200${cursor === undefined ? '' : `&cursor=${seg(cursor)}`}`)
+    if (answer.status === 404 && notFound) throw notFound()
     if (answer.status !== 200) throw unexpected(answer)
     const page = answer.body as { items: T[]; nextCursor?: string }
     all.push(...page.items)

@@ -4,7 +4,7 @@ import { ADMIN_USERS_PATH } from '../endpoints.js'
 import { createConsentService, type ConsentService } from '../interaction/consent.js'
 import { createPgConsentStore } from '../stores/consents.postgres.js'
 import { createPgUserStore } from '../stores/users.postgres.js'
-import { detailOf, seg, unexpected } from './admin-api.js'
+import { detailOf, listAll, seg, unexpected } from './admin-api.js'
 import { CliError, parse, table, UsageError, commandGroup, type CliContext, type RemoteSubcommand } from './context.js'
 
 const usage = `Usage: authz consents list USERNAME [--json]
@@ -86,10 +86,7 @@ const noUser = (username: string) => new CliError(`no user "${username}"`)
 
 const remoteList: RemoteSubcommand = async (args, ctx, api) => {
   const { username, json } = listArgs(args)
-  const answer = await api.call('GET', consentsPath(username))
-  if (answer.status === 404) throw noUser(username)
-  if (answer.status !== 200) throw unexpected(answer)
-  printList(ctx, username, (answer.body as { items: Listed[] }).items, json)
+  printList(ctx, username, await listAll<Listed>(api, consentsPath(username), () => noUser(username)), json)
 }
 
 const remoteRevoke: RemoteSubcommand = async (args, ctx, api) => {

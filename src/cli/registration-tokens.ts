@@ -7,7 +7,7 @@ import { tokenState } from '../admin/registration-tokens.js'
 import { ADMIN_REGISTRATION_TOKENS_PATH } from '../endpoints.js'
 import { createPgRegistrationTokenStore } from '../stores/client-registrations.postgres.js'
 import { newHandle } from '../tokens/handles.js'
-import { seg, unexpected, type AdminApi } from './admin-api.js'
+import { listAll, seg, unexpected, type AdminApi } from './admin-api.js'
 import { CliError, commandGroup, parse, table, UsageError, type CliContext, type RemoteSubcommand } from './context.js'
 
 const DAY = 86_400
@@ -156,9 +156,7 @@ const remoteCreate: RemoteSubcommand = async (args, ctx, api) => {
 
 const remoteList: RemoteSubcommand = async (args, ctx, api) => {
   const { json } = listArgs(args)
-  const answer = await api.call('GET', ADMIN_REGISTRATION_TOKENS_PATH)
-  if (answer.status !== 200) throw unexpected(answer)
-  printList(ctx, (answer.body as { items: RegistrationTokenView[] }).items, json)
+  printList(ctx, await listAll<RegistrationTokenView>(api, ADMIN_REGISTRATION_TOKENS_PATH), json)
 }
 
 async function remoteRevoke(args: string[], ctx: CliContext, api: AdminApi) {

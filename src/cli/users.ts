@@ -269,9 +269,7 @@ type UserView = { subjectId: string; username: string; enabled: boolean; claims:
 const remoteList: RemoteSubcommand = async (args, ctx, api) => {
   const values = listArgs(args)
   const users = await listAll<UserView>(api, ADMIN_USERS_PATH)
-  const locks = await api.call('GET', ADMIN_LOCKOUTS_PATH)
-  if (locks.status !== 200) throw unexpected(locks)
-  const items = (locks.body as { items: { subjectId: string; lockedUntil: string }[] }).items
+  const items = await listAll<{ subjectId: string; lockedUntil: string }>(api, ADMIN_LOCKOUTS_PATH)
   printList(ctx, users, new Map(items.map((l) => [l.subjectId, Date.parse(l.lockedUntil)])), values.json)
 }
 

@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { ACR_VALUE_MAX, hasControlOrFormatCharacters } from '../grants/acr-values.js'
 import { isLocalHost } from '../domain/redirect-uri.js'
 import { CLIENT_PROFILES } from '../domain/client-profile.js'
+import { isAdminScope } from '../domain/admin-scopes.js'
 import { checkClient, isObject, REDIRECT_URI_MAX } from './client-checks.js'
 
 const name = z.string().min(1).max(200).regex(/^\S+$/, 'must not contain whitespace')
@@ -258,7 +259,10 @@ export const SeedUser = z.strictObject({
 })
 
 export const SeedApiScope = z.strictObject({
-  name,
+  // The admin API's scopes are built in and never granted by default (src/domain/admin-scopes.ts):
+  // an api scope of that name would be granted to a client that lists it and asks for no scope
+  // (src/grants/scopes.ts), and could give admin tokens an API resource's audience.
+  name: name.refine((n) => !isAdminScope(n), '"authz:admin" and "authz:admin:read" are the admin API\'s built-in scopes, never an api scope'),
   displayName: z.string().optional(),
   description: z.string().optional(),
   enabled: z.boolean().default(true),

@@ -50,6 +50,14 @@ describe('admin API: api scopes', () => {
       { path: 'enabled', detail: 'Invalid input: expected boolean, received string' },
       { path: '(root)', detail: 'Unrecognized key: "colour"' },
     ])
+    for (const admin of ['authz:admin', 'authz:admin:read']) {
+      const named = await call('PUT', `/admin/api-scopes/${admin}`, { body: {} })
+      expect(named.statusCode).toBe(400)
+      expect(named.json().errors).toEqual([
+        { path: 'name', detail: '"authz:admin" and "authz:admin:read" are the admin API\'s built-in scopes, never an api scope' },
+      ])
+      expect((await call('GET', `/admin/api-scopes/${admin}`)).statusCode).toBe(404)
+    }
     expect((await call('PUT', '/admin/api-scopes/orders.read', { body: {}, headers: { 'if-match': '"old"' } })).statusCode).toBe(412)
     const none = await call('DELETE', '/admin/api-scopes/none')
     expect(none.statusCode).toBe(404)

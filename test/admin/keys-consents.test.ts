@@ -77,4 +77,18 @@ describe('admin API: consents', () => {
     expect((await call('GET', '/admin/users/alice/consents')).json()).toEqual({ items: [] })
     expect((await call('GET', '/admin/users/nobody/consents')).statusCode).toBe(404)
   })
+
+  it("lists a user's consents a page at a time, by client", async () => {
+    const consents = createConsentService({ clock: t.clock, consents: createPgConsentStore(t.db) })
+    for (const client of ['backend', 'auditor', 'automation']) await consents.grant('alice-1', client, ['openid'], true)
+    const first = (await call('GET', '/admin/users/alice/consents?limit=2')).json()
+    expect(first.items.map((c: { clientId: string }) => c.clientId)).toEqual(['auditor', 'automation'])
+    expect(ConsentList.safeParse(first).error).toBeUndefined()
+    const second = (await call('GET', `/admin/users/alice/consents?limit=2&cursor=${first.nextCursor}`)).json()
+    expect(second).toEqual({ items: [{ clientId: 'backend', scopes: ['openid'], createdAt: ISO, updatedAt: ISO }] })
+    const bad = await call('GET', '/admin/users/alice/consents?limit=201')
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json().errors).toEqual([{ path: 'limit', detail: 'Too big: expected number to be <=200' }])
+    expect((await call('DELETE', '/admin/users/alice/consents')).json()).toEqual({ revoked: 3 })
+  })
 })

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { seedJsonSchema } from '../../src/seed/schema.js'
 import type { TestApp } from '../helpers/app.js'
-import { admin, createAdminTestApp, readToken } from './admin-fixtures.js'
+import { admin, adminToken, createAdminTestApp, readToken } from './admin-fixtures.js'
 
 let t: TestApp
 let doc: {
@@ -92,5 +92,132 @@ describe('admin API: OpenAPI document', () => {
     const props = Object.keys(doc.components.schemas.CibaRequest!.properties)
     expect(props).toContain('requestId')
     expect(props.filter((p) => /authreq/i.test(p))).toEqual([])
+  })
+})
+
+type Schema = Record<string, unknown>
+
+/**
+ * The ways `value` does not fit `schema`, each with its JSON path: a structural JSON Schema check
+ * of what the document uses ($ref, type, required, properties, additionalProperties, items, enum,
+ * const, anyOf, oneOf, allOf, date-time), enough to hold real answers against the document.
+ */
+function misfits(schema: Schema, value: unknown, path = '(root)'): string[] {
+  if (typeof schema.$ref === 'string') {
+    const name = schema.$ref.replace('#/components/schemas/', '')
+    return misfits(doc.components.schemas[name] as Schema, value, path)
+  }
+  const out: string[] = []
+  const of = (key: string) => (Array.isArray(schema[key]) ? (schema[key] as Schema[]) : undefined)
+  const fitting = (list: Schema[]) => list.filter((s) => misfits(s, value, path).length === 0).length
+  if (of('anyOf') && fitting(of('anyOf')!) === 0) out.push(`${path}: fits none of anyOf`)
+  if (of('oneOf') && fitting(of('oneOf')!) !== 1) out.push(`${path}: does not fit exactly one of oneOf`)
+  for (const s of of('allOf') ?? []) out.push(...misfits(s, value, path))
+  if ('const' in schema && value !== schema.const) out.push(`${path}: is not ${JSON.stringify(schema.const)}`)
+  if (of('enum') && !(schema.enum as unknown[]).includes(value)) out.push(`${path}: is not one of the enum`)
+  const isObject = typeof value === 'object' && value !== null && !Array.isArray(value)
+  const is: Record<string, boolean> = {
+    object: isObject,
+    array: Array.isArray(value),
+    string: typeof value === 'string',
+    integer: Number.isInteger(value),
+    number: typeof value === 'number',
+    boolean: typeof value === 'boolean',
+    null: value === null,
+  }
+  if (schema.type !== undefined && ![schema.type].flat().some((t) => is[t as string]))
+    return [...out, `${path}: is not ${JSON.stringify(schema.type)}`]
+  if (isObject) {
+    const props = (schema.properties ?? {}) as Record<string, Schema>
+    for (const key of (schema.required ?? []) as string[]) if (!(key in value)) out.push(`${path}.${key}: is required`)
+    for (const [key, v] of Object.entries(value)) {
+      if (props[key]) out.push(...misfits(props[key], v, `${path}.${key}`))
+      else if (schema.additionalProperties === false) out.push(`${path}.${key}: is not in the schema`)
+      else if (typeof schema.additionalProperties === 'object')
+        out.push(...misfits(schema.additionalProperties as Schema, v, `${path}.${key}`))
+    }
+  }
+  if (Array.isArray(value) && schema.items) value.forEach((v, i) => out.push(...misfits(schema.items as Schema, v, `${path}[${i}]`)))
+  if (typeof value === 'string' && schema.format === 'date-time' && Number.isNaN(Date.parse(value))) out.push(`${path}: is not a date-time`)
+  return out
+}
+
+describe('admin API: real answers fit the OpenAPI document', () => {
+  let call: ReturnType<typeof admin>
+  beforeAll(async () => {
+    call = admin(t, await adminToken(t))
+  })
+
+  /** The answer's status is documented for the operation, with the headers it names, and its body fits the schema. */
+  function fits(res: { statusCode: number; headers: Record<string, unknown>; body: string }, method: string, path: string): void {
+    const op = doc.paths[path]?.[method] as unknown as
+      { responses: Record<string, { content?: Record<string, { schema: Schema }>; headers?: Record<string, unknown> }> } | undefined
+    expect(op, `${method} ${path}`).toBeDefined()
+    const documented = op!.responses[String(res.statusCode)]
+    expect(documented, `${method} ${path} answers ${res.statusCode}`).toBeDefined()
+    for (const header of Object.keys(documented!.headers ?? {}))
+      expect(res.headers[header.toLowerCase()], `${method} ${path} ${header}`).toBeDefined()
+    const schema = documented!.content?.['application/json']?.schema
+    if (schema === undefined) return
+    expect(misfits(schema, JSON.parse(res.body)), `${method} ${path} ${res.statusCode}`).toEqual([])
+  }
+
+  it("each resource kind's GET and list", async () => {
+    const provider = { displayName: 'Corp SSO', type: 'oidc', authority: 'https://sso.corp.example', clientId: 'authz-rp' }
+    expect((await call('PUT', '/admin/identity-providers/corp', { body: provider })).statusCode).toBe(201)
+    for (const [url, path] of [
+      ['/admin/clients/backend', '/admin/clients/{clientId}'],
+      ['/admin/clients', '/admin/clients'],
+      ['/admin/clients/backend/secrets', '/admin/clients/{clientId}/secrets'],
+      ['/admin/users/alice', '/admin/users/{username}'],
+      ['/admin/users', '/admin/users'],
+      ['/admin/api-scopes/orders.read', '/admin/api-scopes/{name}'],
+      ['/admin/api-scopes', '/admin/api-scopes'],
+      ['/admin/api-resources/orders-api', '/admin/api-resources/{name}'],
+      ['/admin/api-resources', '/admin/api-resources'],
+      ['/admin/identity-resources/openid', '/admin/identity-resources/{name}'],
+      ['/admin/identity-resources', '/admin/identity-resources'],
+      ['/admin/identity-providers/corp', '/admin/identity-providers/{scheme}'],
+      ['/admin/identity-providers', '/admin/identity-providers'],
+      ['/admin/identity-providers/corp/client-secret', '/admin/identity-providers/{scheme}/client-secret'],
+      ['/admin/keys', '/admin/keys'],
+      ['/admin/migrations', '/admin/migrations'],
+      ['/admin/lockouts', '/admin/lockouts'],
+      ['/admin/users/alice/consents', '/admin/users/{username}/consents'],
+      ['/admin/users/alice/factors', '/admin/users/{username}/factors'],
+      ['/admin/users/alice/links', '/admin/users/{username}/links'],
+      ['/admin/ciba-requests', '/admin/ciba-requests'],
+      ['/admin/registration-tokens', '/admin/registration-tokens'],
+    ] as const) {
+      const res = await call('GET', url)
+      expect(res.statusCode, url).toBe(200)
+      fits(res, 'get', path)
+    }
+  })
+
+  it('a PUT that creates (201 with Location) and one that replaces (200)', async () => {
+    for (const [url, path, body] of [
+      ['/admin/clients/fresh', '/admin/clients/{clientId}', { allowedScopes: ['orders.read'] }],
+      ['/admin/users/bob', '/admin/users/{username}', { password: 'bob-pw' }],
+      ['/admin/api-scopes/orders.write', '/admin/api-scopes/{name}', {}],
+    ] as const) {
+      const created = await call('PUT', url, { body })
+      expect(created.statusCode, url).toBe(201)
+      fits(created, 'put', path)
+      const replaced = await call('PUT', url, { body })
+      expect(replaced.statusCode, url).toBe(200)
+      fits(replaced, 'put', path)
+    }
+  })
+
+  it('the user actions, a new client secret, a new registration token and new signing keys', async () => {
+    for (const action of ['disable', 'enable', 'unlock', 'sign-out', 'reset-factors']) {
+      const res = await call('POST', `/admin/users/alice/${action}`)
+      expect(res.statusCode, action).toBe(200)
+      fits(res, 'post', `/admin/users/{username}/${action}`)
+    }
+    fits(await call('POST', '/admin/clients/backend/secrets'), 'post', '/admin/clients/{clientId}/secrets')
+    fits(await call('POST', '/admin/registration-tokens', { body: {} }), 'post', '/admin/registration-tokens')
+    fits(await call('POST', '/admin/keys/rotate', { body: {} }), 'post', '/admin/keys/rotate')
   })
 })

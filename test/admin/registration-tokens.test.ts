@@ -115,4 +115,33 @@ describe('admin API: registration tokens', () => {
     expect((await read('POST', `/admin/registration-tokens/${id}/revoke`)).statusCode).toBe(403)
     expect((await read('GET', '/admin/registration-tokens')).json().items).toHaveLength(2)
   })
+
+  it('lists the tokens a page at a time, oldest first', async () => {
+    const made: string[] = []
+    for (const description of ['first', 'second', 'third']) {
+      t.clock.advance(1)
+      const res = await call('POST', '/admin/registration-tokens', { body: { description } })
+      expect(res.statusCode, res.body).toBe(201)
+      made.push(res.json().id as string)
+    }
+    const allRes = await read('GET', '/admin/registration-tokens')
+    expect(allRes.statusCode, allRes.body).toBe(200)
+    const all = allRes.json()
+    expect(all).not.toHaveProperty('nextCursor')
+    const ids = (all.items as { id: string }[]).map((i) => i.id)
+    expect(ids.slice(-3)).toEqual(made)
+    const pages: string[] = []
+    let cursor: string | undefined
+    do {
+      const res = await read('GET', `/admin/registration-tokens?limit=2${cursor === undefined ? '' : `&cursor=${cursor}`}`)
+      expect(res.statusCode).toBe(200)
+      const page = res.json<{ items: { id: string; token?: string }[]; nextCursor?: string }>()
+      expect(page.items.length).toBeLessThanOrEqual(2)
+      expect(page.items.every((i) => i.token === undefined)).toBe(true)
+      pages.push(...page.items.map((i) => i.id))
+      cursor = page.nextCursor
+    } while (cursor !== undefined)
+    expect(pages).toEqual(ids)
+    expect((await read('GET', '/admin/registration-tokens?limit=0')).statusCode).toBe(400)
+  })
 })

@@ -139,6 +139,34 @@ describe('admin API: users', () => {
     expect((await call('GET', '/admin/lockouts')).json()).toEqual({ items: [] })
   })
 
+  it('lists the lockouts a page at a time, by subject, and refuses a bad limit or cursor', async () => {
+    const failures = createPgFailureCounterStore(t.db)
+    const now = t.clock.now()
+    for (const name of ['s-c', 's-a', 's-b']) {
+      await failures.recordFailure({ kind: 'user', name, source: '' }, { limit: 1, baseSeconds: 60, maxSeconds: 60 }, now)
+    }
+    const until = new Date(now + 60_000).toISOString()
+    const first = (await call('GET', '/admin/lockouts?limit=2')).json()
+    expect(first).toEqual({
+      items: [
+        { subjectId: 's-a', lockedUntil: until },
+        { subjectId: 's-b', lockedUntil: until },
+      ],
+      nextCursor: expect.any(String),
+    })
+    expect((await call('GET', `/admin/lockouts?limit=2&cursor=${first.nextCursor}`)).json()).toEqual({
+      items: [{ subjectId: 's-c', lockedUntil: until }],
+    })
+    const bad = await call('GET', '/admin/lockouts?limit=0&enabled=true')
+    expect(bad.statusCode).toBe(400)
+    expect(bad.json().errors).toEqual([
+      { path: 'limit', detail: 'Too small: expected number to be >=1' },
+      { path: '(root)', detail: 'Unrecognized key: "enabled"' },
+    ])
+    expect((await call('GET', '/admin/lockouts?cursor=nope!')).statusCode).toBe(400)
+    await t.db.query(`DELETE FROM failure_counters WHERE name IN ('s-a', 's-b', 's-c')`)
+  })
+
   it('unlocks a user and signs them out everywhere, answering what was done', async () => {
     for (let i = 0; i < 2; i++) expect((await passwordGrant('alice', 'wrong')).statusCode).toBe(400)
     const unlocked = await call('POST', '/admin/users/alice/unlock')

@@ -1,7 +1,8 @@
 // docs/admin-api.md's "Try it" and the README's "Admin API" blocks work as printed: run unchanged
 // by bash against a real server with the demo seed and ADMIN_PORT set (only the addresses differ:
 // the test server's ports are free ones, not 5000 and 5001). They create a client, generate its
-// secret (which then works at the token endpoint) and disable alice (whose password grant then fails).
+// secret (which then works at the token endpoint), disable alice (whose password grant then fails)
+// and rotate demo-backend's secret (the old one then fails, the new one is its only one).
 import { spawnSync } from 'node:child_process'
 import { readFile } from 'node:fs/promises'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -78,9 +79,24 @@ describe('docs/admin-api.md and README "Admin API"', { timeout: 120_000 }, () =>
     )
     expect(alice.status).toBe(400)
 
+    const backend = { grant_type: 'client_credentials', scope: 'orders.read' }
+    expect((await post(server, backend, 'demo-backend:demo-backend-secret')).status).toBe(200)
     const readme = run(shBlock(await readFile('README.md', 'utf8'), '## Admin API'), server, admin)
     expect(readme.stderr).toBe('')
     expect(readme.status).toBe(0)
-    expect(JSON.parse(readme.stdout)).toMatchObject({ username: 'alice', enabled: false })
+    const [disabledToo, rotated, ...more] = readme.stdout.split(/(?<=\})(?=\{)/)
+    expect(more).toEqual([])
+    expect(JSON.parse(disabledToo!)).toMatchObject({ username: 'alice', enabled: false })
+    expect(JSON.parse(rotated!)).toMatchObject({ clientId: 'demo-backend', allowedGrantTypes: ['client_credentials'], enabled: true })
+    expect((await post(server, backend, 'demo-backend:demo-backend-secret')).status).toBe(401)
+    const token = (await (
+      await post(server, { grant_type: 'client_credentials', scope: 'authz:admin' }, 'demo-admin:demo-admin-secret')
+    ).json()) as {
+      access_token: string
+    }
+    const secrets = await fetch(`http://127.0.0.1:${admin}/admin/clients/demo-backend/secrets`, {
+      headers: { authorization: `Bearer ${token.access_token}` },
+    })
+    expect(await secrets.json()).toEqual({ items: [{}] })
   })
 })

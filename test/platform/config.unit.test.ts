@@ -111,6 +111,18 @@ describe('loadConfig', () => {
     }
   })
 
+  it("refuses REGISTRATION_ALLOWED_SCOPES listing the admin API's scopes, which a self-registered client could then ask for", () => {
+    expect(() => loadConfig({ REGISTRATION_ALLOWED_SCOPES: 'openid authz:admin:read profile authz:admin' })).toThrow(
+      new ConfigError([
+        'REGISTRATION_ALLOWED_SCOPES must not list the admin API\'s scopes, got "authz:admin:read" and "authz:admin"; give them only to clients in the seed file',
+      ]),
+    )
+    expect(loadConfig({ REGISTRATION_ALLOWED_SCOPES: 'openid authz:administrator' }).registrationAllowedScopes).toEqual([
+      'openid',
+      'authz:administrator',
+    ])
+  })
+
   it('requires a webhook secret when a webhook URL is set', () => {
     expect(() => loadConfig({ CIBA_NOTIFICATION_URL: 'https://hooks.example.com/ciba' })).toThrow(/CIBA_NOTIFICATION_SECRET/)
   })

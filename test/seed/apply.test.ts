@@ -147,6 +147,14 @@ describe('seed file', () => {
     expect(await dump(authz.db)).toEqual(before)
   })
 
+  it('refuses an api scope named like an admin scope, which asking for no scope would then grant', async () => {
+    const before = await dump(authz.db)
+    const err = await seedError(applySeed(authz.db, { apiScopes: [{ name: 'orders.write' }, { name: 'authz:admin' }, { name: 'authz:admin:read' }] }))
+    const detail = '"authz:admin" and "authz:admin:read" are the admin API\'s built-in scopes, never an api scope'
+    expect(err.problems).toEqual([`apiScopes[1].name: ${detail}`, `apiScopes[2].name: ${detail}`])
+    expect(await dump(authz.db)).toEqual(before)
+  })
+
   it('reports every problem of a file at once, each with its JSON path: schema, duplicates, references, stored users', async () => {
     const before = await dump(authz.db)
     const err = await seedError(
