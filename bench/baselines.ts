@@ -48,6 +48,26 @@ export async function startSignLimit(opts: { root: string; port: number; pinning
   return { child, url, version: '' }
 }
 
+/** Bare Fastify verifying one JWT per introspection request with our JWKS (bench/verify-limit-server.ts). */
+export async function startVerifyLimit(opts: {
+  root: string
+  port: number
+  pinning: Pinning
+  cleanup: Cleanup
+  jwksUrl: string
+  issuer: string
+}): Promise<Peer> {
+  const url = `http://127.0.0.1:${opts.port}`
+  const child = spawnNode('verify-limit', ['--import', 'tsx', join(opts.root, 'bench', 'verify-limit-server.ts')], {
+    cwd: opts.root,
+    env: childEnv({ LIMIT_PORT: String(opts.port), JWKS_URL: opts.jwksUrl, ISSUER: opts.issuer }),
+    pinning: opts.pinning,
+  })
+  opts.cleanup.defer('stop verify-limit', () => child.stop())
+  await waitForHttp(child, `${url}/.well-known/openid-configuration`)
+  return { child, url, version: '' }
+}
+
 export interface VerifyRates {
   /** jose jwtVerify, verifications per second. */
   jose: number

@@ -21,7 +21,10 @@ export interface ScenarioOutcome {
   ours: LoadResult
   /** Under the same load (comparison 'peer'). */
   peer?: LoadResult
-  /** Bare Fastify signing once per request, under the same load (scenarios with signLimit). */
+  /**
+   * Bare Fastify under the same load: signing once per request (scenarios with signLimit), or
+   * verifying once per request (scenarios with verifyLimit).
+   */
   limit?: LoadResult
   /** Verifications per second in one process, by jose and by bare node:crypto (comparison 'verify'). */
   verifyRates?: { jose: number; crypto: number }
@@ -76,7 +79,10 @@ export function scenarioTable(o: ScenarioOutcome, peerLabel: string): string {
     row('authz', o.ours),
   ]
   if (o.peer) lines.push(row(peerLabel, o.peer))
-  if (o.limit) lines.push(row('limit: bare Fastify, one node:crypto ES256 signature per request', o.limit))
+  if (o.limit) {
+    const what = o.scenario.verifyLimit ? 'verification' : 'signature'
+    lines.push(row(`limit: bare Fastify, one node:crypto ES256 ${what} per request`, o.limit))
+  }
   if (o.verifyRates) {
     lines.push(`| limit: node:crypto verify alone, one process (verifications/s) | ${int(o.verifyRates.crypto)} | – | – | – | – |`)
     lines.push(`| jose \`jwtVerify\` alone, one process (verifications/s) | ${int(o.verifyRates.jose)} | – | – | – | – |`)

@@ -17,7 +17,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { measureJoseVerify, startPeer, startSignLimit, type Peer, type VerifyRates } from './baselines.js'
+import { measureJoseVerify, startVerifyLimit, startPeer, startSignLimit, type Peer, type VerifyRates } from './baselines.js'
 import { createCleanup, type Cleanup } from './cleanup.js'
 import { runLoad, type LoadOptions, type LoadResult } from './load.js'
 import { build, startOurServer, type OurServer } from './our-server.js'
@@ -134,7 +134,32 @@ async function runScenario(s: Scenario, ctx: Context): Promise<ScenarioOutcome> 
       durationMs: load.durationSeconds * 1000,
     })
   }
-  return { scenario: s, ours: ours.result, verifyRates: ctx.verifyRates }
+  if (!s.verifyLimit) return { scenario: s, ours: ours.result, verifyRates: ctx.verifyRates }
+  // The same requests (our tokens, in the same order) against bare Fastify verifying each one.
+  const cleanup = createCleanup(progress)
+  try {
+    const discovery = (await (await fetch(`${sv.ours.url}/.well-known/openid-configuration`)).json()) as { jwks_uri: string }
+    const limit = await startVerifyLimit({
+      root: ctx.root,
+      port: await freePort(),
+      pinning: ctx.pinning,
+      cleanup,
+      jwksUrl: discovery.jwks_uri,
+      issuer: sv.ours.url,
+    })
+    const request = { ...ours.prepared.request, url: `${limit.url}/connect/introspect` }
+    const answer = await sendOnce(request)
+    if (answer.status !== 200 || !answer.body.includes('"active":true')) {
+      throw new BenchFailure(`scenario (${s.id}) on the verify limit: ${answer.status} ${answer.body.slice(0, 300)}`)
+    }
+    progress(`(${s.id}) limit: ${load.warmupSeconds} s warm-up, ${load.durationSeconds} s measured`)
+    const r = await runLoad(request, limit.child.pid, load)
+    if (r.non2xx > 0 || r.errors > 0 || r.warmupFailures > 0)
+      throw new BenchFailure(`scenario (${s.id}) on the verify limit: ${r.non2xx} non-2xx, ${r.errors} errors`)
+    return { scenario: s, ours: ours.result, verifyRates: ctx.verifyRates, limit: r }
+  } finally {
+    await cleanup.run()
+  }
 }
 
 async function startServers(pinning: Pinning, cpuProfDir: string | undefined, cleanup: Cleanup): Promise<Servers> {

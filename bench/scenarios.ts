@@ -36,6 +36,11 @@ export interface Scenario {
   comparison: 'peer' | 'verify'
   /** Also run against bare Fastify signing once per request (bench/sign-limit-server.ts): the limit. */
   signLimit?: boolean
+  /**
+   * Also replay the same requests against bare Fastify verifying one JWT per request
+   * (bench/verify-limit-server.ts): the limit with HTTP, beside the verify loop without it.
+   */
+  verifyLimit?: boolean
   target: Target
   /** Obtains the token it needs and checks one answer; returns the request to replay. */
   prepare(server: Server): Promise<Prepared>
@@ -172,6 +177,7 @@ export const SCENARIOS: readonly Scenario[] = [
     id: 'c2',
     title: `introspection of JWT access tokens, ${DISTINCT_JWTS.toLocaleString('en-US')} distinct, cache defeated (JSON)`,
     comparison: 'verify',
+    verifyLimit: true,
     target: peerTarget(0.8),
     async prepare(server) {
       const tokens = await obtainTokens(server, JWT_CLIENT, DISTINCT_JWTS)
