@@ -147,6 +147,13 @@ export function createMetadataDocumentClients(deps: {
     cache.set(clientId, { found, until: deps.clock.now() + seconds * 1000 })
   }
 
+  /** Tells why the document failed, remembers it unless `retry` (then the next request fetches again), and throws it. */
+  function refuse(clientId: string, err: OAuthError, retry = false): never {
+    if (!retry) keep(clientId, err, FAILURE_CACHE_S)
+    deps.onRefused?.(clientId, err.description ?? err.code)
+    throw err
+  }
+
   async function load(url: URL): Promise<Client> {
     const clientId = url.href
     let fetched: FetchedDocument
@@ -154,20 +161,15 @@ export function createMetadataDocumentClients(deps: {
       fetched = await deps.fetcher.get(url)
     } catch (err) {
       if (!(err instanceof MetadataFetchError)) throw err
-      const failed = new OAuthError('invalid_request', `client_id: ${err.reason}`)
       // Too many fetches in flight is this server's state, not the URL's: the next request tries.
-      if (!err.busy) keep(clientId, failed, FAILURE_CACHE_S)
-      deps.onRefused?.(clientId, failed.description ?? failed.code)
-      throw failed
+      refuse(clientId, new OAuthError('invalid_request', `client_id: ${err.reason}`), err.busy)
     }
     let client: Client
     try {
       client = clientFromDocument(clientId, fetched.body, deps.allowedScopes)
     } catch (err) {
       if (!(err instanceof OAuthError)) throw err
-      keep(clientId, err, FAILURE_CACHE_S)
-      deps.onRefused?.(clientId, err.description ?? err.code)
-      throw err
+      refuse(clientId, err)
     }
     keep(clientId, client, cacheSeconds(fetched.headers, deps.clock.now()))
     return client

@@ -97,9 +97,12 @@ export function isPublicAddress(address: string): boolean {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
 
+/** A connection's dns.lookup (node:http's `lookup` option). */
+type Lookup = (hostname: string, options: LookupOptions, callback: LookupCallback) => void
+
 /** dns.lookup that refuses what the connection would reach when any address of the name is not public. */
-function publicOnlyLookup(resolve: Resolver) {
-  return function lookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+function publicOnlyLookup(resolve: Resolver): Lookup {
+  return function lookup(hostname, options, callback) {
     resolve(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, [])
       if (addresses.length === 0 || !addresses.every((a) => isPublicAddress(a.address))) {
@@ -129,7 +132,7 @@ export function createMetadataFetcher(options: Partial<MetadataFetchOptions> = {
   }
 }
 
-function fetchOnce(url: URL, opts: MetadataFetchOptions, lookup: ReturnType<typeof publicOnlyLookup>): Promise<FetchedDocument> {
+function fetchOnce(url: URL, opts: MetadataFetchOptions, lookup: Lookup): Promise<FetchedDocument> {
   const name = opts.document ?? 'the client metadata document'
   const host = url.hostname.replace(/^\[|\]$/g, '')
   const local = isLocalHost(url.hostname)
