@@ -195,11 +195,12 @@ export function createPageKit(app: FastifyInstance, deps: PageKitDeps): PageKit 
 /** Every HTML response carries the page security headers, whichever code path produced it. */
 export function registerPageHeaders(app: FastifyInstance, look: Look): void {
   const headers = look.headers()
-  app.addHook('onSend', async (_req, reply, payload) => {
+  const entries = Object.entries(headers)
+  app.addHook('onSend', (_req, reply, payload, done) => {
     const type = reply.getHeader('content-type')
     if (typeof type === 'string' && type.startsWith('text/html')) {
-      for (const [name, value] of Object.entries(headers)) if (!reply.hasHeader(name)) reply.header(name, value)
+      for (const [name, value] of entries) if (!reply.hasHeader(name)) reply.header(name, value)
     }
-    return payload
+    done(null, payload)
   })
 }

@@ -3,7 +3,7 @@
 // A browser app (a single-page MCP client) may register and manage itself from any origin: CORS
 // policy 'bearer' (src/http/cors.ts), since access is by the token the request carries, never a cookie.
 import type { RateLimitOptions } from '@fastify/rate-limit'
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, onResponseAsyncHookHandler } from 'fastify'
 import { readClientCredentials } from '../../client-auth/credentials.js'
 import { REGISTRATION_CLIENT_PATH, REGISTRATION_PATH, TOKEN_PATH } from '../../endpoints.js'
 import type { ClientRegistrationStore } from '../../stores/client-registrations.js'
@@ -52,14 +52,15 @@ export const registrationRoutes: FastifyPluginAsync<RegistrationRouteDeps> = asy
 /**
  * Records that a registered client obtained a token, after the answer is sent, so that the
  * cleanup removes only the clients nobody uses. Added on the app before the token endpoint, so
- * that it sees that route; a client that is not self-registered costs a cached lookup.
+ * that it sees that route, and attached to that route alone: no other request pays for it, and a
+ * client that is not self-registered costs a cached lookup.
  */
 export function trackRegisteredClientUse(
   app: FastifyInstance,
   deps: { clients: Pick<ClientStore, 'findById'>; registrations: Pick<ClientRegistrationStore, 'touch'>; clock: Clock },
 ): void {
-  app.addHook('onResponse', async (req, reply) => {
-    if (reply.statusCode !== 200 || req.routeOptions.url !== TOKEN_PATH) return
+  const recordUse: onResponseAsyncHookHandler = async (req, reply) => {
+    if (reply.statusCode !== 200) return
     try {
       const form = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as Record<string, string>
       const id = readClientCredentials(req.headers, form, {})?.id
@@ -68,5 +69,9 @@ export function trackRegisteredClientUse(
     } catch (err) {
       if (!isUnavailable(err)) req.log.warn({ err }, 'recording the use of a registered client failed')
     }
+  }
+  app.addHook('onRoute', (route) => {
+    if (route.url !== TOKEN_PATH || ![route.method].flat().includes('POST')) return
+    route.onResponse = [...[route.onResponse ?? []].flat(), recordUse]
   })
 }
