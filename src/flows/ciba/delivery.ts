@@ -1,11 +1,13 @@
 // Delivers the outcome of ping and push requests (OpenID CIBA Core 1.0 §10.2, §10.3) from the
 // outbox the decision wrote (src/stores/ciba-deliveries.postgres.ts), in the background, so the
-// person's approval page never waits. The design of back-channel logout
-// (src/flows/logout/backchannel-logout.ts): each attempt is bounded (timeoutMs); any 2xx is
+// person's approval page never waits. Claims, retries and wake-up are the outbox kit's
+// (src/jobs/outbox.ts), as for back-channel logout: each attempt is bounded (timeoutMs); any 2xx is
 // delivered (§10.2: the client answers 204, or 200 as some frameworks do); a timeout, a refused
 // connection, 408, 429 or a 5xx is retried after a back-off on the injected clock, up to
 // maxAttempts; any other answer (a 4xx, a redirect, never followed) ends it at once. Outcomes are
-// audited (ciba.delivered, ciba.delivery_failed), and so counted in the metrics.
+// audited (ciba.delivered, ciba.delivery_failed), and so counted in the metrics. Rows are claimed
+// batchSize at a time, the next ones once the whole batch has ended, and an outcome the database
+// could not take is logged, not kept: the row is sent again after its lease (see below).
 //
 // Ping (§10.2): POST {"auth_req_id"} with the client_notification_token as Bearer; the client then
 // redeems at the token endpoint as in poll mode.
@@ -36,6 +38,16 @@ import type { Clock } from '../../domain/clock.js'
 import type { Client } from '../../domain/types.js'
 import { isUnavailable } from '../../errors.js'
 import type { OneTimeUse } from '../../grants/one-time-use.js'
+import {
+  createOutboxWorker,
+  OUTBOX_DEFAULTS,
+  type Attempt,
+  type OutboxOptions,
+  type OutboxRun,
+  type OutboxWorker,
+  type Post,
+  type Sent,
+} from '../../jobs/outbox.js'
 import type { AuditSink } from '../../observe/audit.js'
 import type { CibaDelivery, CibaDeliveryStore } from '../../stores/ciba-deliveries.js'
 import type { CibaRequestStore } from '../../stores/ciba-requests.js'
@@ -44,34 +56,9 @@ import { ISSUED, type TokenResponse } from '../../tokens/issuer.js'
 import { CIBA_GRANT, type createCibaIssue } from './grant.js'
 import type { DeliverySecret, Sealer } from './sealed.js'
 
-export interface CibaDeliveryOptions {
-  /** Per attempt (ms). */
-  timeoutMs: number
-  /** Attempts in all, the first included. */
-  maxAttempts: number
-  /** Waits before the 2nd, 3rd… attempt (ms, on the injected clock); the last value repeats. */
-  backoffMs: number[]
-  /** How long a claim holds a row (ms): well above timeoutMs, so only a crashed worker's rows are claimed again. */
-  leaseMs: number
-  /** Rows claimed at a time. */
-  batchSize: number
-  /** The longest sleep between looks at the outbox (ms, real time). */
-  pollMs: number
-  /** How long a finished row is kept for inspection (ms). */
-  retentionMs: number
-  fetch: typeof fetch
-}
+export type CibaDeliveryOptions = OutboxOptions
 
-export const CIBA_DELIVERY_DEFAULTS: CibaDeliveryOptions = {
-  timeoutMs: 5000,
-  maxAttempts: 5,
-  backoffMs: [5_000, 30_000, 120_000, 600_000],
-  leaseMs: 60_000,
-  batchSize: 20,
-  pollMs: 30_000,
-  retentionMs: 7 * 24 * 3600_000,
-  fetch: (...args) => fetch(...args),
-}
+export const CIBA_DELIVERY_DEFAULTS: CibaDeliveryOptions = { ...OUTBOX_DEFAULTS }
 
 export const CIBA_DELIVERY_WORKER = 'ciba-delivery'
 
@@ -89,23 +76,9 @@ export interface CibaDeliveryDeps {
 }
 
 /** What one run did (tests and logs). */
-export interface DeliveryRun {
-  delivered: number
-  failed: number
-  retrying: number
-}
+export type DeliveryRun = OutboxRun
 
-export interface CibaDeliveryWorker {
-  /** Sends everything due now (waits for a run in progress first); runs never overlap within a worker. */
-  runOnce(): Promise<DeliveryRun>
-  start(): Promise<void>
-  stop(): Promise<void>
-}
-
-type Attempt =
-  | { kind: 'delivered'; httpStatus: number }
-  | { kind: 'failed'; retry: boolean; error: string; httpStatus?: number }
-  | { kind: 'interrupted' }
+export type CibaDeliveryWorker = OutboxWorker
 
 /** A push body: the token response (§10.3.1) or the error (§12), and which of them it is. */
 interface Pushed {
@@ -122,32 +95,10 @@ const ERRORS = {
 export function createCibaDeliveryWorker(deps: CibaDeliveryDeps): CibaDeliveryWorker {
   const o: CibaDeliveryOptions = { ...CIBA_DELIVERY_DEFAULTS, ...deps.options }
   const { clock, store, logger } = deps
-  const stopping = new AbortController()
-  let tail: Promise<unknown> = Promise.resolve()
-  let queuedRun: Promise<DeliveryRun> | undefined
-  let timer: NodeJS.Timeout | undefined
-  let unlisten: (() => Promise<void>) | undefined
-  let started = false
 
-  async function post(uri: string, token: string, body: Record<string, unknown>): Promise<Attempt> {
-    try {
-      const res = await o.fetch(uri, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-        redirect: 'manual', // a redirect is an answer, never followed (the endpoint is the one registered)
-        signal: AbortSignal.any([AbortSignal.timeout(o.timeoutMs), stopping.signal]),
-      })
-      await res.body?.cancel().catch(() => {}) // the body is never read, never logged
-      if (res.status >= 200 && res.status < 300) return { kind: 'delivered', httpStatus: res.status }
-      const retry = res.status >= 500 || res.status === 408 || res.status === 429
-      return { kind: 'failed', retry, error: 'http_status', httpStatus: res.status }
-    } catch (err) {
-      if (stopping.signal.aborted) return { kind: 'interrupted' }
-      const timeout = err instanceof Error && err.name === 'TimeoutError'
-      return { kind: 'failed', retry: true, error: timeout ? 'timeout' : 'connection_failed' }
-    }
-  }
+  /** §10.2, §10.3: a JSON body with the client_notification_token as Bearer. */
+  const notify = (post: Post, uri: string, token: string, body: Record<string, unknown>): Promise<Attempt> =>
+    post(uri, { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
 
   const error = (authReqId: string, code: keyof typeof ERRORS): Pushed => ({
     body: { auth_req_id: authReqId, error: code, error_description: ERRORS[code] },
@@ -204,7 +155,8 @@ export function createCibaDeliveryWorker(deps: CibaDeliveryDeps): CibaDeliveryWo
     return pushed
   }
 
-  async function send(d: CibaDelivery): Promise<{ attempt: Attempt; delivered?: string }> {
+  /** One attempt; its note is what was sent (ping, tokens or an error code), for the audit. */
+  async function send(d: CibaDelivery, post: Post): Promise<Sent<string>> {
     const client = await deps.clients.findById(d.clientId)
     const uri = client?.backchannelClientNotificationEndpoint
     if (!client) return { attempt: { kind: 'failed', retry: false, error: 'client_gone' } }
@@ -219,138 +171,51 @@ export function createCibaDeliveryWorker(deps: CibaDeliveryDeps): CibaDeliveryWo
       return { attempt: { kind: 'failed', retry: false, error: 'secret_unavailable' } }
     }
     if (d.mode === 'ping') {
-      return { attempt: await post(uri, secret.notificationToken, { auth_req_id: secret.authReqId }), delivered: 'ping' }
+      return { attempt: await notify(post, uri, secret.notificationToken, { auth_req_id: secret.authReqId }), note: 'ping' }
     }
     const pushed = await pushBody(d, client, secret.authReqId)
     if ('kind' in pushed) return { attempt: pushed }
-    return { attempt: await post(uri, secret.notificationToken, pushed.body), delivered: pushed.delivered }
-  }
-
-  async function attempt(d: CibaDelivery, run: DeliveryRun): Promise<void> {
-    let result: { attempt: Attempt; delivered?: string }
-    try {
-      result = await send(d)
-    } catch (err) {
-      if (!isUnavailable(err)) logger.error({ err, delivery_id: d.id, client_id: d.clientId }, 'CIBA delivery attempt crashed')
-      result = { attempt: { kind: 'failed', retry: true, error: 'internal_error' } }
-    }
-    try {
-      await record(d, result.attempt, result.delivered, run)
-    } catch (err) {
-      // The lease runs out and the row is tried again (a pushed body is sent again, the same one).
-      logger.error({ err, delivery_id: d.id, client_id: d.clientId }, 'CIBA delivery outcome not recorded')
-    }
-  }
-
-  async function record(d: CibaDelivery, a: Attempt, delivered: string | undefined, run: DeliveryRun): Promise<void> {
-    const now = clock.now()
-    const fields = { clientId: d.clientId, cibaRequestId: d.requestId, deliveryMode: d.mode, attempts: d.attempts, delivered }
-    if (a.kind === 'interrupted') {
-      await store.release(d)
-    } else if (a.kind === 'delivered') {
-      if (await store.finish(d, 'delivered', { at: now, expiresAt: now + o.retentionMs, httpStatus: a.httpStatus })) {
-        run.delivered++
-        deps.audit.emit({ event: 'ciba.delivered', ...fields, grantType: CIBA_GRANT, httpStatus: a.httpStatus })
-      }
-    } else if (a.retry && d.attempts < o.maxAttempts) {
-      const wait = o.backoffMs[Math.min(d.attempts - 1, o.backoffMs.length - 1)] ?? 0
-      if (await store.retry(d, now + wait, { at: now, error: a.error, httpStatus: a.httpStatus })) {
-        run.retrying++
-        logger.warn(
-          {
-            delivery_id: d.id,
-            client_id: d.clientId,
-            attempt: d.attempts,
-            error: a.error,
-            http_status: a.httpStatus,
-            retry_in_seconds: wait / 1000,
-          },
-          'CIBA delivery attempt failed; will retry',
-        )
-      }
-    } else {
-      // Pushed tokens that never reached the client are revoked before their seal is erased.
-      if (d.mode === 'push') await deps.oneTimeUse.revokeFamily(d.familyId)
-      if (await store.finish(d, 'failed', { at: now, error: a.error, httpStatus: a.httpStatus, expiresAt: now + o.retentionMs })) {
-        run.failed++
-        deps.audit.emit({ event: 'ciba.delivery_failed', ...fields, grantType: CIBA_GRANT, reason: a.error, httpStatus: a.httpStatus })
-      }
-    }
+    return { attempt: await notify(post, uri, secret.notificationToken, pushed.body), note: pushed.delivered }
   }
 
   /** Queues the notices of the requests that expired undecided, batchSize at a time. */
-  async function queueExpired(): Promise<void> {
+  async function queueExpired(stopping: AbortSignal): Promise<void> {
     let queued: number
     do {
       queued = await deps.requests.queueExpired(clock.now(), o.batchSize)
-    } while (queued >= o.batchSize && !stopping.signal.aborted) // a full batch: more may wait
+    } while (queued >= o.batchSize && !stopping.aborted) // a full batch: more may wait
   }
 
-  /** Claims and sends until nothing is due, batchSize attempts at a time. */
-  async function drain(): Promise<DeliveryRun> {
-    const run: DeliveryRun = { delivered: 0, failed: 0, retrying: 0 }
-    await queueExpired()
-    while (!stopping.signal.aborted) {
-      const now = clock.now()
-      const claimed = await store.claimDue(now, now + o.leaseMs, o.batchSize)
-      if (claimed.length === 0) break
-      await Promise.all(claimed.map((d) => attempt(d, run)))
-    }
-    return run
-  }
+  const fields = (d: CibaDelivery, delivered: string | undefined) => ({
+    clientId: d.clientId,
+    cibaRequestId: d.requestId,
+    deliveryMode: d.mode,
+    attempts: d.attempts,
+    delivered,
+  })
 
-  function runOnce(): Promise<DeliveryRun> {
-    const run = tail.then(drain, drain)
-    tail = run.catch(() => {})
-    return run
-  }
-
-  /** A run soon; requests while one is waiting to start coalesce into it. */
-  function wake() {
-    if (!started || stopping.signal.aborted || queuedRun) return
-    const run = (queuedRun = tail.then(() => {
-      queuedRun = undefined
-      return drain()
-    }))
-    tail = run
-      .catch((err: unknown) => {
-        if (!isUnavailable(err)) logger.warn({ err }, 'CIBA delivery run failed; will retry')
-      })
-      .then(schedule)
-  }
-
-  /** The next look: when the next retry is due, at most pollMs away. */
-  async function schedule() {
-    if (stopping.signal.aborted) return
-    let delay = o.pollMs
-    try {
-      // The next retry due, or the next undecided ping or push request to expire.
-      const times = (await Promise.all([store.nextDue(), deps.requests.nextExpiry()])).filter((t) => t !== undefined)
-      const due = times.length > 0 ? Math.min(...times) : undefined
-      // At least a second: a row another replica's clock already finds due is not spun on.
-      if (due !== undefined) delay = Math.min(o.pollMs, Math.max(1000, due - clock.now()))
-    } catch {
-      // The database is away: look again after pollMs.
-    }
-    if (stopping.signal.aborted) return
-    if (timer) clearTimeout(timer)
-    timer = setTimeout(wake, delay)
-    timer.unref()
-  }
-
-  return {
-    runOnce,
-    async start() {
-      if (started) return
-      started = true
-      unlisten = await store.subscribe(wake)
-      wake() // rows left by an earlier run, a stopped replica or the CLI
+  return createOutboxWorker<CibaDelivery, string>({
+    label: 'CIBA delivery',
+    clock,
+    logger,
+    options: o,
+    store,
+    claim: (now, leaseUntil, limit) => store.claimDue(now, leaseUntil, limit),
+    refill: 'batch',
+    // An outcome the database did not take is logged; the lease runs out and the row is tried
+    // again (a pushed body is sent again, the same one).
+    keepUnsaved: false,
+    send,
+    onDelivered: (d, httpStatus, delivered) =>
+      deps.audit.emit({ event: 'ciba.delivered', ...fields(d, delivered), grantType: CIBA_GRANT, httpStatus }),
+    onFailed: (d, error, httpStatus, delivered) =>
+      deps.audit.emit({ event: 'ciba.delivery_failed', ...fields(d, delivered), grantType: CIBA_GRANT, reason: error, httpStatus }),
+    // Pushed tokens that never reached the client are revoked before their seal is erased.
+    beforeFailing: async (d) => {
+      if (d.mode === 'push') await deps.oneTimeUse.revokeFamily(d.familyId)
     },
-    async stop() {
-      stopping.abort()
-      if (timer) clearTimeout(timer)
-      await unlisten?.().catch(() => {})
-      await tail
-    },
-  }
+    prepare: queueExpired,
+    // The next undecided ping or push request to expire.
+    nextEvent: () => deps.requests.nextExpiry(),
+  })
 }
