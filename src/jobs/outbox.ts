@@ -43,7 +43,7 @@ export interface OutboxOptions {
   /** Attempts in all, the first included. */
   maxAttempts: number
   /** Waits before the 2nd, 3rd… attempt (ms, on the injected clock); the last value repeats. */
-  backoffMs: number[]
+  backoffMs: readonly number[]
   /** How long a claim holds a row (ms): well above timeoutMs, so only a crashed worker's rows are claimed again. */
   leaseMs: number
   /** Attempts in flight at a time, and so rows claimed at a time at most. */
@@ -58,7 +58,8 @@ export interface OutboxOptions {
 export const OUTBOX_DEFAULTS: OutboxOptions = {
   timeoutMs: 5000,
   maxAttempts: 5,
-  backoffMs: [5_000, 30_000, 120_000, 600_000],
+  // Frozen: the workers' defaults are copies of this object and share the array.
+  backoffMs: Object.freeze([5_000, 30_000, 120_000, 600_000]),
   leaseMs: 60_000,
   batchSize: 20,
   pollMs: 30_000,
@@ -269,7 +270,8 @@ export function createOutboxWorker<D extends OutboxRow, N = never>(spec: OutboxW
 
   /**
    * Records an outcome; false when the database is away and the outcome is kept for later
-   * (keepUnsaved). Any other failure is logged and the row's lease runs out.
+   * (keepUnsaved). Any other failure, and an outage without keepUnsaved, is logged at error level
+   * and the row is sent again once its lease runs out.
    */
   async function save(out: Outcome<D>, run: OutboxRun): Promise<boolean> {
     try {
