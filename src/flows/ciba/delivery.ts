@@ -7,7 +7,10 @@
 // maxAttempts; any other answer (a 4xx, a redirect, never followed) ends it at once. Outcomes are
 // audited (ciba.delivered, ciba.delivery_failed), and so counted in the metrics.
 //
-// Rows are claimed batchSize at a time, the next ones once the whole batch has ended.
+// Replicas: rows are claimed under a lease, up to batchSize attempts at a time, and a row is
+// claimed as soon as an attempt ends, so an endpoint that hangs until its timeout holds up only its
+// own slot: the other clients' pings and pushes claimed with it or queued behind it go out through
+// the others. There is no per-client bound: one client's rows due at once may fill every slot.
 //
 // Outages: an outcome the database could not take (the connection dropped just after the client
 // answered) is kept and saved before anything new is claimed, so a ping or push the client
@@ -208,7 +211,7 @@ export function createCibaDeliveryWorker(deps: CibaDeliveryDeps): CibaDeliveryWo
     options: o,
     store,
     claim: (now, leaseUntil, limit) => store.claimDue(now, leaseUntil, limit),
-    refill: 'batch',
+    refill: 'slot',
     keepUnsaved: true,
     send,
     onDelivered: (d, httpStatus, delivered) =>

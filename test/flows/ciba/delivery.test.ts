@@ -371,7 +371,7 @@ describe('CIBA ping and push delivery', () => {
         backchannelTokenDeliveryMode: 'ping',
         backchannelClientNotificationEndpoint: `http://127.0.0.1:9/${clientId}`,
       })
-      await applySeed(authz.db, { clients: ['outage'].map(client) })
+      await applySeed(authz.db, { clients: ['hanging', 'prompt-b', 'prompt-c', 'outage'].map(client) })
     })
 
     /** A delivery worker of another replica, over `db`; pings only (they issue no tokens, so revoke none). */
@@ -396,6 +396,47 @@ describe('CIBA ping and push delivery', () => {
       authz.clock.advance(1) // queued one after the other: claimed in that order
       return started
     }
+
+    it("one client's hanging endpoint does not hold up another client's ping queued behind it", async () => {
+      // Two attempts at a time: the hanging one and b's are claimed first, c's waits for a slot.
+      const events: string[] = [] // the POSTs by Bearer token, and the end of the hanging one
+      let answerHanging!: () => void
+      let cArrivedOrHangingEnded!: () => void
+      const seen = new Promise<void>((resolve) => (cArrivedOrHangingEnded = resolve))
+      const fetch = (_uri: string | URL | Request, init?: RequestInit): Promise<Response> => {
+        const token = bearer(init)
+        events.push(token)
+        if (token === 'c-token') cArrivedOrHangingEnded()
+        if (token !== 'hanging-token') return Promise.resolve(new Response(null, { status: 204 }))
+        // Hangs until the test answers it, or until its attempt times out.
+        return new Promise<Response>((resolve, reject) => {
+          answerHanging = () => resolve(new Response(null, { status: 204 }))
+          init?.signal?.addEventListener('abort', () => {
+            events.push('hanging-token ended')
+            cArrivedOrHangingEnded()
+            reject(init.signal!.reason as Error) // a TimeoutError, as fetch rejects with
+          })
+        })
+      }
+      const hanging = await approvedPing('hanging', 'hanging-token')
+      const b = await approvedPing('prompt-b', 'b-token')
+      const c = await approvedPing('prompt-c', 'c-token')
+      // The hanging attempt is answered by the test, never timed out, unless c's waits for its end.
+      const run = replica(authz.db, { fetch, batchSize: 2, timeoutMs: 20_000 }).runOnce()
+      try {
+        await seen
+        // c's ping went out while the hanging attempt was still in flight, not after its timeout.
+        expect(events).toEqual(['hanging-token', 'b-token', 'c-token'])
+        answerHanging()
+      } finally {
+        await run // nothing of this run is left for the next test
+      }
+      for (const { requestId } of [hanging, b, c])
+        expect(await outbox(requestId)).toEqual([
+          { mode: 'ping', status: 'delivered', attempts: 1, secret_erased: true, payload_erased: true, last_error: null, http_status: 204 },
+        ])
+      expect(events).toEqual(['hanging-token', 'b-token', 'c-token'])
+    })
 
     it('the database away when the ping was answered: the outcome is saved once it is back, and the client is not pinged again', async () => {
       // The client answered 204, then PostgreSQL restarted before the outcome was written. Only
