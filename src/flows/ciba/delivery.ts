@@ -5,9 +5,19 @@
 // delivered (§10.2: the client answers 204, or 200 as some frameworks do); a timeout, a refused
 // connection, 408, 429 or a 5xx is retried after a back-off on the injected clock, up to
 // maxAttempts; any other answer (a 4xx, a redirect, never followed) ends it at once. Outcomes are
-// audited (ciba.delivered, ciba.delivery_failed), and so counted in the metrics. Rows are claimed
-// batchSize at a time, the next ones once the whole batch has ended, and an outcome the database
-// could not take is logged, not kept: the row is sent again after its lease (see below).
+// audited (ciba.delivered, ciba.delivery_failed), and so counted in the metrics.
+//
+// Replicas: rows are claimed under a lease, up to batchSize attempts at a time, and a row is
+// claimed as soon as an attempt ends, so an endpoint that hangs until its timeout holds up only its
+// own slot: the other clients' pings and pushes claimed with it or queued behind it go out through
+// the others. There is no per-client bound: one client's rows due at once may fill every slot.
+//
+// Outages: an outcome the database could not take (the connection dropped just after the client
+// answered) is kept and saved before anything new is claimed, so a ping or push the client
+// accepted is not sent again when its lease runs out, and a push whose retries ran out, its tokens
+// revoked, is recorded failed (revoking again, which changes nothing) rather than sent again with
+// tokens already revoked. Only a worker that dies before saving leaves its rows to be sent again
+// after the lease (see below).
 //
 // Ping (§10.2): POST {"auth_req_id"} with the client_notification_token as Bearer; the client then
 // redeems at the token endpoint as in poll mode.
@@ -201,10 +211,8 @@ export function createCibaDeliveryWorker(deps: CibaDeliveryDeps): CibaDeliveryWo
     options: o,
     store,
     claim: (now, leaseUntil, limit) => store.claimDue(now, leaseUntil, limit),
-    refill: 'batch',
-    // An outcome the database did not take is logged; the lease runs out and the row is tried
-    // again (a pushed body is sent again, the same one).
-    keepUnsaved: false,
+    refill: 'slot',
+    keepUnsaved: true,
     send,
     onDelivered: (d, httpStatus, delivered) =>
       deps.audit.emit({ event: 'ciba.delivered', ...fields(d, delivered), grantType: CIBA_GRANT, httpStatus }),

@@ -6,11 +6,21 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Db } from '../../../src/db/db.js'
 import { SeedError } from '../../../src/seed/errors.js'
+import { createPgCibaDeliveryStore } from '../../../src/stores/ciba-deliveries.postgres.js'
+import { createPgCibaRequestStore } from '../../../src/stores/ciba-requests.postgres.js'
 import { createPgClientStore } from '../../../src/stores/clients.postgres.js'
 import { applySeed } from '../../../src/seed/apply.js'
 import { atHash } from '../../../src/tokens/issuer.js'
-import { CIBA_DELIVERY_WORKER, type CibaDeliveryWorker } from '../../../src/flows/ciba/delivery.js'
+import {
+  CIBA_DELIVERY_WORKER,
+  createCibaDeliveryWorker,
+  type CibaDeliveryOptions,
+  type CibaDeliveryWorker,
+} from '../../../src/flows/ciba/delivery.js'
+import { createSealer } from '../../../src/flows/ciba/sealed.js'
+import { createFreezableDb } from '../../helpers/faulty-db.js'
 import { decide, lastRequestId } from './approve-helper.js'
 import { CIBA, createCibaTestApp, NO_STORE, poll, startCiba, TEST_ISSUER, type CibaTestApp } from './harness.js'
 
@@ -344,5 +354,133 @@ describe('CIBA ping and push delivery', () => {
       'clients[0].backchannelTokenDeliveryMode: client push-dpop: push delivers Bearer tokens, and this client must get DPoP-bound ones (requireDPoP or profile fapi2): use poll or ping',
       'clients[1].backchannelTokenDeliveryMode: client push-fapi2: push delivers Bearer tokens, and this client must get DPoP-bound ones (requireDPoP or profile fapi2): use poll or ping',
     ])
+  })
+
+  describe("replicas (the app's own worker stopped, so that only those under test send)", () => {
+    /** The Bearer token of a POST: which request it notifies. */
+    const bearer = (init: RequestInit | undefined) => (new Headers(init?.headers).get('authorization') ?? '').replace(/^Bearer /, '')
+
+    beforeAll(async () => {
+      await worker.stop()
+      // The replicas' fetch answers for these endpoints; nothing listens there.
+      const client = (clientId: string) => ({
+        clientId,
+        secrets: [{ value: `${clientId}-secret` }],
+        allowedGrantTypes: [CIBA],
+        allowedScopes: ['openid'],
+        backchannelTokenDeliveryMode: 'ping',
+        backchannelClientNotificationEndpoint: `http://127.0.0.1:9/${clientId}`,
+      })
+      await applySeed(authz.db, { clients: ['hanging', 'prompt-b', 'prompt-c', 'outage'].map(client) })
+    })
+
+    /** A delivery worker of another replica, over `db`; pings only (they issue no tokens, so revoke none). */
+    const replica = (db: Db, options: Partial<CibaDeliveryOptions>) =>
+      createCibaDeliveryWorker({
+        clock: authz.clock,
+        store: createPgCibaDeliveryStore(db),
+        requests: createPgCibaRequestStore(db),
+        clients: createPgClientStore(db),
+        issue: () => Promise.reject(new Error('a ping issues no tokens')),
+        oneTimeUse: { revokeFamily: () => Promise.reject(new Error('a ping revokes no tokens')) },
+        sealer: createSealer(authz.config.keyEncryptionSecret),
+        logger: authz.app.log,
+        audit: authz.app.authz.audit,
+        options,
+      })
+
+    /** A ping request by `clientId` approved now: its delivery is queued, due now. */
+    async function approvedPing(clientId: string, token: string) {
+      const started = await start({ client_id: clientId, client_secret: `${clientId}-secret` }, token, 'openid')
+      expect((await decide(authz, started.requestId, 'approve')).statusCode).toBe(200)
+      authz.clock.advance(1) // queued one after the other: claimed in that order
+      return started
+    }
+
+    it("one client's hanging endpoint does not hold up another client's ping queued behind it", async () => {
+      // Two attempts at a time: the hanging one and b's are claimed first, c's waits for a slot.
+      const events: string[] = [] // the POSTs by Bearer token, and the end of the hanging one
+      let answerHanging!: () => void
+      let cArrivedOrHangingEnded!: () => void
+      const seen = new Promise<void>((resolve) => (cArrivedOrHangingEnded = resolve))
+      const fetch = (_uri: string | URL | Request, init?: RequestInit): Promise<Response> => {
+        const token = bearer(init)
+        events.push(token)
+        if (token === 'c-token') cArrivedOrHangingEnded()
+        if (token !== 'hanging-token') return Promise.resolve(new Response(null, { status: 204 }))
+        // Hangs until the test answers it, or until its attempt times out.
+        return new Promise<Response>((resolve, reject) => {
+          answerHanging = () => resolve(new Response(null, { status: 204 }))
+          init?.signal?.addEventListener('abort', () => {
+            events.push('hanging-token ended')
+            cArrivedOrHangingEnded()
+            reject(init.signal!.reason as Error) // a TimeoutError, as fetch rejects with
+          })
+        })
+      }
+      const hanging = await approvedPing('hanging', 'hanging-token')
+      const b = await approvedPing('prompt-b', 'b-token')
+      const c = await approvedPing('prompt-c', 'c-token')
+      // The hanging attempt is answered by the test, never timed out, unless c's waits for its end.
+      const run = replica(authz.db, { fetch, batchSize: 2, timeoutMs: 20_000 }).runOnce()
+      try {
+        await seen
+        // c's ping went out while the hanging attempt was still in flight, not after its timeout.
+        expect(events).toEqual(['hanging-token', 'b-token', 'c-token'])
+        answerHanging()
+      } finally {
+        await run // nothing of this run is left for the next test
+      }
+      for (const { requestId } of [hanging, b, c])
+        expect(await outbox(requestId)).toEqual([
+          { mode: 'ping', status: 'delivered', attempts: 1, secret_erased: true, payload_erased: true, last_error: null, http_status: 204 },
+        ])
+      expect(events).toEqual(['hanging-token', 'b-token', 'c-token'])
+    })
+
+    it('the database away when the ping was answered: the outcome is saved once it is back, and the client is not pinged again', async () => {
+      // The client answered 204, then PostgreSQL restarted before the outcome was written. Only
+      // logged, the outcome was lost: the row stayed leased, and once the lease ran out the
+      // client was pinged a second time for a request it had already been told of.
+      const events: string[] = [] // the POSTs by Bearer token
+      const logsBefore = authz.logs.length
+      const faulty = createFreezableDb(authz.db)
+      const fetch = (_uri: string | URL | Request, init?: RequestInit): Promise<Response> => {
+        events.push(bearer(init))
+        faulty.fail() // the database goes away while the client answers
+        return Promise.resolve(new Response(null, { status: 204 }))
+      }
+      const { authReqId, requestId } = await approvedPing('outage', 'outage-token')
+      const w = replica(faulty.db, { fetch })
+      await w.runOnce().catch(() => {}) // the run ends with the database away, however it reports it
+      expect(faulty.refused).toBeGreaterThan(0)
+      expect(events).toEqual(['outage-token'])
+
+      faulty.recover()
+      authz.clock.advance(1) // the database answers again a moment later
+      await w.runOnce()
+      expect(await outbox(requestId)).toEqual([
+        { mode: 'ping', status: 'delivered', attempts: 1, secret_erased: true, payload_erased: true, last_error: null, http_status: 204 },
+      ])
+      authz.clock.advance(120) // past the lease: nothing is sent again
+      await w.runOnce()
+      await replica(authz.db, {
+        fetch: (_uri, init) => (events.push(bearer(init)), Promise.resolve(new Response(null, { status: 204 }))),
+      }).runOnce()
+      expect(events).toEqual(['outage-token'])
+      expect(audits('ciba.delivered').filter((a) => a.ciba_request_id === requestId)).toEqual([
+        expect.objectContaining({ client_id: 'outage', delivery_mode: 'ping', delivered: 'ping', attempts: 1, http_status: 204 }),
+      ])
+      // The outage is not logged as an error for each delivery.
+      expect(
+        authz.logs
+          .slice(logsBefore)
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .filter((l) => (l.level as number) >= 50),
+      ).toEqual([])
+      // The client redeems as it would after any ping.
+      authz.clock.advance(5)
+      expect((await poll(authz, authReqId, { client_id: 'outage', client_secret: 'outage-secret' })).statusCode).toBe(200)
+    })
   })
 })
