@@ -8,9 +8,8 @@
 // SKIP LOCKED claim), so no two workers (replicas) send one row at the same time, and a row whose
 // worker died is claimed again once its lease ends: delivery is at least once. The store applies
 // an outcome only while its claim is the row's latest (same attempt count), so a late save never
-// overwrites another worker's attempt. Up to batchSize attempts run at a time; with refill 'slot' a
-// row is claimed as soon as one ends (an attempt that hangs until its timeout holds up only its own
-// slot), with 'batch' the next rows once every attempt of the last claim has ended.
+// overwrites another worker's attempt. Up to batchSize attempts run at a time, and a row is claimed
+// as soon as one ends: an attempt that hangs until its timeout holds up only its own slot.
 //
 // Attempts: a POST bounded by timeoutMs, a redirect never followed (the URI is the one registered),
 // the answer's body never read. Any 2xx is delivered. A timeout, a refused connection, 408, 429 or
@@ -25,11 +24,11 @@
 // finds due is not spun on), and every pollMs in case a notice was missed. Runs never overlap
 // within a worker; wake-ups while one waits to start coalesce into it.
 //
-// Outages (keepUnsaved): an outcome the database could not take (the connection dropped, the server
-// restarted) is kept and saved before anything new is claimed, looking again within SAVE_RETRY_MS,
-// and nothing is claimed while the database does not take it, so a delivery the receiver accepted
-// is not sent again when its lease runs out. Without keepUnsaved such an outcome is logged, and the
-// row is sent again after its lease.
+// Outages: an outcome the database could not take (the connection dropped, the server restarted)
+// is kept and saved before anything new is claimed, looking again within SAVE_RETRY_MS, and
+// nothing is claimed while the database does not take it, so a delivery the receiver accepted is
+// not sent again when its lease runs out. Only a worker that dies before saving leaves its rows to
+// be sent again after their lease.
 //
 // Stopping: an attempt in flight is cut short and handed back (release: not counted, due again at
 // once) for another replica or the next start; kept outcomes get one last try.
@@ -146,10 +145,6 @@ export interface OutboxWorkerSpec<D extends OutboxRow, N> {
   store: OutboxStore<D>
   /** Claims at most `limit` due rows not leased, leasing them until `leaseUntil` (ms). */
   claim(now: number, leaseUntil: number, limit: number): Promise<D[]>
-  /** 'slot': a row is claimed as soon as an attempt ends; 'batch': once every attempt of the last claim has. */
-  refill: 'slot' | 'batch'
-  /** Keep an outcome the database did not take, and save it before claiming anything new. */
-  keepUnsaved: boolean
   /** One attempt for a claimed row: what is sent, through `post`. Throwing is a failed attempt to retry. */
   send(d: D, post: Post): Promise<Sent<N>>
   /** A delivered outcome the store took: the flow's audit event. */
@@ -269,15 +264,14 @@ export function createOutboxWorker<D extends OutboxRow, N = never>(spec: OutboxW
   }
 
   /**
-   * Records an outcome; false when the database is away and the outcome is kept for later
-   * (keepUnsaved). Any other failure, and an outage without keepUnsaved, is logged at error level
-   * and the row is sent again once its lease runs out.
+   * Records an outcome; false when the database is away and the outcome is kept for later. Any
+   * other failure is logged at error level, and the row is sent again once its lease runs out.
    */
   async function save(out: Outcome<D>, run: OutboxRun): Promise<boolean> {
     try {
       await out.record(run)
     } catch (err) {
-      if (spec.keepUnsaved && isUnavailable(err)) {
+      if (isUnavailable(err)) {
         unsaved.push(out)
         return false
       }
@@ -293,9 +287,9 @@ export function createOutboxWorker<D extends OutboxRow, N = never>(spec: OutboxW
   }
 
   /**
-   * Claims and sends until nothing is due, up to batchSize attempts in flight (refill above).
-   * Kept outcomes are recorded first; while the database does not take them, nothing new is
-   * claimed (its outcome could not be recorded either).
+   * Claims and sends until nothing is due, up to batchSize attempts in flight, a row claimed as
+   * soon as one ends. Kept outcomes are recorded first; while the database does not take them,
+   * nothing new is claimed (its outcome could not be recorded either).
    */
   async function drain(): Promise<OutboxRun> {
     const run = emptyRun()
@@ -321,7 +315,7 @@ export function createOutboxWorker<D extends OutboxRow, N = never>(spec: OutboxW
         }
       }
       if (inFlight.size === 0) return run // nothing due (or stopping) and nothing in flight
-      await (spec.refill === 'slot' ? Promise.race(inFlight) : Promise.all(inFlight))
+      await Promise.race(inFlight)
     }
   }
 

@@ -90,13 +90,7 @@ function answering(answers: Answer[]): typeof fetch {
   }
 }
 
-function worker(opts: {
-  count: number
-  fetch: typeof fetch
-  options?: Partial<OutboxOptions>
-  refill?: 'slot' | 'batch'
-  keepUnsaved?: boolean
-}) {
+function worker(opts: { count: number; fetch: typeof fetch; options?: Partial<OutboxOptions> }) {
   const clock = createManualClock()
   const s = createStore(clock, opts.count)
   const logs: { level: string; msg: string; fields: Record<string, unknown> }[] = []
@@ -110,8 +104,6 @@ function worker(opts: {
     options: { ...OUTBOX_DEFAULTS, ...opts.options, fetch: opts.fetch },
     store: s.store,
     claim: s.claim,
-    refill: opts.refill ?? 'slot',
-    keepUnsaved: opts.keepUnsaved ?? true,
     send: async (d, post) => ({ attempt: await post('https://rp.example/notify', { headers: {}, body: d.id }) }),
     onDelivered: (d, httpStatus) => audited.push(`${d.id} delivered ${httpStatus}`),
     onFailed: (d, error, httpStatus) => audited.push(`${d.id} failed ${error} ${httpStatus ?? '-'}`),
@@ -173,8 +165,6 @@ describe('outbox worker', () => {
       options: OUTBOX_DEFAULTS,
       store: t.store,
       claim: t.claim,
-      refill: 'slot',
-      keepUnsaved: true,
       send: async () => {
         throw new Error('boom')
       },
@@ -185,28 +175,26 @@ describe('outbox worker', () => {
     expect(t.rows[0]!.history).toEqual(['retry:internal_error@5000'])
   })
 
-  it("claims a row as soon as an attempt ends with refill 'slot', and only once the batch has ended with 'batch'", async () => {
-    for (const refill of ['slot', 'batch'] as const) {
-      const pending: ((r: Response) => void)[] = []
-      const hold: typeof fetch = () => new Promise<Response>((resolve) => pending.push(resolve))
-      const t = worker({ count: 4, fetch: hold, refill, options: { batchSize: 2 } })
-      const run = t.w.runOnce()
-      await until(() => pending.length === 2)
-      pending[0]!(new Response(null, { status: 204 })) // the first attempt ends, the second still runs
-      await until(() => t.audited.length === 1)
+  it('claims a row as soon as an attempt ends, while another still runs', async () => {
+    const pending: ((r: Response) => void)[] = []
+    const hold: typeof fetch = () => new Promise<Response>((resolve) => pending.push(resolve))
+    const t = worker({ count: 4, fetch: hold, options: { batchSize: 2 } })
+    const run = t.w.runOnce()
+    await until(() => pending.length === 2)
+    pending[0]!(new Response(null, { status: 204 })) // the first attempt ends, the second still runs
+    await until(() => t.audited.length === 1)
+    await settle()
+    expect(t.claims).toEqual([['r0', 'r1'], ['r2']])
+    for (let i = 1; i < 4; i++) {
+      await until(() => pending.length > i)
+      pending[i]!(new Response(null, { status: 204 }))
       await settle()
-      expect(t.claims).toEqual(refill === 'slot' ? [['r0', 'r1'], ['r2']] : [['r0', 'r1']])
-      for (let i = 1; i < 4; i++) {
-        await until(() => pending.length > i)
-        pending[i]!(new Response(null, { status: 204 }))
-        await settle()
-      }
-      expect(await run).toEqual({ delivered: 4, failed: 0, retrying: 0 })
-      expect(t.claims).toEqual(refill === 'slot' ? [['r0', 'r1'], ['r2'], ['r3'], [], []] : [['r0', 'r1'], ['r2', 'r3'], []])
     }
+    expect(await run).toEqual({ delivered: 4, failed: 0, retrying: 0 })
+    expect(t.claims).toEqual([['r0', 'r1'], ['r2'], ['r3'], [], []])
   })
 
-  it('keeps an outcome the database did not take and saves it before claiming anything new (keepUnsaved)', async () => {
+  it('keeps an outcome the database did not take and saves it before claiming anything new', async () => {
     const t = worker({ count: 2, fetch: answering([204]), options: { batchSize: 1 } })
     t.outage.down = 2 // the receiver answered 204 just as the database went away, for two writes
     expect(await t.w.runOnce()).toEqual({ delivered: 0, failed: 0, retrying: 0 })
@@ -217,17 +205,6 @@ describe('outbox worker', () => {
       [1, ['delivered:204']],
       [1, ['delivered:204']],
     ])
-  })
-
-  it('logs an outcome the database did not take without keepUnsaved; the row is sent again after its lease', async () => {
-    const t = worker({ count: 1, fetch: answering([204]), keepUnsaved: false })
-    t.outage.down = 1
-    expect(await t.w.runOnce()).toEqual({ delivered: 0, failed: 0, retrying: 0 })
-    expect(t.logs.map((l) => [l.level, l.msg, l.fields.delivery_id])).toEqual([['error', 'test delivery outcome not recorded', 'r0']])
-    expect(await t.w.runOnce()).toEqual({ delivered: 0, failed: 0, retrying: 0 }) // leased
-    t.clock.advance(OUTBOX_DEFAULTS.leaseMs / 1000)
-    expect(await t.w.runOnce()).toEqual({ delivered: 1, failed: 0, retrying: 0 })
-    expect(t.rows[0]!.attempts).toBe(2)
   })
 
   it('hands an attempt in flight back when stopped, not counted', async () => {

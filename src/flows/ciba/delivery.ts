@@ -211,8 +211,6 @@ export function createCibaDeliveryWorker(deps: CibaDeliveryDeps): CibaDeliveryWo
     options: o,
     store,
     claim: (now, leaseUntil, limit) => store.claimDue(now, leaseUntil, limit),
-    refill: 'slot',
-    keepUnsaved: true,
     send,
     onDelivered: (d, httpStatus, delivered) =>
       deps.audit.emit({ event: 'ciba.delivered', ...fields(d, delivered), grantType: CIBA_GRANT, httpStatus }),

@@ -107,8 +107,6 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
     // Up to perClient attempts of one client in flight, counting a claim only until its attempt
     // has timed out, wherever it ran (IN_FLIGHT_MARGIN_MS above).
     claim: (now, leaseUntil, limit) => store.claimDue(now, leaseUntil, limit, o.perClient, now - o.timeoutMs - IN_FLIGHT_MARGIN_MS),
-    refill: 'slot',
-    keepUnsaved: true,
     send: async (d, post) => ({ attempt: await send(d, post) }),
     onDelivered: (d, httpStatus) => deps.audit.emit({ event: 'logout.delivered', ...fields(d), httpStatus }),
     onFailed: (d, error, httpStatus) => deps.audit.emit({ event: 'logout.failed', ...fields(d), reason: error, httpStatus }),
