@@ -9,7 +9,13 @@
 // worker died is claimed again once its lease ends: delivery is at least once. The store applies
 // an outcome only while its claim is the row's latest (same attempt count), so a late save never
 // overwrites another worker's attempt. Up to batchSize attempts run at a time, and a row is claimed
-// as soon as one ends: an attempt that hangs until its timeout holds up only its own slot.
+// as soon as one ends: an attempt that hangs until its timeout holds up only its own slot. At most
+// perClient of them go to one client, on all replicas together (two replicas claiming at the same
+// moment may each go up to it): a backlog for one client whose receiver hangs cannot fill every
+// slot and hold up the other clients' rows. The store counts a claim against the bound only until
+// its attempt has timed out (timeoutMs plus IN_FLIGHT_MARGIN_MS after the claim), wherever it ran,
+// so a row still leased by a worker that died, or that could not save the outcome, holds up the
+// client's other rows for the attempt's timeout, not the lease's length.
 //
 // Attempts: a POST bounded by timeoutMs, a redirect never followed (the URI is the one registered),
 // the answer's body never read. Any 2xx is delivered. A timeout, a refused connection, 408, 429 or
@@ -47,6 +53,8 @@ export interface OutboxOptions {
   leaseMs: number
   /** Attempts in flight at a time, and so rows claimed at a time at most. */
   batchSize: number
+  /** Attempts in flight for one client at a time, on all replicas together (each claims up to it). */
+  perClient: number
   /** The longest sleep between looks at the outbox (ms, real time). */
   pollMs: number
   /** How long a finished row is kept for inspection (ms). */
@@ -61,6 +69,7 @@ export const OUTBOX_DEFAULTS: OutboxOptions = {
   backoffMs: Object.freeze([5_000, 30_000, 120_000, 600_000]),
   leaseMs: 60_000,
   batchSize: 20,
+  perClient: 5,
   pollMs: 30_000,
   retentionMs: 7 * 24 * 3600_000,
   fetch: (...args) => fetch(...args),
@@ -68,6 +77,9 @@ export const OUTBOX_DEFAULTS: OutboxOptions = {
 
 /** While outcomes wait to be saved, how soon the worker looks again (ms, real time). */
 export const SAVE_RETRY_MS = 1_000
+
+/** Beyond timeoutMs, how long a claimed attempt may still be running (reading the client, signing, saving). */
+export const IN_FLIGHT_MARGIN_MS = 5_000
 
 /** What the kit reads of a claimed row. */
 export interface OutboxRow {
@@ -143,8 +155,13 @@ export interface OutboxWorkerSpec<D extends OutboxRow, N> {
   logger: Pick<Logger, 'warn' | 'error'>
   options: OutboxOptions
   store: OutboxStore<D>
-  /** Claims at most `limit` due rows not leased, leasing them until `leaseUntil` (ms). */
-  claim(now: number, leaseUntil: number, limit: number): Promise<D[]>
+  /**
+   * Claims at most `limit` due rows not leased, leasing them until `leaseUntil` (ms), and no row of
+   * a client that already has `perClient` attempts in flight: rows leased by claims made after
+   * `inFlightSince` (ms; older attempts have timed out, wherever they ran, even if their lease
+   * still holds).
+   */
+  claim(now: number, leaseUntil: number, limit: number, perClient: number, inFlightSince: number): Promise<D[]>
   /** One attempt for a claimed row: what is sent, through `post`. Throwing is a failed attempt to retry. */
   send(d: D, post: Post): Promise<Sent<N>>
   /** A delivered outcome the store took: the flow's audit event. */
@@ -302,7 +319,7 @@ export function createOutboxWorker<D extends OutboxRow, N = never>(spec: OutboxW
         const now = clock.now()
         let claimed: D[]
         try {
-          claimed = await spec.claim(now, now + o.leaseMs, free)
+          claimed = await spec.claim(now, now + o.leaseMs, free, o.perClient, now - o.timeoutMs - IN_FLIGHT_MARGIN_MS)
         } catch (err) {
           await Promise.all(inFlight) // runs never overlap: the attempts in flight end first
           throw err

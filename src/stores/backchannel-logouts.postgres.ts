@@ -7,6 +7,7 @@ import type { Db, Queryable } from '../db/db.js'
 import type { BackchannelLogoutStore, LogoutDelivery } from './backchannel-logouts.js'
 import type { SessionEndReason } from './user-sessions.js'
 import { deleteExpired, toMs, ts } from './columns.postgres.js'
+import { claimDueOutboxRows } from './outbox.postgres.js'
 
 export const LOGOUTS_CHANNEL = 'authz_backchannel_logouts'
 
@@ -54,33 +55,11 @@ const toDelivery = (r: DeliveryRow): LogoutDelivery => ({
 export function createPgBackchannelLogoutStore(db: Db): BackchannelLogoutStore {
   return {
     async claimDue(now, leaseUntil, limit, perClient, inFlightSince) {
-      // Fair across clients: a client's due rows are claimed only while fewer than perClient of
-      // its attempts are in flight (on any replica), so that a backlog for one client whose
-      // receiver hangs cannot fill every slot and hold up the others' logouts. Two replicas
-      // claiming at the same moment may each go up to the bound. In flight: leased by a claim
-      // since inFlightSince; a row still leased after that (its worker died, or could not save
-      // the outcome) is not claimed again, but no longer counts (migrations/0026).
-      const { rows } = await db.query<DeliveryRow>(
-        `WITH busy AS (
-           SELECT client_id, count(*)::int AS n FROM backchannel_logouts
-            WHERE status = 'pending' AND leased_until > $1::timestamptz
-              AND (claimed_at IS NULL OR claimed_at > $5::timestamptz)
-            GROUP BY client_id),
-         due AS (
-           SELECT id, client_id, row_number() OVER (PARTITION BY client_id ORDER BY next_attempt_at, id)::int AS n
-             FROM backchannel_logouts
-            WHERE status = 'pending' AND next_attempt_at <= $1::timestamptz
-              AND (leased_until IS NULL OR leased_until <= $1::timestamptz))
-         UPDATE backchannel_logouts b SET attempts = b.attempts + 1, leased_until = $2::timestamptz, claimed_at = $1::timestamptz
-          WHERE b.id IN (
-            SELECT id FROM backchannel_logouts
-             WHERE id IN (SELECT due.id FROM due LEFT JOIN busy USING (client_id) WHERE due.n + coalesce(busy.n, 0) <= $4)
-               AND status = 'pending' AND next_attempt_at <= $1::timestamptz
-               AND (leased_until IS NULL OR leased_until <= $1::timestamptz)
-             ORDER BY next_attempt_at, id LIMIT $3
-             FOR UPDATE SKIP LOCKED)
-          RETURNING b.id, b.client_id, b.subject_id, b.sid, b.reason, b.attempts`,
-        [ts(now), ts(leaseUntil), limit, perClient, ts(inFlightSince)],
+      const rows = await claimDueOutboxRows<DeliveryRow>(
+        db,
+        'backchannel_logouts',
+        'o.id, o.client_id, o.subject_id, o.sid, o.reason, o.attempts',
+        { now, leaseUntil, limit, perClient, inFlightSince },
       )
       return rows.map(toDelivery).sort((a, b) => Number(a.id) - Number(b.id))
     },

@@ -1,10 +1,12 @@
 // ciba_deliveries: the outbox of CIBA pings and pushes (migrations/0038_ciba_ping_push.sql).
 // Rows are queued by the statement that decides a request (ciba-requests.postgres.ts decide); a
-// NOTIFY on DELIVERIES_CHANNEL then wakes the worker of every replica. Claims lease rows with FOR
-// UPDATE SKIP LOCKED: two replicas claiming at the same moment get different rows.
+// NOTIFY on DELIVERIES_CHANNEL then wakes the worker of every replica. Claims are the outbox's
+// (outbox.postgres.ts): rows leased with FOR UPDATE SKIP LOCKED, so two replicas claiming at the
+// same moment get different rows, and no more than perClient attempts in flight for one client.
 import type { Db, Queryable } from '../db/db.js'
 import type { CibaDelivery, CibaDeliveryStore } from './ciba-deliveries.js'
 import { deleteExpired, toMs, ts } from './columns.postgres.js'
+import { claimDueOutboxRows } from './outbox.postgres.js'
 
 export const DELIVERIES_CHANNEL = 'authz_ciba_deliveries'
 
@@ -41,17 +43,12 @@ const toDelivery = (r: DeliveryRow): CibaDelivery => ({
 
 export function createPgCibaDeliveryStore(db: Db): CibaDeliveryStore {
   return {
-    async claimDue(now, leaseUntil, limit) {
-      const { rows } = await db.query<DeliveryRow>(
-        `UPDATE ciba_deliveries d SET attempts = d.attempts + 1, leased_until = $2::timestamptz, claimed_at = $1::timestamptz
-          WHERE d.id IN (
-            SELECT id FROM ciba_deliveries
-             WHERE status = 'pending' AND next_attempt_at <= $1::timestamptz
-               AND (leased_until IS NULL OR leased_until <= $1::timestamptz)
-             ORDER BY next_attempt_at, id LIMIT $3
-             FOR UPDATE SKIP LOCKED)
-          RETURNING d.id, d.request_id, d.client_id, d.mode, d.family_id, d.secret, d.payload, d.attempts`,
-        [ts(now), ts(leaseUntil), limit],
+    async claimDue(now, leaseUntil, limit, perClient, inFlightSince) {
+      const rows = await claimDueOutboxRows<DeliveryRow>(
+        db,
+        'ciba_deliveries',
+        'o.id, o.request_id, o.client_id, o.mode, o.family_id, o.secret, o.payload, o.attempts',
+        { now, leaseUntil, limit, perClient, inFlightSince },
       )
       return rows.map(toDelivery).sort((a, b) => Number(a.id) - Number(b.id))
     },

@@ -34,8 +34,13 @@ export interface CibaDeliveryAttempt {
  * applies only while its claim is the latest one (same attempt count).
  */
 export interface CibaDeliveryStore {
-  /** Claims at most `limit` pending rows due at `now` and not leased, leasing them until `leaseUntil` (ms). */
-  claimDue(now: number, leaseUntil: number, limit: number): Promise<CibaDelivery[]>
+  /**
+   * Claims at most `limit` pending rows due at `now` and not leased, leasing them until
+   * `leaseUntil` (ms), and no row of a client that already has `perClient` attempts in flight:
+   * rows leased by claims made after `inFlightSince` (ms; older attempts have timed out, wherever
+   * they ran, even if their lease still holds).
+   */
+  claimDue(now: number, leaseUntil: number, limit: number, perClient: number, inFlightSince: number): Promise<CibaDelivery[]>
   /** Push: keeps the sealed body to send (this and every retry); false when the claim is no longer the latest. */
   savePayload(d: CibaDelivery, payload: string): Promise<boolean>
   /** Final outcome; the secret and the payload are erased, the row removed by the cleanup after `expiresAt`. */

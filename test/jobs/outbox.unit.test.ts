@@ -175,6 +175,26 @@ describe('outbox worker', () => {
     expect(t.rows[0]!.history).toEqual(['retry:internal_error@5000'])
   })
 
+  it('claims under the per-client bound: perClient, counting only attempts claimed within their timeout and its margin', async () => {
+    const t = worker({ count: 0, fetch: answering([204]) })
+    const asked: number[][] = []
+    const w = createOutboxWorker<OutboxRow>({
+      label: 'test delivery',
+      clock: t.clock,
+      logger: { warn: () => {}, error: () => {} } as never,
+      options: { ...OUTBOX_DEFAULTS, perClient: 3, timeoutMs: 7_000 },
+      store: t.store,
+      claim: async (...args) => (asked.push(args), []),
+      send: async () => ({ attempt: { kind: 'delivered', httpStatus: 204 } }),
+      onDelivered: () => {},
+      onFailed: () => {},
+    })
+    await w.runOnce()
+    const now = t.clock.now()
+    // now, the lease's end, batchSize, perClient, and since when a claim still counts (7 s + 5 s).
+    expect(asked).toEqual([[now, now + 60_000, 20, 3, now - 12_000]])
+  })
+
   it('claims a row as soon as an attempt ends, while another still runs', async () => {
     const pending: ((r: Response) => void)[] = []
     const hold: typeof fetch = () => new Promise<Response>((resolve) => pending.push(resolve))

@@ -10,7 +10,10 @@
 // Replicas: rows are claimed under a lease, up to batchSize attempts at a time, and a row is
 // claimed as soon as an attempt ends, so an endpoint that hangs until its timeout holds up only its
 // own slot: the other clients' pings and pushes claimed with it or queued behind it go out through
-// the others. There is no per-client bound: one client's rows due at once may fill every slot.
+// the others. The store's per-client bound (perClient attempts in flight for one client, on all
+// replicas together) keeps one client's backlog due at once from filling every slot; it counts an
+// attempt only for its timeout plus the kit's IN_FLIGHT_MARGIN_MS, so the leases a dead worker
+// left hold up that client's other deliveries for no longer than that.
 //
 // Outages: an outcome the database could not take (the connection dropped just after the client
 // answered) is kept and saved before anything new is claimed, so a ping or push the client
@@ -210,7 +213,7 @@ export function createCibaDeliveryWorker(deps: CibaDeliveryDeps): CibaDeliveryWo
     logger,
     options: o,
     store,
-    claim: (now, leaseUntil, limit) => store.claimDue(now, leaseUntil, limit),
+    claim: (now, leaseUntil, limit, perClient, inFlightSince) => store.claimDue(now, leaseUntil, limit, perClient, inFlightSince),
     send,
     onDelivered: (d, httpStatus, delivered) =>
       deps.audit.emit({ event: 'ciba.delivered', ...fields(d, delivered), grantType: CIBA_GRANT, httpStatus }),

@@ -20,8 +20,8 @@
 // claimed, so a logout the receiver accepted is not sent again when its lease runs out. Only a
 // worker that dies before saving leaves its rows to be sent again after the lease: delivery is at
 // least once, and a receiver de-duplicates by sid (each attempt signs a new jti). The per-client
-// bound counts an attempt only for its timeout plus IN_FLIGHT_MARGIN_MS, so such leftover leases
-// never hold up the client's other logouts for the lease's length.
+// bound counts an attempt only for its timeout plus the kit's IN_FLIGHT_MARGIN_MS, so such
+// leftover leases never hold up the client's other logouts for the lease's length.
 import type { Logger } from 'pino'
 import type { Clock } from '../../domain/clock.js'
 import {
@@ -39,15 +39,9 @@ import type { ClientStore } from '../../stores/clients.js'
 import { signLogoutToken } from './logout-token.js'
 import type { SigningKeyService } from '../../keys/signing-keys.js'
 
-export interface BackchannelLogoutOptions extends OutboxOptions {
-  /** Attempts in flight for one client at a time, on all replicas together (each claims up to it). */
-  perClient: number
-}
+export type BackchannelLogoutOptions = OutboxOptions
 
-export const BACKCHANNEL_LOGOUT_DEFAULTS: BackchannelLogoutOptions = { ...OUTBOX_DEFAULTS, perClient: 5 }
-
-/** Beyond timeoutMs, how long a claimed attempt may still be running (reading the client, signing, saving). */
-export const IN_FLIGHT_MARGIN_MS = 5_000
+export const BACKCHANNEL_LOGOUT_DEFAULTS: BackchannelLogoutOptions = { ...OUTBOX_DEFAULTS }
 
 export interface BackchannelLogoutDeps {
   issuer: string
@@ -105,8 +99,8 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
     options: o,
     store,
     // Up to perClient attempts of one client in flight, counting a claim only until its attempt
-    // has timed out, wherever it ran (IN_FLIGHT_MARGIN_MS above).
-    claim: (now, leaseUntil, limit) => store.claimDue(now, leaseUntil, limit, o.perClient, now - o.timeoutMs - IN_FLIGHT_MARGIN_MS),
+    // has timed out, wherever it ran (the kit's IN_FLIGHT_MARGIN_MS).
+    claim: (now, leaseUntil, limit, perClient, inFlightSince) => store.claimDue(now, leaseUntil, limit, perClient, inFlightSince),
     send: async (d, post) => ({ attempt: await send(d, post) }),
     onDelivered: (d, httpStatus) => deps.audit.emit({ event: 'logout.delivered', ...fields(d), httpStatus }),
     onFailed: (d, error, httpStatus) => deps.audit.emit({ event: 'logout.failed', ...fields(d), reason: error, httpStatus }),

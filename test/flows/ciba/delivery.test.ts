@@ -371,7 +371,7 @@ describe('CIBA ping and push delivery', () => {
         backchannelTokenDeliveryMode: 'ping',
         backchannelClientNotificationEndpoint: `http://127.0.0.1:9/${clientId}`,
       })
-      await applySeed(authz.db, { clients: ['hanging', 'prompt-b', 'prompt-c', 'outage'].map(client) })
+      await applySeed(authz.db, { clients: ['hanging', 'prompt-b', 'prompt-c', 'outage', 'backlogged', 'prompt-d', 'died-on'].map(client) })
     })
 
     /** A delivery worker of another replica, over `db`; pings only (they issue no tokens, so revoke none). */
@@ -436,6 +436,111 @@ describe('CIBA ping and push delivery', () => {
           { mode: 'ping', status: 'delivered', attempts: 1, secret_erased: true, payload_erased: true, last_error: null, http_status: 204 },
         ])
       expect(events).toEqual(['hanging-token', 'b-token', 'c-token'])
+    })
+
+    it("one client's backlog whose endpoint hangs takes at most perClient slots: another client's ping goes out meanwhile", async () => {
+      // A client with a slow receiver and several deliveries due at once (an attacker's own client
+      // with many approved requests) took every slot: the other clients' pings waited behind it
+      // until its attempts timed out.
+      const backlog = ['backlog-1', 'backlog-2', 'backlog-3', 'backlog-4']
+      const events: string[] = [] // the POSTs by Bearer token
+      let holding = true
+      const held: (() => void)[] = []
+      let inFlight = 0
+      let mostInFlight = 0
+      let settle!: () => void
+      const seen = new Promise<void>((resolve) => (settle = resolve))
+      // Seen: d's ping and the two backlog attempts the bound allows, or a third one in flight, or
+      // a held attempt's end (its timeout): whichever comes first.
+      const check = () => {
+        if (inFlight > 2 || (events.includes('d-token') && inFlight === 2)) settle()
+      }
+      const fetch = (_uri: string | URL | Request, init?: RequestInit): Promise<Response> => {
+        const token = bearer(init)
+        events.push(token)
+        if (!backlog.includes(token) || !holding) {
+          check()
+          return Promise.resolve(new Response(null, { status: 204 }))
+        }
+        inFlight++
+        mostInFlight = Math.max(mostInFlight, inFlight)
+        check()
+        // Hangs until the test answers it, or until its attempt times out.
+        return new Promise<Response>((resolve, reject) => {
+          held.push(() => (inFlight--, resolve(new Response(null, { status: 204 }))))
+          init?.signal?.addEventListener('abort', () => {
+            events.push(`${token} ended`)
+            settle()
+            reject(init.signal!.reason as Error) // a TimeoutError, as fetch rejects with
+          })
+        })
+      }
+      const queued = []
+      for (const token of backlog) queued.push(await approvedPing('backlogged', token)) // due first
+      const d = await approvedPing('prompt-d', 'd-token')
+      // The held attempts are answered by the test, never timed out.
+      const run = replica(authz.db, { fetch, batchSize: 4, perClient: 2, timeoutMs: 20_000 }).runOnce()
+      try {
+        await seen
+        // d's ping went out while two of the backlog's attempts hung, and no third was made.
+        expect([...events].sort()).toEqual(['backlog-1', 'backlog-2', 'd-token'])
+        const { rows } = await authz.db.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM ciba_deliveries WHERE client_id = 'backlogged' AND attempts > 0`,
+        )
+        expect(rows).toEqual([{ n: 2 }]) // claimed: the two in flight; the rest wait for a slot of this client
+      } finally {
+        holding = false
+        for (const answer of held.splice(0)) answer()
+        await run // nothing of this run is left for the next test
+      }
+      for (const { requestId } of [...queued, d])
+        expect(await outbox(requestId)).toEqual([
+          { mode: 'ping', status: 'delivered', attempts: 1, secret_erased: true, payload_erased: true, last_error: null, http_status: 204 },
+        ])
+      expect([...events].sort()).toEqual([...backlog, 'd-token'])
+      expect(mostInFlight).toBe(2)
+    })
+
+    it('a replica killed mid-delivery holds its client up only for the attempt timeout, not the lease; its pings are sent again, none lost', async () => {
+      // A replica dies with perClient attempts to one client in flight: its rows stay leased for
+      // the lease's length, but no attempt can outlive its timeout, so they count only that long.
+      let posted = 0
+      let allPosted!: () => void
+      const claimed = new Promise<void>((resolve) => (allPosted = resolve))
+      const killed = replica(authz.db, {
+        perClient: 2,
+        fetch: () => (++posted === 2 && allPosted(), new Promise<Response>(() => {})), // never answers: the process is gone
+      })
+      const inFlight = [await approvedPing('died-on', 'died-1'), await approvedPing('died-on', 'died-2')]
+      const later = [await approvedPing('died-on', 'died-3'), await approvedPing('died-on', 'died-4')]
+      void killed.runOnce()
+      await claimed
+
+      const events: string[] = []
+      const w = replica(authz.db, {
+        perClient: 2, // timeoutMs 5000, leaseMs 60000
+        fetch: (_uri, init) => (events.push(bearer(init)), Promise.resolve(new Response(null, { status: 204 }))),
+      })
+      await w.runOnce()
+      expect(events).toEqual([]) // within the attempt timeout the bound still holds: 2 in flight
+      authz.clock.advance(11) // past the attempt timeout and its margin
+      await w.runOnce()
+      expect([...events].sort()).toEqual(['died-3', 'died-4'])
+      for (const { requestId } of inFlight)
+        expect(await outbox(requestId)).toEqual([
+          { mode: 'ping', status: 'pending', attempts: 1, secret_erased: false, payload_erased: true, last_error: null, http_status: null },
+        ]) // still leased
+      authz.clock.advance(50) // the dead replica's leases run out: at least once, never lost
+      await w.runOnce()
+      expect([...events].sort()).toEqual(['died-1', 'died-2', 'died-3', 'died-4'])
+      for (const { requestId } of inFlight)
+        expect(await outbox(requestId)).toEqual([
+          { mode: 'ping', status: 'delivered', attempts: 2, secret_erased: true, payload_erased: true, last_error: null, http_status: 204 },
+        ])
+      for (const { requestId } of later)
+        expect(await outbox(requestId)).toEqual([
+          { mode: 'ping', status: 'delivered', attempts: 1, secret_erased: true, payload_erased: true, last_error: null, http_status: 204 },
+        ])
     })
 
     it('the database away when the ping was answered: the outcome is saved once it is back, and the client is not pinged again', async () => {
