@@ -26,6 +26,8 @@ export interface ScenarioOutcome {
    * verifying once per request (scenarios with verifyLimit).
    */
   limit?: LoadResult
+  /** Every round's ratio to the peer, when there was more than one (BENCH_ROUNDS); the tables show the median round. */
+  ratios?: number[]
   /** Verifications per second in one process, by jose and by bare node:crypto (comparison 'verify'). */
   verifyRates?: { jose: number; crypto: number }
 }
@@ -90,6 +92,10 @@ export function scenarioTable(o: ScenarioOutcome, peerLabel: string): string {
   const v = verdict(o)
   const against = o.scenario.comparison === 'verify' ? 'node:crypto verify' : 'peer'
   lines.push('', `authz / ${against}: **${v.ratio.toFixed(2)}×** (target ${v.target}) ${v.met ? '✓' : '✗'}`)
+  if (o.ratios) {
+    const all = o.ratios.map((r) => `${r.toFixed(2)}×`).join(', ')
+    lines.push(`rounds, alternating: ${all} (the table shows the median round)`)
+  }
   if (o.limit) lines.push(`authz / limit: **${(o.ours.rps / o.limit.rps).toFixed(2)}×**`)
   if (o.limit && o.verifyRates && o.scenario.verifyLimit) {
     // What the loop's yardstick leaves for HTTP: bare Fastify verifying once per request is

@@ -10,6 +10,8 @@
 // Environment: DATABASE_URL (unset: embedded PGlite in a temporary directory; set: a fresh database
 // is created on that server and dropped afterwards), BENCH_DURATION (measured seconds, 10),
 // BENCH_WARMUP (2), BENCH_CONNECTIONS (50), BENCH_SCENARIOS (e.g. "a,d"; all by default),
+// BENCH_ROUNDS (1: how many times ours and the peer are measured per scenario, alternating; the
+// round with the median ratio is reported, with every round's ratio),
 // BENCH_CPU_PROF (a directory: our server runs under `node --cpu-prof` and writes its profile there),
 // and DATABASE_POOL_SIZE, CLIENT_CACHE_TTL, ACCESS_TOKEN_LIFETIME, METRICS_PORT passed through to our server
 // (METRICS_PORT: measure with the metrics collected).
@@ -103,24 +105,50 @@ interface Context {
   /** The verify rates, measured once per run (scenarios c and c2 share them). */
   verifyRates?: VerifyRates
   root: string
+  /** Rounds of ours against the peer per scenario (BENCH_ROUNDS). */
+  rounds: number
+}
+
+/**
+ * Ours and the peer, `rounds` times, the order alternating (ours first in odd rounds), so that a
+ * host that speeds up or slows down during the run weighs on both alike. Returns the round with
+ * the median ratio, and every round's ratio.
+ */
+async function peerRounds(s: Scenario, ctx: Context): Promise<{ ours: LoadResult; peer: LoadResult; ratios: number[] }> {
+  const { sv, load } = ctx
+  const rounds: Array<{ ours: LoadResult; peer: LoadResult }> = []
+  for (let r = 0; r < ctx.rounds; r++) {
+    const measure = (api: Server, pid: number) => loadOrFail(s, api, pid, load).then((x) => x.result)
+    if (r % 2 === 0) {
+      const ours = await measure(sv.oursApi, sv.ours.child.pid)
+      rounds.push({ ours, peer: await measure(sv.peerApi, sv.peer.child.pid) })
+    } else {
+      const peer = await measure(sv.peerApi, sv.peer.child.pid)
+      rounds.push({ ours: await measure(sv.oursApi, sv.ours.child.pid), peer })
+    }
+  }
+  const ratio = (x: { ours: LoadResult; peer: LoadResult }) => x.ours.rps / x.peer.rps
+  const sorted = [...rounds].sort((a, b) => ratio(a) - ratio(b))
+  return { ...sorted[Math.floor((sorted.length - 1) / 2)]!, ratios: rounds.map(ratio) }
 }
 
 async function runScenario(s: Scenario, ctx: Context): Promise<ScenarioOutcome> {
   const { sv, load } = ctx
-  const ours = await loadOrFail(s, sv.oursApi, sv.ours.child.pid, load)
   if (s.comparison === 'peer') {
-    const peer = (await loadOrFail(s, sv.peerApi, sv.peer.child.pid, load)).result
-    if (!s.signLimit) return { scenario: s, ours: ours.result, peer }
+    const { ours, peer, ratios } = await peerRounds(s, ctx)
+    const rounds = ratios.length > 1 ? { ratios } : {}
+    if (!s.signLimit) return { scenario: s, ours, peer, ...rounds }
     // Started for this scenario only, so it holds no CPU or memory during the others.
     const cleanup = createCleanup(progress)
     try {
       const limit = await startSignLimit({ root: ctx.root, port: await freePort(), pinning: ctx.pinning, cleanup })
       const api: Server = { label: 'limit', url: limit.url, tokenPath: '/connect/token', introspectionPath: '' }
-      return { scenario: s, ours: ours.result, peer, limit: (await loadOrFail(s, api, limit.child.pid, load)).result }
+      return { scenario: s, ours, peer, ...rounds, limit: (await loadOrFail(s, api, limit.child.pid, load)).result }
     } finally {
       await cleanup.run()
     }
   }
+  const ours = await loadOrFail(s, sv.oursApi, sv.ours.child.pid, load)
   if (ctx.verifyRates === undefined) {
     // A token our server just introspected, verified by jose and by node:crypto in a process on the server CPU.
     progress(`(${s.id}) jose jwtVerify and node:crypto verify: ${load.durationSeconds} s`)
@@ -199,7 +227,7 @@ async function main(): Promise<void> {
     progress('build (unless dist/ is current)')
     build(ROOT)
     servers = await startServers(pinning, cpuProfDir, cleanup)
-    const ctx: Context = { sv: servers, load, pinning, root: ROOT }
+    const ctx: Context = { sv: servers, load, pinning, root: ROOT, rounds: Math.max(1, positiveInt('BENCH_ROUNDS', 1)) }
     const { ours, peer } = ctx.sv
     const autocannonVersion = (JSON.parse(readFileSync(`${ROOT}/node_modules/autocannon/package.json`, 'utf8')) as { version: string })
       .version
