@@ -65,7 +65,7 @@ export interface OutboxOptions {
 export const OUTBOX_DEFAULTS: OutboxOptions = {
   timeoutMs: 5000,
   maxAttempts: 5,
-  // Frozen: the workers' defaults are copies of this object and share the array.
+  // Frozen: every worker's options are a copy of this object, and they share the array.
   backoffMs: Object.freeze([5_000, 30_000, 120_000, 600_000]),
   leaseMs: 60_000,
   batchSize: 20,
@@ -98,8 +98,15 @@ export interface OutboxAttemptRecord {
   httpStatus?: number | undefined
 }
 
-/** The outbox store's verbs the worker uses (claiming is the flow's: `claim` below). */
+/** The outbox store's verbs the worker uses. */
 export interface OutboxStore<D> {
+  /**
+   * Claims at most `limit` due rows not leased, leasing them until `leaseUntil` (ms), and no row of
+   * a client that already has `perClient` attempts in flight: rows leased by claims made after
+   * `inFlightSince` (ms; older attempts have timed out, wherever they ran, even if their lease
+   * still holds).
+   */
+  claimDue(now: number, leaseUntil: number, limit: number, perClient: number, inFlightSince: number): Promise<D[]>
   /** Final outcome; false when the claim is no longer the row's latest. */
   finish(d: D, status: 'delivered' | 'failed', r: OutboxAttemptRecord & { expiresAt: number }): Promise<boolean>
   /** A failed attempt to be retried at `nextAttemptAt` (ms). */
@@ -155,13 +162,6 @@ export interface OutboxWorkerSpec<D extends OutboxRow, N> {
   logger: Pick<Logger, 'warn' | 'error'>
   options: OutboxOptions
   store: OutboxStore<D>
-  /**
-   * Claims at most `limit` due rows not leased, leasing them until `leaseUntil` (ms), and no row of
-   * a client that already has `perClient` attempts in flight: rows leased by claims made after
-   * `inFlightSince` (ms; older attempts have timed out, wherever they ran, even if their lease
-   * still holds).
-   */
-  claim(now: number, leaseUntil: number, limit: number, perClient: number, inFlightSince: number): Promise<D[]>
   /** One attempt for a claimed row: what is sent, through `post`. Throwing is a failed attempt to retry. */
   send(d: D, post: Post): Promise<Sent<N>>
   /** A delivered outcome the store took: the flow's audit event. */
@@ -319,7 +319,7 @@ export function createOutboxWorker<D extends OutboxRow, N = never>(spec: OutboxW
         const now = clock.now()
         let claimed: D[]
         try {
-          claimed = await spec.claim(now, now + o.leaseMs, free, o.perClient, now - o.timeoutMs - IN_FLIGHT_MARGIN_MS)
+          claimed = await store.claimDue(now, now + o.leaseMs, free, o.perClient, now - o.timeoutMs - IN_FLIGHT_MARGIN_MS)
         } catch (err) {
           await Promise.all(inFlight) // runs never overlap: the attempts in flight end first
           throw err

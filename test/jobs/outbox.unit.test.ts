@@ -64,17 +64,17 @@ function createStore(clock: { now(): number }, count: number) {
     async subscribe() {
       return async () => {}
     },
+    async claimDue(now, leaseUntil, limit) {
+      const due = rows.filter((r) => r.status === 'pending' && r.dueAt <= now && r.leasedUntil <= now).slice(0, limit)
+      for (const r of due) {
+        r.attempts++
+        r.leasedUntil = leaseUntil
+      }
+      claims.push(due.map((r) => r.id))
+      return due.map((r) => ({ id: r.id, clientId: r.clientId, attempts: r.attempts }))
+    },
   }
-  async function claim(now: number, leaseUntil: number, limit: number): Promise<OutboxRow[]> {
-    const due = rows.filter((r) => r.status === 'pending' && r.dueAt <= now && r.leasedUntil <= now).slice(0, limit)
-    for (const r of due) {
-      r.attempts++
-      r.leasedUntil = leaseUntil
-    }
-    claims.push(due.map((r) => r.id))
-    return due.map((r) => ({ id: r.id, clientId: r.clientId, attempts: r.attempts }))
-  }
-  return { rows, store, claim, claims, outage }
+  return { rows, store, claims, outage }
 }
 
 type Answer = number | 'timeout' | 'refused'
@@ -103,7 +103,6 @@ function worker(opts: { count: number; fetch: typeof fetch; options?: Partial<Ou
     logger: { warn: log('warn'), error: log('error') } as never,
     options: { ...OUTBOX_DEFAULTS, ...opts.options, fetch: opts.fetch },
     store: s.store,
-    claim: s.claim,
     send: async (d, post) => ({ attempt: await post('https://rp.example/notify', { headers: {}, body: d.id }) }),
     onDelivered: (d, httpStatus) => audited.push(`${d.id} delivered ${httpStatus}`),
     onFailed: (d, error, httpStatus) => audited.push(`${d.id} failed ${error} ${httpStatus ?? '-'}`),
@@ -164,7 +163,6 @@ describe('outbox worker', () => {
       logger: { warn: () => {}, error: () => {} } as never,
       options: OUTBOX_DEFAULTS,
       store: t.store,
-      claim: t.claim,
       send: async () => {
         throw new Error('boom')
       },
@@ -183,8 +181,7 @@ describe('outbox worker', () => {
       clock: t.clock,
       logger: { warn: () => {}, error: () => {} } as never,
       options: { ...OUTBOX_DEFAULTS, perClient: 3, timeoutMs: 7_000 },
-      store: t.store,
-      claim: async (...args) => (asked.push(args), []),
+      store: { ...t.store, claimDue: async (...args) => (asked.push(args), []) },
       send: async () => ({ attempt: { kind: 'delivered', httpStatus: 204 } }),
       onDelivered: () => {},
       onFailed: () => {},

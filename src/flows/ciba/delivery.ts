@@ -56,7 +56,6 @@ import {
   OUTBOX_DEFAULTS,
   type Attempt,
   type OutboxOptions,
-  type OutboxRun,
   type OutboxWorker,
   type Post,
   type Sent,
@@ -70,8 +69,6 @@ import { CIBA_GRANT, type createCibaIssue } from './grant.js'
 import type { DeliverySecret, Sealer } from './sealed.js'
 
 export type CibaDeliveryOptions = OutboxOptions
-
-export const CIBA_DELIVERY_DEFAULTS: CibaDeliveryOptions = { ...OUTBOX_DEFAULTS }
 
 export const CIBA_DELIVERY_WORKER = 'ciba-delivery'
 
@@ -88,9 +85,6 @@ export interface CibaDeliveryDeps {
   options?: Partial<CibaDeliveryOptions> | undefined
 }
 
-/** What one run did (tests and logs). */
-export type DeliveryRun = OutboxRun
-
 export type CibaDeliveryWorker = OutboxWorker
 
 /** A push body: the token response (§10.3.1) or the error (§12), and which of them it is. */
@@ -106,7 +100,7 @@ const ERRORS = {
 } as const
 
 export function createCibaDeliveryWorker(deps: CibaDeliveryDeps): CibaDeliveryWorker {
-  const o: CibaDeliveryOptions = { ...CIBA_DELIVERY_DEFAULTS, ...deps.options }
+  const o: CibaDeliveryOptions = { ...OUTBOX_DEFAULTS, ...deps.options }
   const { clock, store, logger } = deps
 
   /** §10.2, §10.3: a JSON body with the client_notification_token as Bearer. */
@@ -213,7 +207,6 @@ export function createCibaDeliveryWorker(deps: CibaDeliveryDeps): CibaDeliveryWo
     logger,
     options: o,
     store,
-    claim: (now, leaseUntil, limit, perClient, inFlightSince) => store.claimDue(now, leaseUntil, limit, perClient, inFlightSince),
     send,
     onDelivered: (d, httpStatus, delivered) =>
       deps.audit.emit({ event: 'ciba.delivered', ...fields(d, delivered), grantType: CIBA_GRANT, httpStatus }),

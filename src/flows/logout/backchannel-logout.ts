@@ -24,15 +24,7 @@
 // leftover leases never hold up the client's other logouts for the lease's length.
 import type { Logger } from 'pino'
 import type { Clock } from '../../domain/clock.js'
-import {
-  createOutboxWorker,
-  OUTBOX_DEFAULTS,
-  type Attempt,
-  type OutboxOptions,
-  type OutboxRun,
-  type OutboxWorker,
-  type Post,
-} from '../../jobs/outbox.js'
+import { createOutboxWorker, OUTBOX_DEFAULTS, type Attempt, type OutboxOptions, type OutboxWorker, type Post } from '../../jobs/outbox.js'
 import type { AuditSink } from '../../observe/audit.js'
 import type { BackchannelLogoutStore, LogoutDelivery } from '../../stores/backchannel-logouts.js'
 import type { ClientStore } from '../../stores/clients.js'
@@ -40,8 +32,6 @@ import { signLogoutToken } from './logout-token.js'
 import type { SigningKeyService } from '../../keys/signing-keys.js'
 
 export type BackchannelLogoutOptions = OutboxOptions
-
-export const BACKCHANNEL_LOGOUT_DEFAULTS: BackchannelLogoutOptions = { ...OUTBOX_DEFAULTS }
 
 export interface BackchannelLogoutDeps {
   issuer: string
@@ -54,13 +44,10 @@ export interface BackchannelLogoutDeps {
   options?: Partial<BackchannelLogoutOptions>
 }
 
-/** What one run did (tests and logs). */
-export type LogoutRun = OutboxRun
-
 export type BackchannelLogoutWorker = OutboxWorker
 
 export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): BackchannelLogoutWorker {
-  const o: BackchannelLogoutOptions = { ...BACKCHANNEL_LOGOUT_DEFAULTS, ...deps.options }
+  const o: BackchannelLogoutOptions = { ...OUTBOX_DEFAULTS, ...deps.options }
   const { clock, store } = deps
 
   async function send(d: LogoutDelivery, post: Post): Promise<Attempt> {
@@ -98,9 +85,6 @@ export function createBackchannelLogoutWorker(deps: BackchannelLogoutDeps): Back
     logger: deps.logger,
     options: o,
     store,
-    // Up to perClient attempts of one client in flight, counting a claim only until its attempt
-    // has timed out, wherever it ran (the kit's IN_FLIGHT_MARGIN_MS).
-    claim: (now, leaseUntil, limit, perClient, inFlightSince) => store.claimDue(now, leaseUntil, limit, perClient, inFlightSince),
     send: async (d, post) => ({ attempt: await send(d, post) }),
     onDelivered: (d, httpStatus) => deps.audit.emit({ event: 'logout.delivered', ...fields(d), httpStatus }),
     onFailed: (d, error, httpStatus) => deps.audit.emit({ event: 'logout.failed', ...fields(d), reason: error, httpStatus }),
