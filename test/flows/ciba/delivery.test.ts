@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { createLocalJWKSet, jwtVerify } from 'jose'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../../src/app.js'
 import type { Db } from '../../../src/db/db.js'
 import { SeedError } from '../../../src/seed/errors.js'
 import { createPgCibaDeliveryStore } from '../../../src/stores/ciba-deliveries.postgres.js'
@@ -21,6 +22,7 @@ import {
 } from '../../../src/flows/ciba/delivery.js'
 import { createSealer } from '../../../src/flows/ciba/sealed.js'
 import { createFreezableDb } from '../../helpers/faulty-db.js'
+import { captureLogs } from '../../helpers/app.js'
 import { decide, lastRequestId } from './approve-helper.js'
 import { CIBA, createCibaTestApp, NO_STORE, poll, startCiba, TEST_ISSUER, type CibaTestApp } from './harness.js'
 
@@ -354,6 +356,45 @@ describe('CIBA ping and push delivery', () => {
       'clients[0].backchannelTokenDeliveryMode: client push-dpop: push delivers Bearer tokens, and this client must get DPoP-bound ones (requireDPoP or profile fapi2): use poll or ping',
       'clients[1].backchannelTokenDeliveryMode: client push-fapi2: push delivers Bearer tokens, and this client must get DPoP-bound ones (requireDPoP or profile fapi2): use poll or ping',
     ])
+  })
+
+  it('30 trials: two replicas deliver one approved push at once: the client gets its tokens once, one family of tokens is issued', async () => {
+    // Push consumes the approved request (single use) and issues into its family: each replica's
+    // worker (woken by NOTIFY too) races the other's for the row and for the request.
+    const { logger } = captureLogs(authz.config)
+    const other = await buildApp({ config: authz.config, db: authz.db, clock: authz.clock, logger })
+    await other.ready()
+    try {
+      const otherWorker = other.authz.workers.get(CIBA_DELIVERY_WORKER) as CibaDeliveryWorker
+      const bad: string[] = []
+      for (let i = 0; i < 30; i++) {
+        authz.clock.advance(13) // under CIBA_RATE_LIMIT_PER_USER (5 a minute)
+        const { authReqId, requestId } = await start(PUSHER, `race-${i}`)
+        const before = listener.received.length
+        expect((await decide(authz, requestId, 'approve')).statusCode).toBe(200)
+        await Promise.all([worker.runOnce(), otherWorker.runOnce(), worker.runOnce(), otherWorker.runOnce()])
+        const pushed = listener.received.slice(before).filter((r) => r.authorization === `Bearer race-${i}`)
+        const row = await outbox(requestId)
+        const { rows } = await authz.db.query<{ kind: string; n: number }>(
+          `SELECT kind, count(*)::int AS n FROM persisted_grants
+            WHERE family_id = (SELECT family_id FROM ciba_deliveries WHERE request_id = $1) GROUP BY kind ORDER BY kind`,
+          [requestId],
+        )
+        const tokens = pushed.length === 1 ? (JSON.parse(pushed[0]!.body) as { auth_req_id: string; access_token?: string }) : undefined
+        if (
+          pushed.length !== 1 ||
+          tokens?.auth_req_id !== authReqId ||
+          tokens.access_token === undefined ||
+          row[0]?.status !== 'delivered' ||
+          row[0]?.attempts !== 1 ||
+          rows.find((r) => r.kind === 'refresh_token')?.n !== 1
+        )
+          bad.push(`trial ${i}: ${pushed.length} pushes, row ${JSON.stringify(row)}, grants ${JSON.stringify(rows)}`)
+      }
+      expect(bad).toEqual([])
+    } finally {
+      await other.close()
+    }
   })
 
   describe("replicas (the app's own worker stopped, so that only those under test send)", () => {
