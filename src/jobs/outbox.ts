@@ -312,10 +312,13 @@ export function createOutboxWorker<D extends OutboxRow, N = never>(spec: OutboxW
     const run = emptyRun()
     await spec.prepare?.(stopping.signal)
     const inFlight = new Set<Promise<void>>()
+    let ended = 0 // attempts of this run that have ended
     for (;;) {
       const free = o.batchSize - inFlight.size
       const saved = await flush(run)
+      let endedBeforeClaim: number | undefined
       if (!stopping.signal.aborted && free > 0 && saved) {
+        endedBeforeClaim = ended
         const now = clock.now()
         let claimed: D[]
         try {
@@ -327,11 +330,19 @@ export function createOutboxWorker<D extends OutboxRow, N = never>(spec: OutboxW
         for (const d of claimed) {
           const p: Promise<void> = attempt(d, run)
             .catch((err: unknown) => logger.error({ err, delivery_id: d.id, client_id: d.clientId }, `${label} attempt crashed`))
-            .finally(() => inFlight.delete(p))
+            .finally(() => {
+              inFlight.delete(p)
+              ended++
+            })
           inFlight.add(p)
         }
       }
-      if (inFlight.size === 0) return run // nothing due (or stopping) and nothing in flight
+      if (inFlight.size === 0) {
+        // An attempt that ended while the claim was on its way still counted toward its client's
+        // bound there, so that claim's nothing does not mean nothing is due: look again.
+        if (endedBeforeClaim !== undefined && ended !== endedBeforeClaim) continue
+        return run // nothing due (or stopping) and nothing in flight
+      }
       await Promise.race(inFlight)
     }
   }

@@ -211,6 +211,46 @@ describe('outbox worker', () => {
     expect(t.claims).toEqual([['r0', 'r1'], ['r2'], ['r3'], [], []])
   })
 
+  it('claims again when the attempts in flight ended while a claim that found their client busy was on its way', async () => {
+    // The store counts the attempts in flight toward the per-client bound; if they all end during
+    // that claim's round trip, it answers nothing although rows are due: the run must look again.
+    const t = worker({ count: 3, fetch: answering([204]) })
+    const held = new Map<string, (r: Response) => void>()
+    const hold: typeof fetch = async (_uri, init) => new Promise<Response>((resolve) => held.set(init?.body as string, resolve))
+    let calls = 0
+    const w = createOutboxWorker<OutboxRow>({
+      label: 'test delivery',
+      clock: t.clock,
+      logger: { warn: () => {}, error: () => {} } as never,
+      options: { ...OUTBOX_DEFAULTS, fetch: hold },
+      store: {
+        ...t.store,
+        async claimDue(now, leaseUntil, limit, perClient, inFlightSince) {
+          calls++
+          // The first claim takes two rows (the client's bound); the second finds r1 still in
+          // flight, and r1 ends before its answer (nothing) arrives.
+          if (calls === 1) return t.store.claimDue(now, leaseUntil, 2, perClient, inFlightSince)
+          if (calls === 2) {
+            held.get('r1')!(new Response(null, { status: 204 }))
+            await until(() => t.rows[1]!.status === 'delivered')
+            return []
+          }
+          return t.store.claimDue(now, leaseUntil, limit, perClient, inFlightSince)
+        },
+      },
+      send: async (d, post) => ({ attempt: await post('https://rp.example/notify', { headers: {}, body: d.id }) }),
+      onDelivered: () => {},
+      onFailed: () => {},
+    })
+    const run = w.runOnce()
+    await until(() => held.size === 2)
+    held.get('r0')!(new Response(null, { status: 204 }))
+    await until(() => held.size === 3)
+    held.get('r2')!(new Response(null, { status: 204 }))
+    expect(await run).toEqual({ delivered: 3, failed: 0, retrying: 0 })
+    expect(t.rows.map((r) => r.status)).toEqual(['delivered', 'delivered', 'delivered'])
+  })
+
   it('keeps an outcome the database did not take and saves it before claiming anything new', async () => {
     const t = worker({ count: 2, fetch: answering([204]), options: { batchSize: 1 } })
     t.outage.down = 2 // the receiver answered 204 just as the database went away, for two writes
